@@ -1,0 +1,26 @@
+/**
+ * Prefixed, time-sortable identifiers (`job_01J...`): 48-bit millisecond timestamp then 80
+ * random bits, Crockford base32, so ids sort by creation time and never collide in practice.
+ */
+const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+export type IdPrefix = "acct" | "key" | "upl" | "job" | "led" | "dl";
+
+export function newId(prefix: IdPrefix, now: number = Date.now()): string {
+  let time = "";
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const random = crypto.getRandomValues(new Uint8Array(16));
+  let rand = "";
+  for (const byte of random) rand += ALPHABET[byte % 32];
+  return `${prefix}_${time}${rand}`;
+}
+
+/** A capability token: `bytes` random bytes as base64url (default 24 bytes = 192 bits). */
+export function randomToken(bytes = 24): string {
+  const raw = crypto.getRandomValues(new Uint8Array(bytes));
+  return btoa(String.fromCharCode(...raw)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}

@@ -1,0 +1,92 @@
+/**
+ * Runs in Node before the workerd test pool starts: generates the media fixtures with native
+ * ffmpeg (so no binary fixture is committed) and serves them on a loopback HTTP server, which
+ * is both the "public URL" of URL-upload tests and the way tests inside workerd read fixtures.
+ */
+import { execFileSync } from "node:child_process";
+import { createReadStream, existsSync, mkdirSync, statSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import path from "node:path";
+import type { TestProject } from "vitest/node";
+
+const fixturesDir = path.join(import.meta.dirname, ".fixtures");
+
+/** name -> ffmpeg arguments producing it (lavfi sources: deterministic, tiny). */
+const fixtures: Record<string, string[]> = {
+  // 2.5 s video with a 440 Hz tone, H.264/AAC in MP4.
+  "clip.mp4": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2.5", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2.5", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart"],
+  // Same, moov atom at the end (the common layout of camera files).
+  "clip-moov-end.mov": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=3", "-f", "lavfi", "-i", "sine=frequency=660:duration=3", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"],
+  "clip.webm": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:v", "libvpx", "-b:v", "200k", "-c:a", "libopus", "-shortest"],
+  "clip.mkv": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest"],
+  "clip.avi": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:v", "mpeg4", "-c:a", "libmp3lame", "-shortest"],
+  "tone.mp3": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=3", "-c:a", "libmp3lame", "-b:a", "128k"],
+  "tone.wav": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000:duration=1.5", "-c:a", "pcm_s16le"],
+  "tone.m4a": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac"],
+  "tone.ogg": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "libopus"],
+  "tone.flac": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "flac"],
+  // 61 s of audio: one second over a minute, for the rounding edges of per-minute costs.
+  "long-61s.mp3": ["-f", "lavfi", "-i", "sine=frequency=300:duration=61", "-c:a", "libmp3lame", "-b:a", "32k"],
+  "logo.png": ["-f", "lavfi", "-i", "color=c=red:size=64x64:duration=1", "-frames:v", "1"],
+  "logo.jpg": ["-f", "lavfi", "-i", "color=c=blue:size=64x64:duration=1", "-frames:v", "1"],
+  "logo.webp": ["-f", "lavfi", "-i", "color=c=green:size=64x64:duration=1", "-frames:v", "1"],
+};
+
+function generateFixtures(): void {
+  mkdirSync(fixturesDir, { recursive: true });
+  for (const [name, args] of Object.entries(fixtures)) {
+    const out = path.join(fixturesDir, name);
+    if (existsSync(out) && statSync(out).size > 0) continue;
+    execFileSync("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", ...args, out]);
+  }
+}
+
+/** Serves fixtures with Range support, plus routes that exercise redirects and errors. */
+function serve(): Promise<Server> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (url.pathname.startsWith("/redirect/")) {
+      res.writeHead(302, { location: decodeURIComponent(url.pathname.slice("/redirect/".length)) });
+      res.end();
+      return;
+    }
+    if (url.pathname === "/text.txt") {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("this is not media\n".repeat(100));
+      return;
+    }
+    if (url.pathname === "/announce-huge") {
+      // Announces more than 5 GB: the server must refuse before reading.
+      res.writeHead(200, { "content-length": String(5_000_000_001), "content-type": "video/mp4" });
+      res.end();
+      return;
+    }
+    const file = path.join(fixturesDir, path.basename(url.pathname));
+    if (!existsSync(file)) {
+      res.writeHead(404);
+      res.end("not found");
+      return;
+    }
+    const size = statSync(file).size;
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? "");
+    if (range) {
+      const start = Number(range[1]);
+      const end = range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
+      res.writeHead(206, { "content-length": end - start + 1, "content-range": `bytes ${start}-${end}/${size}` });
+      createReadStream(file, { start, end }).pipe(res);
+      return;
+    }
+    res.writeHead(200, { "content-length": size, "content-type": "application/octet-stream" });
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+export default async function setup(project: TestProject) {
+  generateFixtures();
+  const server = await serve();
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("fixture server has no port");
+  project.provide("fixtureBaseUrl", `http://127.0.0.1:${address.port}`);
+  return () => new Promise<void>((resolve) => server.close(() => resolve()));
+}
