@@ -4,7 +4,7 @@
  * is both the "public URL" of URL-upload tests and the way tests inside workerd read fixtures.
  */
 import { execFileSync } from "node:child_process";
-import { createReadStream, existsSync, mkdirSync, statSync } from "node:fs";
+import { createReadStream, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
@@ -27,6 +27,13 @@ const fixtures: Record<string, string[]> = {
   "tone.flac": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "flac"],
   // 61 s of audio: one second over a minute, for the rounding edges of per-minute costs.
   "long-61s.mp3": ["-f", "lavfi", "-i", "sine=frequency=300:duration=61", "-c:a", "libmp3lame", "-b:a", "32k"],
+  // Audio-only files in video containers: probed as kind "audio".
+  "tone-audio-only.mp4": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac"],
+  "tone-audio-only.webm": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "libopus"],
+  // Raw ADTS AAC: no header carries the duration.
+  "tone.aac": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac", "-f", "adts"],
+  // VBR MP3 without a Xing/Info header: the duration needs a scan of the frames.
+  "tone-vbr-noxing.mp3": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=3", "-c:a", "libmp3lame", "-q:a", "4", "-write_xing", "0"],
   "logo.png": ["-f", "lavfi", "-i", "color=c=red:size=64x64:duration=1", "-frames:v", "1"],
   "logo.jpg": ["-f", "lavfi", "-i", "color=c=blue:size=64x64:duration=1", "-frames:v", "1"],
   "logo.webp": ["-f", "lavfi", "-i", "color=c=green:size=64x64:duration=1", "-frames:v", "1"],
@@ -36,8 +43,15 @@ function generateFixtures(): void {
   mkdirSync(fixturesDir, { recursive: true });
   for (const [name, args] of Object.entries(fixtures)) {
     const out = path.join(fixturesDir, name);
-    if (existsSync(out) && statSync(out).size > 0) continue;
-    execFileSync("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", ...args, out]);
+    const probe = `${out}.ffprobe.json`;
+    if (!existsSync(out) || statSync(out).size === 0) {
+      execFileSync("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", ...args, out]);
+      rmSync(probe, { force: true });
+    }
+    // ffprobe's view of each fixture (served as <name>.ffprobe.json): the reference of the media probe tests.
+    if (!existsSync(probe)) {
+      writeFileSync(probe, execFileSync("ffprobe", ["-v", "error", "-show_format", "-show_streams", "-of", "json", out]));
+    }
   }
 }
 
@@ -48,6 +62,16 @@ function serve(): Promise<Server> {
     if (url.pathname.startsWith("/redirect/")) {
       res.writeHead(302, { location: decodeURIComponent(url.pathname.slice("/redirect/".length)) });
       res.end();
+      return;
+    }
+    if (url.pathname === "/dns-query") {
+      // A DNS-over-HTTPS (JSON) fake: names that resolve to loopback or private addresses.
+      const answers: Record<string, string> = { "rebind.test": "127.0.0.1", "intranet.test": "10.0.0.8" };
+      const name = (url.searchParams.get("name") ?? "").replace(/\.$/, "");
+      const type = url.searchParams.get("type");
+      const address = type === "A" ? answers[name] : undefined;
+      res.writeHead(200, { "content-type": "application/dns-json" });
+      res.end(JSON.stringify({ Status: address ? 0 : 3, Answer: address ? [{ name, type: 1, TTL: 60, data: address }] : [] }));
       return;
     }
     if (url.pathname === "/text.txt") {

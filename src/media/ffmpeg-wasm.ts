@@ -1,0 +1,140 @@
+/**
+ * Runs one ffmpeg command on ffmpeg.wasm inside the current isolate (a Durable Object in
+ * production, so one command at a time holds the isolate).
+ *
+ * Every call builds a fresh core: wasm memory only ever grows, so a reused core would keep
+ * the peak of its largest job for the isolate's lifetime. Core creation is cheap (~20 ms)
+ * because the module is compiled once per isolate.
+ */
+import { createFfmpegCore, type FFmpegCoreModule } from "../../wasm/ffmpeg-core";
+
+export interface FfmpegWasmRequest {
+  /** ffmpeg arguments without the program name; `-nostdin -y` are always prepended by the core. */
+  args: string[];
+  /** File name (no directories) -> contents. The arrays are handed over, not copied: do not mutate them. */
+  inputs: Record<string, Uint8Array>;
+  /** File names the command must produce; each one missing fails the run. */
+  outputs: string[];
+}
+
+export interface FfmpegWasmResult {
+  outputs: Record<string, Uint8Array>;
+  /** ffmpeg's stdout and stderr, interleaved, trimmed to its last {@link LOG_LIMIT_CHARS} characters. */
+  log: string;
+  exitCode: number;
+  /** Size of the wasm heap after the run; the heap never shrinks, so this is its peak. */
+  peakWasmBytes: number;
+}
+
+export type FfmpegFailure = "exit-code" | "missing-output" | "crashed";
+
+/** A failed ffmpeg run; `message` ends with the tail of ffmpeg's log, fit for a job's error. */
+export class FfmpegError extends Error {
+  readonly reason: FfmpegFailure;
+  /** ffmpeg's exit code; -1 when the wasm trapped or aborted before ffmpeg could exit. */
+  readonly exitCode: number;
+  /** The last meaningful lines of ffmpeg's log. */
+  readonly logTail: string;
+  readonly peakWasmBytes: number;
+
+  constructor(fields: { reason: FfmpegFailure; exitCode: number; logTail: string; summary: string; peakWasmBytes: number }) {
+    super(fields.logTail ? `${fields.summary}: ${fields.logTail}` : fields.summary);
+    this.name = "FfmpegError";
+    this.reason = fields.reason;
+    this.exitCode = fields.exitCode;
+    this.logTail = fields.logTail;
+    this.peakWasmBytes = fields.peakWasmBytes;
+  }
+}
+
+/** Bounds the log kept in memory and returned (progress lines accumulate on long jobs). */
+export const LOG_LIMIT_CHARS = 64 * 1024;
+/** Lines of the log quoted in an error message: enough for ffmpeg's reason and its context. */
+const ERROR_TAIL_LINES = 8;
+/** MEMFS directory the command runs in, so relative names cannot clash with /dev or /tmp. */
+const WORK_DIR = "/job";
+const SAFE_NAME = /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,128}$/;
+
+export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegWasmResult> {
+  const names = [...Object.keys(request.inputs), ...request.outputs];
+  const unsafe = names.find((name) => !SAFE_NAME.test(name));
+  if (unsafe !== undefined) throw new TypeError(`ffmpeg file name must be a plain file name: ${JSON.stringify(unsafe)}`);
+
+  const core = await createFfmpegCore();
+  const log = new LogCollector(LOG_LIMIT_CHARS);
+  core.setLogger((entry) => log.add(entry.message));
+  core.FS.mkdir(WORK_DIR);
+  core.FS.chdir(WORK_DIR);
+  for (const [name, data] of Object.entries(request.inputs)) {
+    // canOwn lets MEMFS keep the caller's bytes instead of copying them: inputs are the
+    // largest allocation of a job and memory is what limits the size of a wasm job.
+    core.FS.writeFile(name, data, { canOwn: true });
+  }
+
+  const exitCode = execCatchingTraps(core, request.args, log);
+  // Read after exec: Emscripten replaces HEAPU8 with a larger view whenever memory grows.
+  const peakWasmBytes = core.HEAPU8.byteLength;
+  const fail = (reason: FfmpegFailure, summary: string) =>
+    new FfmpegError({ reason, exitCode, logTail: log.tail(ERROR_TAIL_LINES), summary, peakWasmBytes });
+
+  if (exitCode === -1) throw fail("crashed", "ffmpeg crashed");
+  if (exitCode !== 0) throw fail("exit-code", `ffmpeg exited with code ${exitCode}`);
+  const outputs: Record<string, Uint8Array> = {};
+  for (const name of request.outputs) {
+    const data = readIfPresent(core, name);
+    if (data === undefined || data.byteLength === 0) throw fail("missing-output", `ffmpeg produced no ${name}`);
+    outputs[name] = data;
+  }
+  return { outputs, log: log.text(), exitCode, peakWasmBytes };
+}
+
+/**
+ * A wasm trap (out-of-bounds access, unreachable) escapes `exec` as an exception instead of
+ * an exit code; it is recorded in the log and reported as exit code -1.
+ */
+function execCatchingTraps(core: FFmpegCoreModule, args: string[], log: LogCollector): number {
+  try {
+    return core.exec(...args);
+  } catch (error) {
+    log.add(`wasm trap: ${error instanceof Error ? error.message : String(error)}`);
+    return -1;
+  }
+}
+
+function readIfPresent(core: FFmpegCoreModule, name: string): Uint8Array | undefined {
+  try {
+    return core.FS.readFile(name);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keeps the most recent log lines within a character budget. */
+class LogCollector {
+  private lines: string[] = [];
+  private chars = 0;
+
+  constructor(private readonly limit: number) {}
+
+  add(message: string): void {
+    // Emscripten prints "Aborted()" whenever ffmpeg exits, successfully or not.
+    if (message === "Aborted()") return;
+    this.lines.push(message);
+    this.chars += message.length + 1;
+    while (this.chars > this.limit && this.lines.length > 1) {
+      this.chars -= this.lines.shift()!.length + 1;
+    }
+  }
+
+  text(): string {
+    return this.lines.join("\n");
+  }
+
+  /** The last lines, skipping progress reports ("size= ... speed=") that explain nothing. */
+  tail(count: number): string {
+    return this.lines
+      .filter((line) => !/^size=.*speed=/.test(line.trim()))
+      .slice(-count)
+      .join("\n");
+  }
+}

@@ -1,0 +1,37 @@
+export type MediaKind = "video" | "audio" | "image";
+
+export interface ProbeResult {
+  kind: MediaKind;
+  /** mp4, mov, m4v, m4a, webm, mkv, avi, mp3, aac, wav, ogg, flac, png, jpeg, webp */
+  container: string;
+  mimeType: string;
+  /** Integer milliseconds; 0 for images. */
+  durationMs: number;
+  /** Codec names as ffprobe spells them (h264, vp8, aac, opus, pcm_s16le, ...). */
+  videoCodec?: string;
+  audioCodec?: string;
+  hasAudio: boolean;
+  hasVideo: boolean;
+  width?: number;
+  height?: number;
+}
+
+/** The content is not an accepted media file; the message is meant for the user (HTTP 400). */
+export class UnsupportedMediaError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UnsupportedMediaError";
+  }
+}
+
+/** What a container reader learned about the streams; probe.ts turns it into a ProbeResult. */
+export interface StreamSummary {
+  /** Seconds, as precise as the container states it. */
+  durationSeconds?: number;
+  hasAudio: boolean;
+  hasVideo: boolean;
+  videoCodec?: string;
+  audioCodec?: string;
+  width?: number;
+  height?: number;
+}

@@ -1,0 +1,119 @@
+/**
+ * Minimal readers of WAV, MP3 and ADTS streams, so tests check what ffmpeg actually wrote
+ * (header fields, frame counts, the tone's frequency) rather than trusting its exit code.
+ */
+
+export interface WavInfo {
+  audioFormat: number;
+  channels: number;
+  sampleRate: number;
+  bitsPerSample: number;
+  dataBytes: number;
+  durationSeconds: number;
+  /** Little-endian 16-bit samples (first channel interleaved with the others). */
+  samples: Int16Array;
+}
+
+export function parseWav(bytes: Uint8Array): WavInfo {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const tag = (offset: number) => String.fromCharCode(...bytes.subarray(offset, offset + 4));
+  if (tag(0) !== "RIFF" || tag(8) !== "WAVE") throw new Error("not a RIFF/WAVE file");
+  let fmt: Omit<WavInfo, "dataBytes" | "durationSeconds" | "samples"> | undefined;
+  for (let offset = 12; offset + 8 <= bytes.byteLength; ) {
+    const id = tag(offset);
+    const size = view.getUint32(offset + 4, true);
+    const body = offset + 8;
+    if (id === "fmt ") {
+      fmt = {
+        audioFormat: view.getUint16(body, true),
+        channels: view.getUint16(body + 2, true),
+        sampleRate: view.getUint32(body + 4, true),
+        bitsPerSample: view.getUint16(body + 14, true),
+      };
+    } else if (id === "data") {
+      if (!fmt) throw new Error("data chunk before fmt chunk");
+      const frameBytes = fmt.channels * (fmt.bitsPerSample / 8);
+      const samples = new Int16Array(bytes.slice(body, body + size).buffer);
+      return { ...fmt, dataBytes: size, durationSeconds: size / frameBytes / fmt.sampleRate, samples };
+    }
+    offset = body + size + (size % 2);
+  }
+  throw new Error("no data chunk");
+}
+
+/**
+ * Frequency of a pure tone: rising crossings per second between the first and the last one,
+ * so priming silence and padding do not count. The hysteresis of a quarter of the peak
+ * ignores the low-level noise lossy codecs leave around the tone.
+ */
+export function toneFrequency(samples: Int16Array, channels: number, sampleRate: number): number {
+  const frames = Math.floor(samples.length / channels);
+  let peak = 0;
+  for (let i = 0; i < frames; i++) peak = Math.max(peak, Math.abs(samples[i * channels]!));
+  const threshold = peak / 4;
+  const crossings: number[] = [];
+  let below = false;
+  for (let i = 0; i < frames; i++) {
+    const sample = samples[i * channels]!;
+    if (sample < -threshold) below = true;
+    else if (below && sample > threshold) {
+      crossings.push(i);
+      below = false;
+    }
+  }
+  if (crossings.length < 2) return 0;
+  return ((crossings.length - 1) * sampleRate) / (crossings.at(-1)! - crossings[0]!);
+}
+
+export interface AdtsInfo {
+  frames: number;
+  profile: number;
+  sampleRate: number;
+  channelConfig: number;
+  durationSeconds: number;
+}
+
+const ADTS_RATES = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350];
+
+/** Walks every ADTS frame: each must start with the 12-bit sync word and chain to the next. */
+export function parseAdts(bytes: Uint8Array): AdtsInfo {
+  let offset = 0;
+  let frames = 0;
+  let first: Omit<AdtsInfo, "frames" | "durationSeconds"> | undefined;
+  while (offset < bytes.byteLength) {
+    if (bytes[offset] !== 0xff || (bytes[offset + 1]! & 0xf6) !== 0xf0) {
+      throw new Error(`no ADTS sync word at byte ${offset}`);
+    }
+    const header = bytes.subarray(offset, offset + 7);
+    const length = ((header[3]! & 0x03) << 11) | (header[4]! << 3) | (header[5]! >> 5);
+    if (length < 7) throw new Error(`bad ADTS frame length at byte ${offset}`);
+    first ??= {
+      profile: (header[2]! >> 6) + 1,
+      sampleRate: ADTS_RATES[(header[2]! >> 2) & 0x0f]!,
+      channelConfig: ((header[2]! & 0x01) << 2) | (header[3]! >> 6),
+    };
+    frames++;
+    offset += length;
+  }
+  if (!first) throw new Error("empty ADTS stream");
+  return { ...first, frames, durationSeconds: (frames * 1024) / first.sampleRate };
+}
+
+/** Offset of the first MPEG audio frame, after an optional ID3v2 tag. */
+export function firstMp3FrameOffset(bytes: Uint8Array): number {
+  let offset = 0;
+  if (String.fromCharCode(bytes[0]!, bytes[1]!, bytes[2]!) === "ID3") {
+    // Synchsafe size: 4 x 7 bits, excluding the 10-byte header.
+    offset = 10 + ((bytes[6]! << 21) | (bytes[7]! << 14) | (bytes[8]! << 7) | bytes[9]!);
+  }
+  return offset;
+}
+
+/** MPEG version and layer bits of the frame header at `offset` (MPEG-1 Layer III: 0b11, 0b01). */
+export function mp3FrameHeader(bytes: Uint8Array, offset: number): { sync: boolean; version: number; layer: number } {
+  return {
+    sync: bytes[offset] === 0xff && (bytes[offset + 1]! & 0xe0) === 0xe0,
+    version: (bytes[offset + 1]! >> 3) & 0x03,
+    layer: (bytes[offset + 1]! >> 1) & 0x03,
+  };
+}
