@@ -14,6 +14,7 @@ export default defineConfig({
           ADMIN_TOKEN: "test-admin-token",
           BACKEND_SECRET: "test-backend-secret",
           ALLOW_PRIVATE_URLS: "false",
+          DNS_RESOLVER_URL: `${ctx.inject<string>("fixtureBaseUrl")}/dns-query`,
         },
       },
     })),

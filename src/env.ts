@@ -15,6 +15,8 @@ export interface Env {
   BACKEND_URL?: string;
   /** "true" only in local development: URL uploads may reach loopback/private addresses. */
   ALLOW_PRIVATE_URLS?: string;
+  /** DNS-over-HTTPS JSON endpoint that URL ingestion uses to refuse names of private hosts. */
+  DNS_RESOLVER_URL?: string;
 }
 
 /** The only payload the jobs queue carries. */

@@ -1,10 +1,15 @@
 import type { D1Migration } from "cloudflare:test";
+import type { Env as WorkerEnv } from "../src/env";
 
 declare global {
   namespace Cloudflare {
-    interface Env {
+    interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
       FIXTURE_BASE_URL: string;
+    }
+    interface GlobalProps {
+      mainModule: typeof import("../src/index");
+      durableNamespaces: "MediaRunner";
     }
   }
 }

@@ -1,1 +1,0 @@
-CREATE TABLE IF NOT EXISTS _placeholder (id INTEGER);

@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+/**
+ * `npm run dev`: local stack on one machine. Creates .dev.vars (random ADMIN_TOKEN and
+ * BACKEND_SECRET) when missing, applies the D1 migrations to the local state, starts
+ * `wrangler dev` on 127.0.0.1:$PORT (default 8787), then makes sure a dev account with credits
+ * and a key exists and prints the base URL, the admin token and the key.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+const root = path.resolve(import.meta.dirname, "..");
+const port = Number(process.env.PORT ?? 8787);
+const inspectorPort = Number(process.env.INSPECTOR_PORT ?? port + 1442);
+const base = `http://127.0.0.1:${port}`;
+const wranglerBin = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
+
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
+  console.error(`Node ${process.versions.node} is too old for wrangler; run through npm (npm run dev) so the project's Node 24 is used.`);
+  process.exit(1);
+}
+
+function readVars() {
+  const file = path.join(root, ".dev.vars");
+  const vars = existsSync(file)
+    ? Object.fromEntries(
+        readFileSync(file, "utf8")
+          .split("\n")
+          .filter((line) => /^\w+=/.test(line))
+          .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1).replace(/^"|"$/g, "")]),
+      )
+    : {};
+  let changed = false;
+  for (const name of ["ADMIN_TOKEN", "BACKEND_SECRET"]) {
+    if (!vars[name]) {
+      vars[name] = randomBytes(24).toString("base64url");
+      changed = true;
+    }
+  }
+  if (changed) writeFileSync(file, Object.entries(vars).map(([k, v]) => `${k}="${v}"`).join("\n") + "\n", { mode: 0o600 });
+  return vars;
+}
+
+const vars = readVars();
+const migrate = spawnSync(process.execPath, [wranglerBin, "d1", "migrations", "apply", "DB", "--local"], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+if (migrate.status !== 0) process.exit(migrate.status ?? 1);
+
+const args = [wranglerBin, "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false"];
+if (process.env.ALLOW_PRIVATE_URLS === "true") args.push("--var", "ALLOW_PRIVATE_URLS:true");
+const wrangler = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+const stop = () => wrangler.kill("SIGINT");
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
+wrangler.on("exit", (code) => process.exit(code ?? 0));
+
+async function waitReady() {
+  for (let i = 0; i < 240; i++) {
+    try {
+      const response = await fetch(`${base}/api/v1/openapi.json`);
+      if (response.ok) return;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error("wrangler dev did not answer within 2 minutes");
+}
+
+async function admin(pathname, body) {
+  const response = await fetch(`${base}/api/admin${pathname}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${vars.ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(body ?? {}),
+  });
+  const json = await response.json();
+  if (!response.ok) throw new Error(`${pathname}: ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** The dev account survives restarts (.wrangler/dev-account.json); it is recreated if its key stopped working. */
+async function ensureDevAccount() {
+  const file = path.join(root, ".wrangler", "dev-account.json");
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, "utf8"));
+    const check = await fetch(`${base}/api/v1/account`, { headers: { authorization: `Bearer ${saved.apiKey}` } });
+    if (check.ok) return saved;
+  }
+  const email = `dev+${Date.now()}@localhost.localdomain`;
+  const account = await admin("/accounts", { email, credits: 100000 });
+  const key = await admin(`/accounts/${account.accountId}/keys`);
+  const saved = { accountId: account.accountId, email, apiKey: key.apiKey };
+  writeFileSync(file, JSON.stringify(saved, null, 2), { mode: 0o600 });
+  return saved;
+}
+
+try {
+  await waitReady();
+  const account = await ensureDevAccount();
+  const balance = await (await fetch(`${base}/api/v1/account`, { headers: { authorization: `Bearer ${account.apiKey}` } })).json();
+  console.log(`
+  API ready
+    base URL     ${base}
+    docs         ${base}/docs
+    admin token  ${vars.ADMIN_TOKEN}
+    API key      ${account.apiKey}   (account ${account.accountId}, ${balance.balance} credits)
+
+  Try: curl -H "Authorization: Bearer ${account.apiKey}" ${base}/api/v1/account
+`);
+} catch (error) {
+  console.error(String(error));
+  stop();
+}

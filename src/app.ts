@@ -1,0 +1,65 @@
+/**
+ * The HTTP application: public OpenAPI document and docs page, API-key authentication for the
+ * rest of /api/v1, the operator API, downloads, and the contract's error shape for everything
+ * else (unknown routes included).
+ */
+import { Scalar } from "@scalar/hono-api-reference";
+import { createMiddleware } from "hono/factory";
+import { createRouter, errorResponse, handleError, type AppEnv } from "./http";
+import { AppError } from "./errors";
+import { authenticate } from "./services/accounts";
+import { describePrices } from "./services/pricing";
+import { accountRoutes } from "./routes/v1/account";
+import { jobRoutes } from "./routes/v1/jobs";
+import { toolRoutes } from "./routes/v1/tools";
+import { uploadRoutes } from "./routes/v1/uploads";
+import { adminRoutes } from "./routes/admin";
+import { downloadRoutes } from "./routes/download";
+
+const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.path === "/api/v1/openapi.json") return next();
+  c.set("caller", await authenticate(c.env.DB, c.req.header("authorization")));
+  await next();
+});
+
+const apiDescription = `Prepaid-credit video and audio processing API.
+
+Flow: upload (multipart or URL) -> call a tool with the uploadId (credits are debited at once, job queued) -> poll GET /api/v1/jobs/{id} -> download result.url (prefix with the base URL; no Authorization needed, Range supported). A failed job is refunded in full, exactly once. Sources and results stay available for 3 hours.
+
+Billing: whole credits, rounded up, at least 1 for a tool that is not free: per-minute tools max(1, ceil(rate x seconds / 60)) on the probed duration (merge: sum of inputs; trim: end - start); text-to-speech max(1, ceil(rate x characters / 1000)) in Unicode code points.
+
+${describePrices()}
+
+Errors: every error has the shape {"error": {"code", "message"}}; codes invalid_request 400, unauthorized 401, insufficient_credits 402 (with balance and required), not_found 404, rate_limited 429 (with Retry-After), internal_error 500. When several apply: 401, then 400, then 402. A job read by another key answers 404, as an unknown job. Unknown, expired or other-account uploadIds answer 400 naming the field.
+
+Idempotency-Key on tool POSTs: same key and body within 24 h replays the first response with no new debit; a different body answers 400.`;
+
+export function buildApp() {
+  const app = createRouter();
+  app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
+    type: "http",
+    scheme: "bearer",
+    description: "Authorization: Bearer mk_live_...",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "AdminToken", { type: "http", scheme: "bearer" });
+
+  app.use("/api/v1/*", requireApiKey);
+  app.route("/api/v1", uploadRoutes());
+  app.route("/api/v1", toolRoutes());
+  app.route("/api/v1", jobRoutes);
+  app.route("/api/v1", accountRoutes);
+  app.route("/api/admin", adminRoutes());
+  app.route("/api/download", downloadRoutes);
+
+  app.doc31("/api/v1/openapi.json", (c) => ({
+    openapi: "3.1.0",
+    info: { title: "Media processing API", version: "1.0.0", description: apiDescription },
+    servers: [{ url: new URL(c.req.url).origin }],
+  }));
+  app.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Media processing API" }));
+  app.get("/", (c) => c.redirect("/docs"));
+
+  app.notFound((c) => errorResponse(c, new AppError("not_found", `No route ${c.req.method} ${c.req.path}.`)));
+  app.onError(handleError);
+  return app;
+}

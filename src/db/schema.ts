@@ -1,0 +1,141 @@
+/**
+ * D1 tables. Credits live in two buckets per account (monthly plan credits and purchased
+ * credits); the ledger is append-only and every entry records how much it moved in each
+ * bucket, so `plan_credits + purchased_credits` always equals the sum of the ledger. The
+ * CHECK constraints make an overdraft fail the whole atomic batch instead of going negative.
+ */
+import { sql } from "drizzle-orm";
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull(),
+    plan: text("plan", { enum: ["payg", "solo", "starter", "pro", "scale"] }).notNull().default("payg"),
+    planCredits: integer("plan_credits").notNull().default(0),
+    purchasedCredits: integer("purchased_credits").notNull().default(0),
+    /** End of the current monthly plan period (unix ms); null on payg. */
+    planPeriodEnd: integer("plan_period_end"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("accounts_email_unique").on(t.email),
+    check("plan_credits_non_negative", sql`${t.planCredits} >= 0`),
+    check("purchased_credits_non_negative", sql`${t.purchasedCredits} >= 0`),
+  ],
+);
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    /** SHA-256 of the whole key; the key itself is never stored. */
+    keyHash: text("key_hash").notNull(),
+    /** First characters, to let an owner recognise a key in a list. */
+    displayPrefix: text("display_prefix").notNull(),
+    createdAt: integer("created_at").notNull(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash_unique").on(t.keyHash), index("api_keys_account").on(t.accountId)],
+);
+
+export const ledger = sqliteTable(
+  "ledger",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    kind: text("kind", { enum: ["grant", "purchase", "debit", "refund", "plan_grant", "plan_expiry"] }).notNull(),
+    /** Signed change of the balance: planDelta + purchasedDelta. */
+    amount: integer("amount").notNull(),
+    planDelta: integer("plan_delta").notNull(),
+    purchasedDelta: integer("purchased_delta").notNull(),
+    jobId: text("job_id"),
+    /** Unique per entry: `debit:<job>`, `refund:<job>`, `plan:<account>:<period>`... */
+    idempotencyKey: text("idempotency_key").notNull(),
+    reason: text("reason"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("ledger_idempotency_unique").on(t.idempotencyKey), index("ledger_account").on(t.accountId)],
+);
+
+export const uploads = sqliteTable(
+  "uploads",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    objectKey: text("object_key").notNull(),
+    filename: text("filename").notNull(),
+    kind: text("kind", { enum: ["video", "audio", "image"] }).notNull(),
+    container: text("container").notNull(),
+    mimeType: text("mime_type").notNull(),
+    sizeBytes: integer("size_bytes").notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    /** JSON of the probe (codecs, dimensions) for routing decisions. */
+    probe: text("probe").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("uploads_account").on(t.accountId), index("uploads_expires").on(t.expiresAt)],
+);
+
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    keyId: text("key_id").notNull(),
+    tool: text("tool").notNull(),
+    /** Validated tool parameters (JSON), with defaults applied. */
+    params: text("params").notNull(),
+    /** Upload ids the job reads (JSON array); they are kept until the job ends. */
+    inputUploadIds: text("input_upload_ids").notNull(),
+    status: text("status", { enum: ["queued", "processing", "completed", "failed"] }).notNull(),
+    cost: integer("cost").notNull(),
+    planDebit: integer("plan_debit").notNull(),
+    purchasedDebit: integer("purchased_debit").notNull(),
+    balanceAfter: integer("balance_after").notNull(),
+    estimatedSeconds: integer("estimated_seconds").notNull(),
+    error: text("error"),
+    resultKey: text("result_key"),
+    resultFilename: text("result_filename"),
+    resultContentType: text("result_content_type"),
+    /** Capability id of the download URL (>= 128 random bits, distinct from the job id). */
+    downloadId: text("download_id").notNull(),
+    createdAt: integer("created_at").notNull(),
+    startedAt: integer("started_at"),
+    /** A processing job still running at this time is failed by the watchdog. */
+    deadlineAt: integer("deadline_at"),
+    finishedAt: integer("finished_at"),
+    /** Job record and result readable until then (3 h after the end). */
+    expiresAt: integer("expires_at"),
+  },
+  (t) => [
+    uniqueIndex("jobs_download_unique").on(t.downloadId),
+    index("jobs_status").on(t.status),
+    index("jobs_expires").on(t.expiresAt),
+    check("jobs_cost_non_negative", sql`${t.cost} >= 0`),
+  ],
+);
+
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    accountId: text("account_id").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    jobId: text("job_id").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] })],
+);
+
+/** The account's cloned voice (speech issue); it lasts until replaced or removed. */
+export const clonedVoices = sqliteTable("cloned_voices", {
+  accountId: text("account_id").primaryKey().references(() => accounts.id),
+  objectKey: text("object_key").notNull(),
+  status: text("status").notNull(),
+  profile: text("profile"),
+  createdAt: integer("created_at").notNull(),
+});

@@ -1,0 +1,50 @@
+/**
+ * The Hono application: one error envelope for every failure (validation, auth, unknown
+ * routes, crashes), the authenticated /api/v1 routes, the operator API, downloads and the
+ * OpenAPI document generated from the same zod schemas that validate requests.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ZodError } from "zod";
+import type { Env } from "./env";
+import { AppError, errorBody, statusOf } from "./errors";
+import type { Caller } from "./services/accounts";
+
+export type AppEnv = { Bindings: Env; Variables: { caller: Caller } };
+
+/** "uploadIds.1: Invalid input" — the path names the field the caller must fix. */
+export function describeZodError(error: ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => {
+      const field = issue.path.join(".");
+      if (issue.code === "invalid_type" && issue.input === undefined) return `${field}: Required`;
+      return field ? `${field}: ${issue.message}` : issue.message;
+    })
+    .join("; ");
+}
+
+export function errorResponse(c: Context, error: AppError): Response {
+  return c.json(errorBody(error), statusOf[error.code]);
+}
+
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success) return errorResponse(c, new AppError("invalid_request", describeZodError(result.error)));
+    },
+  });
+}
+
+export function handleError(error: unknown, c: Context): Response {
+  if (error instanceof AppError) return errorResponse(c, error);
+  if (error instanceof HTTPException) {
+    const status = error.status;
+    const code = status === 401 ? "unauthorized" : status === 404 ? "not_found" : status < 500 ? "invalid_request" : "internal_error";
+    const message = status === 400 && /JSON/i.test(error.message) ? "Malformed JSON in request body." : error.message || "Request refused.";
+    return c.json({ error: { code, message } }, status);
+  }
+  console.error("unhandled error", error instanceof Error ? error.stack : String(error));
+  return errorResponse(c, new AppError("internal_error", "An unexpected error occurred; nothing was charged for it."));
+}

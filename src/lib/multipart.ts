@@ -1,0 +1,75 @@
+/**
+ * Streaming multipart/form-data: each part's body is a stream handed over while the request is
+ * still arriving (@mjackson/multipart-parser). That parser pushes bytes into part streams
+ * without waiting for the reader, so the request body is fed to it with backpressure: feeding
+ * pauses while more than HIGH_WATER bytes are parsed but not yet read by the part's consumer.
+ */
+import { getMultipartBoundary, MultipartParseError, MultipartParser } from "@mjackson/multipart-parser";
+import { invalidRequest } from "../errors";
+
+const HIGH_WATER = 4 * 1024 * 1024;
+
+export interface StreamedPart {
+  name: string | undefined;
+  filename: string | undefined;
+  body: ReadableStream<Uint8Array>;
+}
+
+export function createMultipartParser(request: Request) {
+  const contentType = request.headers.get("content-type") ?? "";
+  const boundary = contentType.startsWith("multipart/form-data") ? getMultipartBoundary(contentType) : null;
+  if (!boundary || !request.body) throw invalidRequest("Expected a multipart/form-data body with a boundary.");
+  const source = request.body;
+
+  let fed = 0;
+  let consumed = 0;
+  let wake: (() => void) | undefined;
+  let failure: unknown;
+  const progress = (bytes: number) => {
+    consumed += bytes;
+    if (fed - consumed <= HIGH_WATER) wake?.();
+  };
+  async function* throttled(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of source) {
+      while (fed - consumed > HIGH_WATER && failure === undefined) await new Promise<void>((resolve) => (wake = resolve));
+      if (failure !== undefined) throw failure;
+      fed += chunk.byteLength;
+      yield chunk;
+    }
+  }
+
+  return {
+    /** Calls `handler` for every part; the handler must read `body` to its end. */
+    async forEachPart(handler: (part: StreamedPart) => Promise<void>): Promise<void> {
+      const parser = new MultipartParser(boundary);
+      try {
+        await parser.parse(throttled(), (part) => {
+          const counted = part.body.pipeThrough(
+            new TransformStream<Uint8Array, Uint8Array>({
+              transform(chunk, controller) {
+                progress(chunk.byteLength);
+                controller.enqueue(chunk);
+              },
+            }),
+          );
+          // A failed handler stops the feeding at once instead of waiting for a reader forever.
+          return handler({ name: part.name, filename: part.filename, body: counted }).catch((error: unknown) => {
+            failure ??= error;
+            wake?.();
+          });
+        });
+        if (failure !== undefined) throw failure;
+      } catch (error) {
+        await source.cancel().catch(() => {});
+        if (error instanceof MultipartParseError) throw invalidRequest(`Malformed multipart body: ${error.message}.`);
+        throw error;
+      }
+    },
+  };
+}
+
+/** Reads a stream to its end, discarding it (parts the caller does not want). */
+export async function drain(body: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = body.getReader();
+  while (!(await reader.read()).done);
+}

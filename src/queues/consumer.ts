@@ -1,0 +1,43 @@
+/**
+ * Jobs queue consumer: hands each job to its own MediaRunner Durable Object (one job per
+ * object, since ffmpeg.wasm blocks its isolate). A delivery that throws is retried by the
+ * queue; after the last retry the message lands in the dead-letter queue, whose consumer
+ * fails and refunds the job. Redeliveries are harmless: only a queued job can be claimed
+ * and a refund happens at most once.
+ */
+import type { Env, JobMessage } from "../env";
+import { failJob } from "../services/jobs";
+import { JobMessageSchema } from "./messages";
+
+export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  await Promise.all(
+    batch.messages.map(async (message) => {
+      const parsed = JobMessageSchema.safeParse(message.body);
+      if (!parsed.success) {
+        console.error("dropping malformed job message");
+        message.ack();
+        return;
+      }
+      try {
+        const runner = env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(parsed.data.jobId));
+        await runner.run(parsed.data.jobId);
+        message.ack();
+      } catch (error) {
+        console.error("job delivery failed", parsed.data.jobId, error instanceof Error ? error.message : String(error));
+        message.retry({ delaySeconds: Math.min(60, 5 * 2 ** (message.attempts - 1)) });
+      }
+    }),
+  );
+}
+
+export async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    const parsed = JobMessageSchema.safeParse(message.body);
+    if (parsed.success) {
+      await failJob(env.DB, parsed.data.jobId, "The job could not be processed after several attempts; credits refunded.", Date.now());
+    }
+    message.ack();
+  }
+}
+
+export type { JobMessage };

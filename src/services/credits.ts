@@ -1,0 +1,171 @@
+/**
+ * Money movements. Each one is a single D1 batch (atomic: D1 has no interactive transactions)
+ * whose ledger entry carries a unique idempotency key, and whose balance update is guarded by
+ * the accounts' CHECK constraints: an overdraft or a replay makes the whole batch fail and
+ * changes nothing. The balance is plan_credits + purchased_credits and always equals the sum
+ * of the account's ledger.
+ */
+import { AppError, invalidRequest } from "../errors";
+import { newId } from "../lib/ids";
+import { planAllowance, type Plan } from "./pricing";
+
+export const isConstraintError = (error: unknown, kind: "CHECK" | "UNIQUE") =>
+  error instanceof Error && error.message.includes(`${kind} constraint failed`);
+
+export async function balanceOf(db: D1Database, accountId: string): Promise<number> {
+  const row = await db
+    .prepare("SELECT plan_credits + purchased_credits AS balance FROM accounts WHERE id = ?")
+    .bind(accountId)
+    .first<{ balance: number }>();
+  if (!row) throw new AppError("not_found", `Account ${accountId} not found.`);
+  return row.balance;
+}
+
+/**
+ * Adds (or, when negative, removes) purchased credits. Credits given by an operator are
+ * purchased credits: they never expire. Removing more than the purchased bucket holds is refused.
+ */
+export async function adjustPurchasedCredits(
+  db: D1Database,
+  accountId: string,
+  amount: number,
+  reason: string,
+  now: number,
+): Promise<number> {
+  const entryId = newId("led", now);
+  try {
+    const [, update] = await db.batch([
+      db
+        .prepare(
+          `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
+           SELECT ?1, id, ?2, ?3, 0, ?3, ?1, ?4, ?5 FROM accounts WHERE id = ?6`,
+        )
+        .bind(entryId, "grant", amount, reason, now, accountId),
+      db.prepare("UPDATE accounts SET purchased_credits = purchased_credits + ?1 WHERE id = ?2").bind(amount, accountId),
+    ]);
+    if (update.meta.changes === 0) throw new AppError("not_found", `Account ${accountId} not found.`);
+  } catch (error) {
+    if (isConstraintError(error, "CHECK")) {
+      throw invalidRequest("amount: removing this many credits would make the balance negative.");
+    }
+    throw error;
+  }
+  return balanceOf(db, accountId);
+}
+
+/**
+ * Statements that debit `cost` for a job: plan credits first, then purchased credits. The
+ * ledger entry is written before the update so it can read the pre-debit split. Must run
+ * in the same batch as the job insert (see jobs service).
+ */
+export function debitStatements(db: D1Database, p: { accountId: string; jobId: string; cost: number; tool: string; now: number }) {
+  return [
+    db
+      .prepare(
+        `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, job_id, idempotency_key, reason, created_at)
+         SELECT ?1, id, 'debit', -?2, -MIN(plan_credits, ?2), -MAX(?2 - plan_credits, 0), ?3, 'debit:' || ?3, ?4, ?5
+         FROM accounts WHERE id = ?6`,
+      )
+      .bind(newId("led", p.now), p.cost, p.jobId, p.tool, p.now, p.accountId),
+    db
+      .prepare(
+        `UPDATE accounts SET plan_credits = MAX(plan_credits - ?1, 0),
+           purchased_credits = purchased_credits - MAX(?1 - plan_credits, 0)
+         WHERE id = ?2`,
+      )
+      .bind(p.cost, p.accountId),
+  ];
+}
+
+const ACTIVE = "('queued', 'processing')";
+
+/**
+ * Fails a job that is still queued or processing and refunds its cost to the buckets it came
+ * from, exactly once: every statement is conditioned on the job still being active, and the
+ * ledger key `refund:<job>` is unique. Returns false when the job had already ended.
+ */
+export async function failAndRefund(db: D1Database, jobId: string, error: string, now: number, retentionMs: number) {
+  // The balance update runs first: the ledger insert after it would otherwise satisfy the
+  // "not refunded yet" guard of the update itself.
+  const [, , update] = await db.batch([
+    db
+      .prepare(
+        `UPDATE accounts SET
+           plan_credits = plan_credits + (SELECT plan_debit FROM jobs WHERE id = ?1),
+           purchased_credits = purchased_credits + (SELECT purchased_debit FROM jobs WHERE id = ?1)
+         WHERE id = (SELECT account_id FROM jobs WHERE id = ?1 AND status IN ${ACTIVE})
+           AND NOT EXISTS (SELECT 1 FROM ledger WHERE idempotency_key = 'refund:' || ?1)`,
+      )
+      .bind(jobId),
+    db
+      .prepare(
+        `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, job_id, idempotency_key, reason, created_at)
+         SELECT ?1, account_id, 'refund', cost, plan_debit, purchased_debit, id, 'refund:' || id, 'job failed', ?2
+         FROM jobs WHERE id = ?3 AND status IN ${ACTIVE}
+           AND NOT EXISTS (SELECT 1 FROM ledger WHERE idempotency_key = 'refund:' || ?3)`,
+      )
+      .bind(newId("led", now), now, jobId),
+    db
+      .prepare(
+        `UPDATE jobs SET status = 'failed', error = ?1, finished_at = ?2, expires_at = ?3, deadline_at = NULL
+         WHERE id = ?4 AND status IN ${ACTIVE}`,
+      )
+      .bind(error, now, now + retentionMs, jobId),
+  ]);
+  return update.meta.changes > 0;
+}
+
+const MONTH_MS = 30 * 24 * 3600 * 1000;
+
+/** Next period end strictly after `now`, stepping whole 30-day periods from `periodEnd`. */
+export function nextPeriodEnd(periodEnd: number, now: number): number {
+  const periods = Math.floor((now - periodEnd) / MONTH_MS) + 1;
+  return periodEnd + Math.max(1, periods) * MONTH_MS;
+}
+
+export function firstPeriodEnd(now: number): number {
+  return now + MONTH_MS;
+}
+
+/**
+ * Monthly renewal of plan credits: the unused plan credits expire and the allowance is granted
+ * (two ledger entries, so the balance still equals the ledger sum); purchased credits stay.
+ */
+export async function renewDuePlans(db: D1Database, now: number): Promise<number> {
+  const due = await db
+    .prepare("SELECT id, plan, plan_period_end FROM accounts WHERE plan != 'payg' AND plan_period_end <= ? LIMIT 100")
+    .bind(now)
+    .all<{ id: string; plan: Exclude<Plan, "payg">; plan_period_end: number }>();
+  let renewed = 0;
+  for (const account of due.results) {
+    const allowance = planAllowance[account.plan];
+    const newEnd = nextPeriodEnd(account.plan_period_end, now);
+    const period = `${account.id}:${account.plan_period_end}`;
+    try {
+      await db.batch([
+        db
+          .prepare(
+            `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
+             SELECT ?1, id, 'plan_expiry', -plan_credits, -plan_credits, 0, 'plan_expiry:' || ?2, 'plan period ended', ?3
+             FROM accounts WHERE id = ?4 AND plan_period_end = ?5`,
+          )
+          .bind(newId("led", now), period, now, account.id, account.plan_period_end),
+        db
+          .prepare(
+            `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
+             SELECT ?1, id, 'plan_grant', ?2, ?2, 0, 'plan_grant:' || ?3, 'monthly plan credits', ?4
+             FROM accounts WHERE id = ?5 AND plan_period_end = ?6`,
+          )
+          .bind(newId("led", now), allowance, period, now, account.id, account.plan_period_end),
+        db
+          .prepare("UPDATE accounts SET plan_credits = ?1, plan_period_end = ?2 WHERE id = ?3 AND plan_period_end = ?4")
+          .bind(allowance, newEnd, account.id, account.plan_period_end),
+      ]);
+      renewed++;
+    } catch (error) {
+      // A concurrent run renewed this period already (unique ledger keys): nothing to do.
+      if (!isConstraintError(error, "UNIQUE")) throw error;
+    }
+  }
+  return renewed;
+}

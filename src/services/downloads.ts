@@ -1,0 +1,68 @@
+/**
+ * Result downloads: `/api/download/<id>` where the id is a 192-bit capability distinct from
+ * the job id, so no Authorization header is needed. Supports Range (206) and HEAD.
+ */
+import { notFound } from "../errors";
+import type { JobRow } from "./jobs";
+
+export async function findDownload(db: D1Database, downloadId: string, now: number): Promise<JobRow> {
+  const job = await db
+    .prepare("SELECT * FROM jobs WHERE download_id = ? AND status = 'completed' AND expires_at > ?")
+    .bind(downloadId, now)
+    .first<JobRow>();
+  if (!job?.result_key) throw notFound("This download does not exist or has expired.");
+  return job;
+}
+
+type ByteRange = { offset: number; length: number } | "unsatisfiable" | undefined;
+
+/** Parses a single `bytes=` range against the object size (multiple ranges: whole file). */
+export function parseRange(header: string | null, size: number): ByteRange {
+  if (!header) return undefined;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === "" && match[2] === "")) return undefined;
+  if (match[1] === "") {
+    const suffix = Number(match[2]);
+    if (suffix === 0) return "unsatisfiable";
+    const length = Math.min(suffix, size);
+    return { offset: size - length, length };
+  }
+  const start = Number(match[1]);
+  const end = match[2] === "" ? size - 1 : Math.min(Number(match[2]), size - 1);
+  if (start >= size || end < start) return "unsatisfiable";
+  return { offset: start, length: end - start + 1 };
+}
+
+export async function downloadResponse(bucket: R2Bucket, job: JobRow, request: Request): Promise<Response> {
+  const head = await bucket.head(job.result_key!);
+  if (!head) throw notFound("This download does not exist or has expired.");
+  const size = head.size;
+  const headers = new Headers({
+    "content-type": job.result_content_type ?? "application/octet-stream",
+    "content-disposition": `attachment; filename="${job.result_filename}"`,
+    "accept-ranges": "bytes",
+    etag: head.httpEtag,
+    "cache-control": "private, no-store",
+  });
+  const range = parseRange(request.headers.get("range"), size);
+  if (range === "unsatisfiable") {
+    headers.set("content-range", `bytes */${size}`);
+    headers.set("content-type", "application/json");
+    headers.delete("content-disposition");
+    return new Response(JSON.stringify({ error: { code: "invalid_request", message: "Range not satisfiable." } }), { status: 416, headers });
+  }
+  const isHead = request.method === "HEAD";
+  if (range) {
+    headers.set("content-range", `bytes ${range.offset}-${range.offset + range.length - 1}/${size}`);
+    headers.set("content-length", String(range.length));
+    if (isHead) return new Response(null, { status: 206, headers });
+    const object = await bucket.get(job.result_key!, { range });
+    if (!object) throw notFound("This download does not exist or has expired.");
+    return new Response(object.body, { status: 206, headers });
+  }
+  headers.set("content-length", String(size));
+  if (isHead) return new Response(null, { status: 200, headers });
+  const object = await bucket.get(job.result_key!);
+  if (!object) throw notFound("This download does not exist or has expired.");
+  return new Response(object.body, { status: 200, headers });
+}

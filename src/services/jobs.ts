@@ -1,0 +1,243 @@
+/**
+ * Jobs: creation (validation against stored uploads, pricing, the atomic debit and the
+ * Idempotency-Key replay), reading by the creating key, and the lifecycle transitions the
+ * media runner performs. Job records and results stay readable for 3 hours after they end.
+ */
+import { AppError, InsufficientCreditsError, invalidRequest, notFound } from "../errors";
+import type { Env } from "../env";
+import { sha256Hex } from "../lib/hash";
+import { newId, randomToken } from "../lib/ids";
+import type { ToolParams } from "../tools/schemas";
+import type { Caller } from "./accounts";
+import { balanceOf, debitStatements, failAndRefund, isConstraintError } from "./credits";
+import { costOf, type ToolName } from "./pricing";
+import { estimateSeconds, toolSpecs, type ToolContext } from "./tool-specs";
+import { resolveUpload, type StoredUpload } from "./uploads";
+
+export const RESULT_TTL_MS = 3 * 3600 * 1000;
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+/** A processing job is failed by the watchdog after max(15 min, 10 x its estimate). */
+export const MIN_DEADLINE_MS = 15 * 60 * 1000;
+
+export type JobStatus = "queued" | "processing" | "completed" | "failed";
+
+export interface JobEnvelope {
+  jobId: string;
+  status: "queued";
+  creditsUsed: number;
+  creditsRemaining: number;
+  estimatedSeconds: number;
+}
+
+export interface JobRow {
+  id: string;
+  account_id: string;
+  key_id: string;
+  tool: ToolName;
+  params: string;
+  input_upload_ids: string;
+  status: JobStatus;
+  cost: number;
+  balance_after: number;
+  estimated_seconds: number;
+  error: string | null;
+  result_key: string | null;
+  result_filename: string | null;
+  result_content_type: string | null;
+  download_id: string;
+  created_at: number;
+  started_at: number | null;
+  deadline_at: number | null;
+  finished_at: number | null;
+  expires_at: number | null;
+}
+
+const envelopeOf = (job: Pick<JobRow, "id" | "cost" | "balance_after" | "estimated_seconds">): JobEnvelope => ({
+  jobId: job.id,
+  status: "queued",
+  creditsUsed: job.cost,
+  creditsRemaining: job.balance_after,
+  estimatedSeconds: job.estimated_seconds,
+});
+
+/** Stable hash of a request body for Idempotency-Key comparison (key order does not matter). */
+async function bodyHash(tool: string, body: unknown): Promise<string> {
+  const canonical = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(canonical)
+      : value && typeof value === "object"
+        ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]))
+        : value;
+  return sha256Hex(`${tool}\n${JSON.stringify(canonical(body))}`);
+}
+
+async function replay(db: D1Database, caller: Caller, key: string, hash: string, now: number): Promise<JobEnvelope | undefined> {
+  const row = await db
+    .prepare(
+      `SELECT i.request_hash, j.id, j.cost, j.balance_after, j.estimated_seconds FROM idempotency_keys i
+       JOIN jobs j ON j.id = i.job_id WHERE i.account_id = ? AND i.key = ? AND i.created_at > ?`,
+    )
+    .bind(caller.accountId, key, now - IDEMPOTENCY_TTL_MS)
+    .first<{ request_hash: string; id: string; cost: number; balance_after: number; estimated_seconds: number }>();
+  if (!row) return undefined;
+  if (row.request_hash !== hash) {
+    throw invalidRequest("Idempotency-Key: this key was already used with a different request body.");
+  }
+  return envelopeOf(row);
+}
+
+async function hasClonedVoice(db: D1Database, accountId: string): Promise<boolean> {
+  const row = await db.prepare("SELECT 1 AS present FROM cloned_voices WHERE account_id = ?").bind(accountId).first();
+  return row !== null;
+}
+
+export interface CreateJobInput<K extends ToolName> {
+  tool: K;
+  params: ToolParams[K];
+  idempotencyKey?: string;
+}
+
+/**
+ * Validates a tool call against the caller's uploads, prices it for the account's plan and,
+ * in one atomic batch, debits the balance, appends the ledger entry and creates the queued
+ * job; then dispatches it. Order of refusals: 400 (inputs) before 402 (credits).
+ */
+export async function createToolJob<K extends ToolName>(env: Env, caller: Caller, input: CreateJobInput<K>, now: number): Promise<JobEnvelope> {
+  const db = env.DB;
+  const key = input.idempotencyKey;
+  if (key !== undefined && (key.length === 0 || key.length > 255)) {
+    throw invalidRequest("Idempotency-Key: must be 1 to 255 characters.");
+  }
+  // Compared after validation: a body that spells out a default is the same request.
+  const hash = key ? await bodyHash(input.tool, input.params) : "";
+  if (key) {
+    const previous = await replay(db, caller, key, hash, now);
+    if (previous) return previous;
+  }
+
+  const spec = toolSpecs[input.tool];
+  const uploads: StoredUpload[] = [];
+  for (const ref of spec.inputs(input.params)) {
+    const upload = await resolveUpload(db, caller.accountId, ref.uploadId, ref.field, now);
+    if (!ref.accepts.includes(upload.kind)) {
+      throw invalidRequest(`${ref.field}: this tool needs ${ref.accepts.join(" or ")}, the upload is ${upload.kind === "image" ? "an image" : upload.kind}.`);
+    }
+    if (ref.needsAudio && !upload.probe.hasAudio) throw invalidRequest(`${ref.field}: the upload has no audio track.`);
+    uploads.push(upload);
+  }
+  const context: ToolContext = { hasClonedVoice: await hasClonedVoice(db, caller.accountId) };
+  await spec.check?.(input.params, uploads, context);
+
+  const quantity = spec.quantity(input.params, uploads);
+  const cost = costOf(caller.plan, input.tool, quantity);
+  const estimated = estimateSeconds(input.tool, quantity);
+  const jobId = newId("job", now);
+
+  const statements = [
+    ...(key
+      ? [
+          db.prepare("DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND created_at <= ?").bind(caller.accountId, key, now - IDEMPOTENCY_TTL_MS),
+          db
+            .prepare("INSERT INTO idempotency_keys (account_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)")
+            .bind(caller.accountId, key, hash, jobId, now),
+        ]
+      : []),
+    ...debitStatements(db, { accountId: caller.accountId, jobId, cost, tool: input.tool, now }),
+    db
+      .prepare(
+        `INSERT INTO jobs (id, account_id, key_id, tool, params, input_upload_ids, status, cost, plan_debit, purchased_debit,
+           balance_after, estimated_seconds, download_id, created_at)
+         SELECT ?1, a.id, ?2, ?3, ?4, ?5, 'queued', ?6, -l.plan_delta, -l.purchased_delta,
+           a.plan_credits + a.purchased_credits, ?7, ?8, ?9
+         FROM accounts a JOIN ledger l ON l.idempotency_key = 'debit:' || ?1 WHERE a.id = ?10`,
+      )
+      .bind(jobId, caller.keyId, input.tool, JSON.stringify(input.params), JSON.stringify(uploads.map((u) => u.id)), cost, estimated, randomToken(24), now, caller.accountId),
+  ];
+  try {
+    await db.batch(statements);
+  } catch (error) {
+    if (isConstraintError(error, "CHECK")) throw new InsufficientCreditsError(await balanceOf(db, caller.accountId), cost);
+    if (key && isConstraintError(error, "UNIQUE")) {
+      // A concurrent request with the same key committed first: answer what it answered.
+      const previous = await replay(db, caller, key, hash, now);
+      if (previous) return previous;
+    }
+    throw error;
+  }
+
+  try {
+    await env.JOBS_QUEUE.send({ jobId });
+  } catch (error) {
+    console.error("queue send failed", jobId, error instanceof Error ? error.message : String(error));
+    await failAndRefund(db, jobId, "The job could not be dispatched; credits refunded.", Date.now(), RESULT_TTL_MS);
+    throw new AppError("internal_error", "The job could not be dispatched; nothing was charged. Please retry.");
+  }
+  return { jobId, status: "queued", creditsUsed: cost, creditsRemaining: await jobBalanceAfter(db, jobId), estimatedSeconds: estimated };
+}
+
+async function jobBalanceAfter(db: D1Database, jobId: string): Promise<number> {
+  const row = await db.prepare("SELECT balance_after FROM jobs WHERE id = ?").bind(jobId).first<{ balance_after: number }>();
+  return row?.balance_after ?? 0;
+}
+
+export interface JobStatusView {
+  jobId: string;
+  status: JobStatus;
+  progress: null;
+  result?: { url: string; filename: string };
+  error?: string;
+}
+
+/** A job as its creating key sees it; another key, an unknown id or an expired job: 404. */
+export async function getJobForKey(db: D1Database, caller: Caller, jobId: string, now: number): Promise<JobStatusView> {
+  const job = await db
+    .prepare("SELECT * FROM jobs WHERE id = ? AND key_id = ? AND (expires_at IS NULL OR expires_at > ?)")
+    .bind(jobId, caller.keyId, now)
+    .first<JobRow>();
+  if (!job) throw notFound(`Job ${jobId} not found.`);
+  const view: JobStatusView = { jobId: job.id, status: job.status, progress: null };
+  if (job.status === "completed" && job.result_filename) {
+    view.result = { url: `/api/download/${job.download_id}`, filename: job.result_filename };
+  }
+  if (job.status === "failed") view.error = job.error ?? "Processing failed.";
+  return view;
+}
+
+export async function loadJob(db: D1Database, jobId: string): Promise<JobRow | null> {
+  return db.prepare("SELECT * FROM jobs WHERE id = ?").bind(jobId).first<JobRow>();
+}
+
+/** queued -> processing, only once; returns the job when this caller took it. */
+export async function claimJob(db: D1Database, jobId: string, now: number): Promise<JobRow | null> {
+  return db
+    .prepare(
+      `UPDATE jobs SET status = 'processing', started_at = ?1,
+         deadline_at = ?1 + MAX(?2, estimated_seconds * 10000)
+       WHERE id = ?3 AND status = 'queued' RETURNING *`,
+    )
+    .bind(now, MIN_DEADLINE_MS, jobId)
+    .first<JobRow>();
+}
+
+/** processing -> completed with its result object; false when the job was already ended. */
+export async function completeJob(
+  db: D1Database,
+  jobId: string,
+  result: { key: string; filename: string; contentType: string },
+  now: number,
+): Promise<boolean> {
+  const update = await db
+    .prepare(
+      `UPDATE jobs SET status = 'completed', result_key = ?, result_filename = ?, result_content_type = ?,
+         finished_at = ?, expires_at = ?, deadline_at = NULL
+       WHERE id = ? AND status = 'processing'`,
+    )
+    .bind(result.key, result.filename, result.contentType, now, now + RESULT_TTL_MS, jobId)
+    .run();
+  return update.meta.changes > 0;
+}
+
+/** Fails an active job and refunds it, exactly once whatever the retries. */
+export function failJob(db: D1Database, jobId: string, error: string, now: number): Promise<boolean> {
+  return failAndRefund(db, jobId, error, now, RESULT_TTL_MS);
+}

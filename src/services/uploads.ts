@@ -1,0 +1,176 @@
+/**
+ * Ingestion of media: a multipart body or a public URL is streamed into R2 (never buffered
+ * whole), then identified from its content and probed for its duration with ranged reads.
+ * A refused file leaves nothing behind: its object is deleted and no row is written.
+ */
+import { createMultipartParser, drain } from "../lib/multipart";
+import { AppError, invalidRequest } from "../errors";
+import { newId } from "../lib/ids";
+import { fetchPublic, UnsafeUrlError, type UrlPolicy } from "../lib/public-url";
+import { BodyTooLargeError, streamToR2 } from "../lib/r2-stream";
+import { probeR2Object, UnsupportedMediaError, type MediaKind, type ProbeResult } from "../media/probe";
+
+export const MAX_UPLOAD_BYTES = 5_000_000_000;
+export const UPLOAD_TTL_MS = 3 * 3600 * 1000;
+export const MAX_DURATION_MS = 4 * 3600 * 1000;
+
+export interface UploadResult {
+  uploadId: string;
+  durationSeconds: number;
+  expiresIn: number;
+}
+
+export interface StoredUpload {
+  id: string;
+  accountId: string;
+  objectKey: string;
+  filename: string;
+  kind: MediaKind;
+  container: string;
+  mimeType: string;
+  sizeBytes: number;
+  durationMs: number;
+  probe: ProbeResult;
+  expiresAt: number;
+}
+
+/** A file name safe for storage keys and Content-Disposition (letters, digits, - _ .). */
+export function safeFilename(name: string | undefined, fallback: string): string {
+  const base = (name ?? "").split(/[\\/]/).pop() ?? "";
+  const cleaned = base.normalize("NFKD").replace(/[^\w.-]+/g, "_").replace(/^[._]+/, "").slice(0, 120);
+  return cleaned || fallback;
+}
+
+const tooLarge = () => invalidRequest("file: larger than the 5 GB (5,000,000,000 bytes) limit.");
+
+async function finishUpload(
+  db: D1Database,
+  bucket: R2Bucket,
+  p: { id: string; accountId: string; objectKey: string; filename: string; size: number; now: number },
+): Promise<UploadResult> {
+  let probe: ProbeResult;
+  try {
+    if (p.size === 0) throw new UnsupportedMediaError("the file is empty");
+    probe = await probeR2Object(bucket, p.objectKey, p.size);
+    if (probe.durationMs > MAX_DURATION_MS) throw new UnsupportedMediaError("media longer than 4 hours are not accepted");
+  } catch (error) {
+    await bucket.delete(p.objectKey);
+    if (error instanceof UnsupportedMediaError) throw invalidRequest(`file: ${error.message}`);
+    throw error;
+  }
+  const expiresAt = p.now + UPLOAD_TTL_MS;
+  const filename = /\.[A-Za-z0-9]{2,4}$/.test(p.filename) ? p.filename : `${p.filename}.${probe.container}`;
+  await db
+    .prepare(
+      `INSERT INTO uploads (id, account_id, object_key, filename, kind, container, mime_type, size_bytes, duration_ms, probe, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(p.id, p.accountId, p.objectKey, filename, probe.kind, probe.container, probe.mimeType, p.size, probe.durationMs, JSON.stringify(probe), p.now, expiresAt)
+    .run();
+  return { uploadId: p.id, durationSeconds: probe.durationMs / 1000, expiresIn: UPLOAD_TTL_MS / 1000 };
+}
+
+async function store(bucket: R2Bucket, key: string, body: ReadableStream<Uint8Array>, limitError: () => AppError) {
+  try {
+    return await streamToR2(bucket, key, body, { maxBytes: MAX_UPLOAD_BYTES });
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw limitError();
+    throw error;
+  }
+}
+
+/** multipart/form-data with a `file` field, parsed as a stream. */
+export async function uploadFromMultipart(
+  db: D1Database,
+  bucket: R2Bucket,
+  accountId: string,
+  request: Request,
+  now: number,
+): Promise<UploadResult> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_UPLOAD_BYTES + 1024 * 1024) throw tooLarge();
+  const id = newId("upl", now);
+  const objectKey = `uploads/${accountId}/${id}`;
+  let stored: { size: number; filename: string } | undefined;
+  const parser = createMultipartParser(request);
+  try {
+    await parser.forEachPart(async (part) => {
+      if (part.name !== "file" || stored) {
+        await drain(part.body);
+        return;
+      }
+      const { size } = await store(bucket, objectKey, part.body, tooLarge);
+      stored = { size, filename: safeFilename(part.filename, "upload") };
+    });
+  } catch (error) {
+    await bucket.delete(objectKey);
+    throw error;
+  }
+  if (!stored) throw invalidRequest("file: Required (multipart/form-data field named file).");
+  return finishUpload(db, bucket, { id, accountId, objectKey, now, ...stored });
+}
+
+/** `{url}`: downloads a public http(s) URL, streamed, under the SSRF rules. */
+export async function uploadFromUrl(
+  db: D1Database,
+  bucket: R2Bucket,
+  accountId: string,
+  rawUrl: string,
+  policy: UrlPolicy,
+  now: number,
+): Promise<UploadResult> {
+  let response: Response;
+  try {
+    response = await fetchPublic(rawUrl, policy);
+  } catch (error) {
+    if (error instanceof UnsafeUrlError) throw invalidRequest(`url: refused, ${error.message}.`);
+    throw invalidRequest(`url: the download failed (${error instanceof Error ? error.message : "network error"}).`);
+  }
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    throw invalidRequest(`url: the server answered HTTP ${response.status}.`);
+  }
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  const urlTooLarge = () => invalidRequest("url: the file is larger than the 5 GB (5,000,000,000 bytes) limit.");
+  if (declared > MAX_UPLOAD_BYTES) {
+    await response.body.cancel();
+    throw urlTooLarge();
+  }
+  const id = newId("upl", now);
+  const objectKey = `uploads/${accountId}/${id}`;
+  let size: number;
+  try {
+    ({ size } = await store(bucket, objectKey, response.body, urlTooLarge));
+  } catch (error) {
+    await bucket.delete(objectKey);
+    if (error instanceof AppError) throw error;
+    throw invalidRequest(`url: the download broke off (${error instanceof Error ? error.message : "network error"}).`);
+  }
+  const filename = safeFilename(decodeURIComponent(new URL(response.url || rawUrl).pathname), "download");
+  return finishUpload(db, bucket, { id, accountId, objectKey, filename, size, now });
+}
+
+/**
+ * An upload the caller may use as `field`: it must exist, belong to the account and not be
+ * expired; otherwise a 400 that names the field.
+ */
+export async function resolveUpload(db: D1Database, accountId: string, uploadId: string, field: string, now: number): Promise<StoredUpload> {
+  const row = await db
+    .prepare("SELECT * FROM uploads WHERE id = ? AND account_id = ? AND expires_at > ?")
+    .bind(uploadId, accountId, now)
+    .first<Record<string, unknown>>();
+  if (!row) throw invalidRequest(`${field}: upload ${uploadId} is unknown or expired.`);
+  return {
+    id: row.id as string,
+    accountId: row.account_id as string,
+    objectKey: row.object_key as string,
+    filename: row.filename as string,
+    kind: row.kind as MediaKind,
+    container: row.container as string,
+    mimeType: row.mime_type as string,
+    sizeBytes: row.size_bytes as number,
+    durationMs: row.duration_ms as number,
+    probe: JSON.parse(row.probe as string) as ProbeResult,
+    expiresAt: row.expires_at as number,
+  };
+}

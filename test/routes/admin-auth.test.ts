@@ -1,0 +1,107 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ADMIN, balanceOf, call, expectError, expectLedgerConsistent, newAccount, postJson } from "../helpers/api";
+
+describe("operator API", () => {
+  it("creates an account with credits and a plan, and a key that works once shown", async () => {
+    const email = `Owner-${Date.now()}@Example.com`;
+    const created = await postJson("/api/admin/accounts", { email, credits: 500, plan: "pro" }, ADMIN);
+    expect(created.status).toBe(200);
+    const account = (await created.json()) as { accountId: string; email: string; balance: number; plan: string };
+    expect(account.accountId).toMatch(/^acct_/);
+    expect(account.email).toBe(email.toLowerCase());
+    expect(account.plan).toBe("pro");
+    expect(account.balance).toBe(500 + 9000);
+
+    const keyResponse = await call(`/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: ADMIN });
+    const { keyId, apiKey } = (await keyResponse.json()) as { keyId: string; apiKey: string };
+    expect(keyId).toMatch(/^key_/);
+    expect(apiKey).toMatch(/^mk_live_[A-Za-z0-9_-]{32}$/);
+    // Only a hash is stored.
+    const stored = await env.DB.prepare("SELECT * FROM api_keys WHERE id = ?").bind(keyId).first<Record<string, string>>();
+    expect(JSON.stringify(stored)).not.toContain(apiKey);
+
+    const me = await call("/api/v1/account", { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(await me.json()).toEqual({ balance: 9500, email: email.toLowerCase() });
+  });
+
+  it("adds and removes purchased credits, never below zero", async () => {
+    const account = await newAccount({ credits: 10 });
+    const add = await postJson(`/api/admin/accounts/${account.accountId}/credits`, { amount: 90, reason: "top-up" }, ADMIN);
+    expect(await add.json()).toEqual({ balance: 100 });
+    const remove = await postJson(`/api/admin/accounts/${account.accountId}/credits`, { amount: -101, reason: "correction" }, ADMIN);
+    await expectError(remove, 400, "invalid_request", /amount/);
+    expect(await balanceOf(account)).toBe(100);
+    await expectLedgerConsistent(account);
+    await expectError(await postJson(`/api/admin/accounts/${account.accountId}/credits`, { amount: "5", reason: "x" }, ADMIN), 400, "invalid_request", /amount/);
+    await expectError(await postJson(`/api/admin/accounts/acct_nope/credits`, { amount: 5, reason: "x" }, ADMIN), 404, "not_found");
+  });
+
+  it("refuses duplicate emails, bad plans and a wrong admin token", async () => {
+    const email = `dup-${Date.now()}@example.com`;
+    expect((await postJson("/api/admin/accounts", { email }, ADMIN)).status).toBe(200);
+    await expectError(await postJson("/api/admin/accounts", { email }, ADMIN), 400, "invalid_request", /email/);
+    await expectError(await postJson("/api/admin/accounts", { email: "x@y.z", plan: "gold" }, ADMIN), 400, "invalid_request", /plan/);
+    await expectError(await postJson("/api/admin/accounts", { email: "not-an-email" }, ADMIN), 400, "invalid_request", /email/);
+    await expectError(await postJson("/api/admin/accounts", { email: "a@b.cd" }, { authorization: "Bearer wrong" }), 401, "unauthorized");
+    await expectError(await postJson("/api/admin/accounts", { email: "a@b.cd" }), 401, "unauthorized");
+  });
+});
+
+describe("API key authentication", () => {
+  it("answers 401 unauthorized for missing, malformed, unknown and revoked keys", async () => {
+    const account = await newAccount({ credits: 5 });
+    await expectError(await call("/api/v1/account"), 401, "unauthorized");
+    await expectError(await call("/api/v1/account", { headers: { authorization: "Basic abc" } }), 401, "unauthorized");
+    await expectError(await call("/api/v1/account", { headers: { authorization: "Bearer mk_live_short" } }), 401, "unauthorized");
+    await expectError(await call("/api/v1/account", { headers: { authorization: `Bearer mk_live_${"A".repeat(32)}` } }), 401, "unauthorized");
+    expect((await call("/api/v1/account", { headers: account.auth })).status).toBe(200);
+
+    const revoke = await call(`/api/admin/keys/${account.keyId}`, { method: "DELETE", headers: ADMIN });
+    expect(revoke.status).toBe(200);
+    await expectError(await call("/api/v1/account", { headers: account.auth }), 401, "unauthorized", /revoked/);
+  });
+
+  it("gives REST access only to payg, pro and scale", async () => {
+    for (const plan of ["payg", "pro", "scale"]) {
+      const account = await newAccount({ plan });
+      expect((await call("/api/v1/account", { headers: account.auth })).status).toBe(200);
+    }
+    for (const plan of ["solo", "starter"]) {
+      const account = await newAccount({ plan });
+      await expectError(await call("/api/v1/account", { headers: account.auth }), 401, "unauthorized", new RegExp(plan));
+    }
+  });
+
+  it("checks the key before the body: 401 wins over 400", async () => {
+    await expectError(await postJson("/api/v1/trim", { start: "x" }), 401, "unauthorized");
+  });
+});
+
+describe("errors and documentation", () => {
+  it("uses the error shape for unknown routes and malformed JSON", async () => {
+    const account = await newAccount({ credits: 5 });
+    await expectError(await call("/nope"), 404, "not_found");
+    await expectError(await call("/api/v1/nope", { headers: account.auth }), 404, "not_found");
+    const malformed = await call("/api/v1/trim", { method: "POST", headers: { ...account.auth, "content-type": "application/json" }, body: "{" });
+    await expectError(malformed, 400, "invalid_request", /JSON/);
+  });
+
+  it("publishes an OpenAPI 3.1 document without a key, every tool and error included", async () => {
+    const response = await call("/api/v1/openapi.json");
+    expect(response.status).toBe(200);
+    const doc = (await response.json()) as { openapi: string; info: { version: string }; paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.info.version).toBe("1.0.0");
+    for (const tool of ["subtitles", "transcribe", "clean-audio", "extract-audio", "convert", "merge", "watermark", "trim", "text-to-speech", "voice-change"]) {
+      const op = doc.paths[`/api/v1/${tool}`].post;
+      expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "401", "402", "500"]);
+    }
+    expect(doc.paths["/api/v1/uploads"].post).toBeDefined();
+    expect(doc.paths["/api/v1/jobs/{id}"].get.responses["404"]).toBeDefined();
+    expect(doc.paths["/api/v1/account"].get).toBeDefined();
+    const docs = await call("/docs");
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain("/api/v1/openapi.json");
+  });
+});

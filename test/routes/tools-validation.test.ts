@@ -1,0 +1,112 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { balanceOf, callTool, expectError, newAccount, uploadFixture, type TestAccount } from "../helpers/api";
+
+let account: TestAccount;
+let video: string;
+let audio: string;
+let image: string;
+
+beforeAll(async () => {
+  account = await newAccount({ credits: 1000 });
+  video = (await uploadFixture(account, "clip.mp4")).uploadId;
+  audio = (await uploadFixture(account, "tone.mp3")).uploadId;
+  image = (await uploadFixture(account, "logo.png")).uploadId;
+});
+
+type Case = [tool: string, body: () => Record<string, unknown>, field: string];
+
+const cases: Case[] = [
+  ["subtitles", () => ({}), "uploadId"],
+  ["subtitles", () => ({ uploadId: 42 }), "uploadId"],
+  ["subtitles", () => ({ uploadId: video, style: "bold" }), "style"],
+  ["subtitles", () => ({ uploadId: video, color: "white" }), "color"],
+  ["subtitles", () => ({ uploadId: video, color: "#FFF" }), "color"],
+  ["subtitles", () => ({ uploadId: video, effectColor: "#12345G" }), "effectColor"],
+  ["subtitles", () => ({ uploadId: video, position: 101 }), "position"],
+  ["subtitles", () => ({ uploadId: video, position: -1 }), "position"],
+  ["subtitles", () => ({ uploadId: video, position: "50" }), "position"],
+  ["subtitles", () => ({ uploadId: video, size: "huge" }), "size"],
+  ["subtitles", () => ({ uploadId: video, captionWords: 3 }), "captionWords"],
+  ["subtitles", () => ({ uploadId: video, captionWords: "4" }), "captionWords"],
+  ["subtitles", () => ({ uploadId: video, fontId: "arial" }), "fontId"],
+  ["subtitles", () => ({ uploadId: video, karaokeMode: "disco" }), "karaokeMode"],
+  ["subtitles", () => ({ uploadId: video, highlightColor: "yellow" }), "highlightColor"],
+  ["subtitles", () => ({ uploadId: video, shadowIntensity: 101 }), "shadowIntensity"],
+  ["subtitles", () => ({ uploadId: video, style: "impact", shadowIntensity: -5 }), "shadowIntensity"],
+  ["subtitles", () => ({ uploadId: video, contourThickness: 200 }), "contourThickness"],
+  ["subtitles", () => ({ uploadId: video, boxOpacity: "75" }), "boxOpacity"],
+  ["subtitles", () => ({ uploadId: video, srtContent: "this is not srt" }), "srtContent"],
+  ["subtitles", () => ({ uploadId: video, srtContent: "" }), "srtContent"],
+  ["subtitles", () => ({ uploadId: audio }), "uploadId"],
+  ["subtitles", () => ({ uploadId: image }), "uploadId"],
+  ["transcribe", () => ({ uploadId: video, language: "french" }), "language"],
+  ["transcribe", () => ({ uploadId: video, format: "vtt" }), "format"],
+  ["transcribe", () => ({ uploadId: video, format: "txt", srtSplitMode: "ligne" }), "srtSplitMode"],
+  ["transcribe", () => ({ uploadId: image }), "uploadId"],
+  ["clean-audio", () => ({}), "uploadId"],
+  ["clean-audio", () => ({ uploadId: "upl_unknown" }), "uploadId"],
+  ["extract-audio", () => ({ uploadId: video, format: "flac" }), "format"],
+  ["extract-audio", () => ({ uploadId: image }), "uploadId"],
+  ["convert", () => ({ uploadId: video, format: "gif" }), "format"],
+  ["convert", () => ({ uploadId: image }), "uploadId"],
+  ["merge", () => ({ uploadIds: [video] }), "uploadIds"],
+  ["merge", () => ({ uploadIds: video }), "uploadIds"],
+  ["merge", () => ({ uploadIds: Array(21).fill(video) }), "uploadIds"],
+  ["merge", () => ({ uploadIds: [video, audio] }), "uploadIds.1"],
+  ["merge", () => ({ uploadIds: [video, "upl_missing"] }), "uploadIds.1"],
+  ["watermark", () => ({ uploadId: video }), "watermarkText"],
+  ["watermark", () => ({ uploadId: video, watermarkText: "" }), "watermarkText"],
+  ["watermark", () => ({ uploadId: video, watermarkText: "x", opacity: 9 }), "opacity"],
+  ["watermark", () => ({ uploadId: video, watermarkText: "x", opacity: 101 }), "opacity"],
+  ["watermark", () => ({ uploadId: video, watermarkText: "x", opacity: 50.5 }), "opacity"],
+  ["watermark", () => ({ uploadId: video, watermarkText: "x", type: "mobile" }), "type"],
+  ["watermark", () => ({ uploadId: video, watermarkText: "x", interval: 4 }), "interval"],
+  ["watermark", () => ({ uploadId: video, watermarkText: "x", type: "fixe", interval: 10 }), "interval"],
+  ["watermark", () => ({ uploadId: video, watermarkUploadId: video }), "watermarkUploadId"],
+  ["watermark", () => ({ uploadId: audio, watermarkText: "x" }), "uploadId"],
+  ["trim", () => ({ uploadId: video, end: 1 }), "start"],
+  ["trim", () => ({ uploadId: video, start: 0 }), "end"],
+  ["trim", () => ({ uploadId: video, start: -1, end: 1 }), "start"],
+  ["trim", () => ({ uploadId: video, start: 2, end: 1 }), "end"],
+  ["trim", () => ({ uploadId: video, start: 1, end: 1 }), "end"],
+  ["trim", () => ({ uploadId: video, start: "0", end: 1 }), "start"],
+  ["trim", () => ({ uploadId: video, start: 0, end: 99 }), "end"],
+  ["text-to-speech", () => ({}), "text"],
+  ["text-to-speech", () => ({ text: "" }), "text"],
+  ["text-to-speech", () => ({ text: "   " }), "text"],
+  ["text-to-speech", () => ({ text: "x".repeat(100_001) }), "text"],
+  ["text-to-speech", () => ({ text: "Bonjour", voice: "marie" }), "voice"],
+  ["text-to-speech", () => ({ text: "Bonjour", voice: "clone" }), "voice"],
+  ["voice-change", () => ({ uploadId: video, voice: "clone" }), "voice"],
+  ["voice-change", () => ({ uploadId: video, language: "français" }), "language"],
+  ["voice-change", () => ({ uploadId: audio }), "uploadId"],
+];
+
+describe("tool validation: every bad value is a 400 naming the field, and changes nothing", () => {
+  it.each(cases)("%s %j -> 400 on %s", async (tool, body, field) => {
+    const before = await balanceOf(account);
+    const jobsBefore = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
+    const response = await callTool(account, tool, body());
+    const error = await expectError(response, 400, "invalid_request");
+    expect(error.error.message).toContain(field);
+    expect(await balanceOf(account)).toBe(before);
+    const jobsAfter = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
+    expect(jobsAfter!.n).toBe(jobsBefore!.n);
+  });
+
+  it("ignores unknown fields and accepts a field that does not apply to the mode once validated", async () => {
+    const response = await callTool(account, "watermark", { uploadId: video, watermarkText: "x", type: "fixe", interval: 8, extra: true });
+    expect(response.status).toBe(200);
+  });
+
+  it("refuses an upload of another account as unknown (400 naming the field)", async () => {
+    const other = await newAccount({ credits: 100 });
+    await expectError(await callTool(other, "convert", { uploadId: video }), 400, "invalid_request", /uploadId/);
+  });
+
+  it("answers 400 before 402 when both apply", async () => {
+    const poor = await newAccount({ credits: 0 });
+    await expectError(await callTool(poor, "convert", { uploadId: "upl_x", format: "gif" }), 400, "invalid_request");
+  });
+});
