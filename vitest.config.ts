@@ -1,29 +1,9 @@
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import path from "node:path";
 
+// Three suites: inside workerd (routes, services, ffmpeg.wasm), end to end against `wrangler dev`
+// plus the container backend as real processes, and the backend's own tests.
 export default defineConfig({
-  plugins: [
-    cloudflareTest(async (ctx) => ({
-      wrangler: { configPath: "./wrangler.toml" },
-      miniflare: {
-        bindings: {
-          TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, "migrations")),
-          // The fixture server started by test/global-setup.ts (loopback only).
-          FIXTURE_BASE_URL: ctx.inject<string>("fixtureBaseUrl"),
-          ADMIN_TOKEN: "test-admin-token",
-          BACKEND_SECRET: "test-backend-secret",
-          ALLOW_PRIVATE_URLS: "false",
-          DNS_RESOLVER_URL: `${ctx.inject<string>("fixtureBaseUrl")}/dns-query`,
-        },
-      },
-    })),
-  ],
   test: {
-    globalSetup: ["./test/global-setup.ts"],
-    setupFiles: ["./test/apply-migrations.ts"],
-    include: ["test/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    projects: ["./vitest.workers.config.ts", "./test/e2e/vitest.config.ts", "./backend/vitest.config.ts"],
   },
 });

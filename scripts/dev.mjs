@@ -2,7 +2,8 @@
 /**
  * `npm run dev`: local stack on one machine. Creates .dev.vars (random ADMIN_TOKEN and
  * BACKEND_SECRET) when missing, applies the D1 migrations to the local state, starts
- * `wrangler dev` on 127.0.0.1:$PORT (default 8787), then makes sure a dev account with credits
+ * the container backend (native ffmpeg) on $BACKEND_PORT (default PORT + 1) and `wrangler dev`
+ * on 127.0.0.1:$PORT (default 8787) wired to it, then makes sure a dev account with credits
  * and a key exists and prints the base URL, the admin token and the key.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -14,6 +15,7 @@ const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.PORT ?? 8787);
 const inspectorPort = Number(process.env.INSPECTOR_PORT ?? port + 1442);
 const base = `http://127.0.0.1:${port}`;
+const backendPort = Number(process.env.BACKEND_PORT ?? port + 1);
 const wranglerBin = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
 
@@ -48,13 +50,29 @@ const vars = readVars();
 const migrate = spawnSync(process.execPath, [wranglerBin, "d1", "migrations", "apply", "DB", "--local"], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
+const backend = spawn(process.execPath, [path.join(root, "backend", "src", "server.ts")], {
+  cwd: path.join(root, "backend"),
+  env: { ...process.env, PORT: String(backendPort), HOST: "127.0.0.1", BACKEND_SECRET: vars.BACKEND_SECRET, FONTS_DIR: path.join(root, "assets", "fonts") },
+  stdio: ["ignore", "inherit", "inherit"],
+});
+
 const args = [wranglerBin, "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false"];
+args.push("--var", `BACKEND_URL:http://127.0.0.1:${backendPort}`, "--var", `PUBLIC_BASE_URL:${base}`);
 if (process.env.ALLOW_PRIVATE_URLS === "true") args.push("--var", "ALLOW_PRIVATE_URLS:true");
 const wrangler = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
-const stop = () => wrangler.kill("SIGINT");
+const stop = () => {
+  wrangler.kill("SIGINT");
+  backend.kill("SIGTERM");
+};
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
-wrangler.on("exit", (code) => process.exit(code ?? 0));
+wrangler.on("exit", (code) => {
+  backend.kill("SIGTERM");
+  process.exit(code ?? 0);
+});
+backend.on("exit", (code) => {
+  if (code) console.error(`media backend exited with code ${code}; heavy jobs will fail until it runs again`);
+});
 
 async function waitReady() {
   for (let i = 0; i < 240; i++) {
@@ -101,6 +119,7 @@ try {
   console.log(`
   API ready
     base URL     ${base}
+    backend      http://127.0.0.1:${backendPort} (native ffmpeg)
     docs         ${base}/docs
     admin token  ${vars.ADMIN_TOKEN}
     API key      ${account.apiKey}   (account ${account.accountId}, ${balance.balance} credits)

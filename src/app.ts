@@ -15,6 +15,7 @@ import { toolRoutes } from "./routes/v1/tools";
 import { uploadRoutes } from "./routes/v1/uploads";
 import { adminRoutes } from "./routes/admin";
 import { downloadRoutes } from "./routes/download";
+import { internalRoutes } from "./routes/internal";
 
 const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.path === "/api/v1/openapi.json") return next();
@@ -50,6 +51,7 @@ export function buildApp() {
   app.route("/api/v1", accountRoutes);
   app.route("/api/admin", adminRoutes());
   app.route("/api/download", downloadRoutes);
+  app.route("/internal", internalRoutes);
 
   app.doc31("/api/v1/openapi.json", (c) => ({
     openapi: "3.1.0",

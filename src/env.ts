@@ -11,8 +11,20 @@ export interface Env {
   ADMIN_TOKEN?: string;
   /** Shared secret signing URLs and callbacks exchanged with the container backend. */
   BACKEND_SECRET?: string;
-  /** Base URL of the container backend (native ffmpeg, speech). */
+  /** Base URL of the container backend (native ffmpeg, speech); empty: in-Worker engine only. */
   BACKEND_URL?: string;
+  /** This Worker's own origin, as the backend reaches it (signed media URLs, callbacks). */
+  PUBLIC_BASE_URL?: string;
+  /** "auto" (default), "wasm" or "backend": forces the media engine (tests, benchmarks). */
+  MEDIA_ENGINE?: string;
+  /** Routing thresholds of the in-Worker engine (see src/media/routing.ts for defaults). */
+  WASM_MEMORY_BUDGET_BYTES?: string;
+  WASM_MAX_CPU_SECONDS?: string;
+  /** R2's S3 API credentials: when set, the backend gets presigned R2 URLs instead of Worker-served ones. */
+  R2_ACCOUNT_ID?: string;
+  R2_ACCESS_KEY_ID?: string;
+  R2_SECRET_ACCESS_KEY?: string;
+  R2_BUCKET_NAME?: string;
   /** "true" only in local development: URL uploads may reach loopback/private addresses. */
   ALLOW_PRIVATE_URLS?: string;
   /** DNS-over-HTTPS JSON endpoint that URL ingestion uses to refuse names of private hosts. */

@@ -1,23 +1,44 @@
 /**
- * Runs one claimed job to its result object. Each tool reads its inputs from R2, runs its
- * argument builder on an engine and writes the result under `results/<job>/`. Errors thrown
- * here carry a message meant for the caller (it becomes the failed job's `error`).
+ * Runs one claimed job. The tool's builder turns the job's parameters and probed inputs into
+ * one MediaCommand; the router picks the engine; the in-Worker engine runs it on ffmpeg.wasm
+ * and stores the result, the backend engine receives signed URLs and reports back through a
+ * signed callback. Errors thrown here carry a message meant for the caller (the job's `error`).
  */
 import type { Env } from "../env";
 import type { JobRow } from "../services/jobs";
+import type { ToolName } from "../services/pricing";
 import type { ToolParams } from "../tools/schemas";
+import { backendConfigured, submitToBackend, BackendUnavailableError } from "./backend-client";
 import { runFfmpegWasm } from "./ffmpeg-wasm";
+import { loadFont } from "./font-data";
+import { chooseEngine, type RoutingDecision } from "./routing";
+import { mediaUrl } from "./transfer-urls";
+import type { ProbeResult } from "./types";
+import { FONTS_DIR, type MediaCommand, type MediaInput } from "./tools/command";
+import { buildCleanAudioCommand } from "./tools/clean-audio";
+import { buildConvertCommand } from "./tools/convert";
 import { extractAudioArgs, extractAudioContentType, extractAudioOutputName } from "./tools/extract-audio";
+import { buildMergeCommand } from "./tools/merge";
+import { buildSubtitlesCommand, buildAss, cuesFromSrt } from "./tools/subtitles";
+import { buildTrimCommand } from "./tools/trim";
+import { buildWatermarkCommand } from "./tools/watermark";
 
 export class JobFailure extends Error {}
-
-/** Largest input the in-Worker engine loads (input + output + wasm heap must fit 128 MB). */
-export const WASM_MAX_INPUT_BYTES = 40 * 1024 * 1024;
 
 export interface JobResult {
   key: string;
   filename: string;
   contentType: string;
+}
+
+export interface StoredInput extends MediaInput {
+  objectKey: string;
+}
+
+export interface PreparedJob {
+  command: MediaCommand;
+  inputs: StoredInput[];
+  resultKey: string;
 }
 
 interface UploadRow {
@@ -28,15 +49,68 @@ interface UploadRow {
   probe: string;
 }
 
-async function loadInputs(env: Env, job: JobRow): Promise<UploadRow[]> {
+async function loadInputs(env: Env, job: JobRow): Promise<StoredInput[]> {
   const ids = JSON.parse(job.input_upload_ids) as string[];
-  const rows: UploadRow[] = [];
-  for (const id of ids) {
+  const inputs: StoredInput[] = [];
+  for (const [index, id] of ids.entries()) {
     const row = await env.DB.prepare("SELECT id, object_key, filename, size_bytes, probe FROM uploads WHERE id = ?").bind(id).first<UploadRow>();
     if (!row) throw new JobFailure("An input upload is no longer available.");
-    rows.push(row);
+    const probe = JSON.parse(row.probe) as ProbeResult;
+    inputs.push({ name: `in${index}.${probe.container}`, filename: row.filename, sizeBytes: row.size_bytes, probe, objectKey: row.object_key });
   }
-  return rows;
+  return inputs;
+}
+
+function extractAudioCommand(params: ToolParams["extract-audio"], [input]: MediaInput[]): MediaCommand {
+  const outputName = `out.${params.format}`;
+  return {
+    args: extractAudioArgs({ input: input.name, output: outputName, format: params.format, sourceAudioCodec: input.probe.audioCodec }),
+    files: {},
+    fonts: [],
+    outputName,
+    resultFilename: extractAudioOutputName(input.filename, params.format),
+    contentType: extractAudioContentType[params.format],
+    wasmCapable: true,
+    wasmHeapBytes: 32 * 1024 * 1024,
+  };
+}
+
+async function buildCommand(tool: ToolName, rawParams: string, inputs: MediaInput[]): Promise<MediaCommand> {
+  switch (tool) {
+    case "extract-audio":
+      return extractAudioCommand(JSON.parse(rawParams), inputs);
+    case "convert":
+      return buildConvertCommand(JSON.parse(rawParams), inputs);
+    case "trim":
+      return buildTrimCommand(JSON.parse(rawParams), inputs);
+    case "merge":
+      return buildMergeCommand(JSON.parse(rawParams), inputs);
+    case "watermark":
+      return buildWatermarkCommand(JSON.parse(rawParams), inputs);
+    case "clean-audio":
+      return buildCleanAudioCommand(JSON.parse(rawParams), inputs);
+    case "subtitles": {
+      const params = JSON.parse(rawParams) as ToolParams["subtitles"];
+      if (params.srtContent === undefined) {
+        throw new JobFailure("Automatic transcription for subtitles is not available on this server yet; send srtContent. Credits refunded.");
+      }
+      const video = inputs[0].probe;
+      const ass = buildAss(params, await cuesFromSrt(params.srtContent), { width: video.width ?? 1280, height: video.height ?? 720 });
+      return buildSubtitlesCommand(params, inputs, ass);
+    }
+    default:
+      throw new JobFailure(`The ${tool} tool is not available on this server yet; credits refunded.`);
+  }
+}
+
+export async function prepareJob(env: Env, job: JobRow): Promise<PreparedJob> {
+  const inputs = await loadInputs(env, job);
+  const command = await buildCommand(job.tool, job.params, inputs);
+  return { command, inputs, resultKey: `results/${job.id}/${command.resultFilename}` };
+}
+
+export function routeJob(env: Env, prepared: PreparedJob): RoutingDecision {
+  return chooseEngine(env, prepared.command, prepared.inputs, backendConfigured(env));
 }
 
 async function readObject(env: Env, key: string): Promise<Uint8Array> {
@@ -45,32 +119,44 @@ async function readObject(env: Env, key: string): Promise<Uint8Array> {
   return new Uint8Array(await object.arrayBuffer());
 }
 
-async function extractAudio(env: Env, job: JobRow): Promise<JobResult> {
-  const params = JSON.parse(job.params) as ToolParams["extract-audio"];
-  const [input] = await loadInputs(env, job);
-  if (input.size_bytes > WASM_MAX_INPUT_BYTES) {
-    throw new JobFailure(`The input is larger than ${WASM_MAX_INPUT_BYTES / 1024 / 1024} MiB, the limit of the in-Worker engine.`);
-  }
-  const probe = JSON.parse(input.probe) as { audioCodec?: string; container: string };
-  const inputName = `input.${probe.container}`;
-  const filename = extractAudioOutputName(input.filename, params.format);
-  const outputName = `output.${params.format}`;
-  const run = await runFfmpegWasm({
-    args: extractAudioArgs({ input: inputName, output: outputName, format: params.format, sourceAudioCodec: probe.audioCodec }),
-    inputs: { [inputName]: await readObject(env, input.object_key) },
-    outputs: [outputName],
-  });
-  const key = `results/${job.id}/${filename}`;
-  const contentType = extractAudioContentType[params.format];
-  await env.MEDIA.put(key, run.outputs[outputName], { httpMetadata: { contentType } });
-  return { key, filename, contentType };
+/** Runs the command on ffmpeg.wasm in this isolate and stores the result. */
+export async function runOnWasm(env: Env, prepared: PreparedJob): Promise<JobResult> {
+  const { command } = prepared;
+  const files: Record<string, Uint8Array> = { ...command.files };
+  for (const input of prepared.inputs) files[input.name] = await readObject(env, input.objectKey);
+  for (const font of command.fonts) files[`${FONTS_DIR}/${font}`] = await loadFont(font);
+  const run = await runFfmpegWasm({ args: command.args, inputs: files, outputs: [command.outputName] });
+  await env.MEDIA.put(prepared.resultKey, run.outputs[command.outputName], { httpMetadata: { contentType: command.contentType } });
+  return { key: prepared.resultKey, filename: command.resultFilename, contentType: command.contentType };
 }
 
-export async function executeJob(env: Env, job: JobRow): Promise<JobResult> {
-  switch (job.tool) {
-    case "extract-audio":
-      return extractAudio(env, job);
-    default:
-      throw new JobFailure(`The ${job.tool} tool is not available on this server yet; credits refunded.`);
+const base64 = (bytes: Uint8Array) => {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+};
+
+/** Hands the command to the container backend; the result arrives later by callback. */
+export async function dispatchToBackend(env: Env, jobId: string, prepared: PreparedJob, deadlineMs: number): Promise<void> {
+  if (!backendConfigured(env) || !env.PUBLIC_BASE_URL) {
+    throw new JobFailure("This job is too large for the in-Worker engine and no processing backend is configured; credits refunded.");
+  }
+  const { command } = prepared;
+  const ttl = deadlineMs + 10 * 60 * 1000;
+  try {
+    await submitToBackend(env, {
+      jobId,
+      kind: "ffmpeg",
+      args: command.args,
+      inputs: await Promise.all(prepared.inputs.map(async (input) => ({ name: input.name, url: await mediaUrl(env, input.objectKey, "GET", ttl) }))),
+      files: Object.fromEntries(Object.entries(command.files).map(([name, bytes]) => [name, base64(bytes)])),
+      fonts: command.fonts,
+      output: { name: command.outputName, url: await mediaUrl(env, prepared.resultKey, "PUT", ttl, command.contentType), contentType: command.contentType },
+      callbackUrl: `${env.PUBLIC_BASE_URL.replace(/\/$/, "")}/internal/jobs/${jobId}/callback`,
+      deadlineMs,
+    });
+  } catch (error) {
+    if (error instanceof BackendUnavailableError) throw new JobFailure(`The job could not be started: ${error.message}. Credits refunded.`);
+    throw error;
   }
 }

@@ -53,7 +53,8 @@ export const LOG_LIMIT_CHARS = 64 * 1024;
 const ERROR_TAIL_LINES = 8;
 /** MEMFS directory the command runs in, so relative names cannot clash with /dev or /tmp. */
 const WORK_DIR = "/job";
-const SAFE_NAME = /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,128}$/;
+/** A plain file name, or one inside the fonts directory (see tools/command.ts). */
+const SAFE_NAME = /^(fonts\/)?(?!\.{1,2}$)[A-Za-z0-9._-]{1,128}$/;
 
 export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegWasmResult> {
   const names = [...Object.keys(request.inputs), ...request.outputs];
@@ -65,6 +66,7 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
   core.setLogger((entry) => log.add(entry.message));
   core.FS.mkdir(WORK_DIR);
   core.FS.chdir(WORK_DIR);
+  if (names.some((name) => name.startsWith("fonts/"))) core.FS.mkdir("fonts");
   for (const [name, data] of Object.entries(request.inputs)) {
     // canOwn lets MEMFS keep the caller's bytes instead of copying them: inputs are the
     // largest allocation of a job and memory is what limits the size of a wasm job.

@@ -3,8 +3,8 @@
  * kinds they must be, what quantity the price applies to, the checks that need the probed
  * media (trim bounds, SRT syntax, cloned voice), and an honest estimate of the work.
  */
-import { parseText } from "media-captions";
 import { invalidRequest } from "../errors";
+import { cuesFromSrt, SrtError } from "../media/tools/subtitles";
 import type { ToolParams } from "../tools/schemas";
 import type { MediaKind } from "../media/probe";
 import type { BillingQuantity, ToolName } from "./pricing";
@@ -44,15 +44,15 @@ function requireClone(voice: string, context: ToolContext) {
   }
 }
 
+/** The same parser the burn-in uses, so what is accepted here renders later. */
 async function checkSrt(srt: string | undefined) {
   if (srt === undefined) return;
-  const { cues, errors } = await parseText(srt, { type: "srt", strict: true });
-  if (errors.length > 0 || cues.length === 0) {
-    const reason = errors[0]?.message ?? "no subtitle cue found";
-    throw invalidRequest(`srtContent: malformed SRT (${reason}).`);
+  try {
+    await cuesFromSrt(srt);
+  } catch (error) {
+    if (error instanceof SrtError) throw invalidRequest(error.message.startsWith("srtContent") ? error.message : `srtContent: ${error.message}`);
+    throw error;
   }
-  const bad = cues.find((cue) => !(cue.endTime > cue.startTime));
-  if (bad) throw invalidRequest(`srtContent: a cue ends before it starts (${bad.startTime}s).`);
 }
 
 export const toolSpecs: { [K in ToolName]: ToolSpec<ToolParams[K]> } = {

@@ -1,0 +1,469 @@
+/**
+ * Job requests (validation) and the runner: an in-memory table of jobs by id (idempotency), a
+ * concurrency-limited queue, and one run per job in its own temporary directory:
+ * files + fonts -> streamed downloads -> ffmpeg -> streamed upload -> signed callback.
+ */
+import { randomUUID } from "node:crypto";
+import { access, copyFile, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+import { sendCallback, type CallbackPayload, type CallbackResult } from "./callback.ts";
+import { log } from "./config.ts";
+import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts";
+import { downloadToFile, TransferError, uploadFile } from "./transfer.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+/** Flat file names in the work directory. `.`/`..` and a leading `-` (read as an option) are refused too. */
+export const SAFE_NAME = /^[A-Za-z0-9._-]{1,128}$/;
+/**
+ * The fonts are also copied into this subdirectory: `subtitles=...:fontsdir=fonts` keeps
+ * libass from loading every file of the work directory (the input video included, about its
+ * size in RAM) as a candidate font, which `fontsdir=.` does.
+ */
+export const FONTS_SUBDIR = "fonts";
+export const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
+export const MAX_DEADLINE_MS = 24 * 3600 * 1000;
+export const DEFAULT_DEADLINE_MS = 15 * 60 * 1000;
+
+const fileName = z
+  .string()
+  .regex(SAFE_NAME, "must match ^[A-Za-z0-9._-]{1,128}$")
+  .refine((n) => n !== "." && n !== ".." && !n.startsWith("-"), "must not be '.', '..' or start with '-'")
+  .refine((n) => n !== FONTS_SUBDIR, `'${FONTS_SUBDIR}' is reserved (the fonts' subdirectory)`);
+
+const httpUrl = z
+  .string()
+  .max(16_384)
+  .refine((value) => {
+    try {
+      const { protocol } = new URL(value);
+      return protocol === "http:" || protocol === "https:";
+    } catch {
+      return false;
+    }
+  }, "must be an http(s) URL");
+
+const FfmpegJobSchema = z.object({
+  jobId: z.string().regex(JOB_ID, "must match ^[A-Za-z0-9_-]{1,128}$"),
+  kind: z.literal("ffmpeg"),
+  args: z.array(z.string().max(65_536)).min(1).max(2_000),
+  inputs: z.array(z.object({ name: fileName, url: httpUrl })).max(64).default([]),
+  files: z.record(fileName, z.base64()).default({}),
+  fonts: z.array(fileName).max(64).default([]),
+  output: z.object({
+    name: fileName,
+    url: httpUrl,
+    contentType: z.string().regex(/^[\w.+-]+\/[\w.+-]+(\s*;.{0,200})?$/, "must be a MIME type"),
+  }),
+  callbackUrl: httpUrl,
+  deadlineMs: z.number().int().min(1).max(MAX_DEADLINE_MS).default(DEFAULT_DEADLINE_MS),
+});
+
+/** Job kinds: speech (transcription, tts) will join this union. */
+export const JobRequestSchema = z.discriminatedUnion("kind", [FfmpegJobSchema]);
+
+export type FfmpegJob = z.infer<typeof FfmpegJobSchema>;
+export type JobRequest = z.infer<typeof JobRequestSchema>;
+
+/** ffmpeg protocols (`ffmpeg -protocols`, 5.1) other than plain relative file names. */
+const PROTOCOLS =
+  "async|bluray|cache|concat|concatf|crypto|data|fd|ffrtmpcrypt|ffrtmphttp|file|ftp|gopher|gophers|hls|http|httpproxy|https|icecast|ipfs|ipns|md5|mmsh|mmst|pipe|prompeg|rist|rtmp|rtmpe|rtmps|rtmpt|rtmpte|rtmpts|rtp|sctp|sftp|smb|srt|srtp|subfile|tcp|tee|tls|udp|udplite|unix|zmq|amqp|librtmp|libsmbclient|libssh";
+const PROTOCOL_URL = new RegExp(`(^|[=|,;'"\\s])(${PROTOCOLS}):`, "i");
+/** `..` as a whole path segment or option value. */
+const PARENT_SEGMENT = /(^|[/\\=:,;'"|\s])\.\.($|[/\\:,;'"|\s])/;
+/** An absolute or home path as an option value inside a filter or option string. */
+const ABSOLUTE_VALUE = /[=:,;|]\s*['"]?\s*[/\\~]/;
+
+/**
+ * Why `args` are unsafe, or null. Every path must stay in the work directory: no absolute or
+ * home paths, no `..`, no protocol URLs (file:, http:, concat:, subfile,...); each `-i` names a
+ * declared input or file (or is a lavfi graph after `-f lavfi`); the output name is written.
+ */
+export function checkFfmpegArgs(args: string[], declared: Set<string>, outputName: string): string | null {
+  for (const [i, arg] of args.entries()) {
+    const where = `args[${i}]`;
+    if (arg.includes("\0")) return `${where} contains a NUL character`;
+    if (/^[/\\~]/.test(arg)) return `${where} is an absolute path: only names in the work directory are allowed`;
+    if (PARENT_SEGMENT.test(arg)) return `${where} refers to a parent directory ('..')`;
+    if (ABSOLUTE_VALUE.test(arg)) return `${where} contains an absolute path: only names in the work directory are allowed`;
+    if (PROTOCOL_URL.test(arg) || /^subfile,/i.test(arg)) return `${where} uses a protocol URL: only plain file names are allowed`;
+  }
+  let format: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "-f") format = args[i + 1];
+    if (arg === "-safe" && args[i + 1] === "0") return `args[${i}]: '-safe 0' is not allowed`;
+    if (arg === "-i") {
+      const value = args[i + 1];
+      if (value === undefined) return `args[${i}]: '-i' has no value`;
+      if (format !== "lavfi" && !declared.has(value)) {
+        return `args[${i + 1}]: input '${value}' is not one of the declared inputs or files`;
+      }
+      format = undefined;
+      i++;
+    }
+  }
+  if (!args.includes(outputName)) return `args do not write the output '${outputName}'`;
+  return null;
+}
+
+export type ParseResult = { ok: true; job: JobRequest } | { ok: false; message: string; issues?: string[] };
+
+export function parseJobRequest(body: unknown): ParseResult {
+  const parsed = JobRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(body)"}: ${issue.message}`);
+    return { ok: false, message: issues[0] ?? "invalid request", issues };
+  }
+  const job = parsed.data;
+  const names = [
+    ...job.inputs.map((input) => input.name),
+    ...Object.keys(job.files),
+    ...job.fonts,
+    job.output.name,
+  ];
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) return { ok: false, message: `file name '${name}' is used twice (inputs, files, fonts, output)` };
+    seen.add(name);
+  }
+  seen.delete(job.output.name);
+  const problem = checkFfmpegArgs(job.args, seen, job.output.name);
+  if (problem) return { ok: false, message: problem };
+  return { ok: true, job };
+}
+
+/** The fonts of `job` missing from `fontsDir`. */
+export async function missingFonts(job: JobRequest, fontsDir: string): Promise<string[]> {
+  const missing: string[] = [];
+  for (const font of job.fonts) {
+    try {
+      await access(path.join(fontsDir, font));
+    } catch {
+      missing.push(font);
+    }
+  }
+  return missing;
+}
+
+/**
+ * The argv actually run: `-protocol_whitelist file` before every `-i`, so that a declared input
+ * (a playlist, a concat list) cannot make ffmpeg open network or other protocols.
+ */
+export function hardenArgs(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "-i") out.push("-protocol_whitelist", "file", "-i", args[++i]!);
+    else out.push(args[i]!);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runner
+
+export type JobStatus = "queued" | "running" | "completed" | "failed";
+
+/** A job's expected failure, with a message for the user. */
+export class JobFailure extends Error {}
+
+/** The abort reason for deadline and shutdown. */
+class JobAbort extends Error {}
+
+interface JobEntry {
+  jobId: string;
+  kind: JobRequest["kind"];
+  callbackUrl: string;
+  /** The request; dropped once the job is finished (its `files` can be large). */
+  job?: JobRequest;
+  status: JobStatus;
+  phase: string;
+  acceptedAt: number;
+  finishedAt?: number;
+  error?: string;
+  abort: AbortController;
+  deadlineTimer: NodeJS.Timeout;
+  /** Settles once the job is finished and its callback was attempted. */
+  done: Promise<void>;
+  resolveDone: () => void;
+}
+
+export interface RunnerOptions {
+  secret: string;
+  ffmpegPath: string;
+  fontsDir: string;
+  maxConcurrentJobs: number;
+  callbackDelaysMs?: number[];
+  /** Finished jobs remembered for idempotency (older ones are forgotten first). */
+  maxRemembered?: number;
+  rememberMs?: number;
+}
+
+interface Outcome {
+  payload: CallbackPayload;
+  timings: Record<string, number>;
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+export class JobRunner {
+  #options: RunnerOptions;
+  #entries = new Map<string, JobEntry>();
+  #queue: JobEntry[] = [];
+  #active = 0;
+  #closing = false;
+  /** ffmpeg's environment: the backend's, without its secret. */
+  #childEnv: NodeJS.ProcessEnv;
+
+  constructor(options: RunnerOptions) {
+    this.#options = options;
+    this.#childEnv = { ...process.env };
+    delete this.#childEnv.BACKEND_SECRET;
+  }
+
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  stats(): { active: number; queued: number; known: number } {
+    return { active: this.#active, queued: this.#queue.length, known: this.#entries.size };
+  }
+
+  status(jobId: string): { jobId: string; status: JobStatus; error?: string } | undefined {
+    const entry = this.#entries.get(jobId);
+    if (!entry) return undefined;
+    return { jobId, status: entry.status, ...(entry.error ? { error: entry.error } : {}) };
+  }
+
+  /** "duplicate" when the id is already known (running or done): nothing more happens. */
+  submit(job: JobRequest): "accepted" | "duplicate" | "closing" {
+    if (this.#entries.has(job.jobId)) return "duplicate";
+    if (this.#closing) return "closing";
+    this.#forgetOld();
+    let resolveDone!: () => void;
+    const done = new Promise<void>((resolve) => (resolveDone = resolve));
+    const abort = new AbortController();
+    const entry: JobEntry = {
+      jobId: job.jobId,
+      kind: job.kind,
+      callbackUrl: job.callbackUrl,
+      job,
+      status: "queued",
+      phase: "waiting in the queue",
+      acceptedAt: Date.now(),
+      abort,
+      deadlineTimer: setTimeout(
+        () => abort.abort(new JobAbort(`job deadline of ${seconds(job.deadlineMs)} exceeded`)),
+        job.deadlineMs,
+      ),
+      done,
+      resolveDone,
+    };
+    // A queued job that hits its deadline (or a shutdown) fails at once, without a slot.
+    abort.signal.addEventListener("abort", () => {
+      const index = this.#queue.indexOf(entry);
+      if (index === -1) return;
+      this.#queue.splice(index, 1);
+      void this.#finish(entry, this.#failure(entry, abort.signal.reason, Date.now()));
+    });
+    this.#entries.set(job.jobId, entry);
+    this.#queue.push(entry);
+    this.#pump();
+    return "accepted";
+  }
+
+  /**
+   * Stop taking jobs; let running and queued ones go on for `graceMs`, then stop them (they
+   * fail with a callback). Resolves when every job is finished and its callback attempted.
+   */
+  async shutdown(graceMs: number): Promise<void> {
+    this.#closing = true;
+    const pending = () => [...this.#entries.values()].filter((e) => e.finishedAt === undefined).map((e) => e.done);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(pending()),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs))),
+    ]);
+    clearTimeout(timer);
+    for (const entry of this.#entries.values()) {
+      if (entry.finishedAt === undefined) entry.abort.abort(new JobAbort("the media backend is shutting down"));
+    }
+    await Promise.all([...this.#entries.values()].map((e) => e.done));
+  }
+
+  #pump(): void {
+    while (this.#active < this.#options.maxConcurrentJobs && this.#queue.length > 0) {
+      const entry = this.#queue.shift()!;
+      this.#active++;
+      void this.#run(entry)
+        .catch((err: unknown) => this.#failure(entry, err, Date.now()))
+        .then((outcome) => {
+          this.#active--;
+          this.#pump();
+          return this.#finish(entry, outcome);
+        });
+    }
+  }
+
+  #failure(entry: JobEntry, err: unknown, started: number, timings: Record<string, number> = {}): Outcome {
+    let message: string;
+    const signal = entry.abort.signal;
+    if (signal.aborted && (err === signal.reason || err instanceof JobAbort || !(err instanceof JobFailure))) {
+      const reason = signal.reason instanceof Error ? signal.reason.message : "the job was stopped";
+      message = `${reason} while ${entry.phase}`;
+    } else if (err instanceof JobFailure || err instanceof TransferError || err instanceof FfmpegStartError) {
+      message = err.message;
+    } else {
+      const errorId = randomUUID().slice(0, 8);
+      log("job_internal_error", {
+        jobId: entry.jobId,
+        errorId,
+        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      });
+      message = `internal error in the media backend (ref ${errorId})`;
+    }
+    return {
+      payload: { jobId: entry.jobId, status: "failed", error: message, durationMs: Date.now() - started },
+      timings,
+    };
+  }
+
+  async #run(entry: JobEntry): Promise<Outcome> {
+    const job = entry.job!;
+    const signal = entry.abort.signal;
+    const started = Date.now();
+    const timings: Record<string, number> = { queuedMs: started - entry.acceptedAt };
+    entry.status = "running";
+    let dir: string | undefined;
+    try {
+      signal.throwIfAborted();
+      entry.phase = "preparing the work directory";
+      dir = await mkdtemp(path.join(os.tmpdir(), `media-job-${job.jobId}-`));
+      const workDir = dir;
+      for (const [name, content] of Object.entries(job.files)) {
+        await writeFile(path.join(workDir, name), Buffer.from(content, "base64"));
+      }
+      if (job.fonts.length > 0) await mkdir(path.join(workDir, FONTS_SUBDIR));
+      for (const font of job.fonts) {
+        try {
+          await copyFile(path.join(this.#options.fontsDir, font), path.join(workDir, font));
+          await copyFile(path.join(this.#options.fontsDir, font), path.join(workDir, FONTS_SUBDIR, font));
+        } catch {
+          throw new JobFailure(`font '${font}' is not available on the media backend`);
+        }
+      }
+
+      entry.phase = "downloading the inputs";
+      let t = Date.now();
+      const local = new AbortController();
+      const downloadSignal = AbortSignal.any([signal, local.signal]);
+      // All settle before going on: no download may still write into the directory when it is removed.
+      const results = await Promise.allSettled(
+        job.inputs.map((input) =>
+          downloadToFile(input.url, path.join(workDir, input.name), {
+            label: `input '${input.name}'`,
+            signal: downloadSignal,
+          }).catch((err: unknown) => {
+            if (!local.signal.aborted) local.abort(err); // the first failure stops the other downloads
+            throw err;
+          }),
+        ),
+      );
+      if (local.signal.aborted) throw local.signal.reason;
+      timings.downloadMs = Date.now() - t;
+      timings.inputBytes = results.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value : 0), 0);
+
+      entry.phase = "running ffmpeg";
+      t = Date.now();
+      const run = await runFfmpeg({
+        ffmpegPath: this.#options.ffmpegPath,
+        args: hardenArgs(job.args),
+        cwd: workDir,
+        signal,
+        env: this.#childEnv,
+      });
+      timings.ffmpegMs = Date.now() - t;
+      if (run.aborted) {
+        entry.phase = "running ffmpeg (ffmpeg was stopped)";
+        throw signal.reason;
+      }
+      if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure(run));
+      const outputPath = path.join(workDir, job.output.name);
+      const info = await stat(outputPath).catch(() => undefined);
+      if (!info?.isFile()) throw new JobFailure(`ffmpeg finished without writing '${job.output.name}'`);
+      if (info.size === 0) throw new JobFailure(`ffmpeg wrote an empty '${job.output.name}'`);
+
+      entry.phase = "uploading the output";
+      t = Date.now();
+      const outputBytes = await uploadFile(job.output.url, outputPath, {
+        contentType: job.output.contentType,
+        signal,
+      });
+      timings.uploadMs = Date.now() - t;
+      return {
+        payload: {
+          jobId: job.jobId,
+          status: "completed",
+          outputBytes,
+          durationMs: Date.now() - started,
+          queuedMs: timings.queuedMs,
+        },
+        timings,
+      };
+    } catch (err) {
+      const outcome = this.#failure(entry, err, started, timings);
+      outcome.payload.queuedMs = timings.queuedMs;
+      return outcome;
+    } finally {
+      if (dir) {
+        await rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch((err: unknown) =>
+          log("job_cleanup_failed", { jobId: job.jobId, error: String(err) }),
+        );
+      }
+    }
+  }
+
+  async #finish(entry: JobEntry, outcome: Outcome): Promise<void> {
+    clearTimeout(entry.deadlineTimer);
+    const { payload } = outcome;
+    entry.status = payload.status;
+    entry.error = payload.error;
+    entry.finishedAt = Date.now();
+    let callback: CallbackResult;
+    try {
+      entry.job = undefined;
+      callback = await sendCallback(entry.callbackUrl, payload, {
+        secret: this.#options.secret,
+        delaysMs: this.#options.callbackDelaysMs,
+      });
+    } catch (err) {
+      callback = { delivered: false, attempts: 0, error: String(err) };
+    }
+    log("job", {
+      jobId: entry.jobId,
+      kind: entry.kind,
+      status: payload.status,
+      ...(payload.error ? { error: payload.error } : {}),
+      durationMs: payload.durationMs,
+      ...outcome.timings,
+      ...(payload.outputBytes !== undefined ? { outputBytes: payload.outputBytes } : {}),
+      callback: callback.delivered ? "delivered" : `failed: ${callback.error ?? "unknown"}`,
+      callbackAttempts: callback.attempts,
+    });
+    entry.resolveDone();
+  }
+
+  #forgetOld(): void {
+    const max = this.#options.maxRemembered ?? 10_000;
+    const cutoff = Date.now() - (this.#options.rememberMs ?? 24 * 3600 * 1000);
+    for (const [id, entry] of this.#entries) {
+      if (entry.finishedAt === undefined) continue;
+      if (entry.finishedAt < cutoff || this.#entries.size > max) this.#entries.delete(id);
+    }
+  }
+}

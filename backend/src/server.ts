@@ -1,0 +1,227 @@
+/**
+ * HTTP surface of the media backend (node:http, no framework):
+ *   GET  /v1/health        {ok: true}                       no auth
+ *   GET  /v1/capabilities  engines, job kinds, speech lists  Bearer BACKEND_SECRET
+ *   POST /v1/jobs          202 {accepted: true}              Bearer BACKEND_SECRET
+ *   GET  /v1/jobs/:jobId   {jobId, status, error?}          Bearer BACKEND_SECRET
+ * Start: `node src/server.ts` (Node 24 strips the types).
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { ConfigError, loadConfig, log, type Config } from "./config.ts";
+import { ffmpegVersion } from "./ffmpeg.ts";
+import { JOB_ID, JobRunner, missingFonts, parseJobRequest } from "./jobs.ts";
+
+export interface BackendServer {
+  server: http.Server;
+  runner: JobRunner;
+  url: string;
+  /** Stop listening, let jobs finish for `graceMs` (default: config), then stop them. */
+  close(graceMs?: number): Promise<void>;
+}
+
+class HttpError extends Error {
+  status: number;
+  code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+  });
+  res.end(text);
+}
+
+function sha256(value: string): Buffer {
+  return createHash("sha256").update(value).digest();
+}
+
+/** Constant-time check of `Authorization: Bearer <secret>` (hashes make the lengths equal). */
+export function isAuthorized(header: string | undefined, secretHash: Buffer): boolean {
+  const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header ?? "");
+  const given = sha256(match?.[1] ?? "");
+  return timingSafeEqual(given, secretHash) && match !== null;
+}
+
+async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limit) {
+    throw new HttpError(413, "payload_too_large", `request body over ${limit} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new HttpError(413, "payload_too_large", `request body over ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+export async function startServer(config: Config): Promise<BackendServer> {
+  const version = await ffmpegVersion(config.ffmpegPath);
+  const runner = new JobRunner({
+    secret: config.secret,
+    ffmpegPath: config.ffmpegPath,
+    fontsDir: config.fontsDir,
+    maxConcurrentJobs: config.maxConcurrentJobs,
+  });
+  const secretHash = sha256(config.secret);
+
+  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const { pathname } = new URL(req.url ?? "/", "http://backend");
+    const method = req.method ?? "GET";
+
+    if (pathname === "/v1/health") {
+      if (method !== "GET" && method !== "HEAD") throw new HttpError(405, "method_not_allowed", "use GET");
+      return sendJson(res, 200, { ok: true });
+    }
+    if (!isAuthorized(req.headers.authorization, secretHash)) {
+      throw new HttpError(401, "unauthorized", "missing or invalid bearer token");
+    }
+
+    if (pathname === "/v1/capabilities") {
+      if (method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
+      return sendJson(res, 200, {
+        engines: { ffmpeg: version },
+        kinds: ["ffmpeg"],
+        transcription: { languages: [] },
+        tts: { voices: [] },
+        limits: {
+          maxConcurrentJobs: config.maxConcurrentJobs,
+          maxRequestBytes: config.maxRequestBytes,
+        },
+        load: runner.stats(),
+      });
+    }
+
+    if (pathname === "/v1/jobs") {
+      if (method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
+      const raw = await readBody(req, config.maxRequestBytes);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.toString("utf8"));
+      } catch {
+        throw new HttpError(400, "invalid_json", "the body is not valid JSON");
+      }
+      const parsed = parseJobRequest(body);
+      if (!parsed.ok) {
+        return sendJson(res, 400, { error: "invalid_request", message: parsed.message, issues: parsed.issues });
+      }
+      const missing = await missingFonts(parsed.job, config.fontsDir);
+      if (missing.length > 0) {
+        throw new HttpError(400, "unknown_font", `fonts not available on the backend: ${missing.join(", ")}`);
+      }
+      const result = runner.submit(parsed.job);
+      if (result === "closing") throw new HttpError(503, "shutting_down", "the media backend is shutting down");
+      return sendJson(res, 202, { accepted: true });
+    }
+
+    const jobMatch = /^\/v1\/jobs\/([^/]+)$/.exec(pathname);
+    if (jobMatch) {
+      if (method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
+      const jobId = decodeURIComponent(jobMatch[1]!);
+      const status = JOB_ID.test(jobId) ? runner.status(jobId) : undefined;
+      if (!status) throw new HttpError(404, "not_found", "unknown job");
+      return sendJson(res, 200, status);
+    }
+
+    throw new HttpError(404, "not_found", "no such route");
+  }
+
+  const server = http.createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (err instanceof HttpError) {
+        // Discard the rest of an oversized body so that the client gets to read the answer.
+        if (err.status === 413) req.resume();
+        sendJson(res, err.status, { error: err.code, message: err.message });
+      } else {
+        log("http_error", { error: err instanceof Error ? err.message : String(err) });
+        sendJson(res, 500, { error: "internal", message: "internal error" });
+      }
+    });
+  });
+  server.requestTimeout = 60_000;
+  server.headersTimeout = 30_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  log("listening", {
+    url,
+    port: address.port,
+    ffmpeg: version,
+    maxConcurrentJobs: config.maxConcurrentJobs,
+    fontsDir: config.fontsDir,
+  });
+
+  return {
+    server,
+    runner,
+    url,
+    async close(graceMs = config.shutdownGraceMs) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await runner.shutdown(graceMs);
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  // A closed stdout (a pipe whose reader left) must not bring the jobs down with it.
+  process.stdout.on("error", () => {});
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`media-backend: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  let backend: BackendServer;
+  try {
+    backend = await startServer(config);
+  } catch (err) {
+    process.stderr.write(`media-backend: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log("shutdown", { signal, ...backend.runner.stats(), graceMs: config.shutdownGraceMs });
+    backend.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  // Node as PID 1 in a container ignores SIGTERM unless handled.
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+if (import.meta.main) await main();

@@ -1,0 +1,107 @@
+/** Pure parts, in process: argument checks, stderr summaries, signatures, the stderr tail. */
+import { describe, expect, it } from "vitest";
+import { signCallback, verifyCallbackSignature } from "../src/callback.ts";
+import { describeFfmpegFailure, summarizeStderr, TailBuffer } from "../src/ffmpeg.ts";
+import { checkFfmpegArgs, hardenArgs, parseJobRequest } from "../src/jobs.ts";
+import { hmac, SECRET } from "./helpers.ts";
+
+const declared = new Set(["in0.mp4", "in1.wav", "subs.ass", "list.txt"]);
+
+describe("checkFfmpegArgs", () => {
+  it("accepts the commands the Worker builds", () => {
+    const ok: string[][] = [
+      ["-hide_banner", "-y", "-i", "in0.mp4", "-vn", "-c:a", "libmp3lame", "-q:a", "2", "out.mp3"],
+      ["-hide_banner", "-y", "-ss", "00:00:01.5", "-i", "in0.mp4", "-t", "3", "-c", "copy", "out.mp4"],
+      ["-i", "in0.mp4", "-vf", "subtitles=subs.ass:fontsdir=.,scale=-2:720", "-c:v", "libx264", "out.mp4"],
+      ["-i", "in0.mp4", "-vf", "drawtext=fontfile=Inter-Regular.ttf:textfile=caption.txt:x=(w-text_w)/2:y=h-th-20", "out.mp4"],
+      ["-i", "in0.mp4", "-i", "in1.wav", "-filter_complex", "[0:a][1:a]amix=inputs=2:duration=longest[a]", "-map", "0:v", "-map", "[a]", "out.mp4"],
+      ["-f", "lavfi", "-i", "color=c=black:s=1280x720:d=5", "-i", "in1.wav", "-shortest", "out.mp4"],
+      ["-f", "concat", "-i", "list.txt", "-c", "copy", "out.mp4"],
+      ["-i", "in0.mp4", "-af", "loudnorm=I=-16:TP=-1.5:LRA=11,afftdn", "-metadata", "title=Wait... what", "out.mp4"],
+      ["-i", "in0.mp4", "-vf", "select='not(mod(n\\,10))',setpts=N/FRAME_RATE/TB", "out.mp4"],
+    ];
+    for (const args of ok) expect(checkFfmpegArgs(args, declared, args.at(-1)!), args.join(" ")).toBeNull();
+  });
+
+  it("refuses paths outside the work directory and protocols", () => {
+    const bad: string[][] = [
+      ["-i", "/etc/passwd", "out.mp4"],
+      ["-i", "in0.mp4", "-attach", "\\\\server\\share", "out.mp4"],
+      ["-i", "in0.mp4", "-vf", "movie=../../x.mp4", "out.mp4"],
+      ["-i", "in0.mp4", "-vf", "subtitles=subs.ass:fontsdir=/usr/share/fonts", "out.mp4"],
+      ["-i", "in0.mp4", "-vf", "drawtext=textfile=\"/etc/hostname\"", "out.mp4"],
+      ["-i", "in0.mp4", "-passlogfile", "..", "out.mp4"],
+      ["-i", "in0.mp4", "-f", "tee", "out.mp4|file:leak.mp4"],
+      ["-i", "subfile,,start,0,end,100,,:in0.mp4", "out.mp4"],
+      ["-i", "data:text/plain,abc", "out.mp4"],
+      ["-i", "in0.mp4", "tcp://127.0.0.1:9/out.mp4", "out.mp4"],
+      ["-i", "in0.mp4", "-vf", "amovie=HTTPS\\://x/y", "out.mp4"],
+      ["-i", "in0.mp4", "out\0.mp4", "out.mp4"],
+      ["-i"],
+    ];
+    for (const args of bad) expect(checkFfmpegArgs(args, declared, "out.mp4"), args.join(" ")).not.toBeNull();
+  });
+
+  it("puts -protocol_whitelist file before every input", () => {
+    expect(hardenArgs(["-y", "-ss", "1", "-i", "in0.mp4", "-i", "in1.wav", "out.mp4"])).toEqual([
+      "-y", "-ss", "1", "-protocol_whitelist", "file", "-i", "in0.mp4", "-protocol_whitelist", "file", "-i", "in1.wav", "out.mp4",
+    ]);
+  });
+
+  it("parses a full request with defaults", () => {
+    const result = parseJobRequest({
+      jobId: "job_1",
+      kind: "ffmpeg",
+      args: ["-i", "in0.mp4", "out.mp4"],
+      inputs: [{ name: "in0.mp4", url: "https://example.com/m?t=1" }],
+      output: { name: "out.mp4", url: "https://example.com/put", contentType: "video/mp4" },
+      callbackUrl: "https://example.com/cb",
+    });
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.job).toMatchObject({ files: {}, fonts: [], deadlineMs: 900_000 });
+  });
+});
+
+describe("stderr", () => {
+  it("keeps only the last bytes", () => {
+    const tail = new TailBuffer(10);
+    for (const part of ["0123456789", "abcdef", "XYZ"]) tail.push(Buffer.from(part));
+    expect(tail.toString()).toBe("789abcdefXYZ".slice(-10));
+  });
+
+  it("summarizes the meaningful lines", () => {
+    const stderr = [
+      "Input #0, mov,mp4,m4a,3gp,3g2,mj2, from 'in0.mp4':",
+      "  Duration: 00:00:01.00, start: 0.000000, bitrate: 80 kb/s",
+      "  Stream #0:0[0x1](und): Video: h264",
+      "Stream mapping:",
+      "  Stream #0:0 -> #0:0 (h264 (native) -> h264 (libx264))",
+      "frame=   10 fps=0.0 q=0.0 size=       0kB time=00:00:00.00 bitrate=N/A speed=   0x\rframe=   15 fps=0.0 q=0.0 size=0kB",
+      "[libx264 @ 0x55] Error while opening encoder for output stream #0:0",
+      "[libx264 @ 0x55] Error while opening encoder for output stream #0:0",
+      "Conversion failed!",
+    ].join("\n");
+    expect(summarizeStderr(stderr)).toBe(
+      "[libx264] Error while opening encoder for output stream #0:0 | Conversion failed!",
+    );
+    expect(describeFfmpegFailure({ exitCode: 1, signal: null, stderr, aborted: false, durationMs: 5 })).toMatch(
+      /^ffmpeg exited with code 1: \[libx264/,
+    );
+    expect(describeFfmpegFailure({ exitCode: null, signal: "SIGSEGV", stderr: "", aborted: false, durationMs: 5 })).toBe(
+      "ffmpeg was killed by SIGSEGV",
+    );
+  });
+});
+
+describe("callback signature", () => {
+  it("is HMAC-SHA256 over timestamp.body, verifiable with a tolerance", () => {
+    const body = JSON.stringify({ jobId: "job_1", status: "completed", durationMs: 5 });
+    const now = Date.now();
+    const signature = signCallback(SECRET, String(now), body);
+    expect(signature).toBe(hmac(String(now), body));
+    expect(verifyCallbackSignature(SECRET, String(now), body, signature, { now })).toBe(true);
+    expect(verifyCallbackSignature(SECRET, String(now), `${body} `, signature, { now })).toBe(false);
+    expect(verifyCallbackSignature("other", String(now), body, signature, { now })).toBe(false);
+    expect(verifyCallbackSignature(SECRET, String(now), body, signature, { now: now + 10 * 60_000 })).toBe(false);
+  });
+});

@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+/**
+ * Builds the subtitle fonts: the `latin` subset (Basic Latin, Latin-1, Œ œ, €, typographic
+ * quotes and spaces) of the six @fontsource families, converted from WOFF 1.0 to plain
+ * TrueType into assets/fonts/<Name>-Regular.ttf.
+ *
+ * ffmpeg.wasm's libass/FreeType get the fonts as plain files in the job's working directory
+ * (`subtitles=...:fontsdir=.`, no fontconfig), and the Worker bundles them as Data modules
+ * (wrangler `[[rules]] type = "Data" globs = ["**\/*.ttf"]`). The .ttf files are generated
+ * (gitignored); this script runs from `postinstall`. It also refreshes the licence texts
+ * assets/fonts/OFL-<Name>.txt, which are committed.
+ *
+ * WOFF 1.0 (https://www.w3.org/TR/WOFF/) is an sfnt whose tables are each optionally
+ * zlib-compressed: inflating every table and writing a standard sfnt table directory gives
+ * back the original font, byte for byte in every table.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { inflateSync } from "node:zlib";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const outDir = path.join(root, "assets", "fonts");
+const require = createRequire(path.join(root, "package.json"));
+
+/** fontId (API) -> @fontsource package, weight, and the output name stem. */
+export const FONTS = [
+  { id: "inter", pkg: "@fontsource/inter", weight: 400, name: "Inter" },
+  { id: "montserrat", pkg: "@fontsource/montserrat", weight: 400, name: "Montserrat" },
+  { id: "poppins", pkg: "@fontsource/poppins", weight: 400, name: "Poppins" },
+  { id: "fredoka", pkg: "@fontsource/fredoka", weight: 400, name: "Fredoka" },
+  { id: "archivo-black", pkg: "@fontsource/archivo-black", weight: 400, name: "ArchivoBlack" },
+  { id: "anton", pkg: "@fontsource/anton", weight: 400, name: "Anton" },
+];
+
+const SUBSET = "latin";
+
+/** WOFF 1.0 -> sfnt (TrueType or CFF flavour, whichever the WOFF wraps). */
+export function woffToSfnt(woff) {
+  const src = Buffer.from(woff.buffer, woff.byteOffset, woff.byteLength);
+  if (src.toString("latin1", 0, 4) !== "wOFF") throw new Error("not a WOFF 1.0 file");
+  const flavor = src.readUInt32BE(4);
+  if (src.readUInt32BE(8) !== src.length) throw new Error("WOFF length field does not match the file size");
+  const numTables = src.readUInt16BE(12);
+
+  const tables = [];
+  for (let i = 0; i < numTables; i++) {
+    const entry = 44 + i * 20;
+    const tag = src.toString("latin1", entry, entry + 4);
+    const offset = src.readUInt32BE(entry + 4);
+    const compLength = src.readUInt32BE(entry + 8);
+    const origLength = src.readUInt32BE(entry + 12);
+    const checksum = src.readUInt32BE(entry + 16);
+    if (offset + compLength > src.length) throw new Error(`WOFF table ${tag} runs past the end of the file`);
+    const stored = src.subarray(offset, offset + compLength);
+    const data = compLength < origLength ? inflateSync(stored) : Buffer.from(stored);
+    if (data.length !== origLength) throw new Error(`WOFF table ${tag}: ${data.length} bytes after inflate, ${origLength} expected`);
+    tables.push({ tag, data, checksum });
+  }
+  // The sfnt table directory must be sorted by tag (WOFF requires it too; sort anyway).
+  tables.sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0));
+
+  const headerSize = 12 + 16 * numTables;
+  const padded = (n) => (n + 3) & ~3;
+  const total = tables.reduce((size, t) => size + padded(t.data.length), headerSize);
+  const out = Buffer.alloc(total);
+  const entrySelector = Math.floor(Math.log2(numTables));
+  const searchRange = 2 ** entrySelector * 16;
+  out.writeUInt32BE(flavor, 0);
+  out.writeUInt16BE(numTables, 4);
+  out.writeUInt16BE(searchRange, 6);
+  out.writeUInt16BE(entrySelector, 8);
+  out.writeUInt16BE(numTables * 16 - searchRange, 10);
+
+  let offset = headerSize;
+  let headOffset = -1;
+  tables.forEach((table, i) => {
+    const record = 12 + i * 16;
+    if (table.tag === "head") {
+      headOffset = offset;
+      // checkSumAdjustment is recomputed below over the whole file.
+      table.data.writeUInt32BE(0, 8);
+    }
+    const checksum = tableChecksum(table.data);
+    if (table.tag !== "head" && checksum !== table.checksum) {
+      throw new Error(`table ${table.tag}: checksum ${hex(checksum)} differs from the WOFF directory's ${hex(table.checksum)}`);
+    }
+    out.write(table.tag, record, 4, "latin1");
+    out.writeUInt32BE(checksum, record + 4);
+    out.writeUInt32BE(offset, record + 8);
+    out.writeUInt32BE(table.data.length, record + 12);
+    table.data.copy(out, offset);
+    offset += padded(table.data.length);
+  });
+  if (headOffset < 0) throw new Error("font has no head table");
+  out.writeUInt32BE((0xb1b0afba - tableChecksum(out)) >>> 0, headOffset + 8);
+  return new Uint8Array(out.buffer, out.byteOffset, out.length);
+}
+
+function tableChecksum(data) {
+  let sum = 0;
+  const whole = data.length & ~3;
+  for (let i = 0; i < whole; i += 4) sum = (sum + data.readUInt32BE(i)) >>> 0;
+  if (whole < data.length) {
+    const tail = Buffer.alloc(4);
+    data.copy(tail, 0, whole);
+    sum = (sum + tail.readUInt32BE(0)) >>> 0;
+  }
+  return sum;
+}
+
+const hex = (n) => `0x${n.toString(16).padStart(8, "0")}`;
+
+/** Reads name records (family 1, subfamily 2, full name 4, PostScript 6, typographic 16/17). */
+export function sfntNames(sfnt) {
+  const buf = Buffer.from(sfnt.buffer, sfnt.byteOffset, sfnt.byteLength);
+  const numTables = buf.readUInt16BE(4);
+  let nameOffset = -1;
+  for (let i = 0; i < numTables; i++) {
+    if (buf.toString("latin1", 12 + i * 16, 16 + i * 16) === "name") nameOffset = buf.readUInt32BE(12 + i * 16 + 8);
+  }
+  if (nameOffset < 0) throw new Error("font has no name table");
+  const count = buf.readUInt16BE(nameOffset + 2);
+  const strings = nameOffset + buf.readUInt16BE(nameOffset + 4);
+  const names = {};
+  for (let i = 0; i < count; i++) {
+    const r = nameOffset + 6 + i * 12;
+    const [platform, encoding, language, nameId, length, offset] = [0, 2, 4, 6, 8, 10].map((d) => buf.readUInt16BE(r + d));
+    const raw = buf.subarray(strings + offset, strings + offset + length);
+    // Windows, Unicode BMP, US English: the record libass (FreeType) reads first.
+    if (platform === 3 && encoding === 1 && language === 0x409) names[nameId] = Buffer.from(raw).swap16().toString("utf16le");
+  }
+  return names;
+}
+
+/** Characters of the French captions the subset must cover. */
+const REQUIRED = "AaZz09ÀÂÆÇÉÈÊËÎÏÔÙÛÜàâæçéèêëîïôùûüÿŒœ€«»‘’“”…–—\u00A0";
+
+/** Unicode code points the cmap maps to a glyph (format 4 subtables only: enough for the BMP). */
+export function cmapCovers(sfnt, chars) {
+  const buf = Buffer.from(sfnt.buffer, sfnt.byteOffset, sfnt.byteLength);
+  const numTables = buf.readUInt16BE(4);
+  let cmap = -1;
+  for (let i = 0; i < numTables; i++) {
+    if (buf.toString("latin1", 12 + i * 16, 16 + i * 16) === "cmap") cmap = buf.readUInt32BE(12 + i * 16 + 8);
+  }
+  if (cmap < 0) throw new Error("font has no cmap table");
+  let sub = -1;
+  for (let i = 0; i < buf.readUInt16BE(cmap + 2); i++) {
+    const r = cmap + 4 + i * 8;
+    const format = buf.readUInt16BE(cmap + buf.readUInt32BE(r + 4));
+    if (buf.readUInt16BE(r) === 3 && buf.readUInt16BE(r + 2) === 1 && format === 4) sub = cmap + buf.readUInt32BE(r + 4);
+  }
+  if (sub < 0) throw new Error("font has no Windows Unicode BMP (format 4) cmap");
+  const segX2 = buf.readUInt16BE(sub + 6);
+  const ends = sub + 14;
+  const starts = ends + segX2 + 2;
+  const deltas = starts + segX2;
+  const rangeOffsets = deltas + segX2;
+  const glyphOf = (code) => {
+    for (let s = 0; s < segX2; s += 2) {
+      if (code > buf.readUInt16BE(ends + s)) continue;
+      const start = buf.readUInt16BE(starts + s);
+      if (code < start) return 0;
+      const delta = buf.readUInt16BE(deltas + s);
+      const ro = buf.readUInt16BE(rangeOffsets + s);
+      if (ro === 0) return (code + delta) & 0xffff;
+      const glyph = buf.readUInt16BE(rangeOffsets + s + ro + 2 * (code - start));
+      return glyph === 0 ? 0 : (glyph + delta) & 0xffff;
+    }
+    return 0;
+  };
+  return [...chars].filter((c) => glyphOf(c.codePointAt(0)) === 0);
+}
+
+function main() {
+  mkdirSync(outDir, { recursive: true });
+  for (const font of FONTS) {
+    const pkgDir = path.dirname(require.resolve(`${font.pkg}/package.json`));
+    const version = JSON.parse(readFileSync(path.join(pkgDir, "package.json"), "utf8")).version;
+    const woffName = `${font.id}-${SUBSET}-${font.weight}-normal.woff`;
+    const sfnt = woffToSfnt(readFileSync(path.join(pkgDir, "files", woffName)));
+    const missing = cmapCovers(sfnt, REQUIRED);
+    if (missing.length > 0) throw new Error(`${woffName} lacks ${missing.join(" ")}`);
+    const names = sfntNames(sfnt);
+    const file = `${font.name}-Regular.ttf`;
+    writeFileSync(path.join(outDir, file), sfnt);
+    writeFileSync(path.join(outDir, `OFL-${font.name}.txt`), readFileSync(path.join(pkgDir, "LICENSE")));
+    console.log(`${file}: ${sfnt.byteLength} bytes from ${font.pkg}@${version}/files/${woffName}; family "${names[1]}", full name "${names[4]}", PostScript "${names[6]}"${names[16] ? `, typographic family "${names[16]}"` : ""}`);
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

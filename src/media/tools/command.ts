@@ -1,0 +1,56 @@
+/**
+ * The one definition of a media tool run, shared by both engines: a tool's builder turns
+ * validated parameters and probed inputs into ffmpeg arguments over plain file names in one
+ * working directory. The in-Worker engine (ffmpeg.wasm) and the container backend (native
+ * ffmpeg) place the same files under the same names and run exactly these arguments.
+ */
+import type { ProbeResult } from "../types";
+
+/** An uploaded input, placed in the working directory as `name` (e.g. `in0.mp4`). */
+export interface MediaInput {
+  name: string;
+  /** The name the user uploaded, for naming the result. */
+  filename: string;
+  sizeBytes: number;
+  probe: ProbeResult;
+}
+
+export interface MediaCommand {
+  /** ffmpeg arguments, without the program name. Never contains user text verbatim except inside `files`. */
+  args: string[];
+  /** Generated auxiliary files (ASS subtitles, text for drawtext...), name -> content. */
+  files: Record<string, Uint8Array>;
+  /** Shipped font files, placed in the `fonts/` subdirectory of the working directory (names from src/media/fonts.ts). */
+  fonts: string[];
+  /** The file the command writes. */
+  outputName: string;
+  /** The name the user downloads. */
+  resultFilename: string;
+  contentType: string;
+  /**
+   * Whether ffmpeg.wasm can run these settings at all (no VP9 there, and the memory of the
+   * chosen encoder settings), before any size-based routing.
+   */
+  wasmCapable: boolean;
+  /** Rough extra wasm heap the encoder settings need, in bytes (FACTS: x264 no-lookahead 55 MiB, VP8 66.5 MiB). */
+  wasmHeapBytes: number;
+}
+
+/**
+ * Fonts live in a subdirectory of their own: libass reads every file of its `fontsdir` into
+ * memory, which must not include the (possibly huge) inputs.
+ */
+export const FONTS_DIR = "fonts";
+
+/** `clip.mov` + `mp4` -> `clip.mp4`; a safe stem (letters, digits, . _ -), `fallback` when none is left. */
+export function resultName(sourceFilename: string, extension: string, suffix = "", fallback = "result"): string {
+  const base = sourceFilename.split(/[\\/]/).pop() ?? "";
+  const stem = base
+    .replace(/\.[^.]*$/, "")
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^A-Za-z0-9._-]+/g, "_")
+    .replace(/^[._-]+|[._-]+$/g, "")
+    .slice(0, 100);
+  return `${/[A-Za-z0-9]/.test(stem) ? stem : fallback}${suffix}.${extension}`;
+}

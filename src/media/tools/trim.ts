@@ -1,0 +1,117 @@
+/**
+ * trim: the segment [start, end) of a video or audio file, in the source's container.
+ *
+ * Frame accurate: the input is seeked with `-ss` before `-i` (ffmpeg decodes from the
+ * keyframe before `start` and drops what precedes it, for video and audio alike), `-t` stops
+ * at `end - start`, and both streams are re-encoded, so the cut lands on the exact frame and
+ * audio sample instead of the surrounding keyframe or packet, and both streams start at 0 in
+ * sync. A stream copy would start at the previous keyframe (up to 10 s early on phone video)
+ * and cut audio on packet boundaries.
+ */
+import type { ToolParams } from "../../tools/schemas";
+import type { ProbeResult } from "../types";
+import { type MediaCommand, type MediaInput, resultName } from "./command";
+import {
+  type AudioEncoder,
+  audioEncoderArgs,
+  convertTargets,
+  EVEN_SIZE_FILTER,
+  isAudioOnly,
+  seconds,
+  streamMaps,
+  videoEncoderArgs,
+  type VideoEncoder,
+  wasmHeapEstimate,
+} from "./convert";
+
+/** How a result is written in the source's container: muxer, encoders, muxer options. */
+export interface ContainerFamily {
+  extension: string;
+  muxer: string;
+  video: VideoEncoder;
+  audio: AudioEncoder;
+  extraArgs: readonly string[];
+}
+
+const FASTSTART = ["-movflags", "+faststart"] as const;
+
+/**
+ * Every container the probe accepts (src/media/types.ts), written back as itself: video
+ * containers with their usual codecs (MP4 family H.264/AAC, WebM VP8/Opus, AVI MPEG-4/MP3,
+ * MKV H.264/AAC), audio files with their own codec (MP3 stays MP3, WAV stays 16-bit PCM...).
+ */
+const families: Record<string, ContainerFamily> = {
+  mp4: { extension: "mp4", muxer: "mp4", video: "x264", audio: "aac", extraArgs: FASTSTART },
+  m4v: { extension: "m4v", muxer: "mp4", video: "x264", audio: "aac", extraArgs: FASTSTART },
+  mov: { extension: "mov", muxer: "mov", video: "x264", audio: "aac", extraArgs: FASTSTART },
+  m4a: { extension: "m4a", muxer: "ipod", video: "x264", audio: "aac", extraArgs: FASTSTART },
+  webm: { extension: "webm", muxer: "webm", video: "vp8", audio: "opus", extraArgs: [] },
+  mkv: { extension: "mkv", muxer: "matroska", video: "x264", audio: "aac", extraArgs: [] },
+  avi: { extension: "avi", muxer: "avi", video: "mpeg4", audio: "mp3", extraArgs: [] },
+  mp3: { extension: "mp3", muxer: "mp3", video: "x264", audio: "mp3", extraArgs: [] },
+  aac: { extension: "aac", muxer: "adts", video: "x264", audio: "aac", extraArgs: [] },
+  wav: { extension: "wav", muxer: "wav", video: "x264", audio: "pcm", extraArgs: ["-rf64", "auto"] },
+  ogg: { extension: "ogg", muxer: "ogg", video: "x264", audio: "opus", extraArgs: [] },
+  flac: { extension: "flac", muxer: "flac", video: "x264", audio: "flac", extraArgs: [] },
+};
+
+/** The family a probed file is written back as; Ogg keeps Vorbis when the source is Vorbis. */
+export function containerFamily(probe: ProbeResult): ContainerFamily {
+  const family = families[probe.container] ?? families.mp4!;
+  if (probe.container === "ogg" && probe.audioCodec === "vorbis") return { ...family, audio: "vorbis" };
+  return family;
+}
+
+/** The content type of a result written in the source's container. */
+export function familyContentType(probe: ProbeResult): string {
+  if (probe.mimeType) return probe.mimeType;
+  const target = convertTargets[probe.container as keyof typeof convertTargets];
+  if (target) return isAudioOnly(probe) ? target.audioContentType : target.videoContentType;
+  return "application/octet-stream";
+}
+
+/** WAV keeps the source's sample format (24-bit stays 24-bit); other families use their encoder. */
+const WAV_PCM = /^pcm_(u8|s16le|s24le|s32le|f32le|f64le)$/;
+
+export function familyAudioArgs(family: ContainerFamily, probe: ProbeResult): string[] {
+  if (family.audio === "pcm" && probe.audioCodec !== undefined && WAV_PCM.test(probe.audioCodec)) {
+    return ["-c:a", probe.audioCodec];
+  }
+  return audioEncoderArgs(family.audio);
+}
+
+export function buildTrimCommand(params: Pick<ToolParams["trim"], "start" | "end">, inputs: MediaInput[]): MediaCommand {
+  const input = inputs[0];
+  if (input === undefined) throw new TypeError("trim takes one input");
+  if (!(params.start >= 0 && params.end > params.start)) throw new RangeError("trim needs 0 <= start < end");
+  const { probe } = input;
+  const family = containerFamily(probe);
+  const audioOnly = isAudioOnly(probe);
+
+  const videoArgs = audioOnly ? [] : ["-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs(family.video, probe.width, probe.height)];
+  const audioArgs = probe.hasAudio ? familyAudioArgs(family, probe) : [];
+  const outputName = `out.${family.extension}`;
+  return {
+    args: [
+      "-hide_banner",
+      "-y",
+      // Input seeking with accurate_seek (ffmpeg's default when transcoding): exact first frame.
+      "-ss", seconds(params.start),
+      "-i", input.name,
+      "-t", seconds(params.end - params.start),
+      ...streamMaps(probe),
+      ...videoArgs,
+      ...audioArgs,
+      ...family.extraArgs,
+      "-f", family.muxer,
+      outputName,
+    ],
+    files: {},
+    fonts: [],
+    outputName,
+    resultFilename: resultName(input.filename, family.extension, "-trim"),
+    contentType: familyContentType(probe),
+    wasmCapable: true,
+    wasmHeapBytes: wasmHeapEstimate(audioOnly ? undefined : family.video, probe.width, probe.height),
+  };
+}

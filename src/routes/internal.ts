@@ -1,0 +1,63 @@
+/**
+ * Endpoints the container backend calls: signed media URLs (streamed from and to R2, used when
+ * R2 presigned URLs are not configured) and the signed job callback. Never used by clients.
+ */
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../http";
+import { notFound, unauthorized, invalidRequest } from "../errors";
+import { verifyBodySignature, verifyGrant } from "../lib/signing";
+import { streamToR2 } from "../lib/r2-stream";
+
+const CallbackSchema = z.object({
+  jobId: z.string(),
+  status: z.enum(["completed", "failed"]),
+  error: z.string().max(4000).optional(),
+  outputBytes: z.number().int().nonnegative().optional(),
+  durationMs: z.number().nonnegative().optional(),
+});
+
+/** Results are capped like uploads. */
+const MAX_RESULT_BYTES = 5_000_000_000;
+
+export const internalRoutes = new Hono<AppEnv>()
+  .get("/media/:token", async (c) => {
+    const grant = await verifyGrant(c.env.BACKEND_SECRET ?? "", c.req.param("token"), Date.now());
+    if (!grant || grant.method !== "GET") throw unauthorized("Invalid or expired media URL.");
+    const object = await c.env.MEDIA.get(grant.key);
+    if (!object) throw notFound("No such object.");
+    return new Response(object.body, { headers: { "content-length": String(object.size), "content-type": "application/octet-stream" } });
+  })
+  .put("/media/:token", async (c) => {
+    const grant = await verifyGrant(c.env.BACKEND_SECRET ?? "", c.req.param("token"), Date.now());
+    if (!grant || grant.method !== "PUT") throw unauthorized("Invalid or expired media URL.");
+    if (!c.req.raw.body) throw invalidRequest("Empty body.");
+    const { size } = await streamToR2(c.env.MEDIA, grant.key, c.req.raw.body, { maxBytes: MAX_RESULT_BYTES, contentType: grant.contentType });
+    return c.json({ stored: true, size }, 200);
+  })
+  .post("/jobs/:jobId/callback", async (c) => {
+    const body = await c.req.text();
+    const valid = await verifyBodySignature(
+      c.env.BACKEND_SECRET ?? "",
+      body,
+      c.req.header("x-backend-timestamp"),
+      c.req.header("x-backend-signature"),
+      Date.now(),
+    );
+    if (!valid) throw unauthorized("Invalid callback signature.");
+    let json: unknown;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      throw invalidRequest("Malformed callback.");
+    }
+    const parsed = CallbackSchema.safeParse(json);
+    if (!parsed.success || parsed.data.jobId !== c.req.param("jobId")) throw invalidRequest("Malformed callback.");
+    const runner = c.env.MEDIA_RUNNER.get(c.env.MEDIA_RUNNER.idFromName(parsed.data.jobId));
+    const recorded = await runner.backendFinished(parsed.data.jobId, {
+      status: parsed.data.status,
+      error: parsed.data.error ? `The media could not be processed: ${parsed.data.error}` : undefined,
+      outputBytes: parsed.data.outputBytes,
+    });
+    return c.json({ recorded }, 200);
+  });

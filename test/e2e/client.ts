@@ -1,0 +1,105 @@
+/** A curl-like client of a running stack, plus native ffprobe/ffmpeg checks of results. */
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect } from "vitest";
+
+export const FIXTURES = path.resolve(import.meta.dirname, "../.fixtures");
+const ADMIN = { authorization: "Bearer e2e-admin-token", "content-type": "application/json" };
+const scratch = mkdtempSync(path.join(tmpdir(), "e2e-media-"));
+
+export interface Client {
+  base: string;
+  auth: { authorization: string };
+  accountId: string;
+}
+
+export async function newClient(base: string, credits = 10_000): Promise<Client> {
+  const email = `e2e-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
+  const account = (await (await fetch(`${base}/api/admin/accounts`, { method: "POST", headers: ADMIN, body: JSON.stringify({ email, credits }) })).json()) as { accountId: string };
+  const key = (await (await fetch(`${base}/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: ADMIN })).json()) as { apiKey: string };
+  return { base, auth: { authorization: `Bearer ${key.apiKey}` }, accountId: account.accountId };
+}
+
+export async function upload(client: Client, file: string): Promise<{ uploadId: string; durationSeconds: number }> {
+  const form = new FormData();
+  form.append("file", new Blob([readFileSync(file)]), path.basename(file));
+  const response = await fetch(`${client.base}/api/v1/uploads`, { method: "POST", headers: client.auth, body: form });
+  const body = await response.json();
+  expect(response.status, JSON.stringify(body)).toBe(200);
+  return body as { uploadId: string; durationSeconds: number };
+}
+
+export async function balance(client: Client): Promise<number> {
+  return ((await (await fetch(`${client.base}/api/v1/account`, { headers: client.auth })).json()) as { balance: number }).balance;
+}
+
+export interface FinishedJob {
+  status: string;
+  error?: string;
+  result?: { url: string; filename: string };
+  creditsUsed: number;
+}
+
+/** Calls a tool, polls the job to its end and returns it. */
+export async function runTool(client: Client, tool: string, body: unknown, timeoutMs = 100_000): Promise<FinishedJob> {
+  const response = await fetch(`${client.base}/api/v1/${tool}`, { method: "POST", headers: { ...client.auth, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const envelope = (await response.json()) as { jobId: string; creditsUsed: number };
+  expect(response.status, JSON.stringify(envelope)).toBe(200);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = (await (await fetch(`${client.base}/api/v1/jobs/${envelope.jobId}`, { headers: client.auth })).json()) as FinishedJob;
+    if (job.status === "completed" || job.status === "failed") return { ...job, creditsUsed: envelope.creditsUsed };
+    if (Date.now() > deadline) throw new Error(`job ${envelope.jobId} still ${job.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** Downloads a completed job's result to a scratch file. */
+export async function download(client: Client, job: FinishedJob): Promise<string> {
+  expect(job.status, job.error).toBe("completed");
+  const response = await fetch(`${client.base}${job.result!.url}`);
+  expect(response.status).toBe(200);
+  const file = path.join(scratch, `${Date.now()}-${job.result!.filename}`);
+  writeFileSync(file, new Uint8Array(await response.arrayBuffer()));
+  return file;
+}
+
+export interface Probe {
+  format: { format_name: string; duration: string };
+  streams: { codec_type: string; codec_name: string; width?: number; height?: number; r_frame_rate?: string; sample_rate?: string }[];
+}
+
+export function ffprobe(file: string): Probe {
+  return JSON.parse(execFileSync("ffprobe", ["-v", "error", "-show_format", "-show_streams", "-of", "json", file], { encoding: "utf8" }));
+}
+
+export const stream = (probe: Probe, type: "video" | "audio") => probe.streams.find((s) => s.codec_type === type);
+
+/** One decoded RGB frame at `seconds`. */
+export function frameAt(file: string, seconds: number, width: number, height: number): Buffer {
+  const raw = execFileSync("ffmpeg", ["-v", "error", "-ss", String(seconds), "-i", file, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", `${width}x${height}`, "-"], { maxBuffer: 64 * 1024 * 1024 });
+  expect(raw.length).toBe(width * height * 3);
+  return raw;
+}
+
+export function pixel(frame: Buffer, width: number, x: number, y: number): [number, number, number] {
+  const i = (y * width + x) * 3;
+  return [frame[i], frame[i + 1], frame[i + 2]];
+}
+
+/** Overall RMS level in dB of the audio of `file` after `filter` (ffmpeg astats). */
+export function rmsDb(file: string, filter = "anull"): number {
+  const run = spawnSync("ffmpeg", ["-v", "info", "-i", file, "-af", `${filter},astats=measure_overall=RMS_level:measure_perchannel=none`, "-f", "null", "-"], { encoding: "utf8" });
+  const match = /RMS level dB: (-?[\d.]+|-inf)/.exec(run.stderr);
+  if (!match) throw new Error(`no RMS level in ffmpeg output: ${run.stderr.slice(-500)}`);
+  return match[1] === "-inf" ? -Infinity : Number(match[1]);
+}
+
+/** Generates a media file with native ffmpeg into the scratch folder. */
+export function generate(name: string, args: string[]): string {
+  const file = path.join(scratch, name);
+  execFileSync("ffmpeg", ["-v", "error", "-y", ...args, file]);
+  return file;
+}

@@ -1,0 +1,111 @@
+/**
+ * End-to-end stack as real processes on loopback: the fixture server, the container backend
+ * (native ffmpeg) and two `wrangler dev` instances of the Worker (local D1, R2, Queue and
+ * Durable Objects). `main` reaches the backend and routes re-encodes there (a small in-Worker
+ * memory budget); `nobackend` points at a closed port, to prove failures are refunded.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { TestProject } from "vitest/node";
+import fixtureSetup from "../global-setup";
+
+const root = path.resolve(import.meta.dirname, "../..");
+const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
+export const ADMIN_TOKEN = "e2e-admin-token";
+const BACKEND_SECRET = "e2e-backend-secret";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string, child: ChildProcess, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  throw new Error(`${what} did not answer at ${url}`);
+}
+
+function startWorker(name: string, port: number, vars: Record<string, string>, stateDir: string): ChildProcess {
+  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+  const migrate = spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir], { cwd: root, env, encoding: "utf8" });
+  if (migrate.status !== 0) throw new Error(`migrations for ${name} failed: ${migrate.stderr}`);
+  const args = [wranglerJs, "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", "0", "--persist-to", stateDir, "--show-interactive-dev-session=false"];
+  for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const log = (chunk: Buffer) => {
+    if (process.env.E2E_VERBOSE) process.stderr.write(`[${name}] ${chunk}`);
+  };
+  child.stdout?.on("data", log);
+  child.stderr?.on("data", log);
+  return child;
+}
+
+export default async function setup(project: TestProject) {
+  const stopFixtures = await fixtureSetup(project);
+  const children: ChildProcess[] = [];
+  const stateDir = mkdtempSync(path.join(tmpdir(), "e2e-state-"));
+
+  const backendPort = await freePort();
+  const backend = spawn(process.execPath, [path.join(root, "backend/src/server.ts")], {
+    cwd: path.join(root, "backend"),
+    env: { ...process.env, PORT: String(backendPort), HOST: "127.0.0.1", BACKEND_SECRET, FONTS_DIR: path.join(root, "assets/fonts") },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  backend.stderr?.on("data", (chunk: Buffer) => process.env.E2E_VERBOSE && process.stderr.write(`[backend] ${chunk}`));
+  children.push(backend);
+  await waitFor(`http://127.0.0.1:${backendPort}/v1/health`, backend, "backend");
+
+  const common = { ADMIN_TOKEN, BACKEND_SECRET, ALLOW_PRIVATE_URLS: "true" };
+  const mainPort = await freePort();
+  const deadPort = await freePort();
+  const noBackendPort = await freePort();
+  children.push(
+    startWorker("main", mainPort, {
+      ...common,
+      BACKEND_URL: `http://127.0.0.1:${backendPort}`,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${mainPort}`,
+      // Copies and audio fit; any video re-encode (>= 55 MiB of wasm heap) goes to the backend.
+      WASM_MEMORY_BUDGET_BYTES: String(48 * 1024 * 1024),
+    }, path.join(stateDir, "main")),
+    startWorker("nobackend", noBackendPort, {
+      ...common,
+      BACKEND_URL: `http://127.0.0.1:${deadPort}`,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${noBackendPort}`,
+      WASM_MEMORY_BUDGET_BYTES: String(48 * 1024 * 1024),
+    }, path.join(stateDir, "nobackend")),
+  );
+  await Promise.all([
+    waitFor(`http://127.0.0.1:${mainPort}/api/v1/openapi.json`, children[1], "wrangler dev (main)"),
+    waitFor(`http://127.0.0.1:${noBackendPort}/api/v1/openapi.json`, children[2], "wrangler dev (nobackend)"),
+  ]);
+  project.provide("e2eMainUrl", `http://127.0.0.1:${mainPort}`);
+  project.provide("e2eNoBackendUrl", `http://127.0.0.1:${noBackendPort}`);
+
+  return async () => {
+    for (const child of children) child.kill("SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await stopFixtures();
+    rmSync(stateDir, { recursive: true, force: true });
+  };
+}
+
+declare module "vitest" {
+  interface ProvidedContext {
+    e2eMainUrl: string;
+    e2eNoBackendUrl: string;
+  }
+}

@@ -1,0 +1,31 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+import path from "node:path";
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest(async (ctx) => ({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, "migrations")),
+          // The fixture server started by test/global-setup.ts (loopback only).
+          FIXTURE_BASE_URL: ctx.inject<string>("fixtureBaseUrl"),
+          ADMIN_TOKEN: "test-admin-token",
+          BACKEND_SECRET: "test-backend-secret",
+          ALLOW_PRIVATE_URLS: "false",
+          DNS_RESOLVER_URL: `${ctx.inject<string>("fixtureBaseUrl")}/dns-query`,
+        },
+      },
+    })),
+  ],
+  test: {
+    name: "workers",
+    globalSetup: ["./test/global-setup.ts"],
+    setupFiles: ["./test/apply-migrations.ts"],
+    include: ["test/**/*.test.ts"],
+    exclude: ["test/e2e/**"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});
