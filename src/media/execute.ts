@@ -17,9 +17,10 @@ import type { ProbeResult } from "./types";
 import { FONTS_DIR, type MediaCommand, type MediaInput } from "./tools/command";
 import { buildCleanAudioCommand } from "./tools/clean-audio";
 import { buildConvertCommand } from "./tools/convert";
-import { extractAudioArgs, extractAudioContentType, extractAudioOutputName } from "./tools/extract-audio";
+import { buildExtractAudioCommand } from "./tools/extract-audio";
 import { buildMergeCommand } from "./tools/merge";
-import { buildSubtitlesCommand, buildAss, cuesFromSrt } from "./tools/subtitles";
+import { buildSubtitlesCommand, buildAss, cuesFromSrt, cuesFromWords } from "./tools/subtitles";
+import type { Transcript } from "./transcript";
 import { buildTrimCommand } from "./tools/trim";
 import { buildWatermarkCommand } from "./tools/watermark";
 
@@ -49,7 +50,7 @@ interface UploadRow {
   probe: string;
 }
 
-async function loadInputs(env: Env, job: JobRow): Promise<StoredInput[]> {
+export async function loadInputs(env: Env, job: JobRow): Promise<StoredInput[]> {
   const ids = JSON.parse(job.input_upload_ids) as string[];
   const inputs: StoredInput[] = [];
   for (const [index, id] of ids.entries()) {
@@ -61,24 +62,16 @@ async function loadInputs(env: Env, job: JobRow): Promise<StoredInput[]> {
   return inputs;
 }
 
-function extractAudioCommand(params: ToolParams["extract-audio"], [input]: MediaInput[]): MediaCommand {
-  const outputName = `out.${params.format}`;
-  return {
-    args: extractAudioArgs({ input: input.name, output: outputName, format: params.format, sourceAudioCodec: input.probe.audioCodec }),
-    files: {},
-    fonts: [],
-    outputName,
-    resultFilename: extractAudioOutputName(input.filename, params.format),
-    contentType: extractAudioContentType[params.format],
-    wasmCapable: true,
-    wasmHeapBytes: 32 * 1024 * 1024,
-  };
+/** Tools whose first stage is speech work on the backend (see speech-stages.ts). */
+export function startsWithSpeech(job: JobRow): boolean {
+  if (job.tool === "transcribe" || job.tool === "text-to-speech" || job.tool === "voice-change") return true;
+  return job.tool === "subtitles" && (JSON.parse(job.params) as ToolParams["subtitles"]).srtContent === undefined;
 }
 
-async function buildCommand(tool: ToolName, rawParams: string, inputs: MediaInput[]): Promise<MediaCommand> {
+async function buildCommand(tool: ToolName, rawParams: string, inputs: MediaInput[], transcript?: Transcript): Promise<MediaCommand> {
   switch (tool) {
     case "extract-audio":
-      return extractAudioCommand(JSON.parse(rawParams), inputs);
+      return buildExtractAudioCommand(JSON.parse(rawParams), inputs);
     case "convert":
       return buildConvertCommand(JSON.parse(rawParams), inputs);
     case "trim":
@@ -91,11 +84,16 @@ async function buildCommand(tool: ToolName, rawParams: string, inputs: MediaInpu
       return buildCleanAudioCommand(JSON.parse(rawParams), inputs);
     case "subtitles": {
       const params = JSON.parse(rawParams) as ToolParams["subtitles"];
-      if (params.srtContent === undefined) {
-        throw new JobFailure("Automatic transcription for subtitles is not available on this server yet; send srtContent. Credits refunded.");
-      }
+      const cues =
+        params.srtContent !== undefined
+          ? await cuesFromSrt(params.srtContent)
+          : transcript
+            ? cuesFromWords(transcript.words, params.captionWords)
+            : undefined;
+      if (!cues) throw new JobFailure("Automatic subtitles need a transcript; credits refunded.");
+      if (cues.length === 0) throw new JobFailure("No speech was recognised in this video, so there is nothing to caption; credits refunded.");
       const video = inputs[0].probe;
-      const ass = buildAss(params, await cuesFromSrt(params.srtContent), { width: video.width ?? 1280, height: video.height ?? 720 });
+      const ass = buildAss(params, cues, { width: video.width ?? 1280, height: video.height ?? 720 });
       return buildSubtitlesCommand(params, inputs, ass);
     }
     default:
@@ -103,9 +101,9 @@ async function buildCommand(tool: ToolName, rawParams: string, inputs: MediaInpu
   }
 }
 
-export async function prepareJob(env: Env, job: JobRow): Promise<PreparedJob> {
+export async function prepareJob(env: Env, job: JobRow, transcript?: Transcript): Promise<PreparedJob> {
   const inputs = await loadInputs(env, job);
-  const command = await buildCommand(job.tool, job.params, inputs);
+  const command = await buildCommand(job.tool, job.params, inputs, transcript);
   return { command, inputs, resultKey: `results/${job.id}/${command.resultFilename}` };
 }
 

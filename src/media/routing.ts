@@ -48,6 +48,8 @@ export function chooseEngine(env: Env, command: MediaCommand, inputs: MediaInput
   if (forced === "backend") return decide("backend", "forced by MEDIA_ENGINE");
   if (forced === "wasm") return decide("wasm", "forced by MEDIA_ENGINE");
   if (!command.wasmCapable) return decide("backend", "settings ffmpeg.wasm cannot run");
+  // libopus in @ffmpeg/core 0.12.10 overflows its stack on 48 kHz stereo (upstream #591, fixed after this release).
+  if (command.args.includes("libopus")) return decide("backend", "libopus crashes ffmpeg.wasm 0.12.10");
   if (memoryBytes > budget) return decide("backend", `memory ${memoryBytes} > budget ${budget}`);
   if (cpuSeconds > maxCpu) return decide("backend", `cpu ${cpuSeconds.toFixed(1)} s > ${maxCpu} s`);
   void backendAvailable;

@@ -47,6 +47,8 @@ export function videoEncoderArgs(encoder: VideoEncoder, width?: number, height?:
       return [
         "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "6", "-crf", "10", "-b:v", String(maxRate),
         "-auto-alt-ref", "0", "-lag-in-frames", "0", "-pix_fmt", "yuv420p",
+        // Native libvpx with its default threads ran 5.7x slower than one thread on 2 cores (bench/README.md).
+        "-threads", "1",
       ];
     }
     case "mpeg4":

@@ -2,6 +2,7 @@
  * extract-audio: the first audio stream of a video or audio file as MP3, WAV or AAC.
  * Pure argv building, so the same command runs on ffmpeg.wasm and on a native ffmpeg.
  */
+import type { MediaCommand, MediaInput } from "./command";
 
 export const extractAudioFormats = ["mp3", "wav", "aac"] as const;
 export type ExtractAudioFormat = (typeof extractAudioFormats)[number];
@@ -78,4 +79,20 @@ export function extractAudioOutputName(sourceFilename: string, format: ExtractAu
     .replace(/^[._-]+|[._-]+$/g, "")
     .slice(0, 100);
   return `${/[A-Za-z0-9]/.test(safe) ? safe : "audio"}.${format}`;
+}
+
+/** The tool's command for one probed input (see command.ts). */
+export function buildExtractAudioCommand(params: { format: ExtractAudioFormat }, [input]: MediaInput[]): MediaCommand {
+  if (input === undefined) throw new TypeError("extract-audio needs one input");
+  const outputName = `out.${params.format}`;
+  return {
+    args: extractAudioArgs({ input: input.name, output: outputName, format: params.format, sourceAudioCodec: input.probe.audioCodec }),
+    files: {},
+    fonts: [],
+    outputName,
+    resultFilename: extractAudioOutputName(input.filename, params.format),
+    contentType: extractAudioContentType[params.format],
+    wasmCapable: true,
+    wasmHeapBytes: 32 * 1024 * 1024,
+  };
 }
