@@ -13,6 +13,7 @@ import { accountRoutes } from "./routes/v1/account";
 import { jobRoutes } from "./routes/v1/jobs";
 import { toolRoutes } from "./routes/v1/tools";
 import { uploadRoutes } from "./routes/v1/uploads";
+import { voiceRoutes } from "./routes/v1/voices";
 import { adminRoutes } from "./routes/admin";
 import { downloadRoutes } from "./routes/download";
 import { internalRoutes } from "./routes/internal";
@@ -49,6 +50,7 @@ export function buildApp() {
   app.route("/api/v1", toolRoutes());
   app.route("/api/v1", jobRoutes);
   app.route("/api/v1", accountRoutes);
+  app.route("/api/v1", voiceRoutes);
   app.route("/api/admin", adminRoutes());
   app.route("/api/download", downloadRoutes);
   app.route("/internal", internalRoutes);

@@ -1,20 +1,29 @@
 /**
  * One Durable Object per job (named by the job id). It claims the job (queued -> processing,
- * once), builds its command, routes it, and either runs it on ffmpeg.wasm here (which blocks
- * this isolate, hence one job per object) or hands it to the container backend and waits for
- * the signed callback, with an alarm at the job's deadline as the watchdog. Every failure is
+ * once) and drives it through its stages: an ffmpeg command run here on ffmpeg.wasm (which
+ * blocks this isolate, hence one job per object) or on the container backend, and speech
+ * stages on the backend (transcription, speech, voice change, voice profile), each ending
+ * with a signed callback. An alarm at the job's deadline is the watchdog. Every failure is
  * refunded exactly once.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { claimJob, completeJob, failJob, loadJob } from "../services/jobs";
-import { dispatchToBackend, JobFailure, prepareJob, routeJob, runOnWasm, type JobResult } from "../media/execute";
+import { claimJob, completeJob, failJob, loadJob, type JobRow } from "../services/jobs";
+import { dispatchToBackend, JobFailure, prepareJob, routeJob, runOnWasm, startsWithSpeech, type JobResult } from "../media/execute";
 import { FfmpegError } from "../media/ffmpeg-wasm";
+import { dispatchSpeechStage, planSpeechStage, type StageName } from "../media/speech-stages";
+import { transcriptToSrt, transcriptToText, type Transcript } from "../media/transcript";
+import { resultName } from "../media/tools/command";
+import type { ToolParams } from "../tools/schemas";
 
-/** What the object remembers while the backend works. */
-interface PendingBackendJob {
+/** What the object remembers while the backend works on a stage. */
+interface PendingStage {
   jobId: string;
-  result: JobResult;
+  stage: StageName;
+  /** Object the stage writes. */
+  outputKey: string;
+  /** The job's result, when this stage writes it. */
+  result?: JobResult;
   deadlineAt: number;
 }
 
@@ -35,47 +44,28 @@ export class MediaRunner extends DurableObject<Env> {
   async run(jobId: string): Promise<"completed" | "failed" | "dispatched" | "skipped"> {
     const job = await claimJob(this.env.DB, jobId, Date.now());
     if (!job) return "skipped";
-    try {
-      const prepared = await prepareJob(this.env, job);
-      const route = routeJob(this.env, prepared);
-      console.log("job route", jobId, job.tool, route.engine, route.reason);
-      if (route.engine === "wasm") {
-        await completeJob(this.env.DB, jobId, await runOnWasm(this.env, prepared), Date.now());
-        return "completed";
-      }
-      const deadlineAt = job.deadline_at ?? Date.now() + 15 * 60 * 1000;
-      const pending: PendingBackendJob = {
-        jobId,
-        result: { key: prepared.resultKey, filename: prepared.command.resultFilename, contentType: prepared.command.contentType },
-        deadlineAt,
-      };
-      await this.ctx.storage.put("pending", pending);
-      await this.ctx.storage.setAlarm(deadlineAt);
-      await dispatchToBackend(this.env, jobId, prepared, deadlineAt - Date.now());
-      return "dispatched";
-    } catch (error) {
-      if (!(error instanceof JobFailure)) console.error("job failed", jobId, error instanceof Error ? error.stack : String(error));
-      await this.finish(jobId, { status: "failed", error: userMessage(error) });
-      return "failed";
-    }
+    return this.attempt(jobId, () => (startsWithSpeech(job) ? this.startSpeech(job) : this.startMedia(job)));
   }
 
-  /** The backend's verified callback: record the outcome once. */
-  async backendFinished(jobId: string, outcome: BackendOutcome): Promise<boolean> {
-    const pending = await this.ctx.storage.get<PendingBackendJob>("pending");
-    if (!pending || pending.jobId !== jobId) return false;
-    if (outcome.status === "completed") {
-      const head = await this.env.MEDIA.head(pending.result.key);
-      if (!head || head.size === 0) {
-        return this.finish(jobId, { status: "failed", error: "The processing backend reported success but stored no result; credits refunded." });
-      }
+  /** The backend's verified callback for one stage: continue the job or record its end. */
+  async backendFinished(jobId: string, stage: StageName, outcome: BackendOutcome): Promise<boolean> {
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
+    if (!pending || pending.jobId !== jobId || pending.stage !== stage) return false;
+    if (outcome.status === "failed") return this.finish(jobId, outcome);
+    const head = await this.env.MEDIA.head(pending.outputKey);
+    if (!head || head.size === 0) {
+      return this.finish(jobId, { status: "failed", error: "The processing backend reported success but stored no result; credits refunded." });
     }
-    return this.finish(jobId, outcome);
+    if (pending.result) return this.finish(jobId, outcome);
+    const job = await loadJob(this.env.DB, jobId);
+    if (job?.status !== "processing") return false;
+    await this.attempt(jobId, () => this.continueAfter(job, pending));
+    return true;
   }
 
   /** Watchdog: the backend never reported before the deadline. */
   async alarm(): Promise<void> {
-    const pending = await this.ctx.storage.get<PendingBackendJob>("pending");
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
     if (!pending) return;
     const job = await loadJob(this.env.DB, pending.jobId);
     if (job?.status === "processing") {
@@ -85,14 +75,82 @@ export class MediaRunner extends DurableObject<Env> {
     }
   }
 
+  private async attempt<T extends string>(jobId: string, work: () => Promise<T>): Promise<T | "failed"> {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof JobFailure)) console.error("job failed", jobId, error instanceof Error ? error.stack : String(error));
+      await this.finish(jobId, { status: "failed", error: userMessage(error) });
+      return "failed";
+    }
+  }
+
+  private async startMedia(job: JobRow, transcript?: Transcript): Promise<"completed" | "dispatched"> {
+    const prepared = await prepareJob(this.env, job, transcript);
+    const route = routeJob(this.env, prepared);
+    console.log("job route", job.id, job.tool, route.engine, route.reason);
+    if (route.engine === "wasm") {
+      await completeJob(this.env.DB, job.id, await runOnWasm(this.env, prepared), Date.now());
+      await this.ctx.storage.deleteAll();
+      return "completed";
+    }
+    const result = { key: prepared.resultKey, filename: prepared.command.resultFilename, contentType: prepared.command.contentType };
+    const deadlineAt = await this.remember(job, { stage: "ffmpeg", outputKey: result.key, result });
+    await dispatchToBackend(this.env, job.id, prepared, deadlineAt - Date.now());
+    return "dispatched";
+  }
+
+  private async startSpeech(job: JobRow): Promise<"dispatched"> {
+    const stage = await planSpeechStage(this.env, job);
+    const deadlineAt = await this.remember(job, { stage: stage.kind, outputKey: stage.outputKey, result: stage.result });
+    await dispatchSpeechStage(this.env, job.id, stage, deadlineAt - Date.now());
+    return "dispatched";
+  }
+
+  /** After a stage that does not produce the result: transcript -> file or burn-in; profile -> speech. */
+  private async continueAfter(job: JobRow, pending: PendingStage): Promise<string> {
+    const object = await this.env.MEDIA.get(pending.outputKey);
+    if (!object) throw new JobFailure("An intermediate result went missing; credits refunded.");
+    const body = await object.text();
+    await this.env.MEDIA.delete(pending.outputKey);
+    if (pending.stage === "voice-profile") {
+      await this.env.DB.prepare("UPDATE cloned_voices SET profile = ?, status = 'ready' WHERE account_id = ?").bind(body, job.account_id).run();
+      return this.startSpeech(job);
+    }
+    const transcript = JSON.parse(body) as Transcript;
+    if (job.tool === "subtitles") return this.startMedia(job, transcript);
+    return this.storeTranscript(job, transcript);
+  }
+
+  private async storeTranscript(job: JobRow, transcript: Transcript): Promise<"completed"> {
+    const params = JSON.parse(job.params) as ToolParams["transcribe"];
+    const [upload] = JSON.parse(job.input_upload_ids) as string[];
+    const source = await this.env.DB.prepare("SELECT filename FROM uploads WHERE id = ?").bind(upload).first<{ filename: string }>();
+    const filename = resultName(source?.filename ?? "transcript", params.format, "", "transcript");
+    const content = params.format === "srt" ? transcriptToSrt(transcript, params.srtSplitMode) : transcriptToText(transcript);
+    const contentType = params.format === "srt" ? "application/x-subrip; charset=utf-8" : "text/plain; charset=utf-8";
+    const key = `results/${job.id}/${filename}`;
+    await this.env.MEDIA.put(key, content, { httpMetadata: { contentType } });
+    await completeJob(this.env.DB, job.id, { key, filename, contentType }, Date.now());
+    await this.ctx.storage.deleteAll();
+    return "completed";
+  }
+
+  private async remember(job: JobRow, stage: Omit<PendingStage, "jobId" | "deadlineAt">): Promise<number> {
+    const deadlineAt = job.deadline_at ?? Date.now() + 15 * 60 * 1000;
+    await this.ctx.storage.put("pending", { jobId: job.id, deadlineAt, ...stage } satisfies PendingStage);
+    await this.ctx.storage.setAlarm(deadlineAt);
+    return deadlineAt;
+  }
+
   private async finish(jobId: string, outcome: BackendOutcome): Promise<boolean> {
-    const pending = await this.ctx.storage.get<PendingBackendJob>("pending");
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
     const now = Date.now();
     const changed =
-      outcome.status === "completed" && pending
+      outcome.status === "completed" && pending?.result
         ? await completeJob(this.env.DB, jobId, pending.result, now)
         : await failJob(this.env.DB, jobId, outcome.error ?? "Processing failed; credits refunded.", now);
-    if (outcome.status === "failed" && pending) await this.env.MEDIA.delete(pending.result.key);
+    if (outcome.status === "failed" && pending) await this.env.MEDIA.delete(pending.outputKey);
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     return changed;

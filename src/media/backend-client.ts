@@ -9,11 +9,15 @@ export class BackendUnavailableError extends Error {}
 
 export interface BackendJob {
   jobId: string;
-  kind: "ffmpeg";
-  args: string[];
+  kind: "ffmpeg" | "transcribe" | "tts" | "voice-change" | "voice-profile";
+  args?: string[];
   inputs: { name: string; url: string }[];
-  files: Record<string, string>;
-  fonts: string[];
+  files?: Record<string, string>;
+  fonts?: string[];
+  text?: string;
+  voice?: string;
+  language?: string;
+  cloneProfile?: unknown;
   output: { name: string; url: string; contentType: string };
   callbackUrl: string;
   deadlineMs: number;

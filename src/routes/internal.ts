@@ -8,6 +8,7 @@ import type { AppEnv } from "../http";
 import { notFound, unauthorized, invalidRequest } from "../errors";
 import { verifyBodySignature, verifyGrant } from "../lib/signing";
 import { streamToR2 } from "../lib/r2-stream";
+import { parseBackendJobId } from "../media/speech-stages";
 
 const CallbackSchema = z.object({
   jobId: z.string(),
@@ -52,9 +53,10 @@ export const internalRoutes = new Hono<AppEnv>()
       throw invalidRequest("Malformed callback.");
     }
     const parsed = CallbackSchema.safeParse(json);
-    if (!parsed.success || parsed.data.jobId !== c.req.param("jobId")) throw invalidRequest("Malformed callback.");
-    const runner = c.env.MEDIA_RUNNER.get(c.env.MEDIA_RUNNER.idFromName(parsed.data.jobId));
-    const recorded = await runner.backendFinished(parsed.data.jobId, {
+    const target = parseBackendJobId(c.req.param("jobId"));
+    if (!parsed.success || !target || parsed.data.jobId !== c.req.param("jobId")) throw invalidRequest("Malformed callback.");
+    const runner = c.env.MEDIA_RUNNER.get(c.env.MEDIA_RUNNER.idFromName(target.jobId));
+    const recorded = await runner.backendFinished(target.jobId, target.stage, {
       status: parsed.data.status,
       error: parsed.data.error ? `The media could not be processed: ${parsed.data.error}` : undefined,
       outputBytes: parsed.data.outputBytes,

@@ -13,6 +13,7 @@ import { balanceOf, debitStatements, failAndRefund, isConstraintError } from "./
 import { costOf, type ToolName } from "./pricing";
 import { estimateSeconds, toolSpecs, type ToolContext } from "./tool-specs";
 import { resolveUpload, type StoredUpload } from "./uploads";
+import { speechCapabilities } from "./speech";
 
 export const RESULT_TTL_MS = 3 * 3600 * 1000;
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -125,7 +126,7 @@ export async function createToolJob<K extends ToolName>(env: Env, caller: Caller
     if (ref.needsAudio && !upload.probe.hasAudio) throw invalidRequest(`${ref.field}: the upload has no audio track.`);
     uploads.push(upload);
   }
-  const context: ToolContext = { hasClonedVoice: await hasClonedVoice(db, caller.accountId) };
+  const context: ToolContext = { hasClonedVoice: await hasClonedVoice(db, caller.accountId), speech: () => speechCapabilities(env) };
   await spec.check?.(input.params, uploads, context);
 
   const quantity = spec.quantity(input.params, uploads);

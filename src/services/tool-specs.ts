@@ -5,6 +5,7 @@
  */
 import { invalidRequest } from "../errors";
 import { cuesFromSrt, SrtError } from "../media/tools/subtitles";
+import type { CapabilityLookup } from "./speech";
 import type { ToolParams } from "../tools/schemas";
 import type { MediaKind } from "../media/probe";
 import type { BillingQuantity, ToolName } from "./pricing";
@@ -21,6 +22,8 @@ export interface InputRef {
 export interface ToolContext {
   /** Whether the account has a registered cloned voice. */
   hasClonedVoice: boolean;
+  /** The speech engines' languages and voices, looked up only by the tools that need them. */
+  speech: () => Promise<CapabilityLookup>;
 }
 
 export interface ToolSpec<T> {
@@ -45,6 +48,23 @@ function requireClone(voice: string, context: ToolContext) {
 }
 
 /** The same parser the burn-in uses, so what is accepted here renders later. */
+/**
+ * A language the configured transcription engines cannot do is refused before any debit. A
+ * backend that is configured but does not answer right now is not a reason to refuse: the
+ * job then fails and is refunded.
+ */
+async function checkTranscriptionLanguage(language: string, context: ToolContext, field = "language") {
+  const lookup = await context.speech();
+  if (lookup.state === "unreachable") return;
+  const languages = lookup.state === "known" ? lookup.value.transcription.languages : [];
+  if (languages.length === 0) {
+    throw invalidRequest(field === "srtContent" ? "srtContent: Required, automatic transcription is not available on this server." : `${field}: transcription is not available on this server.`);
+  }
+  if (language !== "auto" && !languages.includes(language)) {
+    throw invalidRequest(`${field}: '${language}' is not supported by the transcription engines (available: ${languages.join(", ")}).`);
+  }
+}
+
 async function checkSrt(srt: string | undefined) {
   if (srt === undefined) return;
   try {
@@ -59,12 +79,13 @@ export const toolSpecs: { [K in ToolName]: ToolSpec<ToolParams[K]> } = {
   subtitles: {
     inputs: (p) => single(p.uploadId, video),
     quantity: (_p, u) => ({ durationMs: totalMs(u) }),
-    check: (p) => checkSrt(p.srtContent),
+    check: (p, _u, context) => (p.srtContent === undefined ? checkTranscriptionLanguage("auto", context, "srtContent") : checkSrt(p.srtContent)),
     workFactor: 1.2,
   },
   transcribe: {
     inputs: (p) => single(p.uploadId, media, true),
     quantity: (_p, u) => ({ durationMs: totalMs(u) }),
+    check: (p, _u, context) => checkTranscriptionLanguage(p.language, context),
     workFactor: 0.8,
   },
   "clean-audio": {

@@ -1,0 +1,66 @@
+/**
+ * Turns a transcript (timed words from a speech engine) into the files `transcribe` sells:
+ * plain text, or SRT with one cue per sentence (`phrase`) or per word (`mot`). Text is kept as
+ * recognised. Engines without punctuation (pocketsphinx) give no sentence marks, so sentences
+ * are also cut at pauses, and a cue never grows past a readable length.
+ */
+import type { TimedWord } from "./tools/subtitles";
+
+export interface Transcript {
+  language: string;
+  text: string;
+  words: TimedWord[];
+}
+
+/** A pause this long ends a sentence when the engine gives no punctuation. */
+export const SENTENCE_PAUSE_SECONDS = 0.6;
+/** Readable maximum of one phrase cue. */
+export const MAX_CUE_WORDS = 14;
+export const MAX_CUE_SECONDS = 7;
+
+const SENTENCE_END = /[.!?…。！？]["»”')\]]*$/;
+
+function cleanWords(words: TimedWord[]): TimedWord[] {
+  return words
+    .map((w) => ({ text: w.text.trim(), start: Math.max(0, w.start), end: Math.max(w.start, w.end) }))
+    .filter((w) => w.text !== "" && Number.isFinite(w.start) && Number.isFinite(w.end))
+    .sort((a, b) => a.start - b.start);
+}
+
+export function phrases(words: TimedWord[]): TimedWord[][] {
+  const groups: TimedWord[][] = [];
+  for (const word of cleanWords(words)) {
+    const group = groups.at(-1);
+    const last = group?.at(-1);
+    const startsNew =
+      !group ||
+      !last ||
+      SENTENCE_END.test(last.text) ||
+      word.start - last.end >= SENTENCE_PAUSE_SECONDS ||
+      group.length >= MAX_CUE_WORDS ||
+      word.end - group[0].start > MAX_CUE_SECONDS;
+    if (startsNew) groups.push([word]);
+    else group.push(word);
+  }
+  return groups;
+}
+
+function srtTime(seconds: number): string {
+  const ms = Math.max(0, Math.round(seconds * 1000));
+  const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+  return `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)},${pad(ms % 1000, 3)}`;
+}
+
+function srt(cues: { start: number; end: number; text: string }[]): string {
+  return cues.map((cue, i) => `${i + 1}\n${srtTime(cue.start)} --> ${srtTime(Math.max(cue.end, cue.start + 0.001))}\n${cue.text}\n`).join("\n");
+}
+
+export function transcriptToSrt(transcript: Transcript, mode: "phrase" | "mot"): string {
+  if (mode === "mot") return srt(cleanWords(transcript.words));
+  return srt(phrases(transcript.words).map((group) => ({ start: group[0].start, end: group.at(-1)!.end, text: group.map((w) => w.text).join(" ") })));
+}
+
+export function transcriptToText(transcript: Transcript): string {
+  const text = transcript.text.trim() || phrases(transcript.words).map((g) => g.map((w) => w.text).join(" ")).join("\n");
+  return `${text}\n`;
+}

@@ -1,0 +1,52 @@
+/** /api/v1/voices/clone: an extension of the contract (decisions.md), documented in OpenAPI. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { createRouter } from "../../http";
+import { pickErrors } from "../../errors";
+import { deleteClonedVoice, getClonedVoice, registerClonedVoice } from "../../services/voices";
+
+const ClonedVoiceSchema = z
+  .object({
+    voice: z.literal("clone"),
+    status: z.string().openapi({ description: "ready: usable as voice clone" }),
+    createdAt: z.string().openapi({ description: "ISO 8601" }),
+  })
+  .openapi("ClonedVoice");
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const tags = ["Voices"];
+const security = [{ ApiKey: [] }];
+
+const register = createRoute({
+  method: "post",
+  path: "/voices/clone",
+  tags,
+  security,
+  summary: "Register or replace the account's cloned voice (free)",
+  description: "uploadId of an audio or video sample with at least 10 s of speech. The voice lasts until replaced or removed. CPU engines match the sample's pitch with the nearest catalogue voice; GPU engines clone it.",
+  request: { body: { required: true, content: { "application/json": { schema: z.object({ uploadId: z.string().min(1) }) } } } },
+  responses: { 200: json(ClonedVoiceSchema, "Registered"), ...pickErrors(400, 401) },
+});
+const show = createRoute({
+  method: "get",
+  path: "/voices/clone",
+  tags,
+  security,
+  summary: "The account's cloned voice",
+  responses: { 200: json(ClonedVoiceSchema, "Registered voice"), ...pickErrors(401, 404) },
+});
+const remove = createRoute({
+  method: "delete",
+  path: "/voices/clone",
+  tags,
+  security,
+  summary: "Remove the account's cloned voice",
+  responses: { 200: json(z.object({ voice: z.literal("clone"), status: z.literal("deleted") }), "Removed"), ...pickErrors(401, 404) },
+});
+
+export const voiceRoutes = createRouter()
+  .openapi(register, async (c) => c.json(await registerClonedVoice(c.env.DB, c.env.MEDIA, c.get("caller"), c.req.valid("json").uploadId, Date.now()), 200))
+  .openapi(show, async (c) => c.json(await getClonedVoice(c.env.DB, c.get("caller")), 200))
+  .openapi(remove, async (c) => {
+    await deleteClonedVoice(c.env.DB, c.env.MEDIA, c.get("caller"));
+    return c.json({ voice: "clone" as const, status: "deleted" as const }, 200);
+  });

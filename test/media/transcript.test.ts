@@ -1,0 +1,67 @@
+import { parseText } from "media-captions";
+import { describe, expect, it } from "vitest";
+import { transcriptToSrt, transcriptToText, type Transcript } from "../../src/media/transcript";
+import { guessTextLanguage, parseBackendJobId } from "../../src/media/speech-stages";
+
+const words = (spec: [string, number, number][]) => spec.map(([text, start, end]) => ({ text, start, end }));
+
+const unpunctuated: Transcript = {
+  language: "en",
+  text: "",
+  words: words([
+    ["the", 0.1, 0.3], ["quick", 0.3, 0.6], ["brown", 0.6, 0.9], ["fox", 0.9, 1.2],
+    ["jumps", 2.0, 2.3], ["over", 2.3, 2.5], ["the", 2.5, 2.6], ["dog", 2.6, 3.0],
+  ]),
+};
+
+describe("transcript files", () => {
+  it("cuts phrases at pauses when the engine gives no punctuation, as valid SRT", async () => {
+    const srt = transcriptToSrt(unpunctuated, "phrase");
+    const { cues, errors } = await parseText(srt, { type: "srt", strict: true });
+    expect(errors).toEqual([]);
+    expect(cues.map((c) => c.text)).toEqual(["the quick brown fox", "jumps over the dog"]);
+    expect(cues[0].startTime).toBeCloseTo(0.1, 3);
+    expect(cues[1].endTime).toBeCloseTo(3.0, 3);
+  });
+
+  it("cuts phrases at sentence ends and keeps text as recognised", async () => {
+    const punctuated: Transcript = { language: "fr", text: "Bonjour. Ça va ?", words: words([["Bonjour.", 0, 0.5], ["Ça", 0.6, 0.8], ["va ?", 0.8, 1.1]]) };
+    const { cues } = await parseText(transcriptToSrt(punctuated, "phrase"), { type: "srt", strict: true });
+    expect(cues.map((c) => c.text)).toEqual(["Bonjour.", "Ça va ?"]);
+    expect(transcriptToText(punctuated)).toBe("Bonjour. Ça va ?\n");
+  });
+
+  it("gives one cue per word in mot mode, monotonic", async () => {
+    const { cues } = await parseText(transcriptToSrt(unpunctuated, "mot"), { type: "srt", strict: true });
+    expect(cues).toHaveLength(8);
+    expect(cues.every((c) => !c.text.includes(" "))).toBe(true);
+    for (let i = 1; i < cues.length; i++) expect(cues[i].startTime).toBeGreaterThanOrEqual(cues[i - 1].startTime);
+  });
+
+  it("caps a long unbroken phrase at a readable length", async () => {
+    const long: Transcript = { language: "en", text: "", words: Array.from({ length: 40 }, (_, i) => ({ text: `w${i}`, start: i * 0.3, end: i * 0.3 + 0.25 })) };
+    const { cues } = await parseText(transcriptToSrt(long, "phrase"), { type: "srt", strict: true });
+    expect(cues.length).toBeGreaterThanOrEqual(3);
+    expect(cues.every((c) => c.text.split(" ").length <= 14 && c.endTime - c.startTime <= 7.01)).toBe(true);
+  });
+
+  it("writes plain text from words when the engine gives no text", () => {
+    expect(transcriptToText(unpunctuated)).toBe("the quick brown fox\njumps over the dog\n");
+  });
+});
+
+describe("speech stage helpers", () => {
+  it("guesses French first, English when the text reads as English", () => {
+    expect(guessTextLanguage("Bonjour à tous")).toBe("fr");
+    expect(guessTextLanguage("Le chat est sur la table")).toBe("fr");
+    expect(guessTextLanguage("The cat is on the table and it is happy")).toBe("en");
+    expect(guessTextLanguage("12345")).toBe("fr");
+  });
+
+  it("maps backend job ids to the job and its stage", () => {
+    const id = "job_01M810SVW3EDS9TVQRRK8HGJ5F";
+    expect(parseBackendJobId(id)).toEqual({ jobId: id, stage: "ffmpeg" });
+    expect(parseBackendJobId(`${id}-transcribe`)).toEqual({ jobId: id, stage: "transcribe" });
+    expect(parseBackendJobId(`${id}-nope`)).toBeNull();
+  });
+});
