@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the project needs (native ffmpeg for test media and the media
-# backend). As root it installs them; otherwise it prints the one command to run.
+# Installs the Debian packages the project needs: native ffmpeg (test media, media backend)
+# and the CPU speech engines of the backend (pocketsphinx, SVOX Pico from non-free through
+# scripts/apt-nonfree.sh, flite, sox, rubberband, espeak-ng). As root it installs them;
+# otherwise it prints the one command to run.
 set -euo pipefail
-packages=(ffmpeg)
+here="$(cd "$(dirname "$0")" && pwd)"
+packages=(ffmpeg pocketsphinx pocketsphinx-en-us pocketsphinx-testdata flite sox rubberband-cli espeak-ng)
+nonfree=(libttspico-utils)
 missing=()
-for p in "${packages[@]}"; do
+for p in "${packages[@]}" "${nonfree[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" -eq 0 ]; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-else
-  echo "Missing system packages. Run: sudo apt-get install -y ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then
+  echo "Missing system packages (${missing[*]}). Run: sudo bash scripts/setup-system.sh" >&2
   exit 1
 fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+bash "$here/apt-nonfree.sh" "${nonfree[@]}"

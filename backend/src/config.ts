@@ -4,6 +4,7 @@
  */
 import os from "node:os";
 import path from "node:path";
+import type { SpeechConfig } from "./speech/runtime.ts";
 
 export interface Config {
   port: number;
@@ -16,6 +17,8 @@ export interface Config {
   maxRequestBytes: number;
   /** On SIGTERM/SIGINT: how long running and queued jobs may go on before they are stopped. */
   shutdownGraceMs: number;
+  /** Speech engines (TRANSCRIBE_ENGINE, TTS_ENGINE, ...): loadSpeechConfig in speech/runtime.ts. */
+  speech?: SpeechConfig;
 }
 
 export class ConfigError extends Error {}

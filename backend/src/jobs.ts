@@ -12,6 +12,10 @@ import { sendCallback, type CallbackPayload, type CallbackResult } from "./callb
 import { log } from "./config.ts";
 import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts";
 import { downloadToFile, TransferError, uploadFile } from "./transfer.ts";
+import { CATALOGUE_VOICES } from "./speech/engines.ts";
+import { runSpeechJob } from "./speech/jobs.ts";
+import { SpeechError } from "./speech/proc.ts";
+import type { SpeechRuntime } from "./speech/runtime.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Validation
@@ -62,8 +66,73 @@ const FfmpegJobSchema = z.object({
   deadlineMs: z.number().int().min(1).max(MAX_DEADLINE_MS).default(DEFAULT_DEADLINE_MS),
 });
 
-/** Job kinds: speech (transcription, tts) will join this union. */
-export const JobRequestSchema = z.discriminatedUnion("kind", [FfmpegJobSchema]);
+const mimeType = z.string().regex(/^[\w.+-]+\/[\w.+-]+(\s*;.{0,200})?$/, "must be a MIME type");
+const envelope = {
+  jobId: z.string().regex(JOB_ID, "must match ^[A-Za-z0-9_-]{1,128}$"),
+  output: z.object({ name: fileName, url: httpUrl, contentType: mimeType }),
+  callbackUrl: httpUrl,
+  deadlineMs: z.number().int().min(1).max(MAX_DEADLINE_MS).default(DEFAULT_DEADLINE_MS),
+};
+/** One downloaded input (audio or video). */
+const oneInput = z.array(z.object({ name: fileName, url: httpUrl })).length(1, "exactly one input is expected");
+/** "en", "fr-FR", "auto". */
+const language = z.string().regex(/^(auto|[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})?)$/, "must be 'auto' or an ISO 639-1 code");
+const voice = z.enum([...CATALOGUE_VOICES, "clone"]);
+/** The output of a voice-profile job, given back for voice "clone". */
+const cloneProfile = z.looseObject({
+  f0Median: z.number().min(40).max(600),
+  f0Range: z.tuple([z.number(), z.number()]).optional(),
+  speakingRate: z.number().optional(),
+  nearestVoice: z.enum(CATALOGUE_VOICES),
+  engine: z.string().optional(),
+});
+function requireProfile(job: { voice: string; cloneProfile?: unknown }, ctx: z.RefinementCtx): void {
+  if (job.voice === "clone" && !job.cloneProfile) {
+    ctx.addIssue({ code: "custom", path: ["cloneProfile"], message: "voice 'clone' needs a cloneProfile (from a voice-profile job)" });
+  }
+}
+
+const TranscribeJobSchema = z.object({
+  ...envelope,
+  kind: z.literal("transcribe"),
+  inputs: oneInput,
+  language: language.default("auto"),
+});
+const TtsJobSchema = z
+  .object({
+    ...envelope,
+    kind: z.literal("tts"),
+    text: z.string().min(1).max(100_000),
+    voice,
+    language: language.refine((l) => l !== "auto", "text to speech needs a language").default("fr"),
+    cloneProfile: cloneProfile.optional(),
+  })
+  .superRefine(requireProfile);
+const VoiceChangeJobSchema = z
+  .object({
+    ...envelope,
+    kind: z.literal("voice-change"),
+    inputs: oneInput,
+    voice,
+    language: language.refine((l) => l !== "auto", "voice change needs the spoken language").default("fr"),
+    cloneProfile: cloneProfile.optional(),
+  })
+  .superRefine(requireProfile);
+const VoiceProfileJobSchema = z.object({
+  ...envelope,
+  kind: z.literal("voice-profile"),
+  inputs: oneInput,
+  language: language.optional(),
+});
+
+/** Job kinds: native ffmpeg, and the speech kinds (src/speech/). */
+export const JobRequestSchema = z.discriminatedUnion("kind", [
+  FfmpegJobSchema,
+  TranscribeJobSchema,
+  TtsJobSchema,
+  VoiceChangeJobSchema,
+  VoiceProfileJobSchema,
+]);
 
 export type FfmpegJob = z.infer<typeof FfmpegJobSchema>;
 export type JobRequest = z.infer<typeof JobRequestSchema>;
@@ -120,9 +189,9 @@ export function parseJobRequest(body: unknown): ParseResult {
   }
   const job = parsed.data;
   const names = [
-    ...job.inputs.map((input) => input.name),
-    ...Object.keys(job.files),
-    ...job.fonts,
+    ...("inputs" in job ? job.inputs.map((input) => input.name) : []),
+    ...("files" in job ? Object.keys(job.files) : []),
+    ...("fonts" in job ? job.fonts : []),
     job.output.name,
   ];
   const seen = new Set<string>();
@@ -130,6 +199,7 @@ export function parseJobRequest(body: unknown): ParseResult {
     if (seen.has(name)) return { ok: false, message: `file name '${name}' is used twice (inputs, files, fonts, output)` };
     seen.add(name);
   }
+  if (job.kind !== "ffmpeg") return { ok: true, job };
   seen.delete(job.output.name);
   const problem = checkFfmpegArgs(job.args, seen, job.output.name);
   if (problem) return { ok: false, message: problem };
@@ -139,6 +209,7 @@ export function parseJobRequest(body: unknown): ParseResult {
 /** The fonts of `job` missing from `fontsDir`. */
 export async function missingFonts(job: JobRequest, fontsDir: string): Promise<string[]> {
   const missing: string[] = [];
+  if (job.kind !== "ffmpeg") return missing;
   for (const font of job.fonts) {
     try {
       await access(path.join(fontsDir, font));
@@ -196,6 +267,8 @@ export interface RunnerOptions {
   ffmpegPath: string;
   fontsDir: string;
   maxConcurrentJobs: number;
+  /** Speech engines (kinds other than "ffmpeg"). */
+  speech?: SpeechRuntime;
   callbackDelaysMs?: number[];
   /** Finished jobs remembered for idempotency (older ones are forgotten first). */
   maxRemembered?: number;
@@ -224,6 +297,7 @@ export class JobRunner {
     this.#options = options;
     this.#childEnv = { ...process.env };
     delete this.#childEnv.BACKEND_SECRET;
+    delete this.#childEnv.OPENAI_AUDIO_API_KEY;
   }
 
   get closing(): boolean {
@@ -316,7 +390,12 @@ export class JobRunner {
     if (signal.aborted && (err === signal.reason || err instanceof JobAbort || !(err instanceof JobFailure))) {
       const reason = signal.reason instanceof Error ? signal.reason.message : "the job was stopped";
       message = `${reason} while ${entry.phase}`;
-    } else if (err instanceof JobFailure || err instanceof TransferError || err instanceof FfmpegStartError) {
+    } else if (
+      err instanceof JobFailure ||
+      err instanceof TransferError ||
+      err instanceof FfmpegStartError ||
+      err instanceof SpeechError
+    ) {
       message = err.message;
     } else {
       const errorId = randomUUID().slice(0, 8);
@@ -345,11 +424,14 @@ export class JobRunner {
       entry.phase = "preparing the work directory";
       dir = await mkdtemp(path.join(os.tmpdir(), `media-job-${job.jobId}-`));
       const workDir = dir;
-      for (const [name, content] of Object.entries(job.files)) {
+      const files = job.kind === "ffmpeg" ? job.files : {};
+      const fonts = job.kind === "ffmpeg" ? job.fonts : [];
+      const inputs = "inputs" in job ? job.inputs : [];
+      for (const [name, content] of Object.entries(files)) {
         await writeFile(path.join(workDir, name), Buffer.from(content, "base64"));
       }
-      if (job.fonts.length > 0) await mkdir(path.join(workDir, FONTS_SUBDIR));
-      for (const font of job.fonts) {
+      if (fonts.length > 0) await mkdir(path.join(workDir, FONTS_SUBDIR));
+      for (const font of fonts) {
         try {
           await copyFile(path.join(this.#options.fontsDir, font), path.join(workDir, font));
           await copyFile(path.join(this.#options.fontsDir, font), path.join(workDir, FONTS_SUBDIR, font));
@@ -364,7 +446,7 @@ export class JobRunner {
       const downloadSignal = AbortSignal.any([signal, local.signal]);
       // All settle before going on: no download may still write into the directory when it is removed.
       const results = await Promise.allSettled(
-        job.inputs.map((input) =>
+        inputs.map((input) =>
           downloadToFile(input.url, path.join(workDir, input.name), {
             label: `input '${input.name}'`,
             signal: downloadSignal,
@@ -378,25 +460,41 @@ export class JobRunner {
       timings.downloadMs = Date.now() - t;
       timings.inputBytes = results.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value : 0), 0);
 
-      entry.phase = "running ffmpeg";
       t = Date.now();
-      const run = await runFfmpeg({
-        ffmpegPath: this.#options.ffmpegPath,
-        args: hardenArgs(job.args),
-        cwd: workDir,
-        signal,
-        env: this.#childEnv,
-      });
-      timings.ffmpegMs = Date.now() - t;
-      if (run.aborted) {
-        entry.phase = "running ffmpeg (ffmpeg was stopped)";
-        throw signal.reason;
+      let producer = "ffmpeg";
+      if (job.kind === "ffmpeg") {
+        entry.phase = "running ffmpeg";
+        const run = await runFfmpeg({
+          ffmpegPath: this.#options.ffmpegPath,
+          args: hardenArgs(job.args),
+          cwd: workDir,
+          signal,
+          env: this.#childEnv,
+        });
+        timings.ffmpegMs = Date.now() - t;
+        if (run.aborted) {
+          entry.phase = "running ffmpeg (ffmpeg was stopped)";
+          throw signal.reason;
+        }
+        if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure(run));
+      } else {
+        producer = `the ${job.kind} job`;
+        const speech = this.#options.speech;
+        if (!speech) throw new JobFailure(`job kind '${job.kind}' is not available on this media backend`);
+        entry.phase = `running the ${job.kind} job`;
+        const speechTimings = await runSpeechJob(job, {
+          workDir,
+          signal,
+          runtime: speech,
+          setPhase: (phase) => (entry.phase = phase),
+        });
+        Object.assign(timings, speechTimings);
+        timings.speechMs = Date.now() - t;
       }
-      if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure(run));
       const outputPath = path.join(workDir, job.output.name);
       const info = await stat(outputPath).catch(() => undefined);
-      if (!info?.isFile()) throw new JobFailure(`ffmpeg finished without writing '${job.output.name}'`);
-      if (info.size === 0) throw new JobFailure(`ffmpeg wrote an empty '${job.output.name}'`);
+      if (!info?.isFile()) throw new JobFailure(`${producer} finished without writing '${job.output.name}'`);
+      if (info.size === 0) throw new JobFailure(`${producer} wrote an empty '${job.output.name}'`);
 
       entry.phase = "uploading the output";
       t = Date.now();

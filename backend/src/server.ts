@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import { ConfigError, loadConfig, log, type Config } from "./config.ts";
 import { ffmpegVersion } from "./ffmpeg.ts";
 import { JOB_ID, JobRunner, missingFonts, parseJobRequest } from "./jobs.ts";
+import { createSpeechRuntime, loadSpeechConfig, speechCapabilities, speechKinds } from "./speech/runtime.ts";
 
 export interface BackendServer {
   server: http.Server;
@@ -69,11 +70,17 @@ async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffe
 
 export async function startServer(config: Config): Promise<BackendServer> {
   const version = await ffmpegVersion(config.ffmpegPath);
+  const childEnv = { ...process.env };
+  delete childEnv.BACKEND_SECRET;
+  delete childEnv.OPENAI_AUDIO_API_KEY;
+  const speech = await createSpeechRuntime(config.speech ?? loadSpeechConfig(), config.ffmpegPath, childEnv);
+  const kinds = ["ffmpeg", ...speechKinds(speech)];
   const runner = new JobRunner({
     secret: config.secret,
     ffmpegPath: config.ffmpegPath,
     fontsDir: config.fontsDir,
     maxConcurrentJobs: config.maxConcurrentJobs,
+    speech,
   });
   const secretHash = sha256(config.secret);
 
@@ -91,11 +98,11 @@ export async function startServer(config: Config): Promise<BackendServer> {
 
     if (pathname === "/v1/capabilities") {
       if (method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
+      const { engines, ...speechFields } = speechCapabilities(speech);
       return sendJson(res, 200, {
-        engines: { ffmpeg: version },
-        kinds: ["ffmpeg"],
-        transcription: { languages: [] },
-        tts: { voices: [] },
+        engines: { ffmpeg: version, ...(engines as Record<string, string>) },
+        kinds,
+        ...speechFields,
         limits: {
           maxConcurrentJobs: config.maxConcurrentJobs,
           maxRequestBytes: config.maxRequestBytes,
@@ -116,6 +123,13 @@ export async function startServer(config: Config): Promise<BackendServer> {
       const parsed = parseJobRequest(body);
       if (!parsed.ok) {
         return sendJson(res, 400, { error: "invalid_request", message: parsed.message, issues: parsed.issues });
+      }
+      if (!kinds.includes(parsed.job.kind)) {
+        const why = parsed.job.kind === "transcribe" ? speech.missing.transcription : speech.missing.tts;
+        return sendJson(res, 400, {
+          error: "unsupported_kind",
+          message: `job kind '${parsed.job.kind}' is not available on this media backend${why ? ` (${why})` : ""}`,
+        });
       }
       const missing = await missingFonts(parsed.job, config.fontsDir);
       if (missing.length > 0) {
@@ -173,6 +187,8 @@ export async function startServer(config: Config): Promise<BackendServer> {
     ffmpeg: version,
     maxConcurrentJobs: config.maxConcurrentJobs,
     fontsDir: config.fontsDir,
+    kinds,
+    speech: speech.missing,
   });
 
   return {
@@ -195,6 +211,7 @@ async function main(): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();
+    config.speech = loadSpeechConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`media-backend: ${err.message}\n`);

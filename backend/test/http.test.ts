@@ -8,7 +8,8 @@ let fixture: Fixture;
 
 beforeAll(async () => {
   fixture = await new Fixture().start();
-  backend = await Backend.start();
+  // Without speech engines: the ffmpeg-only answer (the speech kinds have their own test files).
+  backend = await Backend.start({ TRANSCRIBE_ENGINE: "none", TTS_ENGINE: "none" });
 });
 
 afterAll(async () => {
@@ -41,7 +42,8 @@ describe("health and auth", () => {
     expect(body.engines.ffmpeg).toMatch(/^ffmpeg version \S+/);
     expect(body.transcription).toEqual({ languages: [] });
     expect(body.tts).toEqual({ voices: [] });
-    expect(body.kinds).toEqual(["ffmpeg"]);
+    expect(body.kinds).toEqual(["ffmpeg", "voice-profile"]); // voice-profile needs only ffmpeg
+    expect(body.voiceChange).toEqual({ resynthesisLanguages: [], signalLevel: expect.any(Boolean) });
   });
 
   it("answers 404 for unknown routes and unknown jobs, 405 for wrong methods", async () => {
