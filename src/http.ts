@@ -40,6 +40,8 @@ export function createRouter() {
 export function handleError(error: unknown, c: Context): Response {
   if (error instanceof AppError) return errorResponse(c, error);
   if (error instanceof HTTPException) {
+    // The contract knows 400 for every malformed request; 415 (not JSON) is one of them.
+    if (error.status === 415) return errorResponse(c, new AppError("invalid_request", "The body must be JSON (Content-Type: application/json)."));
     const status = error.status;
     const code = status === 401 ? "unauthorized" : status === 404 ? "not_found" : status < 500 ? "invalid_request" : "internal_error";
     const message = status === 400 && /JSON/i.test(error.message) ? "Malformed JSON in request body." : error.message || "Request refused.";
