@@ -9,16 +9,19 @@ import { LocalSynthesizer } from "./local-tts.ts";
 import { DEFAULT_OPENAI_LANGUAGES, OpenAiSynthesizer, OpenAiTranscriber, type OpenAiOptions } from "./openai.ts";
 import { PocketsphinxTranscriber } from "./pocketsphinx.ts";
 import { hasProgram } from "./proc.ts";
+import { checkWhisperModel, loadWhisperBinding, WhisperCppTranscriber, type WhisperVariant } from "./whisper-cpp.ts";
 import { ConfigError } from "../config.ts";
 
 export interface SpeechConfig {
-  transcribeEngine: "pocketsphinx" | "openai" | "none";
+  transcribeEngine: "pocketsphinx" | "openai" | "whisper-cpp" | "none";
   ttsEngine: "local" | "openai" | "none";
   pocketsphinxPath: string;
   pocketsphinxModelDir: string;
   pico2wavePath: string;
   rubberbandPath: string;
   openai?: Omit<OpenAiOptions, "ffmpeg" | "env">;
+  /** TRANSCRIBE_ENGINE=whisper-cpp: the ggml model and the native variant (default = CPU). */
+  whisper?: { modelPath: string; variant: WhisperVariant; threads?: number };
 }
 
 const DEFAULT_OPENAI_VOICES: Record<CatalogueVoice, string> = {
@@ -38,10 +41,27 @@ function list(raw: string | undefined): string[] | undefined {
 
 export function loadSpeechConfig(env: NodeJS.ProcessEnv = process.env): SpeechConfig {
   const transcribeEngine = (env.TRANSCRIBE_ENGINE?.trim() || "pocketsphinx") as SpeechConfig["transcribeEngine"];
-  if (!["pocketsphinx", "openai", "none"].includes(transcribeEngine)) {
-    throw new ConfigError(
-      `TRANSCRIBE_ENGINE must be pocketsphinx, openai or none (got "${transcribeEngine}"; whisper-cpp is not available in this build)`,
-    );
+  if (!["pocketsphinx", "openai", "whisper-cpp", "none"].includes(transcribeEngine)) {
+    throw new ConfigError(`TRANSCRIBE_ENGINE must be pocketsphinx, openai, whisper-cpp or none (got "${transcribeEngine}")`);
+  }
+  let whisper: SpeechConfig["whisper"];
+  if (transcribeEngine === "whisper-cpp") {
+    const modelPath = env.WHISPER_MODEL_PATH?.trim() ?? "";
+    if (!modelPath) {
+      throw new ConfigError(
+        "TRANSCRIBE_ENGINE=whisper-cpp needs WHISPER_MODEL_PATH, the path of a whisper.cpp ggml model (e.g. ggml-base.bin)",
+      );
+    }
+    const variant = (env.WHISPER_VARIANT?.trim() || "default") as WhisperVariant;
+    if (!["default", "cuda", "vulkan"].includes(variant)) {
+      throw new ConfigError(`WHISPER_VARIANT must be default, cuda or vulkan (got "${variant}")`);
+    }
+    const rawThreads = env.WHISPER_THREADS?.trim();
+    const threads = rawThreads ? Number(rawThreads) : undefined;
+    if (threads !== undefined && (!Number.isInteger(threads) || threads < 1 || threads > 256)) {
+      throw new ConfigError(`WHISPER_THREADS must be an integer between 1 and 256 (got "${rawThreads}")`);
+    }
+    whisper = { modelPath, variant, threads };
   }
   const ttsEngine = (env.TTS_ENGINE?.trim() || "local") as SpeechConfig["ttsEngine"];
   if (!["local", "openai", "none"].includes(ttsEngine)) {
@@ -82,6 +102,7 @@ export function loadSpeechConfig(env: NodeJS.ProcessEnv = process.env): SpeechCo
     pico2wavePath: env.PICO2WAVE_PATH?.trim() || "pico2wave",
     rubberbandPath: env.RUBBERBAND_PATH?.trim() || "rubberband",
     openai,
+    whisper,
   };
 }
 
@@ -121,6 +142,21 @@ export async function createSpeechRuntime(
     }
   } else if (config.transcribeEngine === "openai") {
     runtime.transcriber = new OpenAiTranscriber({ ...config.openai!, ffmpeg, env });
+  } else if (config.transcribeEngine === "whisper-cpp") {
+    // Chosen explicitly: a missing model or binding stops the start instead of dropping the kind.
+    const whisper = config.whisper;
+    if (!whisper?.modelPath) {
+      throw new ConfigError("TRANSCRIBE_ENGINE=whisper-cpp needs WHISPER_MODEL_PATH (a whisper.cpp ggml model)");
+    }
+    const problem = await checkWhisperModel(whisper.modelPath);
+    if (problem) throw new ConfigError(`TRANSCRIBE_ENGINE=whisper-cpp: ${problem}`);
+    try {
+      await loadWhisperBinding(whisper.variant);
+    } catch (err) {
+      throw new ConfigError(`TRANSCRIBE_ENGINE=whisper-cpp: ${(err as Error).message}`);
+    }
+    // The model itself is loaded on the first transcription.
+    runtime.transcriber = new WhisperCppTranscriber(whisper);
   } else {
     runtime.missing.transcription = "TRANSCRIBE_ENGINE=none";
   }
