@@ -4,6 +4,7 @@
  *   GET  /v1/capabilities  engines, job kinds, speech lists  Bearer BACKEND_SECRET
  *   POST /v1/jobs          202 {accepted: true}              Bearer BACKEND_SECRET
  *   GET  /v1/jobs/:jobId   {jobId, status, error?}          Bearer BACKEND_SECRET
+ *   POST /v1/probe         {durationMs, streams...}         Bearer BACKEND_SECRET (full-read probe)
  * Start: `node src/server.ts` (Node 24 strips the types).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -11,6 +12,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigError, loadConfig, log, type Config } from "./config.ts";
 import { ffmpegVersion } from "./ffmpeg.ts";
+import { fullProbe } from "./probe.ts";
 import { JOB_ID, JobRunner, missingFonts, parseJobRequest } from "./jobs.ts";
 import { createSpeechRuntime, loadSpeechConfig, speechCapabilities, speechKinds } from "./speech/runtime.ts";
 
@@ -109,6 +111,23 @@ export async function startServer(config: Config): Promise<BackendServer> {
         },
         load: runner.stats(),
       });
+    }
+
+    if (pathname === "/v1/probe") {
+      if (method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
+      const raw = await readBody(req, 64 * 1024);
+      let url: unknown;
+      try {
+        url = (JSON.parse(raw.toString("utf8")) as { url?: unknown }).url;
+      } catch {
+        throw new HttpError(400, "invalid_json", "the body is not valid JSON");
+      }
+      if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new HttpError(400, "invalid_request", "url must be an http(s) URL");
+      try {
+        return sendJson(res, 200, await fullProbe(url, config.ffmpegPath));
+      } catch (error) {
+        return sendJson(res, 422, { error: "unreadable", message: error instanceof Error ? error.message : String(error) });
+      }
     }
 
     if (pathname === "/v1/jobs") {

@@ -8,7 +8,7 @@ import { readOgg } from "./containers/ogg";
 import { parseMetadata, summarizeMetadata } from "./metadata";
 import { R2RangeClient, ReadLimitError, type ReadLimits } from "./r2-range-client";
 import { type SniffedFormat, sniff } from "./sniff";
-import { type ProbeResult, type StreamSummary, UnsupportedMediaError } from "./types";
+import { DurationUnknownError, type ProbeResult, type StreamSummary, UnsupportedMediaError } from "./types";
 
 export { UnsupportedMediaError } from "./types";
 export type { MediaKind, ProbeResult } from "./types";
@@ -46,9 +46,11 @@ export async function probeR2Object(bucket: R2Bucket, key: string, size: number)
     if (cause instanceof UnsupportedMediaError) throw cause;
     const label = format?.label ?? "uploaded";
     if (cause instanceof ReadLimitError) {
-      throw new UnsupportedMediaError(
+      throw new DurationUnknownError(
         `The ${label} file cannot be probed cheaply: ${cause.message} to find its duration. ` +
           "Remux it into an MP4 with its index at the start (for example: ffmpeg -i input -c copy -movflags +faststart output.mp4) and upload it again.",
+        format?.container ?? "bin",
+        format?.mimeTypes ?? {},
       );
     }
     if (cause === client.failure) throw cause;
@@ -106,7 +108,7 @@ function toResult(format: SniffedFormat, streams: StreamSummary): ProbeResult {
   const seconds = streams.durationSeconds;
   const durationMs = seconds !== undefined && Number.isFinite(seconds) ? Math.round(seconds * 1000) : 0;
   if (durationMs <= 0) {
-    throw new UnsupportedMediaError(`The duration of the ${label} file cannot be determined from its headers.`);
+    throw new DurationUnknownError(`The duration of the ${label} file cannot be determined from its headers.`, container, mimeTypes);
   }
   const kind = streams.hasVideo ? "video" : "audio";
   const result: ProbeResult = {

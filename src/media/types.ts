@@ -24,6 +24,22 @@ export class UnsupportedMediaError extends Error {
   }
 }
 
+/**
+ * An accepted container whose duration the headers do not give within the read budget
+ * (browser MediaRecorder WebM, fragmented MP4, long VBR MP3 without Xing): a full read by
+ * native ffmpeg can still measure it, when a backend is available.
+ */
+export class DurationUnknownError extends UnsupportedMediaError {
+  constructor(
+    message: string,
+    readonly container: string,
+    readonly mimeTypes: Partial<Record<MediaKind, string>>,
+  ) {
+    super(message);
+    this.name = "DurationUnknownError";
+  }
+}
+
 /** What a container reader learned about the streams; probe.ts turns it into a ProbeResult. */
 export interface StreamSummary {
   /** Seconds, as precise as the container states it. */

@@ -9,6 +9,9 @@ import { newId } from "../lib/ids";
 import { fetchPublic, UnsafeUrlError, type UrlPolicy } from "../lib/public-url";
 import { BodyTooLargeError, streamToR2 } from "../lib/r2-stream";
 import { probeR2Object, UnsupportedMediaError, type MediaKind, type ProbeResult } from "../media/probe";
+import { canProbeOnBackend, probeOnBackend } from "../media/backend-probe";
+import { DurationUnknownError } from "../media/types";
+import type { Env } from "../env";
 
 export const MAX_UPLOAD_BYTES = 5_000_000_000;
 export const UPLOAD_TTL_MS = 3 * 3600 * 1000;
@@ -44,14 +47,17 @@ export function safeFilename(name: string | undefined, fallback: string): string
 const tooLarge = () => invalidRequest("file: larger than the 5 GB (5,000,000,000 bytes) limit.");
 
 async function finishUpload(
-  db: D1Database,
-  bucket: R2Bucket,
+  env: Env,
   p: { id: string; accountId: string; objectKey: string; filename: string; size: number; now: number },
 ): Promise<UploadResult> {
+  const { DB: db, MEDIA: bucket } = env;
   let probe: ProbeResult;
   try {
     if (p.size === 0) throw new UnsupportedMediaError("the file is empty");
-    probe = await probeR2Object(bucket, p.objectKey, p.size);
+    probe = await probeR2Object(bucket, p.objectKey, p.size).catch((error: unknown) => {
+      if (error instanceof DurationUnknownError && canProbeOnBackend(env)) return probeOnBackend(env, p.objectKey, error);
+      throw error;
+    });
     if (probe.durationMs > MAX_DURATION_MS) throw new UnsupportedMediaError("media longer than 4 hours are not accepted");
   } catch (error) {
     await bucket.delete(p.objectKey);
@@ -81,12 +87,12 @@ async function store(bucket: R2Bucket, key: string, body: ReadableStream<Uint8Ar
 
 /** multipart/form-data with a `file` field, parsed as a stream. */
 export async function uploadFromMultipart(
-  db: D1Database,
-  bucket: R2Bucket,
+  env: Env,
   accountId: string,
   request: Request,
   now: number,
 ): Promise<UploadResult> {
+  const bucket = env.MEDIA;
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > MAX_UPLOAD_BYTES + 1024 * 1024) throw tooLarge();
   const id = newId("upl", now);
@@ -107,18 +113,18 @@ export async function uploadFromMultipart(
     throw error;
   }
   if (!stored) throw invalidRequest("file: Required (multipart/form-data field named file).");
-  return finishUpload(db, bucket, { id, accountId, objectKey, now, ...stored });
+  return finishUpload(env, { id, accountId, objectKey, now, ...stored });
 }
 
 /** `{url}`: downloads a public http(s) URL, streamed, under the SSRF rules. */
 export async function uploadFromUrl(
-  db: D1Database,
-  bucket: R2Bucket,
+  env: Env,
   accountId: string,
   rawUrl: string,
   policy: UrlPolicy,
   now: number,
 ): Promise<UploadResult> {
+  const bucket = env.MEDIA;
   let response: Response;
   try {
     response = await fetchPublic(rawUrl, policy);
@@ -147,7 +153,7 @@ export async function uploadFromUrl(
     throw invalidRequest(`url: the download broke off (${error instanceof Error ? error.message : "network error"}).`);
   }
   const filename = safeFilename(decodeURIComponent(new URL(response.url || rawUrl).pathname), "download");
-  return finishUpload(db, bucket, { id, accountId, objectKey, filename, size, now });
+  return finishUpload(env, { id, accountId, objectKey, filename, size, now });
 }
 
 /**

@@ -1,0 +1,68 @@
+/**
+ * Full-read probe for media whose headers do not state their duration (browser MediaRecorder
+ * WebM, fragmented MP4, long VBR MP3): ffprobe for the streams, then a demux of every packet
+ * (`-c copy -f null`, no decoding) for the exact end time. Reads the object through its signed
+ * URL; only http(s) is allowed as input protocol.
+ */
+import { spawn } from "node:child_process";
+
+export interface FullProbe {
+  durationMs: number;
+  hasAudio: boolean;
+  hasVideo: boolean;
+  videoCodec?: string;
+  audioCodec?: string;
+  width?: number;
+  height?: number;
+}
+
+const PROTOCOLS = ["-protocol_whitelist", "http,https,tcp,tls,crypto"];
+
+function run(program: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString("utf8")).slice(-8000)));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export async function fullProbe(url: string, ffmpegPath: string, timeoutMs = 10 * 60 * 1000): Promise<FullProbe> {
+  const ffprobePath = ffmpegPath.replace(/ffmpeg$/, "ffprobe");
+  const streams = await run(ffprobePath, ["-v", "error", ...PROTOCOLS, "-show_format", "-show_streams", "-of", "json", url], timeoutMs);
+  if (streams.code !== 0) throw new Error(`the file cannot be read (${streams.stderr.trim().split("\n").pop() ?? "ffprobe failed"})`);
+  const parsed = JSON.parse(streams.stdout) as { format?: { duration?: string }; streams?: { codec_type?: string; codec_name?: string; width?: number; height?: number }[] };
+  const list = parsed.streams ?? [];
+  const video = list.find((s) => s.codec_type === "video");
+  const audio = list.find((s) => s.codec_type === "audio");
+  // ffprobe scans fragmented MP4 for its length; only containers with no length at all need the demux.
+  const stated = Number(parsed.format?.duration);
+  const durationMs = Number.isFinite(stated) && stated > 0 ? Math.round(stated * 1000) : await demuxedDurationMs(url, ffmpegPath, timeoutMs);
+  return {
+    durationMs,
+    hasAudio: audio !== undefined,
+    hasVideo: video !== undefined,
+    videoCodec: video?.codec_name,
+    audioCodec: audio?.codec_name,
+    width: video?.width,
+    height: video?.height,
+  };
+}
+
+/** End time of the last packet, by demuxing everything without decoding. */
+async function demuxedDurationMs(url: string, ffmpegPath: string, timeoutMs: number): Promise<number> {
+  const demux = await run(ffmpegPath, ["-nostdin", "-v", "error", ...PROTOCOLS, "-i", url, "-map", "0", "-c", "copy", "-f", "null", "-progress", "pipe:1", "-"], timeoutMs);
+  if (demux.code !== 0) throw new Error(`the file cannot be read to its end (${demux.stderr.trim().split("\n").pop() ?? "ffmpeg failed"})`);
+  const times = [...demux.stdout.matchAll(/^out_time_us=(\d+)$/gm)].map((m) => Number(m[1]));
+  return Math.round((times.at(-1) ?? 0) / 1000);
+}
