@@ -1,8 +1,9 @@
 /**
  * End-to-end stack as real processes on loopback: the fixture server, the container backend
- * (native ffmpeg) and two `wrangler dev` instances of the Worker (local D1, R2, Queue and
+ * (native ffmpeg) and three `wrangler dev` instances of the Worker (local D1, R2, Queue and
  * Durable Objects). `main` reaches the backend and routes re-encodes there (a small in-Worker
- * memory budget); `nobackend` points at a closed port, to prove failures are refunded.
+ * memory budget); `nobackend` points at a closed port, to prove failures are refunded;
+ * `forced` sends every command to the backend, the path of large inputs.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -73,6 +74,7 @@ export default async function setup(project: TestProject) {
   const mainPort = await freePort();
   const deadPort = await freePort();
   const noBackendPort = await freePort();
+  const forcedPort = await freePort();
   children.push(
     startWorker("main", mainPort, {
       ...common,
@@ -87,11 +89,20 @@ export default async function setup(project: TestProject) {
       PUBLIC_BASE_URL: `http://127.0.0.1:${noBackendPort}`,
       WASM_MEMORY_BUDGET_BYTES: String(48 * 1024 * 1024),
     }, path.join(stateDir, "nobackend")),
+    startWorker("forced", forcedPort, {
+      ...common,
+      BACKEND_URL: `http://127.0.0.1:${backendPort}`,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${forcedPort}`,
+      // Every command on native ffmpeg: the jobs the router sends there when inputs are large.
+      MEDIA_ENGINE: "backend",
+    }, path.join(stateDir, "forced")),
   );
   await Promise.all([
     waitFor(`http://127.0.0.1:${mainPort}/api/v1/openapi.json`, children[1], "wrangler dev (main)"),
     waitFor(`http://127.0.0.1:${noBackendPort}/api/v1/openapi.json`, children[2], "wrangler dev (nobackend)"),
+    waitFor(`http://127.0.0.1:${forcedPort}/api/v1/openapi.json`, children[3], "wrangler dev (forced)"),
   ]);
+  project.provide("e2eForcedBackendUrl", `http://127.0.0.1:${forcedPort}`);
   project.provide("e2eMainUrl", `http://127.0.0.1:${mainPort}`);
   project.provide("e2eNoBackendUrl", `http://127.0.0.1:${noBackendPort}`);
 
@@ -107,5 +118,6 @@ declare module "vitest" {
   interface ProvidedContext {
     e2eMainUrl: string;
     e2eNoBackendUrl: string;
+    e2eForcedBackendUrl: string;
   }
 }

@@ -1,0 +1,61 @@
+/**
+ * The tools the router normally keeps in the Worker (copies, audio, small re-encodes), run on
+ * the native backend as they are for large inputs: same commands, results checked by content.
+ */
+import path from "node:path";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { download, ffprobe, FIXTURES, frameAt, generate, newClient, pixel, runTool, stream, upload, type Client } from "./client";
+
+let client: Client;
+let clip: { uploadId: string; durationSeconds: number };
+
+beforeAll(async () => {
+  client = await newClient(inject("e2eForcedBackendUrl"));
+  clip = await upload(client, path.join(FIXTURES, "clip.mp4"));
+});
+
+describe("on the native backend", () => {
+  it.each([
+    ["mp3", "mp3"],
+    ["wav", "pcm_s16le"],
+    ["aac", "aac"],
+  ])("extract-audio %s", async (format, codec) => {
+    const probe = ffprobe(await download(client, await runTool(client, "extract-audio", { uploadId: clip.uploadId, format })));
+    expect(stream(probe, "audio")!.codec_name).toBe(codec);
+    expect(stream(probe, "video")).toBeUndefined();
+    expect(Number(probe.format.duration)).toBeCloseTo(clip.durationSeconds, 1);
+  });
+
+  it("convert to mkv by stream copy", async () => {
+    const probe = ffprobe(await download(client, await runTool(client, "convert", { uploadId: clip.uploadId, format: "mkv" })));
+    expect(probe.format.format_name).toContain("matroska");
+    expect(stream(probe, "video")!.codec_name).toBe("h264");
+    expect(Number(probe.format.duration)).toBeCloseTo(clip.durationSeconds, 1);
+  });
+
+  it("trim of an audio file stays audio, exact length", async () => {
+    const tone = await upload(client, path.join(FIXTURES, "tone.mp3"));
+    const probe = ffprobe(await download(client, await runTool(client, "trim", { uploadId: tone.uploadId, start: 0.5, end: 2 })));
+    expect(stream(probe, "video")).toBeUndefined();
+    expect(Math.abs(Number(probe.format.duration) - 1.5)).toBeLessThan(0.06);
+  });
+
+  it("clean-audio keeps the video and the duration", async () => {
+    const probe = ffprobe(await download(client, await runTool(client, "clean-audio", { uploadId: clip.uploadId })));
+    expect(stream(probe, "video")!.codec_name).toBe("h264");
+    expect(Number(probe.format.duration)).toBeCloseTo(clip.durationSeconds, 1);
+  });
+
+  it("watermark text and subtitles render with the shipped fonts", async () => {
+    const black = await upload(client, generate("black-backend.mp4", ["-f", "lavfi", "-i", "color=c=black:size=320x240:rate=25:duration=2", "-c:v", "libx264", "-pix_fmt", "yuv420p"]));
+    const marked = await download(client, await runTool(client, "watermark", { uploadId: black.uploadId, watermarkText: "Démo", opacity: 100 }));
+    const srt = "1\n00:00:00,000 --> 00:00:02,000\nÇa marche\n";
+    const captioned = await download(client, await runTool(client, "subtitles", { uploadId: black.uploadId, srtContent: srt, fontId: "anton" }));
+    for (const file of [marked, captioned]) {
+      const frame = frameAt(file, 1, 320, 240);
+      let bright = 0;
+      for (let y = 0; y < 240; y++) for (let x = 0; x < 320; x++) if (pixel(frame, 320, x, y)[0] > 150) bright++;
+      expect(bright).toBeGreaterThan(30);
+    }
+  });
+});
