@@ -3,7 +3,11 @@
  * ffmpeg (all cores, then -threads 1) and on ffmpeg.wasm in this Node process, with the
  * routing decision production would take. `npm run bench` (Node 24 through npm).
  *
- * Environment: BENCH_ONLY=id,id (subset), BENCH_KEEP=1 (keep the temp dir),
+ * Then the speech engines (speech.ts): real-time factors of the backend's CPU TTS,
+ * transcription and voice change.
+ *
+ * Environment: BENCH_ONLY=id,id (subset; "speech" for the speech part, which a list without it
+ * skips), BENCH_KEEP=1 (keep the temp dir),
  * BENCH_VERBOSE=1 (print each command's arguments), FFMPEG / FFPROBE (native binaries).
  */
 import { existsSync } from "node:fs";
@@ -19,6 +23,7 @@ import * as commandModule from "../src/media/tools/command";
 import type { MediaCommand, MediaInput } from "../src/media/tools/command";
 import { benchCases, type BenchInputs } from "./cases";
 import { describeOutput, FFMPEG, generateSources, probeResult, run, runNative, singleThreadArgs, type NativeRun } from "./media";
+import { runSpeechBench } from "./speech";
 import { compileWasm, runWasm, type WasmRun } from "./wasm-core";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -87,6 +92,18 @@ function table(header: string[], rows: string[][]): string {
 }
 
 async function main(): Promise<void> {
+  if (!only || only.some((id) => id !== "speech")) await mediaBench();
+  if (!only || only.includes("speech")) {
+    const problems = await runSpeechBench();
+    if (problems.length > 0) {
+      console.log("\nSpeech problems:");
+      for (const p of problems) console.log(`- ${p.replace(/\n/g, "\n    ")}`);
+      process.exitCode = 1;
+    }
+  }
+}
+
+async function mediaBench(): Promise<void> {
   const started = performance.now();
   const ffmpegVersion = (await run(FFMPEG, ["-hide_banner", "-version"])).stdout.split("\n")[0] ?? "?";
   const cpus = os.cpus();
