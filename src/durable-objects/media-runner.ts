@@ -96,7 +96,7 @@ export class MediaRunner extends DurableObject<Env> {
     }
     const result = { key: prepared.resultKey, filename: prepared.command.resultFilename, contentType: prepared.command.contentType };
     const deadlineAt = await this.remember(job, { stage: "ffmpeg", outputKey: result.key, result });
-    await dispatchToBackend(this.env, job.id, prepared, deadlineAt - Date.now());
+    await dispatchToBackend(this.env, job.id, prepared, deadlineAt - Date.now(), route.reason);
     return "dispatched";
   }
 

@@ -135,9 +135,9 @@ const base64 = (bytes: Uint8Array) => {
 };
 
 /** Hands the command to the container backend; the result arrives later by callback. */
-export async function dispatchToBackend(env: Env, jobId: string, prepared: PreparedJob, deadlineMs: number): Promise<void> {
+export async function dispatchToBackend(env: Env, jobId: string, prepared: PreparedJob, deadlineMs: number, reason = "too large for the in-Worker engine"): Promise<void> {
   if (!backendConfigured(env) || !env.PUBLIC_BASE_URL) {
-    throw new JobFailure("This job is too large for the in-Worker engine and no processing backend is configured; credits refunded.");
+    throw new JobFailure(`This job needs the processing backend (${reason}), which is not configured on this server; credits refunded.`);
   }
   const { command } = prepared;
   const ttl = deadlineMs + 10 * 60 * 1000;

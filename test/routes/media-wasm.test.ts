@@ -1,0 +1,80 @@
+/**
+ * The media tools through the public API on the in-Worker engine (this test Worker has no
+ * backend, and the fixtures fit the in-Worker limits): the queue, the Durable Object and
+ * ffmpeg.wasm really run; results are checked by what they contain.
+ */
+import { env } from "cloudflare:workers";
+import { parseBuffer } from "music-metadata";
+import { probeR2Object } from "../../src/media/probe";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, callTool, newAccount, uploadFixture, waitForJob, type TestAccount, balanceOf } from "../helpers/api";
+
+let account: TestAccount;
+let clip: { uploadId: string; durationSeconds: number };
+
+async function result(tool: string, body: Record<string, unknown>) {
+  const response = await callTool(account, tool, body);
+  const { jobId } = (await response.json()) as { jobId: string };
+  const job = await waitForJob(account, jobId, 120_000);
+  expect(job.status, job.error).toBe("completed");
+  const download = await call(job.result!.url);
+  const bytes = new Uint8Array(await download.arrayBuffer());
+  const meta = await parseBuffer(bytes, { mimeType: download.headers.get("content-type") ?? undefined }, { duration: true });
+  return { job, bytes, meta, contentType: download.headers.get("content-type") };
+}
+
+beforeAll(async () => {
+  account = await newAccount({ credits: 10_000 });
+  clip = await uploadFixture(account, "clip.mp4");
+});
+
+describe("media tools on ffmpeg.wasm through the API", () => {
+  it("trim gives end - start", async () => {
+    const { meta, job } = await result("trim", { uploadId: clip.uploadId, start: 0.5, end: 1.7 });
+    expect(job.result!.filename).toBe("clip-trim.mp4");
+    expect(Math.abs(meta.format.duration! - 1.2)).toBeLessThan(0.06);
+  });
+
+  it("merge gives the sum of durations", async () => {
+    const webm = await uploadFixture(account, "clip.webm");
+    const { meta } = await result("merge", { uploadIds: [clip.uploadId, webm.uploadId] });
+    expect(Math.abs(meta.format.duration! - (clip.durationSeconds + webm.durationSeconds))).toBeLessThan(0.15);
+    expect(meta.format.trackInfo.some((t) => t.video)).toBe(true);
+  });
+
+  it("watermark, subtitles and clean-audio keep the duration", async () => {
+    const logo = await uploadFixture(account, "logo.png");
+    const srt = "1\n00:00:00,000 --> 00:00:02,000\nBonjour à tous\n";
+    for (const [tool, body] of [
+      ["watermark", { uploadId: clip.uploadId, watermarkUploadId: logo.uploadId, type: "flottant", interval: 3 }],
+      ["watermark", { uploadId: clip.uploadId, watermarkText: "© Démo" }],
+      ["subtitles", { uploadId: clip.uploadId, srtContent: srt, style: "impact", karaokeMode: "couleur" }],
+      ["clean-audio", { uploadId: clip.uploadId }],
+    ] as const) {
+      const { meta, contentType } = await result(tool, body);
+      expect(contentType).toBe("video/mp4");
+      expect(Math.abs(meta.format.duration! - clip.durationSeconds)).toBeLessThan(0.1);
+    }
+  });
+
+  it("convert to mov by stream copy", async () => {
+    const { bytes, job, contentType } = await result("convert", { uploadId: clip.uploadId, format: "mov" });
+    expect(job.result!.filename).toBe("clip.mov");
+    expect(contentType).toBe("video/quicktime");
+    // music-metadata gives no duration for QuickTime; the project's probe reads the movie header.
+    await env.MEDIA.put("test/converted.mov", bytes);
+    const probe = await probeR2Object(env.MEDIA, "test/converted.mov", bytes.byteLength);
+    expect(probe).toMatchObject({ container: "mov", videoCodec: "h264", audioCodec: "aac" });
+    expect(Math.abs(probe.durationMs / 1000 - clip.durationSeconds)).toBeLessThan(0.1);
+  });
+
+  it("a command this engine cannot run fails clearly without a backend, refunded", async () => {
+    const before = await balanceOf(account);
+    const response = await callTool(account, "convert", { uploadId: clip.uploadId, format: "webm" });
+    const { jobId } = (await response.json()) as { jobId: string };
+    const job = await waitForJob(account, jobId);
+    expect(job.status).toBe("failed");
+    expect(job.error).toMatch(/libopus|backend/);
+    expect(await balanceOf(account)).toBe(before);
+  });
+});
