@@ -134,3 +134,19 @@ export function splitSentences(text: string, maxChars = 300): string[] {
   }
   return pieces;
 }
+
+/**
+ * Engines' timed words as a transcript wants them: in order, never overlapping the previous
+ * word (a start before the last end moves to it), times rounded to the millisecond.
+ */
+export function monotonicWords(raw: Iterable<Word>): Word[] {
+  const words: Word[] = [];
+  let lastEnd = 0;
+  for (const word of raw) {
+    const start = Math.max(word.start, lastEnd);
+    const end = Math.max(word.end, start);
+    words.push({ text: word.text, start: Math.round(start * 1000) / 1000, end: Math.round(end * 1000) / 1000 });
+    lastEnd = end;
+  }
+  return words;
+}

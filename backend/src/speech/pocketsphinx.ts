@@ -5,7 +5,7 @@
  * then one line per word: `<word> <start s> <end s> <confidence>`.
  */
 import type { Transcriber, Transcript, Word } from "./engines.ts";
-import { resolveTranscriptionLanguage } from "./engines.ts";
+import { monotonicWords, resolveTranscriptionLanguage } from "./engines.ts";
 import { runTool } from "./proc.ts";
 
 /** Fillers and markers that are not words. */
@@ -14,27 +14,16 @@ const WORD_LINE = /^(\S+) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?) (-?\d+(?:\.\d+)?(?:e-?
 
 /** Words of pocketsphinx_continuous's `-time yes` output: fillers dropped, `word(2)` -> `word`, times monotonic. */
 export function parsePocketsphinxOutput(stdout: string): Word[] {
-  const words: Word[] = [];
-  let lastEnd = 0;
+  const raw: Word[] = [];
   for (const line of stdout.split(/\r?\n/)) {
     const match = WORD_LINE.exec(line.trim());
     if (!match) continue;
     const token = match[1]!;
     if (NOT_WORDS.test(token)) continue;
     const text = token.replace(/\(\d+\)$/, "");
-    if (!text) continue;
-    let start = Number(match[2]);
-    let end = Number(match[3]);
-    if (start < lastEnd) start = lastEnd;
-    if (end < start) end = start;
-    words.push({ text, start: round(start), end: round(end) });
-    lastEnd = end;
+    if (text) raw.push({ text, start: Number(match[2]), end: Number(match[3]) });
   }
-  return words;
-}
-
-function round(seconds: number): number {
-  return Math.round(seconds * 1000) / 1000;
+  return monotonicWords(raw);
 }
 
 export interface PocketsphinxOptions {

@@ -11,7 +11,7 @@ import { open } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import path from "node:path";
 import type { Transcriber, Transcript, Word } from "./engines.ts";
-import { resolveTranscriptionLanguage } from "./engines.ts";
+import { monotonicWords, resolveTranscriptionLanguage } from "./engines.ts";
 import { SpeechError } from "./proc.ts";
 
 /** The languages of whisper's multilingual models (whisper.cpp's g_lang, ISO 639-1 where it has one). */
@@ -128,23 +128,11 @@ export function tokensToWords(segments: Array<{ text: string; t0: number; t1: nu
       raw.push({ text: text.trim(), start: segment.t0 / 1000, end: segment.t1 / 1000 });
     }
   }
-  const words: Word[] = [];
-  let lastEnd = 0;
-  for (const w of raw) {
-    const text = w.text.trim();
-    if (!text || ANNOTATION.test(text) || !/[\p{L}\p{N}]/u.test(text)) continue;
-    let start = w.start;
-    let end = w.end;
-    if (start < lastEnd) start = lastEnd;
-    if (end < start) end = start;
-    words.push({ text, start: round(start), end: round(end) });
-    lastEnd = end;
-  }
-  return words;
-}
-
-function round(seconds: number): number {
-  return Math.round(seconds * 1000) / 1000;
+  return monotonicWords(
+    raw
+      .map((w) => ({ ...w, text: w.text.trim() }))
+      .filter((w) => w.text && !ANNOTATION.test(w.text) && /[\p{L}\p{N}]/u.test(w.text)),
+  );
 }
 
 export interface WhisperCppOptions {
