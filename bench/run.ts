@@ -24,6 +24,7 @@ import type { MediaCommand, MediaInput } from "../src/media/tools/command";
 import { benchCases, type BenchInputs } from "./cases";
 import { describeOutput, FFMPEG, generateSources, probeResult, run, runNative, singleThreadArgs, type NativeRun } from "./media";
 import { runSpeechBench } from "./speech";
+import { runUploadMemoryBench } from "./upload-memory";
 import { compileWasm, runWasm, type WasmRun } from "./wasm-core";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -92,7 +93,8 @@ function table(header: string[], rows: string[][]): string {
 }
 
 async function main(): Promise<void> {
-  if (!only || only.some((id) => id !== "speech")) await mediaBench();
+  if (!only || only.includes("upload")) await runUploadMemoryBench();
+  if (!only || only.some((id) => id !== "speech" && id !== "upload")) await mediaBench();
   if (!only || only.includes("speech")) {
     const problems = await runSpeechBench();
     if (problems.length > 0) {
