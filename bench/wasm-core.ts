@@ -11,22 +11,14 @@
  */
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import type { FFmpegCoreModule } from "@ffmpeg/core";
 import createFFmpegCore from "@ffmpeg/core";
 
 /** The file wasm/ffmpeg-core.ts imports, by the same relative path from the repository root. */
 export const WASM_PATH = fileURLToPath(new URL("../node_modules/@ffmpeg/core/dist/esm/ffmpeg-core.wasm", import.meta.url));
 
-interface Core {
-  FS: {
-    writeFile(path: string, data: Uint8Array, options?: { canOwn?: boolean }): void;
-    readFile(path: string): Uint8Array;
-    mkdir(path: string): void;
-    chdir(path: string): void;
-  };
-  HEAPU8: Uint8Array;
-  exec(...args: string[]): number;
-  setLogger(logger: (entry: { type: string; message: string }) => void): void;
-}
+/** The module type the Worker uses (wasm/modules.d.ts). */
+type Core = FFmpegCoreModule;
 
 let compiled: Promise<WebAssembly.Module> | undefined;
 

@@ -11,6 +11,7 @@ import type { Env } from "../env";
 import { claimJob, completeJob, failJob, loadJob, type JobRow } from "../services/jobs";
 import { dispatchToBackend, JobFailure, prepareJob, routeJob, runOnWasm, startsWithSpeech, type JobResult } from "../media/execute";
 import { FfmpegError } from "../media/ffmpeg-wasm";
+import { BackendUnavailableError } from "../media/backend-client";
 import { dispatchSpeechStage, planSpeechStage, type StageName } from "../media/speech-stages";
 import { transcriptToSrt, transcriptToText, type Transcript } from "../media/transcript";
 import { resultName } from "../media/tools/command";
@@ -36,6 +37,7 @@ export interface BackendOutcome {
 function userMessage(error: unknown): string {
   if (error instanceof JobFailure) return error.message;
   if (error instanceof FfmpegError) return `The media could not be processed: ${error.message}`;
+  if (error instanceof BackendUnavailableError) return `The job could not be started: ${error.message}. Credits refunded.`;
   return "Processing failed unexpectedly; credits refunded.";
 }
 
@@ -79,7 +81,7 @@ export class MediaRunner extends DurableObject<Env> {
     try {
       return await work();
     } catch (error) {
-      if (!(error instanceof JobFailure)) console.error("job failed", jobId, error instanceof Error ? error.stack : String(error));
+      if (!(error instanceof JobFailure) && !(error instanceof BackendUnavailableError)) console.error("job failed", jobId, error instanceof Error ? error.stack : String(error));
       await this.finish(jobId, { status: "failed", error: userMessage(error) });
       return "failed";
     }

@@ -4,6 +4,7 @@
  * (network, 5xx) are retried; a 4xx means the request itself is wrong.
  */
 import type { Env } from "../env";
+import { mediaUrl } from "./transfer-urls";
 
 export class BackendUnavailableError extends Error {}
 
@@ -46,4 +47,34 @@ export async function submitToBackend(env: Env, job: BackendJob, attempts = 3): 
     }
   }
   throw new BackendUnavailableError(`the processing backend is unreachable (${lastError})`);
+}
+
+/** What a backend job reads and writes, as R2 keys; URLs are signed when it is sent. */
+export interface BackendTransfer {
+  /** The backend's job id (a job's stages have ids of their own). */
+  jobId: string;
+  kind: BackendJob["kind"];
+  inputs: { name: string; objectKey: string }[];
+  output: { name: string; key: string; contentType: string };
+  deadlineMs: number;
+  /** Kind-specific fields (args, files, fonts, text, voice...). */
+  fields: Omit<BackendJob, "jobId" | "kind" | "inputs" | "output" | "callbackUrl" | "deadlineMs">;
+}
+
+/**
+ * Signs the media URLs (valid past the deadline, the upload of the result comes last) and
+ * the callback URL, then submits. Throws BackendUnavailableError when the backend refuses or
+ * cannot be reached.
+ */
+export async function startBackendJob(env: Env, transfer: BackendTransfer): Promise<void> {
+  const ttl = transfer.deadlineMs + 10 * 60 * 1000;
+  await submitToBackend(env, {
+    ...transfer.fields,
+    jobId: transfer.jobId,
+    kind: transfer.kind,
+    inputs: await Promise.all(transfer.inputs.map(async (input) => ({ name: input.name, url: await mediaUrl(env, input.objectKey, "GET", ttl) }))),
+    output: { name: transfer.output.name, url: await mediaUrl(env, transfer.output.key, "PUT", ttl, transfer.output.contentType), contentType: transfer.output.contentType },
+    callbackUrl: `${env.PUBLIC_BASE_URL!.replace(/\/$/, "")}/internal/jobs/${transfer.jobId}/callback`,
+    deadlineMs: transfer.deadlineMs,
+  });
 }

@@ -8,11 +8,10 @@ import type { Env } from "../env";
 import type { JobRow } from "../services/jobs";
 import type { ToolName } from "../services/pricing";
 import type { ToolParams } from "../tools/schemas";
-import { backendConfigured, submitToBackend, BackendUnavailableError } from "./backend-client";
+import { backendConfigured, startBackendJob } from "./backend-client";
 import { runFfmpegWasm } from "./ffmpeg-wasm";
 import { loadFont } from "./font-data";
 import { chooseEngine, type RoutingDecision } from "./routing";
-import { mediaUrl } from "./transfer-urls";
 import type { ProbeResult } from "./types";
 import { FONTS_DIR, type MediaCommand, type MediaInput } from "./tools/command";
 import { buildCleanAudioCommand } from "./tools/clean-audio";
@@ -140,21 +139,16 @@ export async function dispatchToBackend(env: Env, jobId: string, prepared: Prepa
     throw new JobFailure(`This job needs the processing backend (${reason}), which is not configured on this server; credits refunded.`);
   }
   const { command } = prepared;
-  const ttl = deadlineMs + 10 * 60 * 1000;
-  try {
-    await submitToBackend(env, {
-      jobId,
-      kind: "ffmpeg",
+  await startBackendJob(env, {
+    jobId,
+    kind: "ffmpeg",
+    inputs: prepared.inputs,
+    output: { name: command.outputName, key: prepared.resultKey, contentType: command.contentType },
+    deadlineMs,
+    fields: {
       args: command.args,
-      inputs: await Promise.all(prepared.inputs.map(async (input) => ({ name: input.name, url: await mediaUrl(env, input.objectKey, "GET", ttl) }))),
       files: Object.fromEntries(Object.entries(command.files).map(([name, bytes]) => [name, base64(bytes)])),
       fonts: command.fonts,
-      output: { name: command.outputName, url: await mediaUrl(env, prepared.resultKey, "PUT", ttl, command.contentType), contentType: command.contentType },
-      callbackUrl: `${env.PUBLIC_BASE_URL.replace(/\/$/, "")}/internal/jobs/${jobId}/callback`,
-      deadlineMs,
-    });
-  } catch (error) {
-    if (error instanceof BackendUnavailableError) throw new JobFailure(`The job could not be started: ${error.message}. Credits refunded.`);
-    throw error;
-  }
+    },
+  });
 }

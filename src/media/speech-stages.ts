@@ -8,9 +8,8 @@
 import type { Env } from "../env";
 import type { JobRow } from "../services/jobs";
 import type { ToolParams } from "../tools/schemas";
-import { submitToBackend, BackendUnavailableError, backendConfigured } from "./backend-client";
+import { backendConfigured, startBackendJob } from "./backend-client";
 import { JobFailure, loadInputs, type JobResult, type StoredInput } from "./execute";
-import { mediaUrl } from "./transfer-urls";
 import { resultName } from "./tools/command";
 
 export type SpeechKind = "transcribe" | "tts" | "voice-change" | "voice-profile";
@@ -125,23 +124,17 @@ export async function dispatchSpeechStage(env: Env, jobId: string, stage: Speech
   if (!backendConfigured(env) || !env.PUBLIC_BASE_URL) {
     throw new JobFailure("Speech processing needs the processing backend, which is not configured on this server; credits refunded.");
   }
-  const id = backendJobId(jobId, stage.kind);
-  const ttl = deadlineMs + 10 * 60 * 1000;
-  try {
-    await submitToBackend(env, {
-      jobId: id,
-      kind: stage.kind,
-      inputs: await Promise.all(stage.inputs.map(async (input) => ({ name: input.name, url: await mediaUrl(env, input.objectKey, "GET", ttl) }))),
+  await startBackendJob(env, {
+    jobId: backendJobId(jobId, stage.kind),
+    kind: stage.kind,
+    inputs: stage.inputs,
+    output: { name: stage.outputName, key: stage.outputKey, contentType: stage.contentType },
+    deadlineMs,
+    fields: {
       ...(stage.text !== undefined ? { text: stage.text } : {}),
       ...(stage.voice !== undefined ? { voice: stage.voice } : {}),
       ...(stage.language !== undefined ? { language: stage.language } : {}),
       ...(stage.cloneProfile !== undefined ? { cloneProfile: stage.cloneProfile } : {}),
-      output: { name: stage.outputName, url: await mediaUrl(env, stage.outputKey, "PUT", ttl, stage.contentType), contentType: stage.contentType },
-      callbackUrl: `${env.PUBLIC_BASE_URL.replace(/\/$/, "")}/internal/jobs/${id}/callback`,
-      deadlineMs,
-    });
-  } catch (error) {
-    if (error instanceof BackendUnavailableError) throw new JobFailure(`The job could not be started: ${error.message}. Credits refunded.`);
-    throw error;
-  }
+    },
+  });
 }
