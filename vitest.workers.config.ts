@@ -15,6 +15,13 @@ export default defineConfig({
           BACKEND_SECRET: "test-backend-secret",
           ALLOW_PRIVATE_URLS: "false",
           DNS_RESOLVER_URL: `${ctx.inject<string>("fixtureBaseUrl")}/dns-query`,
+          AUTH_SECRET: "test-auth-secret",
+          DEV_MODE: "true",
+          SIGNUP_CREDITS: "100",
+          STRIPE_SECRET_KEY: "sk_test_workers",
+          STRIPE_WEBHOOK_SECRET: "whsec_test_workers",
+          // The local Stripe started by test/global-setup.ts (no webhook target: tests sign events themselves).
+          STRIPE_API_BASE: ctx.inject<string>("stripeBaseUrl"),
         },
       },
     })),

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs: native ffmpeg (test media, media backend)
 # and the CPU speech engines of the backend (pocketsphinx, SVOX Pico from non-free through
-# scripts/apt-nonfree.sh, flite, sox, rubberband, espeak-ng). As root it installs them;
+# scripts/apt-nonfree.sh, flite, sox, rubberband, espeak-ng) and Debian chromium for the browser
+# tests (playwright-core drives it; its own browser download does not work here). As root it installs them;
 # otherwise it prints the one command to run.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-packages=(ffmpeg pocketsphinx pocketsphinx-en-us pocketsphinx-testdata flite sox rubberband-cli espeak-ng)
+packages=(ffmpeg pocketsphinx pocketsphinx-en-us pocketsphinx-testdata flite sox rubberband-cli espeak-ng chromium)
 nonfree=(libttspico-utils)
 missing=()
 for p in "${packages[@]}" "${nonfree[@]}"; do

@@ -17,6 +17,8 @@ import { voiceRoutes } from "./routes/v1/voices";
 import { adminRoutes } from "./routes/admin";
 import { downloadRoutes } from "./routes/download";
 import { internalRoutes } from "./routes/internal";
+import { webhookRoutes } from "./routes/webhooks";
+import { webRoutes } from "./web/routes";
 
 const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.path === "/api/v1/openapi.json") return next();
@@ -54,6 +56,8 @@ export function buildApp() {
   app.route("/api/admin", adminRoutes());
   app.route("/api/download", downloadRoutes);
   app.route("/internal", internalRoutes);
+  app.route("/api/webhooks", webhookRoutes);
+  app.route("/app", webRoutes());
 
   app.doc31("/api/v1/openapi.json", (c) => ({
     openapi: "3.1.0",

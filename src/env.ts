@@ -29,6 +29,25 @@ export interface Env {
   ALLOW_PRIVATE_URLS?: string;
   /** DNS-over-HTTPS JSON endpoint that URL ingestion uses to refuse names of private hosts. */
   DNS_RESOLVER_URL?: string;
+
+  /** Credits a new self-service account starts with (purchased credits; default 0). */
+  SIGNUP_CREDITS?: string;
+  /** "true" only locally: the dev outbox page and dev conveniences. */
+  DEV_MODE?: string;
+  /** Secret signing password-reset links (Worker secret). */
+  AUTH_SECRET?: string;
+  /** Workers rate-limiting binding for sign-in, sign-up and reset requests. */
+  AUTH_LIMITER?: RateLimit;
+  /** Stripe secret key (sk_live_/sk_test_); locally the key of scripts/local-stripe.ts. */
+  STRIPE_SECRET_KEY?: string;
+  /** Signing secret of the Stripe webhook endpoint (whsec_...). */
+  STRIPE_WEBHOOK_SECRET?: string;
+  /** Base URL of a Stripe-compatible API (local Stripe in dev and tests); empty: api.stripe.com. */
+  STRIPE_API_BASE?: string;
+  /** HTTP mail provider (Resend-compatible JSON API): endpoint, key and sender. */
+  MAIL_API_URL?: string;
+  MAIL_API_KEY?: string;
+  MAIL_FROM?: string;
 }
 
 /** The only payload the jobs queue carries. */

@@ -17,6 +17,7 @@ declare global {
 declare module "vitest" {
   interface ProvidedContext {
     fixtureBaseUrl: string;
+    stripeBaseUrl: string;
   }
 }
 export {};

@@ -8,6 +8,7 @@ import { createReadStream, existsSync, mkdirSync, rmSync, statSync, writeFileSyn
 import { createServer, type Server } from "node:http";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
+import { startLocalStripe } from "../scripts/local-stripe/server";
 
 const fixturesDir = path.join(import.meta.dirname, ".fixtures");
 
@@ -112,5 +113,11 @@ export default async function setup(project: TestProject) {
   const address = server.address();
   if (!address || typeof address === "string") throw new Error("fixture server has no port");
   project.provide("fixtureBaseUrl", `http://127.0.0.1:${address.port}`);
-  return () => new Promise<void>((resolve) => server.close(() => resolve()));
+  // Checkout and plan calls in workerd tests reach this local Stripe; webhooks are signed by the tests.
+  const stripe = await startLocalStripe({ secretKey: "sk_test_workers", webhookSecret: "whsec_test_workers" });
+  project.provide("stripeBaseUrl", stripe.url);
+  return async () => {
+    await stripe.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
 }

@@ -7,6 +7,9 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
+/** `reversal`: unspent credits removed after a Stripe refund or dispute. */
+export const ledgerKinds = ["grant", "purchase", "debit", "refund", "plan_grant", "plan_expiry", "reversal"] as const;
+
 export const accounts = sqliteTable(
   "accounts",
   {
@@ -17,6 +20,13 @@ export const accounts = sqliteTable(
     purchasedCredits: integer("purchased_credits").notNull().default(0),
     /** End of the current monthly plan period (unix ms); null on payg. */
     planPeriodEnd: integer("plan_period_end"),
+    /** `scrypt$N$r$p$salt$hash` (see lib/password.ts); null for operator-made accounts without sign-in. */
+    passwordHash: text("password_hash"),
+    stripeCustomerId: text("stripe_customer_id"),
+    /** The Stripe subscription paying the plan; its invoices renew the plan instead of the cron. */
+    stripeSubscriptionId: text("stripe_subscription_id"),
+    /** 1 when the plan is cancelled and moves to solo at the end of the paid period. */
+    planCancelAtPeriodEnd: integer("plan_cancel_at_period_end").notNull().default(0),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
@@ -35,7 +45,11 @@ export const apiKeys = sqliteTable(
     keyHash: text("key_hash").notNull(),
     /** First characters, to let an owner recognise a key in a list. */
     displayPrefix: text("display_prefix").notNull(),
+    /** Owner's label for the key (developer area). */
+    name: text("name").notNull().default(""),
     createdAt: integer("created_at").notNull(),
+    /** Updated at most once a minute by authentication. */
+    lastUsedAt: integer("last_used_at"),
     revokedAt: integer("revoked_at"),
   },
   (t) => [uniqueIndex("api_keys_hash_unique").on(t.keyHash), index("api_keys_account").on(t.accountId)],
@@ -46,7 +60,7 @@ export const ledger = sqliteTable(
   {
     id: text("id").primaryKey(),
     accountId: text("account_id").notNull().references(() => accounts.id),
-    kind: text("kind", { enum: ["grant", "purchase", "debit", "refund", "plan_grant", "plan_expiry"] }).notNull(),
+    kind: text("kind", { enum: ledgerKinds }).notNull(),
     /** Signed change of the balance: planDelta + purchasedDelta. */
     amount: integer("amount").notNull(),
     planDelta: integer("plan_delta").notNull(),
@@ -137,5 +151,61 @@ export const clonedVoices = sqliteTable("cloned_voices", {
   objectKey: text("object_key").notNull(),
   status: text("status").notNull(),
   profile: text("profile"),
+  createdAt: integer("created_at").notNull(),
+});
+
+/** Developer-area sign-in sessions: only the SHA-256 of the cookie token is stored. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    createdAt: integer("created_at").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+    /** Sliding: pushed forward on use, never past createdAt + the absolute lifetime. */
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("sessions_account").on(t.accountId), index("sessions_expires").on(t.expiresAt)],
+);
+
+/** Stripe events already applied (webhook redeliveries answer 200 and change nothing). */
+export const stripeEvents = sqliteTable("stripe_events", {
+  id: text("id").primaryKey(),
+  type: text("type").notNull(),
+  accountId: text("account_id"),
+  processedAt: integer("processed_at").notNull(),
+});
+
+/**
+ * Orders and invoices as the billing page lists them: a Checkout Session (pack, top-up or
+ * plan) or a subscription invoice. Created pending when checkout starts, paid by the webhook.
+ */
+export const payments = sqliteTable(
+  "payments",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    kind: text("kind", { enum: ["pack", "topup", "plan"] }).notNull(),
+    item: text("item").notNull(),
+    credits: integer("credits").notNull(),
+    amountCents: integer("amount_cents"),
+    currency: text("currency").notNull().default("eur"),
+    status: text("status", { enum: ["pending", "paid", "refunded"] }).notNull(),
+    paymentIntent: text("payment_intent"),
+    invoiceUrl: text("invoice_url"),
+    /** Credits already taken back after refunds or disputes of this payment. */
+    creditsReversed: integer("credits_reversed").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    paidAt: integer("paid_at"),
+  },
+  (t) => [index("payments_account").on(t.accountId), index("payments_intent").on(t.paymentIntent)],
+);
+
+/** Local outbox of the dev Mailer (DEV_MODE only): what production would have sent. */
+export const devOutbox = sqliteTable("dev_outbox", {
+  id: text("id").primaryKey(),
+  toEmail: text("to_email").notNull(),
+  subject: text("subject").notNull(),
+  body: text("body").notNull(),
   createdAt: integer("created_at").notNull(),
 });

@@ -4,7 +4,7 @@
  */
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
-export type IdPrefix = "acct" | "key" | "upl" | "job" | "led" | "dl";
+export type IdPrefix = "acct" | "key" | "upl" | "job" | "led" | "dl" | "mail";
 
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   let time = "";

@@ -35,14 +35,14 @@ export interface MediaGrant {
   contentType?: string;
 }
 
-/** `<payload>.<signature>`, both base64url. */
-export async function signGrant(secret: string, grant: MediaGrant): Promise<string> {
+/** `<payload>.<signature>`, both base64url; any JSON payload with an expiry (media grants, reset links). */
+export async function signGrant<T extends { exp: number }>(secret: string, grant: T): Promise<string> {
   const payload = toBase64Url(encoder.encode(JSON.stringify(grant)));
   const signature = new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(payload)));
   return `${payload}.${toBase64Url(signature)}`;
 }
 
-export async function verifyGrant(secret: string, token: string, now: number): Promise<MediaGrant | null> {
+export async function verifyGrant<T extends { exp: number } = MediaGrant>(secret: string, token: string, now: number): Promise<T | null> {
   const [payload, signature, extra] = token.split(".");
   if (!payload || !signature || extra !== undefined) return null;
   let valid = false;
@@ -52,6 +52,6 @@ export async function verifyGrant(secret: string, token: string, now: number): P
     return null;
   }
   if (!valid) return null;
-  const grant = JSON.parse(new TextDecoder().decode(fromBase64Url(payload))) as MediaGrant;
+  const grant = JSON.parse(new TextDecoder().decode(fromBase64Url(payload))) as T;
   return grant.exp > now ? grant : null;
 }

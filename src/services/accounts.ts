@@ -9,6 +9,8 @@ import { firstPeriodEnd, isConstraintError } from "./credits";
 import { planAllowance, restApiPlans, type Plan } from "./pricing";
 
 export const API_KEY_PREFIX = "mk_live_";
+/** "Last used" is precise to a minute, so a busy key writes at most once a minute. */
+const LAST_USED_RESOLUTION_MS = 60_000;
 const API_KEY_SHAPE = /^mk_live_[A-Za-z0-9_-]{32}$/;
 
 export interface AccountView {
@@ -24,7 +26,7 @@ export interface AccountView {
  */
 export async function createAccount(
   db: D1Database,
-  input: { email: string; credits?: number; plan?: Plan },
+  input: { email: string; credits?: number; plan?: Plan; passwordHash?: string },
   now: number,
 ): Promise<AccountView> {
   const id = newId("acct", now);
@@ -44,10 +46,10 @@ export async function createAccount(
     await db.batch([
       db
         .prepare(
-          `INSERT INTO accounts (id, email, plan, plan_credits, purchased_credits, plan_period_end, created_at)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`,
+          `INSERT INTO accounts (id, email, plan, plan_credits, purchased_credits, plan_period_end, password_hash, created_at)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
         )
-        .bind(id, email, plan, allowance, credits, periodEnd, now),
+        .bind(id, email, plan, allowance, credits, periodEnd, input.passwordHash ?? null, now),
       ...(credits > 0 ? [entry("grant", 0, credits, `open:${id}:grant`)] : []),
       ...(allowance > 0 ? [entry("plan_grant", allowance, 0, `plan_grant:${id}:${now}`)] : []),
     ]);
@@ -67,22 +69,101 @@ export async function getAccount(db: D1Database, accountId: string): Promise<Acc
   return { accountId: row.id, email: row.email, balance: row.balance, plan: row.plan };
 }
 
+/** Everything the developer area shows about an account's credits and plan. */
+export interface AccountDetails extends AccountView {
+  planCredits: number;
+  purchasedCredits: number;
+  planPeriodEnd: number | null;
+  planCancelAtPeriodEnd: boolean;
+  stripeCustomerId: string | null;
+  stripeSubscriptionId: string | null;
+}
+
+export async function getAccountDetails(db: D1Database, accountId: string): Promise<AccountDetails> {
+  const row = await db
+    .prepare(
+      `SELECT id, email, plan, plan_credits, purchased_credits, plan_period_end, plan_cancel_at_period_end,
+         stripe_customer_id, stripe_subscription_id FROM accounts WHERE id = ?`,
+    )
+    .bind(accountId)
+    .first<{
+      id: string; email: string; plan: Plan; plan_credits: number; purchased_credits: number; plan_period_end: number | null;
+      plan_cancel_at_period_end: number; stripe_customer_id: string | null; stripe_subscription_id: string | null;
+    }>();
+  if (!row) throw new AppError("not_found", `Account ${accountId} not found.`);
+  return {
+    accountId: row.id,
+    email: row.email,
+    plan: row.plan,
+    balance: row.plan_credits + row.purchased_credits,
+    planCredits: row.plan_credits,
+    purchasedCredits: row.purchased_credits,
+    planPeriodEnd: row.plan_period_end,
+    planCancelAtPeriodEnd: row.plan_cancel_at_period_end === 1,
+    stripeCustomerId: row.stripe_customer_id,
+    stripeSubscriptionId: row.stripe_subscription_id,
+  };
+}
+
+/** Why a plan's keys cannot call the REST API, or null when they can. */
+export function restAccessRefusal(plan: Plan): string | null {
+  return restApiPlans.includes(plan) ? null : `REST API access is not included in the ${plan} plan (only pay-as-you-go, Pro and Scale).`;
+}
+
+const MAX_KEY_NAME = 60;
+
 /** Creates a live key; the plain key is returned once and never stored. */
-export async function createApiKey(db: D1Database, accountId: string, now: number) {
+export async function createApiKey(db: D1Database, accountId: string, now: number, name = "") {
   await getAccount(db, accountId);
   const apiKey = API_KEY_PREFIX + randomToken(24);
   const keyId = newId("key", now);
   await db
-    .prepare("INSERT INTO api_keys (id, account_id, key_hash, display_prefix, created_at) VALUES (?, ?, ?, ?, ?)")
-    .bind(keyId, accountId, await sha256Hex(apiKey), apiKey.slice(0, 12), now)
+    .prepare("INSERT INTO api_keys (id, account_id, key_hash, display_prefix, name, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+    .bind(keyId, accountId, await sha256Hex(apiKey), apiKey.slice(0, 12), name.trim().slice(0, MAX_KEY_NAME), now)
     .run();
   return { keyId, apiKey };
 }
 
-export async function revokeApiKey(db: D1Database, keyId: string, now: number): Promise<void> {
+/** A key made by the account owner: refused, with the reason, on plans without REST access. */
+export async function createOwnApiKey(db: D1Database, accountId: string, name: unknown, now: number) {
+  const account = await getAccount(db, accountId);
+  const refusal = restAccessRefusal(account.plan);
+  if (refusal) throw invalidRequest(`${refusal} Choose a plan with API access in Billing to create keys.`);
+  const label = typeof name === "string" ? name.trim() : "";
+  if (!label) throw invalidRequest("Give the key a name, for instance where it is used.");
+  if (label.length > MAX_KEY_NAME) throw invalidRequest(`Key names have at most ${MAX_KEY_NAME} characters.`);
+  return createApiKey(db, accountId, now, label);
+}
+
+export interface ApiKeyView {
+  keyId: string;
+  name: string;
+  prefix: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+export async function listApiKeys(db: D1Database, accountId: string): Promise<ApiKeyView[]> {
+  const rows = await db
+    .prepare("SELECT id, name, display_prefix, created_at, last_used_at, revoked_at FROM api_keys WHERE account_id = ? ORDER BY created_at DESC")
+    .bind(accountId)
+    .all<{ id: string; name: string; display_prefix: string; created_at: number; last_used_at: number | null; revoked_at: number | null }>();
+  return rows.results.map((r) => ({
+    keyId: r.id,
+    name: r.name,
+    prefix: r.display_prefix,
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+    revokedAt: r.revoked_at,
+  }));
+}
+
+/** Revokes a key; with `accountId`, only a key of that account (others look unknown). */
+export async function revokeApiKey(db: D1Database, keyId: string, now: number, accountId?: string): Promise<void> {
   const result = await db
-    .prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?")
-    .bind(now, keyId)
+    .prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? AND (?3 IS NULL OR account_id = ?3)")
+    .bind(now, keyId, accountId ?? null)
     .run();
   if (result.meta.changes === 0) throw new AppError("not_found", `Key ${keyId} not found.`);
 }
@@ -103,15 +184,18 @@ export async function authenticate(db: D1Database, authorization: string | undef
   if (!API_KEY_SHAPE.test(apiKey)) throw unauthorized("Invalid API key.");
   const row = await db
     .prepare(
-      `SELECT k.id AS key_id, k.revoked_at, a.id AS account_id, a.email, a.plan
+      `SELECT k.id AS key_id, k.revoked_at, k.last_used_at, a.id AS account_id, a.email, a.plan
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
     )
     .bind(await sha256Hex(apiKey))
-    .first<{ key_id: string; revoked_at: number | null; account_id: string; email: string; plan: Plan }>();
+    .first<{ key_id: string; revoked_at: number | null; last_used_at: number | null; account_id: string; email: string; plan: Plan }>();
   if (!row) throw unauthorized("Invalid API key.");
   if (row.revoked_at !== null) throw unauthorized("This API key has been revoked.");
-  if (!restApiPlans.includes(row.plan)) {
-    throw unauthorized(`REST API access is not included in the ${row.plan} plan (only pay-as-you-go, Pro and Scale).`);
+  const refusal = restAccessRefusal(row.plan);
+  if (refusal) throw unauthorized(refusal);
+  const now = Date.now();
+  if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
+    await db.prepare("UPDATE api_keys SET last_used_at = ? WHERE id = ?").bind(now, row.key_id).run();
   }
   return { accountId: row.account_id, keyId: row.key_id, email: row.email, plan: row.plan };
 }

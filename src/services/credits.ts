@@ -133,7 +133,8 @@ export function firstPeriodEnd(now: number): number {
  */
 export async function renewDuePlans(db: D1Database, now: number): Promise<number> {
   const due = await db
-    .prepare("SELECT id, plan, plan_period_end FROM accounts WHERE plan != 'payg' AND plan_period_end <= ? LIMIT 100")
+    // Plans paid through Stripe renew on the subscription's invoice.paid, not here.
+    .prepare("SELECT id, plan, plan_period_end FROM accounts WHERE plan != 'payg' AND plan_period_end <= ? AND stripe_subscription_id IS NULL LIMIT 100")
     .bind(now)
     .all<{ id: string; plan: Exclude<Plan, "payg">; plan_period_end: number }>();
   let renewed = 0;

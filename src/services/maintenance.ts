@@ -3,6 +3,7 @@
  * expired uploads and results are deleted from R2 and D1, old Idempotency-Keys are dropped
  * and monthly plans are renewed. `now` is a parameter so tests can move time forward.
  */
+import { deleteExpiredSessions } from "./sessions";
 import { renewDuePlans } from "./credits";
 import { failJob, IDEMPOTENCY_TTL_MS } from "./jobs";
 
@@ -54,5 +55,6 @@ export async function runMaintenance(db: D1Database, bucket: R2Bucket, now: numb
   const stuck = await failStuckJobs(db, now);
   const expired = await deleteExpired(db, bucket, now);
   const renewed = await renewDuePlans(db, now);
-  return { stuck, ...expired, renewed };
+  const sessions = await deleteExpiredSessions(db, now);
+  return { stuck, ...expired, renewed, sessions };
 }

@@ -23,7 +23,7 @@ const view = (row: { status: string; created_at: number }): ClonedVoiceView => (
   createdAt: new Date(row.created_at).toISOString(),
 });
 
-export async function registerClonedVoice(db: D1Database, bucket: R2Bucket, caller: Caller, uploadId: string, now: number): Promise<ClonedVoiceView> {
+export async function registerClonedVoice(db: D1Database, bucket: R2Bucket, caller: Pick<Caller, "accountId">, uploadId: string, now: number): Promise<ClonedVoiceView> {
   const upload = await resolveUpload(db, caller.accountId, uploadId, "uploadId", now);
   if (upload.kind === "image" || !upload.probe.hasAudio) throw invalidRequest("uploadId: the sample must be audio or a video with an audio track.");
   if (upload.durationMs < MIN_SAMPLE_MS) {
@@ -45,13 +45,13 @@ export async function registerClonedVoice(db: D1Database, bucket: R2Bucket, call
   return view({ status: "ready", created_at: now });
 }
 
-export async function getClonedVoice(db: D1Database, caller: Caller): Promise<ClonedVoiceView> {
+export async function getClonedVoice(db: D1Database, caller: Pick<Caller, "accountId">): Promise<ClonedVoiceView> {
   const row = await db.prepare("SELECT status, created_at FROM cloned_voices WHERE account_id = ?").bind(caller.accountId).first<{ status: string; created_at: number }>();
   if (!row) throw notFound("No cloned voice is registered on this account.");
   return view(row);
 }
 
-export async function deleteClonedVoice(db: D1Database, bucket: R2Bucket, caller: Caller): Promise<void> {
+export async function deleteClonedVoice(db: D1Database, bucket: R2Bucket, caller: Pick<Caller, "accountId">): Promise<void> {
   const row = await db.prepare("SELECT object_key FROM cloned_voices WHERE account_id = ?").bind(caller.accountId).first<{ object_key: string }>();
   if (!row) throw notFound("No cloned voice is registered on this account.");
   await db.prepare("DELETE FROM cloned_voices WHERE account_id = ?").bind(caller.accountId).run();

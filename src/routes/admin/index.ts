@@ -9,14 +9,7 @@ import { pickErrors, unauthorized } from "../../errors";
 import { adjustPurchasedCredits } from "../../services/credits";
 import { createAccount, createApiKey, revokeApiKey } from "../../services/accounts";
 import { plans } from "../../services/pricing";
-
-function constantTimeEqual(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  let diff = x.length ^ y.length;
-  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
-}
+import { constantTimeEqual } from "../../lib/constant-time";
 
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const expected = c.env.ADMIN_TOKEN;

@@ -1,0 +1,121 @@
+/**
+ * Self-service sign-up, sign-in and password reset for the developer area. Messages never say
+ * which of email and password was wrong; unknown emails cost the same hashing time as known
+ * ones. Reset links are signed (AUTH_SECRET), expire in an hour and are single-use: they are
+ * bound to the current password hash, which the reset replaces.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Env } from "../env";
+import { AppError, invalidRequest } from "../errors";
+import { sha256Hex } from "../lib/hash";
+import { decoyHash, hashPassword, verifyPassword } from "../lib/password";
+import { signGrant, verifyGrant } from "../lib/signing";
+import { createAccount, type AccountView } from "./accounts";
+import { mailerFor } from "./mailer";
+import { deleteAccountSessions } from "./sessions";
+
+export const MIN_PASSWORD_LENGTH = 10;
+const MAX_PASSWORD_LENGTH = 200;
+export const RESET_TTL_MS = 3600 * 1000;
+
+const emailSchema = z.email().max(254);
+
+export function normalizeEmail(raw: unknown): string {
+  const email = typeof raw === "string" ? raw.trim().toLowerCase() : "";
+  if (!emailSchema.safeParse(email).success) throw invalidRequest("Enter a valid email address.");
+  return email;
+}
+
+function checkNewPassword(password: unknown): string {
+  if (typeof password !== "string" || [...password].length < MIN_PASSWORD_LENGTH) {
+    throw invalidRequest(`Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.`);
+  }
+  if (password.length > MAX_PASSWORD_LENGTH) throw invalidRequest(`Choose a password of at most ${MAX_PASSWORD_LENGTH} characters.`);
+  return password;
+}
+
+/** Counts one attempt per client address and per email; throws rate_limited past the limit. */
+export async function limitAttempts(env: Env, action: string, address: string, email?: string): Promise<void> {
+  const limiter = env.AUTH_LIMITER;
+  if (!limiter) return;
+  const keys = [`${action}:ip:${address}`, ...(email ? [`${action}:email:${email}`] : [])];
+  const outcomes = await Promise.all(keys.map((key) => limiter.limit({ key })));
+  if (outcomes.some((o) => !o.success)) throw new AppError("rate_limited", "Too many attempts. Wait a minute and try again.");
+}
+
+export async function signUp(env: Env, input: { email: unknown; password: unknown }, now: number): Promise<AccountView> {
+  const email = normalizeEmail(input.email);
+  const password = checkNewPassword(input.password);
+  const credits = Math.max(0, Math.floor(Number(env.SIGNUP_CREDITS ?? "0")) || 0);
+  try {
+    return await createAccount(env.DB, { email, credits, passwordHash: await hashPassword(password) }, now);
+  } catch (error) {
+    if (error instanceof AppError && error.code === "invalid_request") {
+      throw invalidRequest("This email cannot be used to sign up. If it is yours, sign in or reset the password.");
+    }
+    throw error;
+  }
+}
+
+const wrongCredentials = () => invalidRequest("Email or password is incorrect.");
+
+/** The account id for a correct email and password; one generic error otherwise. */
+export async function signIn(db: D1Database, input: { email: unknown; password: unknown }): Promise<string> {
+  const email = typeof input.email === "string" ? input.email.trim().toLowerCase().slice(0, 254) : "";
+  const password = typeof input.password === "string" ? input.password.slice(0, MAX_PASSWORD_LENGTH) : "";
+  const row = email
+    ? await db.prepare("SELECT id, password_hash FROM accounts WHERE email = ?").bind(email).first<{ id: string; password_hash: string | null }>()
+    : null;
+  const ok = await verifyPassword(password, row?.password_hash ?? (await decoyHash()));
+  if (!row?.password_hash || !ok) throw wrongCredentials();
+  return row.id;
+}
+
+interface ResetGrant {
+  purpose: "password-reset";
+  accountId: string;
+  /** Fingerprint of the password hash the link was issued for: a reset changes it. */
+  pw: string;
+  exp: number;
+}
+
+const fingerprint = async (passwordHash: string | null) => (await sha256Hex(passwordHash ?? "none")).slice(0, 32);
+
+function resetSecret(env: Env): string {
+  if (!env.AUTH_SECRET) throw new AppError("internal_error", "Password reset is not configured (AUTH_SECRET).");
+  return env.AUTH_SECRET;
+}
+
+/** Mails a reset link when the email has an account; answers the same either way. */
+export async function requestPasswordReset(env: Env, rawEmail: unknown, origin: string, now: number): Promise<void> {
+  const email = normalizeEmail(rawEmail);
+  const row = await env.DB.prepare("SELECT id, password_hash FROM accounts WHERE email = ?").bind(email).first<{ id: string; password_hash: string | null }>();
+  if (!row) return;
+  const grant: ResetGrant = { purpose: "password-reset", accountId: row.id, pw: await fingerprint(row.password_hash), exp: now + RESET_TTL_MS };
+  const link = `${origin}/app/reset/${await signGrant(resetSecret(env), grant)}`;
+  await mailerFor(env).send({
+    to: email,
+    subject: "Reset your password",
+    text: `Someone asked to reset the password of your account.\n\nChoose a new password within one hour:\n${link}\n\nIf it was not you, ignore this mail: nothing changes.`,
+  });
+}
+
+/** The account a reset link is valid for, or null (bad signature, expired, already used). */
+export async function checkResetToken(env: Env, token: string, now: number): Promise<string | null> {
+  if (token.length > 1024) return null;
+  const grant = await verifyGrant<ResetGrant>(resetSecret(env), token, now).catch(() => null);
+  if (!grant || grant.purpose !== "password-reset") return null;
+  const row = await env.DB.prepare("SELECT password_hash FROM accounts WHERE id = ?").bind(grant.accountId).first<{ password_hash: string | null }>();
+  if (!row || (await fingerprint(row.password_hash)) !== grant.pw) return null;
+  return grant.accountId;
+}
+
+/** Sets the new password and signs every session out; the link cannot be used again. */
+export async function resetPassword(env: Env, token: string, password: unknown, now: number): Promise<string> {
+  const accountId = await checkResetToken(env, token, now);
+  if (!accountId) throw invalidRequest("This reset link is invalid, expired or already used. Ask for a new one.");
+  const hash = await hashPassword(checkNewPassword(password));
+  await env.DB.prepare("UPDATE accounts SET password_hash = ? WHERE id = ?").bind(hash, accountId).run();
+  await deleteAccountSessions(env.DB, accountId);
+  return accountId;
+}

@@ -1,0 +1,210 @@
+/**
+ * Buying credits and plans. Checkout Sessions are created here with amounts from the catalog;
+ * credits and plan changes happen only when Stripe's signed events arrive
+ * (stripe-events.ts). Moves that cost nothing (to the free Solo plan, back to pay as you go)
+ * happen at once, recorded in the ledger.
+ */
+import type Stripe from "stripe";
+import type { Env } from "../env";
+import { AppError, invalidRequest } from "../errors";
+import { newId } from "../lib/ids";
+import { getAccountDetails, type AccountDetails } from "./accounts";
+import { findOffer, isPaidPlan, planLookupKey, type PaidPlan } from "./catalog";
+import { firstPeriodEnd, isConstraintError } from "./credits";
+import { planAllowance } from "./pricing";
+import { describeStripeError, stripeFor } from "./stripe-client";
+
+async function withStripeErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw describeStripeError(error) ?? error;
+  }
+}
+
+/** The account's Stripe customer, created on first purchase. */
+async function ensureCustomer(env: Env, stripe: Stripe, account: AccountDetails): Promise<string> {
+  if (account.stripeCustomerId) return account.stripeCustomerId;
+  const customer = await stripe.customers.create({ email: account.email, metadata: { account_id: account.accountId } });
+  await env.DB.prepare("UPDATE accounts SET stripe_customer_id = COALESCE(stripe_customer_id, ?) WHERE id = ?").bind(customer.id, account.accountId).run();
+  return (await getAccountDetails(env.DB, account.accountId)).stripeCustomerId ?? customer.id;
+}
+
+const hasActiveSubscription = (account: AccountDetails) => account.stripeSubscriptionId !== null;
+
+/** A Checkout Session (payment mode) for a pack (pay as you go) or a top-up (monthly plans). */
+export async function startCreditCheckout(env: Env, accountId: string, offerId: unknown, origin: string, now: number): Promise<string> {
+  const offer = findOffer(offerId);
+  if (!offer) throw invalidRequest("Unknown offer.");
+  const account = await getAccountDetails(env.DB, accountId);
+  if (offer.kind === "pack" && account.plan !== "payg") throw invalidRequest("Credit packs are for pay-as-you-go accounts; subscribers buy top-ups.");
+  if (offer.kind === "topup" && account.plan === "payg") throw invalidRequest("Top-ups are for subscribers of a monthly plan; pay-as-you-go accounts buy packs.");
+  const stripe = stripeFor(env);
+  return withStripeErrors(async () => {
+    const customer = await ensureCustomer(env, stripe, account);
+    const metadata = { account_id: accountId, offer: offer.id };
+    const session = await stripe.checkout.sessions.create({
+      mode: "payment",
+      customer,
+      client_reference_id: accountId,
+      line_items: [{ quantity: 1, price_data: { currency: "eur", unit_amount: offer.amountCents, product_data: { name: offer.label } } }],
+      metadata,
+      payment_intent_data: { metadata },
+      success_url: `${origin}/app/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+      cancel_url: `${origin}/app/billing?checkout=cancelled`,
+    });
+    await env.DB.prepare(
+      `INSERT INTO payments (id, account_id, kind, item, credits, amount_cents, currency, status, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'eur', 'pending', ?)`,
+    )
+      .bind(session.id, accountId, offer.kind, offer.id, offer.credits, offer.amountCents, now)
+      .run();
+    if (!session.url) throw new AppError("internal_error", "The payment provider gave no checkout page.");
+    return session.url;
+  });
+}
+
+async function planPrice(stripe: Stripe, plan: PaidPlan): Promise<Stripe.Price> {
+  const prices = await stripe.prices.list({ lookup_keys: [planLookupKey(plan)], active: true, limit: 1 });
+  const price = prices.data[0];
+  if (!price) throw new AppError("internal_error", `No Stripe price with lookup key ${planLookupKey(plan)}.`);
+  return price;
+}
+
+export type PlanChoice = { redirect: string } | { done: string };
+
+/**
+ * Choose or change the plan. A paid plan without a subscription goes through Checkout
+ * (subscription mode); with one, the subscription's price changes and the prorated invoice's
+ * `invoice.paid` applies the new plan. Solo (free) needs no payment.
+ */
+export async function choosePlan(env: Env, accountId: string, plan: unknown, origin: string, now: number): Promise<PlanChoice> {
+  const account = await getAccountDetails(env.DB, accountId);
+  if (plan === "solo") {
+    if (hasActiveSubscription(account)) throw invalidRequest("Cancel the paid plan to move to Solo at the end of its period.");
+    if (account.plan === "solo") throw invalidRequest("The account is already on Solo.");
+    await switchFreePlan(env.DB, account, "solo", now);
+    return { done: "You are on the Solo plan: 300 credits every month." };
+  }
+  if (plan === "payg") {
+    if (hasActiveSubscription(account)) throw invalidRequest("Cancel the paid plan first; pay as you go starts when it ends.");
+    if (account.plan === "payg") throw invalidRequest("The account is already on pay as you go.");
+    await switchFreePlan(env.DB, account, "payg", now);
+    return { done: "You are on pay as you go: purchased credits never expire." };
+  }
+  if (!isPaidPlan(plan)) throw invalidRequest("Unknown plan.");
+  const stripe = stripeFor(env);
+  return withStripeErrors(async () => {
+    const price = await planPrice(stripe, plan);
+    const metadata = { account_id: accountId, plan };
+    if (account.stripeSubscriptionId) {
+      if (account.plan === plan && !account.planCancelAtPeriodEnd) throw invalidRequest(`The account is already on ${plan}.`);
+      const subscription = await stripe.subscriptions.retrieve(account.stripeSubscriptionId);
+      const item = subscription.items.data[0];
+      await stripe.subscriptions.update(subscription.id, {
+        items: [{ id: item.id, price: price.id }],
+        proration_behavior: "always_invoice",
+        cancel_at_period_end: false,
+        metadata,
+      });
+      await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 0 WHERE id = ?").bind(accountId).run();
+      return { done: `Plan change to ${plan} requested; it applies as soon as Stripe confirms the payment.` };
+    }
+    const customer = await ensureCustomer(env, stripe, account);
+    const session = await stripe.checkout.sessions.create({
+      mode: "subscription",
+      customer,
+      client_reference_id: accountId,
+      line_items: [{ price: price.id, quantity: 1 }],
+      metadata,
+      subscription_data: { metadata },
+      success_url: `${origin}/app/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+      cancel_url: `${origin}/app/billing?checkout=cancelled`,
+    });
+    if (!session.url) throw new AppError("internal_error", "The payment provider gave no checkout page.");
+    return { redirect: session.url };
+  });
+}
+
+/** Cancels the paid plan at the end of the period (Stripe then sends customer.subscription.deleted). */
+export async function cancelPlan(env: Env, accountId: string): Promise<void> {
+  const account = await getAccountDetails(env.DB, accountId);
+  if (!account.stripeSubscriptionId) throw invalidRequest("There is no paid plan to cancel.");
+  await withStripeErrors(() => stripeFor(env).subscriptions.update(account.stripeSubscriptionId!, { cancel_at_period_end: true }));
+  await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 1 WHERE id = ? AND stripe_subscription_id = ?").bind(accountId, account.stripeSubscriptionId).run();
+}
+
+/** Undoes a pending cancellation. */
+export async function resumePlan(env: Env, accountId: string): Promise<void> {
+  const account = await getAccountDetails(env.DB, accountId);
+  if (!account.stripeSubscriptionId || !account.planCancelAtPeriodEnd) throw invalidRequest("There is no cancellation to undo.");
+  await withStripeErrors(() => stripeFor(env).subscriptions.update(account.stripeSubscriptionId!, { cancel_at_period_end: false }));
+  await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 0 WHERE id = ?").bind(accountId).run();
+}
+
+/**
+ * Moves between the free forms: to Solo (300 plan credits now, renewed every 30 days by the
+ * cron) or back to pay as you go (plan credits expire). Ledger and balance in one batch.
+ */
+async function switchFreePlan(db: D1Database, account: AccountDetails, plan: "solo" | "payg", now: number): Promise<void> {
+  const allowance = plan === "solo" ? planAllowance.solo : 0;
+  const tag = `switch:${account.accountId}:${plan}:${now}`;
+  const guard = "id = ?1 AND plan = ?2 AND stripe_subscription_id IS NULL";
+  try {
+    await db.batch([
+      db
+        .prepare(
+          `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
+           SELECT ?3, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?4, 'plan changed', ?5 FROM accounts WHERE ${guard} AND plan_credits > 0`,
+        )
+        .bind(account.accountId, account.plan, newId("led", now), `${tag}:expiry`, now),
+      db
+        .prepare(
+          `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
+           SELECT ?3, id, 'plan_grant', ?4, ?4, 0, ?5, 'solo plan credits', ?6 FROM accounts WHERE ${guard} AND ?4 > 0`,
+        )
+        .bind(account.accountId, account.plan, newId("led", now), allowance, `${tag}:grant`, now),
+      db
+        .prepare(`UPDATE accounts SET plan = ?3, plan_credits = ?4, plan_period_end = ?5, plan_cancel_at_period_end = 0 WHERE ${guard}`)
+        .bind(account.accountId, account.plan, plan, allowance, plan === "solo" ? firstPeriodEnd(now) : null),
+    ]);
+  } catch (error) {
+    if (isConstraintError(error, "UNIQUE")) throw invalidRequest("The plan changed meanwhile; try again.");
+    throw error;
+  }
+}
+
+export interface PaymentView {
+  id: string;
+  kind: "pack" | "topup" | "plan";
+  item: string;
+  credits: number;
+  amountCents: number | null;
+  currency: string;
+  status: string;
+  invoiceUrl: string | null;
+  creditsReversed: number;
+  createdAt: number;
+}
+
+export async function listPayments(db: D1Database, accountId: string, limit = 50): Promise<PaymentView[]> {
+  const rows = await db
+    .prepare(
+      `SELECT id, kind, item, credits, amount_cents, currency, status, invoice_url, credits_reversed, created_at
+       FROM payments WHERE account_id = ? AND status != 'pending' ORDER BY created_at DESC LIMIT ?`,
+    )
+    .bind(accountId, limit)
+    .all<Record<string, never>>();
+  return rows.results.map((r: Record<string, unknown>) => ({
+    id: r.id as string,
+    kind: r.kind as PaymentView["kind"],
+    item: r.item as string,
+    credits: r.credits as number,
+    amountCents: r.amount_cents as number | null,
+    currency: r.currency as string,
+    status: r.status as string,
+    invoiceUrl: r.invoice_url as string | null,
+    creditsReversed: r.credits_reversed as number,
+    createdAt: r.created_at as number,
+  }));
+}

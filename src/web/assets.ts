@@ -1,0 +1,76 @@
+/**
+ * The developer area's only stylesheet and script, served by the Worker itself (no CDN). The
+ * script is progressive: copy buttons and confirmations; every action also works without it.
+ */
+export const appCss = `
+:root{--fg:#16181d;--muted:#5b6270;--line:#e3e6eb;--bg:#f7f8fa;--card:#fff;--accent:#3451d1;--accent-fg:#fff;--danger:#b42318;--ok:#027a48;--warn:#b54708}
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+a{color:var(--accent)}
+header.top{background:var(--card);border-bottom:1px solid var(--line)}
+header.top .bar{max-width:1040px;margin:0 auto;padding:10px 16px;display:flex;flex-wrap:wrap;align-items:center;gap:8px 18px}
+header.top .brand{font-weight:700;text-decoration:none;color:var(--fg);margin-right:auto}
+nav.tabs{display:flex;flex-wrap:wrap;gap:4px}
+nav.tabs a{padding:6px 10px;border-radius:6px;text-decoration:none;color:var(--muted)}
+nav.tabs a[aria-current=page]{background:#eef1fd;color:var(--accent);font-weight:600}
+main{max-width:1040px;margin:0 auto;padding:20px 16px 48px}
+main.narrow{max-width:420px;padding-top:48px}
+h1{font-size:1.5rem;margin:0 0 16px}
+h2{font-size:1.15rem;margin:28px 0 10px}
+.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px;margin-bottom:16px}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(200px,1fr));gap:12px}
+.stat .label{color:var(--muted);font-size:.85rem}
+.stat .value{font-size:1.6rem;font-weight:700}
+.muted{color:var(--muted)}
+.notice{padding:10px 12px;border-radius:8px;margin-bottom:16px;border:1px solid}
+.notice.error{background:#fef3f2;border-color:#fecdca;color:var(--danger)}
+.notice.ok{background:#ecfdf3;border-color:#abefc6;color:var(--ok)}
+.notice.info{background:#eef4ff;border-color:#c7d7fe;color:#1d3a8a}
+form.stack{display:flex;flex-direction:column;gap:12px}
+form.inline{display:inline}
+label{display:flex;flex-direction:column;gap:4px;font-weight:600;font-size:.9rem}
+input,select{font:inherit;padding:9px 10px;border:1px solid #c9ced6;border-radius:7px;background:#fff;min-width:0}
+button,.button{font:inherit;cursor:pointer;border:1px solid var(--accent);background:var(--accent);color:var(--accent-fg);padding:8px 14px;border-radius:7px;text-decoration:none;display:inline-block}
+button.secondary,.button.secondary{background:#fff;color:var(--accent)}
+button.danger{background:#fff;color:var(--danger);border-color:#f3b5af}
+button:disabled{opacity:.5;cursor:not-allowed}
+.row{display:flex;flex-wrap:wrap;gap:8px;align-items:end}
+.table-wrap{overflow-x:auto;background:var(--card);border:1px solid var(--line);border-radius:10px}
+table{border-collapse:collapse;width:100%;font-size:.92rem}
+th,td{text-align:left;padding:8px 10px;border-bottom:1px solid var(--line);white-space:nowrap}
+td.wrap{white-space:normal;min-width:180px}
+th{color:var(--muted);font-weight:600;font-size:.82rem;text-transform:uppercase;letter-spacing:.02em}
+tr:last-child td{border-bottom:0}
+.num{text-align:right;font-variant-numeric:tabular-nums}
+.pos{color:var(--ok)}.neg{color:var(--danger)}
+.badge{display:inline-block;padding:1px 8px;border-radius:99px;font-size:.8rem;background:#f2f4f7;color:var(--muted)}
+.badge.completed,.badge.paid,.badge.active,.badge.ready{background:#ecfdf3;color:var(--ok)}
+.badge.failed,.badge.revoked,.badge.refunded{background:#fef3f2;color:var(--danger)}
+.badge.queued,.badge.processing{background:#fffaeb;color:var(--warn)}
+.secret{display:flex;gap:8px;align-items:center}
+.secret input{flex:1;font-family:ui-monospace,monospace}
+code{font-family:ui-monospace,SFMono-Regular,monospace;font-size:.9em}
+.offers{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:12px}
+.offer{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px;display:flex;flex-direction:column;gap:6px}
+.offer.current{border-color:var(--accent);box-shadow:0 0 0 1px var(--accent)}
+.offer .price{font-size:1.3rem;font-weight:700}
+.chart svg{width:100%;height:auto;display:block}
+.legend{display:flex;flex-wrap:wrap;gap:6px 14px;font-size:.85rem;margin-top:8px}
+.legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px}
+pre.mail{white-space:pre-wrap;word-break:break-all;background:#f2f4f7;padding:10px;border-radius:6px}
+@media (max-width:600px){h1{font-size:1.3rem}.stat .value{font-size:1.3rem}}
+`;
+
+export const appJs = `
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("[data-copy]");
+  if (button) {
+    const input = document.getElementById(button.dataset.copy);
+    try { await navigator.clipboard.writeText(input.value); } catch { input.select(); document.execCommand("copy"); }
+    button.textContent = "Copied";
+    return;
+  }
+  const confirmed = event.target.closest("[data-confirm]");
+  if (confirmed && !confirm(confirmed.dataset.confirm)) event.preventDefault();
+});
+`;

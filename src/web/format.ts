@@ -1,0 +1,7 @@
+/** Display helpers for the developer area (UTC dates: the ledger and usage are in UTC days). */
+export const credits = (n: number) => n.toLocaleString("en-US");
+export const signedCredits = (n: number) => (n > 0 ? `+${credits(n)}` : credits(n));
+export const euros = (cents: number | null, currency = "eur") =>
+  cents === null ? "" : `${(cents / 100).toLocaleString("en-US", { minimumFractionDigits: cents % 100 ? 2 : 0, maximumFractionDigits: 2 })} ${currency.toUpperCase() === "EUR" ? "€" : currency.toUpperCase()}`;
+export const date = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString().slice(0, 10));
+export const dateTime = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC");

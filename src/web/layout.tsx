@@ -1,0 +1,75 @@
+/** Page shells of the developer area: a public one (sign-in forms) and one with the navigation. */
+import type { Child, FC } from "hono/jsx";
+
+const Head: FC<{ title: string }> = ({ title }) => (
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <meta name="referrer" content="same-origin" />
+    <title>{title} · Media API</title>
+    <link rel="stylesheet" href="/app/assets/app.css" />
+    <script src="/app/assets/app.js" defer></script>
+  </head>
+);
+
+export const Notice: FC<{ kind: "error" | "ok" | "info"; children?: Child }> = ({ kind, children }) => (
+  <div class={`notice ${kind}`} role={kind === "error" ? "alert" : "status"}>
+    {children}
+  </div>
+);
+
+/** Sign-in, sign-up and reset forms. */
+export const PublicPage: FC<{ title: string; children?: Child }> = ({ title, children }) => (
+  <html lang="en">
+    <Head title={title} />
+    <body>
+      <main class="narrow">
+        <p>
+          <strong>Media API</strong> <span class="muted">· developer area</span>
+        </p>
+        {children}
+      </main>
+    </body>
+  </html>
+);
+
+export const tabs = [
+  ["/app", "Overview"],
+  ["/app/keys", "API keys"],
+  ["/app/ledger", "Ledger"],
+  ["/app/jobs", "Jobs"],
+  ["/app/voice", "Cloned voice"],
+  ["/app/billing", "Billing"],
+] as const;
+
+export const AppPage: FC<{ title: string; path: string; email: string; children?: Child }> = ({ title, path, email, children }) => (
+  <html lang="en">
+    <Head title={title} />
+    <body>
+      <header class="top">
+        <div class="bar">
+          <a class="brand" href="/app">
+            Media API
+          </a>
+          <nav class="tabs" aria-label="Developer area">
+            {tabs.map(([href, label]) => (
+              <a href={href} aria-current={href === path ? "page" : undefined}>
+                {label}
+              </a>
+            ))}
+          </nav>
+          <span class="muted">{email}</span>
+          <form method="post" action="/app/logout" class="inline">
+            <button class="secondary" type="submit">
+              Sign out
+            </button>
+          </form>
+        </div>
+      </header>
+      <main>
+        <h1>{title}</h1>
+        {children}
+      </main>
+    </body>
+  </html>
+);

@@ -1,0 +1,154 @@
+import type { FC } from "hono/jsx";
+import type { AccountDetails } from "../../services/accounts";
+import type { PaymentView } from "../../services/billing";
+import { packs, paidPlans, planAllowance, planNames, topups, type CreditOffer, type PaidPlan } from "../../services/catalog";
+import { credits, date, dateTime, euros } from "../format";
+import { AppPage, Notice } from "../layout";
+
+const OfferCard: FC<{ offer: CreditOffer }> = ({ offer }) => (
+  <form method="post" action="/app/billing/checkout" class="offer">
+    <input type="hidden" name="offer" value={offer.id} />
+    <strong>{offer.label}</strong>
+    <span class="price">{euros(offer.amountCents)}</span>
+    <span class="muted">never expire</span>
+    <button type="submit">Buy</button>
+  </form>
+);
+
+const PlanCard: FC<{ plan: "solo" | PaidPlan; account: AccountDetails; price: number | null | undefined }> = ({ plan, account, price }) => {
+  const current = account.plan === plan;
+  const apiAccess = plan === "pro" || plan === "scale";
+  return (
+    <form method="post" action="/app/billing/plan" class={`offer${current ? " current" : ""}`}>
+      <input type="hidden" name="plan" value={plan} />
+      <strong>{planNames[plan]}</strong>
+      <span class="price">{plan === "solo" ? "Free" : price ? `${euros(price)} / month` : "—"}</span>
+      <span>{credits(planAllowance[plan])} credits / month</span>
+      <span class="muted">{apiAccess ? "REST API + assistant connector" : "assistant connector only"}</span>
+      <button type="submit" disabled={current && !account.planCancelAtPeriodEnd} class={current ? "secondary" : ""}>
+        {current ? (account.planCancelAtPeriodEnd && plan !== "solo" ? "Keep this plan" : "Current plan") : account.stripeSubscriptionId && plan !== "solo" ? "Switch" : "Choose"}
+      </button>
+    </form>
+  );
+};
+
+export const BillingPage: FC<{
+  account: AccountDetails;
+  payments: PaymentView[];
+  planPrices: Partial<Record<PaidPlan, number | null>>;
+  paymentsReady: boolean;
+  notice?: string;
+  error?: string;
+}> = ({ account, payments, planPrices, paymentsReady, notice, error }) => (
+  <AppPage title="Billing" path="/app/billing" email={account.email}>
+    {error && <Notice kind="error">{error}</Notice>}
+    {notice && <Notice kind="ok">{notice}</Notice>}
+    {!paymentsReady && <Notice kind="info">Payments are not configured on this server (STRIPE_SECRET_KEY).</Notice>}
+    <div class="card" data-testid="current-plan">
+      <strong>{planNames[account.plan]}</strong>
+      {account.plan === "payg" ? (
+        <span class="muted"> · credits bought once, never expire; every tool at the contract's prices.</span>
+      ) : (
+        <span class="muted">
+          {" "}
+          · {credits(planAllowance[account.plan])} plan credits per month, no rollover;{" "}
+          {account.planCancelAtPeriodEnd ? `cancelled: moves to Solo on ${date(account.planPeriodEnd)}` : `next renewal ${date(account.planPeriodEnd)}`}.
+        </span>
+      )}
+      <div class="row" style="margin-top:10px">
+        {account.stripeSubscriptionId && !account.planCancelAtPeriodEnd && (
+          <form method="post" action="/app/billing/cancel" class="inline">
+            <button type="submit" class="danger" data-confirm="Cancel the plan? It stays active until the end of the paid period, then moves to Solo.">
+              Cancel the plan
+            </button>
+          </form>
+        )}
+        {account.stripeSubscriptionId && account.planCancelAtPeriodEnd && (
+          <form method="post" action="/app/billing/resume" class="inline">
+            <button type="submit" class="secondary">
+              Keep the plan (undo cancellation)
+            </button>
+          </form>
+        )}
+        {account.plan === "solo" && !account.stripeSubscriptionId && (
+          <form method="post" action="/app/billing/plan" class="inline">
+            <input type="hidden" name="plan" value="payg" />
+            <button type="submit" class="secondary">
+              Switch to pay as you go
+            </button>
+          </form>
+        )}
+      </div>
+    </div>
+
+    {account.plan === "payg" ? (
+      <>
+        <h2>Buy credits</h2>
+        <div class="offers">
+          {packs.map((offer) => (
+            <OfferCard offer={offer} />
+          ))}
+        </div>
+      </>
+    ) : (
+      <>
+        <h2>Top up</h2>
+        <p class="muted">Subscriber top-ups are purchased credits: they never expire and are used after the plan credits.</p>
+        <div class="offers">
+          {topups.map((offer) => (
+            <OfferCard offer={offer} />
+          ))}
+        </div>
+      </>
+    )}
+
+    <h2>Monthly plans</h2>
+    <p class="muted">
+      Plans reset their credits each month. On plans, convert, trim, merge, watermark and extract-audio are free; text-to-speech costs 15 credits per 1,000
+      characters and voice-change 25 per minute.
+    </p>
+    <div class="offers">
+      <PlanCard plan="solo" account={account} price={null} />
+      {paidPlans.map((plan) => (
+        <PlanCard plan={plan} account={account} price={planPrices[plan]} />
+      ))}
+    </div>
+
+    <h2>Payments and invoices</h2>
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th>Date</th>
+            <th>What</th>
+            <th class="num">Credits</th>
+            <th class="num">Amount</th>
+            <th>Status</th>
+            <th>Invoice</th>
+          </tr>
+        </thead>
+        <tbody>
+          {payments.length === 0 && (
+            <tr>
+              <td colspan={6} class="muted">
+                No payments yet.
+              </td>
+            </tr>
+          )}
+          {payments.map((p) => (
+            <tr data-payment-id={p.id}>
+              <td>{dateTime(p.createdAt)}</td>
+              <td>{p.kind === "plan" ? `${planNames[p.item as PaidPlan] ?? p.item} plan` : p.item}</td>
+              <td class="num">{credits(p.credits)}{p.creditsReversed > 0 ? ` (−${credits(p.creditsReversed)} reversed)` : ""}</td>
+              <td class="num">{euros(p.amountCents, p.currency)}</td>
+              <td>
+                <span class={`badge ${p.status}`}>{p.status}</span>
+              </td>
+              <td>{p.invoiceUrl ? <a href={p.invoiceUrl}>View invoice</a> : <span class="muted">receipt by email</span>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  </AppPage>
+);

@@ -1,0 +1,90 @@
+import type { FC } from "hono/jsx";
+import type { AccountDetails, ApiKeyView } from "../../services/accounts";
+import { dateTime } from "../format";
+import { AppPage, Notice } from "../layout";
+
+export const KeysPage: FC<{
+  account: AccountDetails;
+  keys: ApiKeyView[];
+  refusal: string | null;
+  created?: { apiKey: string; name: string };
+  error?: string;
+  notice?: string;
+}> = ({ account, keys, refusal, created, error, notice }) => (
+  <AppPage title="API keys" path="/app/keys" email={account.email}>
+    {error && <Notice kind="error">{error}</Notice>}
+    {notice && <Notice kind="ok">{notice}</Notice>}
+    {created && (
+      <div class="card" data-testid="new-key">
+        <p>
+          <strong>Key “{created.name}” created.</strong> Copy it now: it is shown only once and only its hash is stored.
+        </p>
+        <div class="secret">
+          <input id="new-key" readonly value={created.apiKey} aria-label="New API key" />
+          <button type="button" data-copy="new-key">
+            Copy
+          </button>
+        </div>
+        <p class="muted">
+          Use it as <code>Authorization: Bearer {created.apiKey.slice(0, 12)}…</code> on <code>/api/v1</code>.
+        </p>
+      </div>
+    )}
+    {refusal ? (
+      <Notice kind="info">
+        {refusal} <a href="/app/billing">Change the plan</a> to create keys. The assistant connector works on every plan.
+      </Notice>
+    ) : (
+      <form method="post" action="/app/keys" class="card row">
+        <label style="flex:1">
+          Name
+          <input name="name" maxlength={60} required placeholder="e.g. production server" />
+        </label>
+        <button type="submit">Create key</button>
+      </form>
+    )}
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Key</th>
+            <th>Created</th>
+            <th>Last used</th>
+            <th>Status</th>
+            <th></th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.length === 0 && (
+            <tr>
+              <td colspan={6} class="muted">
+                No keys yet.
+              </td>
+            </tr>
+          )}
+          {keys.map((key) => (
+            <tr data-key-id={key.keyId}>
+              <td>{key.name || <span class="muted">(unnamed)</span>}</td>
+              <td>
+                <code>{key.prefix}…</code>
+              </td>
+              <td>{dateTime(key.createdAt)}</td>
+              <td>{key.lastUsedAt ? dateTime(key.lastUsedAt) : <span class="muted">never</span>}</td>
+              <td>{key.revokedAt ? <span class="badge revoked">revoked</span> : <span class="badge active">active</span>}</td>
+              <td>
+                {!key.revokedAt && (
+                  <form method="post" action={`/app/keys/${key.keyId}/revoke`} class="inline">
+                    <button type="submit" class="danger" data-confirm={`Revoke “${key.name}”? Calls with it fail at once.`}>
+                      Revoke
+                    </button>
+                  </form>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  </AppPage>
+);

@@ -1,0 +1,81 @@
+import type { FC } from "hono/jsx";
+import { ledgerKinds } from "../../db/schema";
+import type { AccountDetails } from "../../services/accounts";
+import type { LedgerEntryView, LedgerKind } from "../../services/usage";
+import { credits, dateTime, signedCredits } from "../format";
+import { AppPage } from "../layout";
+
+const query = (kind?: string, before?: string) => {
+  const params = new URLSearchParams();
+  if (kind) params.set("kind", kind);
+  if (before) params.set("before", before);
+  const text = params.toString();
+  return text ? `?${text}` : "";
+};
+
+export const LedgerPage: FC<{ account: AccountDetails; entries: LedgerEntryView[]; kind?: LedgerKind; nextBefore: string | null; first: boolean }> = (p) => (
+  <AppPage title="Ledger" path="/app/ledger" email={p.account.email}>
+    <p class="muted">Every credit movement, newest first. The balance ({credits(p.account.balance)}) is the sum of all entries.</p>
+    <form method="get" action="/app/ledger" class="card row">
+      <label>
+        Kind
+        <select name="kind">
+          <option value="">all</option>
+          {ledgerKinds.map((k) => (
+            <option value={k} selected={p.kind === k}>
+              {k}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="secondary">
+        Filter
+      </button>
+      <a class="button secondary" href={`/app/ledger.csv${query(p.kind)}`}>
+        Export CSV
+      </a>
+    </form>
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th>Date</th>
+            <th>Kind</th>
+            <th class="num">Credits</th>
+            <th class="num">Plan</th>
+            <th class="num">Purchased</th>
+            <th>Detail</th>
+          </tr>
+        </thead>
+        <tbody>
+          {p.entries.length === 0 && (
+            <tr>
+              <td colspan={6} class="muted">
+                No entries.
+              </td>
+            </tr>
+          )}
+          {p.entries.map((e) => (
+            <tr data-kind={e.kind}>
+              <td>{dateTime(e.createdAt)}</td>
+              <td>
+                <span class="badge">{e.kind}</span>
+              </td>
+              <td class={`num ${e.amount > 0 ? "pos" : e.amount < 0 ? "neg" : ""}`}>{signedCredits(e.amount)}</td>
+              <td class="num">{e.planDelta ? signedCredits(e.planDelta) : ""}</td>
+              <td class="num">{e.purchasedDelta ? signedCredits(e.purchasedDelta) : ""}</td>
+              <td class="wrap">
+                {e.reason}
+                {e.jobId && <span class="muted"> · {e.jobId}</span>}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+    <p class="row">
+      {!p.first && <a href={`/app/ledger${query(p.kind)}`}>Newest</a>}
+      {p.nextBefore && <a href={`/app/ledger${query(p.kind, p.nextBefore)}`}>Older entries →</a>}
+    </p>
+  </AppPage>
+);

@@ -1,0 +1,284 @@
+/**
+ * The developer area at /app: server-rendered pages over the same services as the REST API.
+ * Every form post is CSRF-checked (hono/csrf: Origin / Sec-Fetch-Site must be this origin);
+ * sign-in, sign-up and reset requests are rate limited per address and per email.
+ */
+import { Hono, type Context } from "hono";
+import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
+import { AppError } from "../errors";
+import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey } from "../services/accounts";
+import { checkResetToken, limitAttempts, normalizeEmail, requestPasswordReset, resetPassword, signIn, signUp } from "../services/auth";
+import { cancelPlan, choosePlan, listPayments, resumePlan, startCreditCheckout } from "../services/billing";
+import { paidPlans, planLookupKey, type PaidPlan } from "../services/catalog";
+import { readDevOutbox } from "../services/mailer";
+import { stripeFor } from "../services/stripe-client";
+import { uploadFromMultipart } from "../services/uploads";
+import { dailyUsage, isLedgerKind, ledgerCsv, ledgerPage, recentJobs } from "../services/usage";
+import { deleteClonedVoice, getClonedVoice, registerClonedVoice } from "../services/voices";
+import { appCss, appJs } from "./assets";
+import { LoginPage, MessagePage, ResetPasswordPage, ResetRequestPage, SignOutPage, SignupPage } from "./pages/auth";
+import { BillingPage } from "./pages/billing";
+import { JobsPage } from "./pages/jobs";
+import { KeysPage } from "./pages/keys";
+import { LedgerPage } from "./pages/ledger";
+import { OutboxPage } from "./pages/outbox";
+import { OverviewPage } from "./pages/overview";
+import { VoicePage } from "./pages/voice";
+import { clientAddress, endSession, requireSession, safeNext, startSession, type WebEnv } from "./session";
+
+/** A refusal a person can act on (bad input, too many attempts); anything else is a server error. */
+function userError(error: unknown): { message: string; status: 400 | 429 } {
+  if (error instanceof AppError && error.code === "invalid_request") return { message: error.message, status: 400 };
+  if (error instanceof AppError && error.code === "rate_limited") return { message: error.message, status: 429 };
+  throw error;
+}
+
+const text = (value: unknown) => (typeof value === "string" ? value : "");
+
+const NOTICES: Record<string, string> = {
+  revoked: "Key revoked: requests with it are refused from now on.",
+  "voice-deleted": "Cloned voice deleted.",
+  cancelled: "Plan cancelled: it stays active until the end of the paid period, then moves to Solo.",
+  resumed: "Cancellation undone: the plan renews as usual.",
+  "checkout-success": "Payment received. Credits appear as soon as Stripe confirms it, usually within seconds: refresh this page.",
+  "checkout-cancelled": "Checkout cancelled: nothing was charged.",
+};
+
+async function planPrices(c: Context<WebEnv>): Promise<Partial<Record<PaidPlan, number | null>>> {
+  try {
+    const prices = await stripeFor(c.env).prices.list({ lookup_keys: paidPlans.map(planLookupKey), active: true, limit: 10 });
+    return Object.fromEntries(paidPlans.map((plan) => [plan, prices.data.find((p) => p.lookup_key === planLookupKey(plan))?.unit_amount ?? null]));
+  } catch (error) {
+    console.warn("plan prices unavailable:", error instanceof Error ? error.message : String(error));
+    return {};
+  }
+}
+
+export function webRoutes() {
+  const web = new Hono<WebEnv>();
+
+  web.use("*", async (c, next) => {
+    await next();
+    c.header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'");
+    c.header("X-Content-Type-Options", "nosniff");
+    c.header("Referrer-Policy", "same-origin");
+    if (!c.req.path.startsWith("/app/assets/")) c.header("Cache-Control", "no-store");
+  });
+  web.use("*", csrf());
+
+  web.get("/assets/app.css", (c) => c.body(appCss, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=3600" }));
+  web.get("/assets/app.js", (c) => c.body(appJs, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600" }));
+
+  // --- Sign-up, sign-in, sign-out, password reset -------------------------------------------
+  const signupCredits = (c: Context<WebEnv>) => Math.max(0, Number(c.env.SIGNUP_CREDITS ?? 0) || 0);
+  web.get("/signup", (c) => c.html(<SignupPage signupCredits={signupCredits(c)} />));
+  web.post("/signup", async (c) => {
+    const form = await c.req.parseBody();
+    try {
+      await limitAttempts(c.env, "signup", clientAddress(c), text(form.email).trim().toLowerCase() || undefined);
+      const account = await signUp(c.env, { email: form.email, password: form.password }, Date.now());
+      await startSession(c, account.accountId, Date.now());
+      return c.redirect("/app", 303);
+    } catch (error) {
+      const { message, status } = userError(error);
+      return c.html(<SignupPage error={message} email={text(form.email)} signupCredits={signupCredits(c)} />, status);
+    }
+  });
+
+  web.get("/login", (c) => c.html(<LoginPage next={c.req.query("next")} info={c.req.query("signed_out") !== undefined ? "You are signed out." : undefined} />));
+  web.post("/login", async (c) => {
+    const form = await c.req.parseBody();
+    try {
+      await limitAttempts(c.env, "signin", clientAddress(c), text(form.email).trim().toLowerCase() || undefined);
+      const accountId = await signIn(c.env.DB, { email: form.email, password: form.password });
+      await startSession(c, accountId, Date.now());
+      return c.redirect(safeNext(form.next), 303);
+    } catch (error) {
+      const { message, status } = userError(error);
+      return c.html(<LoginPage error={message} email={text(form.email)} next={text(form.next) || undefined} />, status);
+    }
+  });
+
+  web.get("/logout", (c) => c.html(<SignOutPage />));
+  web.post("/logout", async (c) => {
+    await endSession(c);
+    return c.redirect("/app/login?signed_out", 303);
+  });
+
+  web.get("/reset", (c) => c.html(<ResetRequestPage />));
+  web.post("/reset", async (c) => {
+    const form = await c.req.parseBody();
+    try {
+      const email = normalizeEmail(form.email);
+      await limitAttempts(c.env, "reset", clientAddress(c), email);
+      await requestPasswordReset(c.env, email, new URL(c.req.url).origin, Date.now());
+      return c.html(<ResetRequestPage sent />);
+    } catch (error) {
+      const { message, status } = userError(error);
+      return c.html(<ResetRequestPage error={message} />, status);
+    }
+  });
+  web.get("/reset/:token", async (c) => {
+    const valid = (await checkResetToken(c.env, c.req.param("token"), Date.now())) !== null;
+    return c.html(<ResetPasswordPage token={c.req.param("token")} valid={valid} />, valid ? 200 : 400);
+  });
+  web.post("/reset/:token", async (c) => {
+    const form = await c.req.parseBody();
+    const token = c.req.param("token");
+    try {
+      await limitAttempts(c.env, "reset", clientAddress(c));
+      const accountId = await resetPassword(c.env, token, form.password, Date.now());
+      await startSession(c, accountId, Date.now());
+      return c.redirect("/app", 303);
+    } catch (error) {
+      const { message, status } = userError(error);
+      const valid = (await checkResetToken(c.env, token, Date.now())) !== null;
+      return c.html(<ResetPasswordPage token={token} valid={valid} error={message} />, status);
+    }
+  });
+
+  web.get("/dev/outbox", async (c) => {
+    if (c.env.DEV_MODE !== "true") return c.html(<MessagePage title="Not found" message="No such page." />, 404);
+    return c.html(<OutboxPage mails={await readDevOutbox(c.env.DB)} />);
+  });
+
+  // --- Signed-in pages ------------------------------------------------------------------------
+  // Registered on the web app itself: a sub-app's "*" middleware would also cover /login.
+  const area = web;
+  for (const path of ["/", "/keys", "/keys/*", "/ledger", "/ledger.csv", "/jobs", "/voice", "/voice/*", "/billing", "/billing/*"]) area.use(path, requireSession);
+  const notice = (c: Context<WebEnv>) => NOTICES[c.req.query("done") ?? ""];
+
+  area.get("/", async (c) => {
+    const account = c.get("account");
+    const [usage, keys] = await Promise.all([dailyUsage(c.env.DB, account.accountId, Date.now()), listApiKeys(c.env.DB, account.accountId)]);
+    return c.html(<OverviewPage account={account} usage={usage} activeKeys={keys.filter((k) => !k.revokedAt).length} />);
+  });
+
+  const keysPage = async (c: Context<WebEnv>, extra: { created?: { apiKey: string; name: string }; error?: string } = {}, status: 200 | 400 = 200) => {
+    const account = c.get("account");
+    const keys = await listApiKeys(c.env.DB, account.accountId);
+    return c.html(<KeysPage account={account} keys={keys} refusal={restAccessRefusal(account.plan)} notice={notice(c)} {...extra} />, status);
+  };
+  area.get("/keys", (c) => keysPage(c));
+  area.post("/keys", async (c) => {
+    const form = await c.req.parseBody();
+    try {
+      const { apiKey } = await createOwnApiKey(c.env.DB, c.get("account").accountId, form.name, Date.now());
+      return keysPage(c, { created: { apiKey, name: text(form.name).trim() } });
+    } catch (error) {
+      return keysPage(c, { error: userError(error).message }, 400);
+    }
+  });
+  area.post("/keys/:keyId/revoke", async (c) => {
+    try {
+      await revokeApiKey(c.env.DB, c.req.param("keyId"), Date.now(), c.get("account").accountId);
+    } catch (error) {
+      if (!(error instanceof AppError && error.code === "not_found")) throw error;
+      return keysPage(c, { error: "No such key on this account." }, 400);
+    }
+    return c.redirect("/app/keys?done=revoked", 303);
+  });
+
+  area.get("/ledger", async (c) => {
+    const kindParam = c.req.query("kind");
+    const kind = isLedgerKind(kindParam) ? kindParam : undefined;
+    const before = c.req.query("before")?.slice(0, 64) || undefined;
+    const page = await ledgerPage(c.env.DB, c.get("account").accountId, { kind, before });
+    return c.html(<LedgerPage account={c.get("account")} entries={page.entries} kind={kind} nextBefore={page.nextBefore} first={!before} />);
+  });
+  area.get("/ledger.csv", async (c) => {
+    const kindParam = c.req.query("kind");
+    const csv = await ledgerCsv(c.env.DB, c.get("account").accountId, isLedgerKind(kindParam) ? kindParam : undefined);
+    return c.body(csv, 200, {
+      "content-type": "text/csv; charset=utf-8",
+      "content-disposition": `attachment; filename="ledger-${new Date().toISOString().slice(0, 10)}.csv"`,
+    });
+  });
+
+  area.get("/jobs", async (c) => c.html(<JobsPage account={c.get("account")} jobs={await recentJobs(c.env.DB, c.get("account").accountId, Date.now())} />));
+
+  const voicePage = async (c: Context<WebEnv>, extra: { error?: string; notice?: string } = {}, status: 200 | 400 = 200) => {
+    const account = c.get("account");
+    const voice = await getClonedVoice(c.env.DB, account).catch((error) => {
+      if (error instanceof AppError && error.code === "not_found") return null;
+      throw error;
+    });
+    return c.html(<VoicePage account={account} voice={voice} notice={notice(c)} {...extra} />, status);
+  };
+  area.get("/voice", (c) => voicePage(c));
+  area.post("/voice", async (c) => {
+    const account = c.get("account");
+    try {
+      const now = Date.now();
+      const upload = await uploadFromMultipart(c.env, account.accountId, c.req.raw, now);
+      await registerClonedVoice(c.env.DB, c.env.MEDIA, account, upload.uploadId, now);
+      return voicePage(c, { notice: "Voice registered: use \"voice\": \"clone\" on text-to-speech and voice-change." });
+    } catch (error) {
+      return voicePage(c, { error: userError(error).message.replace(/^(file|uploadId): /, "") }, 400);
+    }
+  });
+  area.post("/voice/delete", async (c) => {
+    await deleteClonedVoice(c.env.DB, c.env.MEDIA, c.get("account")).catch((error) => {
+      if (!(error instanceof AppError && error.code === "not_found")) throw error;
+    });
+    return c.redirect("/app/voice?done=voice-deleted", 303);
+  });
+
+  const billingPage = async (c: Context<WebEnv>, extra: { error?: string; notice?: string } = {}, status: 200 | 400 = 200) => {
+    const account = c.get("account");
+    const ready = Boolean(c.env.STRIPE_SECRET_KEY);
+    const [payments, prices] = await Promise.all([listPayments(c.env.DB, account.accountId), ready ? planPrices(c) : Promise.resolve({})]);
+    const checkout = c.req.query("checkout");
+    const shown = notice(c) ?? (checkout ? NOTICES[`checkout-${checkout}`] : undefined);
+    return c.html(<BillingPage account={account} payments={payments} planPrices={prices} paymentsReady={ready} notice={shown} {...extra} />, status);
+  };
+  const billingAction = (action: (c: Context<WebEnv>, form: Record<string, unknown>) => Promise<Response>) => async (c: Context<WebEnv>) => {
+    const form = await c.req.parseBody();
+    try {
+      return await action(c, form);
+    } catch (error) {
+      return billingPage(c, { error: userError(error).message }, 400);
+    }
+  };
+  const origin = (c: Context<WebEnv>) => new URL(c.req.url).origin;
+  area.get("/billing", (c) => billingPage(c));
+  area.post(
+    "/billing/checkout",
+    billingAction(async (c, form) => c.redirect(await startCreditCheckout(c.env, c.get("account").accountId, form.offer, origin(c), Date.now()), 303)),
+  );
+  area.post(
+    "/billing/plan",
+    billingAction(async (c, form) => {
+      const outcome = await choosePlan(c.env, c.get("account").accountId, form.plan, origin(c), Date.now());
+      if ("redirect" in outcome) return c.redirect(outcome.redirect, 303);
+      c.set("account", await getAccountDetails(c.env.DB, c.get("account").accountId));
+      return billingPage(c, { notice: outcome.done });
+    }),
+  );
+  area.post(
+    "/billing/cancel",
+    billingAction(async (c) => {
+      await cancelPlan(c.env, c.get("account").accountId);
+      return c.redirect("/app/billing?done=cancelled", 303);
+    }),
+  );
+  area.post(
+    "/billing/resume",
+    billingAction(async (c) => {
+      await resumePlan(c.env, c.get("account").accountId);
+      return c.redirect("/app/billing?done=resumed", 303);
+    }),
+  );
+
+  web.all("*", (c) => c.html(<MessagePage title="Not found" message="No such page in the developer area." />, 404));
+  web.onError((error, c) => {
+    if (error instanceof HTTPException && error.status < 500) {
+      const message = error.status === 403 ? "This form was sent from another site, or without its origin; nothing was changed." : error.message || "Request refused.";
+      return c.html(<MessagePage title="Request refused" message={message} />, error.status);
+    }
+    console.error("developer area error", error instanceof Error ? error.stack : String(error));
+    return c.html(<MessagePage title="Something went wrong" message="The page could not be shown; nothing was changed by it. Try again in a moment." />, 500);
+  });
+  return web;
+}

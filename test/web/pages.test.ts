@@ -1,0 +1,190 @@
+import { env } from "cloudflare:workers";
+import { inject } from "vitest";
+import { describe, expect, it } from "vitest";
+import { ADMIN, call, callTool, fixtureBytes, postJson, uploadBytes } from "../helpers/api";
+import { accountRow, expectLedgerMatches, PASSWORD, signedUpClient, uniqueEmail, WebClient } from "../helpers/web";
+
+const KEY = /mk_live_[A-Za-z0-9_-]{32}/;
+
+describe("API keys page", () => {
+  it("creates a named key shown once, lists it by prefix with its last use, and revokes it", async () => {
+    const { client } = await signedUpClient();
+    const created = await client.post("/app/keys", { name: "laptop" });
+    expect(created.status).toBe(200);
+    const html = await created.text();
+    const apiKey = html.match(KEY)![0];
+    expect(html).toContain("shown only once");
+    expect(html).toContain('data-copy="new-key"');
+    const list = await (await client.get("/app/keys")).text();
+    expect(list).not.toContain(apiKey);
+    expect(list).toContain(apiKey.slice(0, 12));
+    expect(list).toContain("laptop");
+    expect(list).toContain("never");
+    const account = await call("/api/v1/account", { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(account.status).toBe(200);
+    expect(((await account.json()) as { balance: number }).balance).toBe(100);
+    expect(await (await client.get("/app/keys")).text()).not.toContain(">never<");
+    const keyId = list.match(/data-key-id="(key_[A-Z0-9]+)"/)![1];
+    const revoke = await client.post(`/app/keys/${keyId}/revoke`, {});
+    expect(revoke.status).toBe(303);
+    expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(401);
+    expect(await (await client.get("/app/keys?done=revoked")).text()).toContain("revoked");
+  });
+
+  it("cannot revoke another account's key, and refuses an empty name", async () => {
+    const { client } = await signedUpClient();
+    const other = await signedUpClient();
+    const html = await (await other.client.post("/app/keys", { name: "theirs" })).text();
+    const otherKey = html.match(KEY)![0];
+    const otherId = (await env.DB.prepare("SELECT id FROM api_keys WHERE account_id = ?").bind(other.accountId).first<{ id: string }>())!.id;
+    expect((await client.post(`/app/keys/${otherId}/revoke`, {})).status).toBe(400);
+    expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${otherKey}` } })).status).toBe(200);
+    expect((await client.post("/app/keys", { name: "  " })).status).toBe(400);
+  });
+
+  it("refuses keys on plans without REST access, saying why", async () => {
+    const { client, accountId } = await signedUpClient();
+    expect((await client.post("/app/billing/plan", { plan: "solo" })).status).toBe(200);
+    expect((await accountRow(accountId)).plan).toBe("solo");
+    const page = await (await client.get("/app/keys")).text();
+    expect(page).toContain("REST API access is not included in the solo plan");
+    const refused = await client.post("/app/keys", { name: "nope" });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("not included in the solo plan");
+    const keys = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?").bind(accountId).first<{ n: number }>();
+    expect(keys!.n).toBe(0);
+  });
+});
+
+describe("overview, ledger and jobs", () => {
+  it("shows balance buckets, a usage chart, the ledger with filter and CSV, and recent jobs", async () => {
+    const { client, accountId } = await signedUpClient();
+    const apiKey = (await (await client.post("/app/keys", { name: "ci" })).text()).match(KEY)![0];
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const upload = (await (await uploadBytes({ accountId, keyId: "", apiKey, auth }, await fixtureBytes("clip.mp4"), "clip.mp4")).json()) as { uploadId: string };
+    const job = (await (await callTool({ accountId, keyId: "", apiKey, auth }, "extract-audio", { uploadId: upload.uploadId })).json()) as { jobId: string };
+
+    const overview = await (await client.get("/app")).text();
+    expect(overview).toMatch(/data-testid="balance">97</);
+    expect(overview).toMatch(/data-testid="purchased-credits">97</);
+    expect(overview).toMatch(/data-testid="plan-credits">0</);
+    expect(overview).toContain("<svg");
+    expect(overview).toMatch(/data-tool="extract-audio"[^>]*data-day="\d{4}-\d{2}-\d{2}"/);
+    expect(overview).toContain("extract-audio (3)");
+
+    const ledger = await (await client.get("/app/ledger")).text();
+    expect(ledger).toContain('data-kind="debit"');
+    expect(ledger).toContain('data-kind="grant"');
+    const debits = await (await client.get("/app/ledger?kind=debit")).text();
+    expect(debits).toContain('data-kind="debit"');
+    expect(debits).not.toContain('data-kind="grant"');
+    const csv = await client.get("/app/ledger.csv");
+    expect(csv.headers.get("content-type")).toMatch(/text\/csv/);
+    expect(csv.headers.get("content-disposition")).toMatch(/attachment; filename="ledger-/);
+    const lines = (await csv.text()).trim().split("\r\n");
+    expect(lines[0]).toBe("id,created_at,kind,amount,plan_delta,purchased_delta,job_id,reason");
+    expect(lines.slice(1).map((l) => l.split(",")[2])).toEqual(['"grant"', '"debit"']);
+    expect(lines[2]).toContain(`"${job.jobId}"`);
+
+    const jobs = await (await client.get("/app/jobs")).text();
+    expect(jobs).toContain(`data-job-id="${job.jobId}"`);
+    expect(jobs).toContain("extract-audio");
+    await expectLedgerMatches(accountId);
+  });
+
+  it("pages the ledger", async () => {
+    const { client, accountId } = await signedUpClient();
+    for (let i = 0; i < 55; i++) await postJson(`/api/admin/accounts/${accountId}/credits`, { amount: 1, reason: `gift ${i}` }, ADMIN);
+    const first = await (await client.get("/app/ledger")).text();
+    expect(first.match(/data-kind=/g)).toHaveLength(50);
+    const older = first.match(/href="(\/app\/ledger\?before=[^"]+)"/)![1].replace(/&amp;/g, "&");
+    const second = await (await client.get(older)).text();
+    expect(second.match(/data-kind=/g)).toHaveLength(6);
+  });
+});
+
+describe("billing against the local Stripe", () => {
+  it("starts a Checkout Session for a pack with amounts from the catalog, and lists no pending order as paid", async () => {
+    const { client, accountId } = await signedUpClient();
+    const response = await client.post("/app/billing/checkout", { offer: "pack_25k", amount: "1" });
+    expect(response.status).toBe(303);
+    const location = response.headers.get("location")!;
+    expect(location.startsWith(`${inject("stripeBaseUrl")}/c/pay/cs_test_`)).toBe(true);
+    const sessionId = location.split("/").pop()!;
+    const session = (await (await fetch(`${inject("stripeBaseUrl")}/v1/checkout/sessions/${sessionId}`, { headers: { authorization: "Bearer sk_test_workers" } })).json()) as Record<string, any>;
+    expect(session.amount_total).toBe(4500);
+    expect(session.mode).toBe("payment");
+    expect(session.metadata).toEqual({ account_id: accountId, offer: "pack_25k" });
+    const account = await accountRow(accountId);
+    expect(account.stripe_customer_id).toMatch(/^cus_test_/);
+    expect(account.purchased_credits).toBe(100);
+    const billing = await (await client.get("/app/billing")).text();
+    expect(billing).toContain("No payments yet.");
+    expect(billing).toContain("39 € / month");
+  });
+
+  it("refuses a top-up on pay as you go, a pack on a plan, an unknown offer, and makes no session", async () => {
+    const { client, accountId } = await signedUpClient();
+    const topup = await client.post("/app/billing/checkout", { offer: "topup_3k" });
+    expect(topup.status).toBe(400);
+    expect(await topup.text()).toContain("Top-ups are for subscribers");
+    expect((await client.post("/app/billing/checkout", { offer: "pack_1m" })).status).toBe(400);
+    await client.post("/app/billing/plan", { plan: "solo" });
+    const pack = await client.post("/app/billing/checkout", { offer: "pack_10k" });
+    expect(pack.status).toBe(400);
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM payments WHERE account_id = ?").bind(accountId).first<{ n: number }>();
+    expect(count!.n).toBe(0);
+    const topupOnPlan = await client.post("/app/billing/checkout", { offer: "topup_3k" });
+    expect(topupOnPlan.status).toBe(303);
+  });
+
+  it("sends a paid plan through subscription Checkout with the price found by lookup key", async () => {
+    const { client, accountId } = await signedUpClient();
+    const response = await client.post("/app/billing/plan", { plan: "scale" });
+    expect(response.status).toBe(303);
+    const sessionId = response.headers.get("location")!.split("/").pop()!;
+    const session = (await (await fetch(`${inject("stripeBaseUrl")}/v1/checkout/sessions/${sessionId}`, { headers: { authorization: "Bearer sk_test_workers" } })).json()) as Record<string, any>;
+    expect(session.mode).toBe("subscription");
+    expect(session.amount_total).toBe(7900);
+    expect(session.metadata).toEqual({ account_id: accountId, plan: "scale" });
+    expect((await accountRow(accountId)).plan).toBe("payg");
+    expect((await client.post("/app/billing/plan", { plan: "platinum" })).status).toBe(400);
+  });
+
+  it("moves between Solo and pay as you go with ledger entries", async () => {
+    const { client, accountId } = await signedUpClient();
+    await client.post("/app/billing/plan", { plan: "solo" });
+    let account = await accountRow(accountId);
+    expect([account.plan, account.plan_credits, account.purchased_credits]).toEqual(["solo", 300, 100]);
+    expect(account.plan_period_end).toBeGreaterThan(Date.now());
+    expect((await client.post("/app/billing/plan", { plan: "solo" })).status).toBe(400);
+    await client.post("/app/billing/plan", { plan: "payg" });
+    account = await accountRow(accountId);
+    expect([account.plan, account.plan_credits, account.purchased_credits]).toEqual(["payg", 0, 100]);
+    await expectLedgerMatches(accountId);
+    expect((await client.post("/app/billing/cancel", {})).status).toBe(400);
+  });
+});
+
+describe("cloned voice page", () => {
+  it("refuses a too-short sample with a clear message and registers nothing", async () => {
+    const { client, accountId } = await signedUpClient();
+    const form = new FormData();
+    form.append("file", new File([await fixtureBytes("clip.mp4")], "clip.mp4"));
+    const response = await client.post("/app/voice", form);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain("at least 10 s of speech");
+    expect(await env.DB.prepare("SELECT 1 FROM cloned_voices WHERE account_id = ?").bind(accountId).first()).toBeNull();
+    expect(await (await client.get("/app/voice")).text()).toContain("No cloned voice registered.");
+  });
+});
+
+describe("sign-in form", () => {
+  it("keeps a safe next path only", async () => {
+    const { email } = await signedUpClient();
+    const evil = await new WebClient().post("/app/login", { email, password: PASSWORD, next: "//evil.example/x" });
+    expect(evil.headers.get("location")).toBe("/app");
+    const fresh = uniqueEmail();
+    expect(fresh).toMatch(/@example\.com$/);
+  });
+});

@@ -1,0 +1,179 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ADMIN, call, postJson } from "../helpers/api";
+import { accountRow, expectLedgerMatches, ledgerOf, sendStripeEvent, signedUpClient, stripeEvent, stripeSignature } from "../helpers/web";
+
+const paidSession = (accountId: string, sessionId: string, offer = "pack_10k", amount = 1900) => ({
+  id: sessionId,
+  object: "checkout.session",
+  mode: "payment",
+  status: "complete",
+  payment_status: "paid",
+  amount_total: amount,
+  currency: "eur",
+  customer: null,
+  client_reference_id: accountId,
+  metadata: { account_id: accountId, offer },
+  payment_intent: `pi_${sessionId}`,
+  subscription: null,
+});
+
+const DAY = 24 * 3600;
+const paidInvoice = (accountId: string, id: string, plan: string, subscription: string, periodStart: number, amount = 3900) => ({
+  id,
+  object: "invoice",
+  customer: "cus_test",
+  status: "paid",
+  billing_reason: "subscription_cycle",
+  currency: "eur",
+  amount_paid: amount,
+  hosted_invoice_url: `https://invoice.example/${id}`,
+  parent: { type: "subscription_details", subscription_details: { subscription, metadata: { account_id: accountId, plan } } },
+  lines: { object: "list", data: [{ id: `il_${id}`, amount, period: { start: periodStart, end: periodStart + 30 * DAY } }] },
+  payments: { data: [{ payment: { type: "payment_intent", payment_intent: `pi_${id}` } }] },
+});
+
+const uid = () => `${Date.now()}${Math.random().toString(36).slice(2, 8)}`;
+
+describe("Stripe webhook signature", () => {
+  it("accepts a good signature and refuses tampered, wrong-secret, old and missing ones with 400, changing nothing", async () => {
+    const { accountId } = await signedUpClient();
+    const event = stripeEvent("checkout.session.completed", paidSession(accountId, `cs_${uid()}`));
+    const body = JSON.stringify(event);
+    const refusals = [
+      { body: body.replace("1900", "1901"), signature: await stripeSignature(body) },
+      { body, signature: await stripeSignature(body, "whsec_wrong") },
+      { body, signature: await stripeSignature(body, undefined, Math.floor(Date.now() / 1000) - 301) },
+      { body, signature: undefined },
+      { body, signature: "t=1,v1=zz" },
+    ];
+    for (const attempt of refusals) {
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (attempt.signature) headers["stripe-signature"] = attempt.signature;
+      const response = await call("/api/webhooks/stripe", { method: "POST", headers, body: attempt.body });
+      expect(response.status).toBe(400);
+      const error = (await response.json()) as { error: { code: string; message: string } };
+      expect(error.error.code).toBe("invalid_request");
+    }
+    expect((await accountRow(accountId)).purchased_credits).toBe(100);
+    const ok = await call("/api/webhooks/stripe", { method: "POST", headers: { "content-type": "application/json", "stripe-signature": await stripeSignature(body) }, body });
+    expect(ok.status).toBe(200);
+    expect((await accountRow(accountId)).purchased_credits).toBe(10_100);
+  });
+});
+
+describe("credits from Stripe events, exactly once", () => {
+  it("grants a pack once under duplicate and concurrent deliveries, and once per order across events", async () => {
+    const { accountId } = await signedUpClient();
+    const sessionId = `cs_${uid()}`;
+    const event = stripeEvent("checkout.session.completed", paidSession(accountId, sessionId));
+    const responses = await Promise.all(Array.from({ length: 8 }, () => sendStripeEvent(event)));
+    expect(responses.map((r) => r.status)).toEqual(Array(8).fill(200));
+    expect((await sendStripeEvent(event)).status).toBe(200);
+    // Another event about the same order (async payment succeeded) grants nothing more.
+    expect((await sendStripeEvent(stripeEvent("checkout.session.async_payment_succeeded", paidSession(accountId, sessionId)))).status).toBe(200);
+    const account = await accountRow(accountId);
+    expect(account.purchased_credits).toBe(100 + 10_000);
+    const purchases = (await ledgerOf(accountId)).filter((e) => e.kind === "purchase");
+    expect(purchases).toHaveLength(1);
+    expect(purchases[0].idempotency_key).toBe(`stripe:order:${sessionId}`);
+    const payment = await env.DB.prepare("SELECT status, credits FROM payments WHERE id = ?").bind(sessionId).first<Record<string, any>>();
+    expect(payment).toEqual({ status: "paid", credits: 10_000 });
+    await expectLedgerMatches(accountId);
+  });
+
+  it("ignores unpaid sessions, unknown offers and amounts that do not match the price table", async () => {
+    const { accountId } = await signedUpClient();
+    await sendStripeEvent(stripeEvent("checkout.session.completed", { ...paidSession(accountId, `cs_${uid()}`), payment_status: "unpaid" }));
+    await sendStripeEvent(stripeEvent("checkout.session.completed", paidSession(accountId, `cs_${uid()}`, "pack_1m", 100)));
+    await sendStripeEvent(stripeEvent("checkout.session.completed", paidSession(accountId, `cs_${uid()}`, "pack_100k", 1900)));
+    expect((await accountRow(accountId)).purchased_credits).toBe(100);
+    await expectLedgerMatches(accountId);
+  });
+
+  it("starts, renews and ends a plan from invoice.paid and customer.subscription.deleted", async () => {
+    const { accountId } = await signedUpClient();
+    const subscription = `sub_${uid()}`;
+    const start = Math.floor(Date.now() / 1000);
+    const first = paidInvoice(accountId, `in_${uid()}`, "pro", subscription, start);
+    expect((await sendStripeEvent(stripeEvent("invoice.paid", first))).status).toBe(200);
+    let account = await accountRow(accountId);
+    expect(account.plan).toBe("pro");
+    expect(account.plan_credits).toBe(9000);
+    expect(account.purchased_credits).toBe(100);
+    expect(account.stripe_subscription_id).toBe(subscription);
+    expect(account.plan_period_end).toBe((start + 30 * DAY) * 1000);
+    // A key of a pro account works on /api/v1.
+    const key = (await (await call(`/api/admin/accounts/${accountId}/keys`, { method: "POST", headers: ADMIN })).json()) as { apiKey: string };
+    expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${key.apiKey}` } })).status).toBe(200);
+
+    // Spend some plan credits, then the next period's invoice: unused plan credits expire, allowance granted.
+    await env.DB.batch([
+      env.DB.prepare("UPDATE accounts SET plan_credits = plan_credits - 1000 WHERE id = ?").bind(accountId),
+      env.DB.prepare("INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at) VALUES (?, ?, 'debit', -1000, -1000, 0, ?, 'convert', ?)").bind(`led_${uid()}`, accountId, `test:${uid()}`, Date.now()),
+    ]);
+    const second = paidInvoice(accountId, `in_${uid()}`, "pro", subscription, start + 30 * DAY);
+    await Promise.all([sendStripeEvent(stripeEvent("invoice.paid", second)), sendStripeEvent(stripeEvent("invoice.paid", second))]);
+    account = await accountRow(accountId);
+    expect(account.plan_credits).toBe(9000);
+    expect(account.plan_period_end).toBe((start + 60 * DAY) * 1000);
+    const kinds = (await ledgerOf(accountId)).map((e) => `${e.kind}:${e.amount}`);
+    expect(kinds).toEqual(["grant:100", "plan_grant:9000", "debit:-1000", "plan_expiry:-8000", "plan_grant:9000"]);
+    // The first invoice redelivered late (older period) changes nothing.
+    await sendStripeEvent(stripeEvent("invoice.paid", first));
+    expect((await accountRow(accountId)).plan_period_end).toBe((start + 60 * DAY) * 1000);
+    await expectLedgerMatches(accountId);
+
+    // Cancelled: at the period end Stripe deletes the subscription and the account moves to solo.
+    await sendStripeEvent(stripeEvent("customer.subscription.updated", { id: subscription, object: "subscription", cancel_at_period_end: true }));
+    expect((await accountRow(accountId)).plan_cancel_at_period_end).toBe(1);
+    const deleted = stripeEvent("customer.subscription.deleted", { id: subscription, object: "subscription", status: "canceled" });
+    await Promise.all([sendStripeEvent(deleted), sendStripeEvent(deleted)]);
+    account = await accountRow(accountId);
+    expect(account.plan).toBe("solo");
+    expect(account.plan_credits).toBe(300);
+    expect(account.purchased_credits).toBe(100);
+    expect(account.stripe_subscription_id).toBeNull();
+    await expectLedgerMatches(accountId);
+    // Solo has no REST access: the same key now answers 401 with the reason.
+    const refused = await call("/api/v1/account", { headers: { authorization: `Bearer ${key.apiKey}` } });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/not included in the solo plan/);
+  });
+
+  it("takes back unspent credits after a refund or a dispute, once", async () => {
+    const { accountId } = await signedUpClient();
+    const sessionId = `cs_${uid()}`;
+    await sendStripeEvent(stripeEvent("checkout.session.completed", paidSession(accountId, sessionId, "pack_25k", 4500)));
+    expect((await accountRow(accountId)).purchased_credits).toBe(25_100);
+    const charge = { id: `ch_${uid()}`, object: "charge", amount: 4500, amount_refunded: 2250, payment_intent: `pi_${sessionId}`, refunded: false };
+    const half = stripeEvent("charge.refunded", charge);
+    await Promise.all([sendStripeEvent(half), sendStripeEvent(half)]);
+    expect((await accountRow(accountId)).purchased_credits).toBe(25_100 - 12_500);
+    // Spend most of the rest, then a dispute on the whole payment: only what is left goes.
+    await env.DB.batch([
+      env.DB.prepare("UPDATE accounts SET purchased_credits = 50 WHERE id = ?").bind(accountId),
+      env.DB.prepare("INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at) VALUES (?, ?, 'debit', -12550, 0, -12550, ?, 'subtitles', ?)").bind(`led_${uid()}`, accountId, `test:${uid()}`, Date.now()),
+    ]);
+    await sendStripeEvent(stripeEvent("charge.dispute.created", { id: `dp_${uid()}`, object: "dispute", amount: 4500, payment_intent: `pi_${sessionId}` }));
+    expect((await accountRow(accountId)).purchased_credits).toBe(0);
+    const reversals = (await ledgerOf(accountId)).filter((e) => e.kind === "reversal").map((e) => e.amount);
+    expect(reversals).toEqual([-12_500, -50]);
+    const payment = await env.DB.prepare("SELECT status, credits_reversed FROM payments WHERE id = ?").bind(sessionId).first<Record<string, any>>();
+    expect(payment).toEqual({ status: "refunded", credits_reversed: 25_000 });
+    await expectLedgerMatches(accountId);
+  });
+
+  it("answers 200 to events it does not handle", async () => {
+    const response = await sendStripeEvent(stripeEvent("customer.created", { id: "cus_x", object: "customer" }));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ received: true, outcome: "ignored" });
+  });
+});
+
+describe("operator accounts keep working", () => {
+  it("admin-created accounts and keys are unchanged", async () => {
+    const created = await postJson("/api/admin/accounts", { email: `op${uid()}@example.com`, credits: 5 }, ADMIN);
+    expect(created.status).toBe(200);
+  });
+});
