@@ -25,6 +25,7 @@ import { benchCases, type BenchInputs } from "./cases";
 import { describeOutput, FFMPEG, generateSources, probeResult, run, runNative, singleThreadArgs, type NativeRun } from "./media";
 import { runSpeechBench } from "./speech";
 import { runUploadMemoryBench } from "./upload-memory";
+import { runWebBench } from "./web";
 import { compileWasm, runWasm, type WasmRun } from "./wasm-core";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -94,7 +95,8 @@ function table(header: string[], rows: string[][]): string {
 
 async function main(): Promise<void> {
   if (!only || only.includes("upload")) await runUploadMemoryBench();
-  if (!only || only.some((id) => id !== "speech" && id !== "upload")) await mediaBench();
+  if (!only || only.includes("web")) await runWebBench();
+  if (!only || only.some((id) => !["speech", "upload", "web"].includes(id))) await mediaBench();
   if (!only || only.includes("speech")) {
     const problems = await runSpeechBench();
     if (problems.length > 0) {

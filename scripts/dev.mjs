@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /**
- * `npm run dev`: local stack on one machine. Creates .dev.vars (random ADMIN_TOKEN and
- * BACKEND_SECRET) when missing, applies the D1 migrations to the local state, starts
- * the container backend (native ffmpeg) on $BACKEND_PORT (default PORT + 1) and `wrangler dev`
- * on 127.0.0.1:$PORT (default 8787) wired to it, then makes sure a dev account with credits
- * and a key exists and prints the base URL, the admin token and the key.
+ * `npm run dev`: local stack on one machine. Creates .dev.vars (random ADMIN_TOKEN,
+ * BACKEND_SECRET, AUTH_SECRET and local Stripe keys) when missing, applies the D1 migrations to
+ * the local state, starts the container backend (native ffmpeg) on $BACKEND_PORT (default
+ * PORT + 1), the local Stripe on $STRIPE_PORT (default PORT + 2) and `wrangler dev` on
+ * 127.0.0.1:$PORT (default 8787) wired to both, then makes sure a dev account with credits,
+ * a password and a key exists and prints the addresses, the admin token and the key.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -16,6 +17,7 @@ const port = Number(process.env.PORT ?? 8787);
 const inspectorPort = Number(process.env.INSPECTOR_PORT ?? port + 1442);
 const base = `http://127.0.0.1:${port}`;
 const backendPort = Number(process.env.BACKEND_PORT ?? port + 1);
+const stripePort = Number(process.env.STRIPE_PORT ?? port + 2);
 const wranglerBin = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
 
@@ -36,9 +38,16 @@ function readVars() {
       )
     : {};
   let changed = false;
-  for (const name of ["ADMIN_TOKEN", "BACKEND_SECRET"]) {
+  const fresh = {
+    ADMIN_TOKEN: () => randomBytes(24).toString("base64url"),
+    BACKEND_SECRET: () => randomBytes(24).toString("base64url"),
+    AUTH_SECRET: () => randomBytes(32).toString("base64url"),
+    STRIPE_SECRET_KEY: () => `sk_test_local_${randomBytes(12).toString("hex")}`,
+    STRIPE_WEBHOOK_SECRET: () => `whsec_${randomBytes(24).toString("base64url")}`,
+  };
+  for (const [name, make] of Object.entries(fresh)) {
     if (!vars[name]) {
-      vars[name] = randomBytes(24).toString("base64url");
+      vars[name] = make();
       changed = true;
     }
   }
@@ -56,18 +65,28 @@ const backend = spawn(process.execPath, [path.join(root, "backend", "src", "serv
   stdio: ["ignore", "inherit", "inherit"],
 });
 
+// The local Stripe (scripts/local-stripe): checkout pages, signed webhooks to this Worker.
+const stripe = spawn(process.execPath, [path.join(root, "scripts", "local-stripe", "server.ts"), "--port", String(stripePort), "--webhook", `${base}/api/webhooks/stripe`], {
+  cwd: root,
+  env: { ...process.env, STRIPE_SECRET_KEY: vars.STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET: vars.STRIPE_WEBHOOK_SECRET },
+  stdio: ["ignore", "inherit", "inherit"],
+});
+
 const args = [wranglerBin, "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false"];
 args.push("--var", `BACKEND_URL:http://127.0.0.1:${backendPort}`, "--var", `PUBLIC_BASE_URL:${base}`);
+args.push("--var", `STRIPE_API_BASE:http://127.0.0.1:${stripePort}`, "--var", "DEV_MODE:true", "--var", `SIGNUP_CREDITS:${process.env.SIGNUP_CREDITS ?? 100}`);
 if (process.env.ALLOW_PRIVATE_URLS === "true") args.push("--var", "ALLOW_PRIVATE_URLS:true");
 const wrangler = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
 const stop = () => {
   wrangler.kill("SIGINT");
   backend.kill("SIGTERM");
+  stripe.kill("SIGTERM");
 };
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
 wrangler.on("exit", (code) => {
   backend.kill("SIGTERM");
+  stripe.kill("SIGTERM");
   process.exit(code ?? 0);
 });
 backend.on("exit", (code) => {
@@ -102,12 +121,13 @@ async function ensureDevAccount() {
   if (existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, "utf8"));
     const check = await fetch(`${base}/api/v1/account`, { headers: { authorization: `Bearer ${saved.apiKey}` } });
-    if (check.ok) return saved;
+    if (check.ok && saved.password) return saved;
   }
-  const email = `dev+${Date.now()}@localhost.localdomain`;
-  const account = await admin("/accounts", { email, credits: 100000 });
+  const email = `dev+${Date.now()}@example.com`;
+  const password = randomBytes(9).toString("base64url");
+  const account = await admin("/accounts", { email, credits: 100000, password });
   const key = await admin(`/accounts/${account.accountId}/keys`);
-  const saved = { accountId: account.accountId, email, apiKey: key.apiKey };
+  const saved = { accountId: account.accountId, email, password, apiKey: key.apiKey };
   writeFileSync(file, JSON.stringify(saved, null, 2), { mode: 0o600 });
   return saved;
 }
@@ -120,7 +140,10 @@ try {
   API ready
     base URL     ${base}
     backend      http://127.0.0.1:${backendPort} (native ffmpeg)
+    local Stripe http://127.0.0.1:${stripePort} (checkout pages, signed webhooks)
     docs         ${base}/docs
+    developer    ${base}/app   sign in as ${account.email} / ${account.password}, or sign up (100 free credits)
+    dev outbox   ${base}/app/dev/outbox (password-reset mail)
     admin token  ${vars.ADMIN_TOKEN}
     API key      ${account.apiKey}   (account ${account.accountId}, ${balance.balance} credits)
 

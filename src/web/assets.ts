@@ -8,7 +8,7 @@ export const appCss = `
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 a{color:var(--accent)}
 header.top{background:var(--card);border-bottom:1px solid var(--line)}
-header.top .bar{max-width:1040px;margin:0 auto;padding:10px 16px;display:flex;flex-wrap:wrap;align-items:center;gap:8px 18px}
+header.top .bar{max-width:1200px;margin:0 auto;padding:10px 16px;display:flex;flex-wrap:wrap;align-items:center;gap:8px 18px}
 header.top .brand{font-weight:700;text-decoration:none;color:var(--fg);margin-right:auto}
 nav.tabs{display:flex;flex-wrap:wrap;gap:4px}
 nav.tabs a{padding:6px 10px;border-radius:6px;text-decoration:none;color:var(--muted)}
@@ -18,7 +18,10 @@ main.narrow{max-width:420px;padding-top:48px}
 h1{font-size:1.5rem;margin:0 0 16px}
 h2{font-size:1.15rem;margin:28px 0 10px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px;margin-bottom:16px}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(200px,1fr));gap:12px}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px;margin-bottom:16px}
+.grid .card{margin:0}
+.who{display:flex;align-items:center;gap:8px;font-size:.82rem;color:var(--muted)}
+.who button{padding:5px 10px;font-size:.85rem}
 .stat .label{color:var(--muted);font-size:.85rem}
 .stat .value{font-size:1.6rem;font-weight:700}
 .muted{color:var(--muted)}

@@ -58,8 +58,8 @@ export const AppPage: FC<{ title: string; path: string; email: string; children?
               </a>
             ))}
           </nav>
-          <span class="muted">{email}</span>
-          <form method="post" action="/app/logout" class="inline">
+          <form method="post" action="/app/logout" class="who">
+            <span>{email}</span>
             <button class="secondary" type="submit">
               Sign out
             </button>
@@ -72,4 +72,28 @@ export const AppPage: FC<{ title: string; path: string; email: string; children?
       </main>
     </body>
   </html>
+);
+
+/** A scrollable table with its column headers and a line for the empty case. Columns ending in `#` are numeric. */
+export const DataTable: FC<{ columns: string[]; empty: string; count: number; children?: Child }> = ({ columns, empty, count, children }) => (
+  <div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          {columns.map((column) => (column.endsWith("#") ? <th class="num">{column.slice(0, -1)}</th> : <th>{column}</th>))}
+        </tr>
+      </thead>
+      <tbody>
+        {count === 0 ? (
+          <tr>
+            <td colspan={columns.length} class="muted">
+              {empty}
+            </td>
+          </tr>
+        ) : (
+          children
+        )}
+      </tbody>
+    </table>
+  </div>
 );

@@ -45,10 +45,17 @@ const NOTICES: Record<string, string> = {
   "checkout-cancelled": "Checkout cancelled: nothing was charged.",
 };
 
+/** Plan prices change rarely: one Stripe call per isolate every 5 minutes, not one per page view. */
+let priceCache: { at: number; prices: Partial<Record<PaidPlan, number | null>> } | undefined;
+const PRICE_CACHE_MS = 5 * 60 * 1000;
+
 async function planPrices(c: Context<WebEnv>): Promise<Partial<Record<PaidPlan, number | null>>> {
+  if (priceCache && Date.now() - priceCache.at < PRICE_CACHE_MS) return priceCache.prices;
   try {
-    const prices = await stripeFor(c.env).prices.list({ lookup_keys: paidPlans.map(planLookupKey), active: true, limit: 10 });
-    return Object.fromEntries(paidPlans.map((plan) => [plan, prices.data.find((p) => p.lookup_key === planLookupKey(plan))?.unit_amount ?? null]));
+    const list = await stripeFor(c.env).prices.list({ lookup_keys: paidPlans.map(planLookupKey), active: true, limit: 10 });
+    const prices = Object.fromEntries(paidPlans.map((plan) => [plan, list.data.find((p) => p.lookup_key === planLookupKey(plan))?.unit_amount ?? null]));
+    priceCache = { at: Date.now(), prices };
+    return prices;
   } catch (error) {
     console.warn("plan prices unavailable:", error instanceof Error ? error.message : String(error));
     return {};

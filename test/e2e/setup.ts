@@ -12,11 +12,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import fixtureSetup from "../global-setup";
+import { startLocalStripe } from "../../scripts/local-stripe/server";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
 export const ADMIN_TOKEN = "e2e-admin-token";
 const BACKEND_SECRET = "e2e-backend-secret";
+const STRIPE = { STRIPE_SECRET_KEY: "sk_test_e2e", STRIPE_WEBHOOK_SECRET: "whsec_e2e" };
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -75,6 +77,8 @@ export default async function setup(project: TestProject) {
   const deadPort = await freePort();
   const noBackendPort = await freePort();
   const forcedPort = await freePort();
+  // The developer area of `main` pays through this local Stripe, which sends it signed webhooks.
+  const stripe = await startLocalStripe({ secretKey: STRIPE.STRIPE_SECRET_KEY, webhookSecret: STRIPE.STRIPE_WEBHOOK_SECRET, webhookUrl: `http://127.0.0.1:${mainPort}/api/webhooks/stripe` });
   children.push(
     startWorker("main", mainPort, {
       ...common,
@@ -82,6 +86,11 @@ export default async function setup(project: TestProject) {
       PUBLIC_BASE_URL: `http://127.0.0.1:${mainPort}`,
       // Copies and audio fit; any video re-encode (>= 55 MiB of wasm heap) goes to the backend.
       WASM_MEMORY_BUDGET_BYTES: String(48 * 1024 * 1024),
+      ...STRIPE,
+      STRIPE_API_BASE: stripe.url,
+      AUTH_SECRET: "e2e-auth-secret",
+      DEV_MODE: "true",
+      SIGNUP_CREDITS: "100",
     }, path.join(stateDir, "main")),
     startWorker("nobackend", noBackendPort, {
       ...common,
@@ -104,10 +113,12 @@ export default async function setup(project: TestProject) {
   ]);
   project.provide("e2eForcedBackendUrl", `http://127.0.0.1:${forcedPort}`);
   project.provide("e2eMainUrl", `http://127.0.0.1:${mainPort}`);
+  project.provide("e2eStripeUrl", stripe.url);
   project.provide("e2eNoBackendUrl", `http://127.0.0.1:${noBackendPort}`);
 
   return async () => {
     for (const child of children) child.kill("SIGTERM");
+    await stripe.close();
     await new Promise((resolve) => setTimeout(resolve, 500));
     await stopFixtures();
     rmSync(stateDir, { recursive: true, force: true });
@@ -119,5 +130,6 @@ declare module "vitest" {
     e2eMainUrl: string;
     e2eNoBackendUrl: string;
     e2eForcedBackendUrl: string;
+    e2eStripeUrl: string;
   }
 }

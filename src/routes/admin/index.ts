@@ -10,6 +10,8 @@ import { adjustPurchasedCredits } from "../../services/credits";
 import { createAccount, createApiKey, revokeApiKey } from "../../services/accounts";
 import { plans } from "../../services/pricing";
 import { constantTimeEqual } from "../../lib/constant-time";
+import { hashPassword } from "../../lib/password";
+import { MIN_PASSWORD_LENGTH } from "../../services/auth";
 
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const expected = c.env.ADMIN_TOKEN;
@@ -25,6 +27,7 @@ const AccountInput = z.object({
   email: z.email(),
   credits: z.int().min(0).max(1_000_000_000).optional().openapi({ description: "Purchased credits to start with (never expire)" }),
   plan: z.enum(plans).optional().openapi({ description: "payg (default) or a monthly plan" }),
+  password: z.string().min(MIN_PASSWORD_LENGTH).max(200).optional().openapi({ description: "Developer-area password (stored as a scrypt hash)" }),
 });
 const AccountOutput = z.object({ accountId: z.string(), email: z.string(), balance: z.int(), plan: z.enum(plans) });
 
@@ -84,7 +87,11 @@ const revokeRoute = createRoute({
 export function adminRoutes() {
   const router = createRouter();
   router.use("*", requireAdmin);
-  router.openapi(createAccountRoute, async (c) => c.json(await createAccount(c.env.DB, c.req.valid("json"), Date.now()), 200));
+  router.openapi(createAccountRoute, async (c) => {
+    const { password, ...input } = c.req.valid("json");
+    const passwordHash = password === undefined ? undefined : await hashPassword(password);
+    return c.json(await createAccount(c.env.DB, { ...input, passwordHash }, Date.now()), 200);
+  });
   router.openapi(createKeyRoute, async (c) => c.json(await createApiKey(c.env.DB, c.req.valid("param").accountId, Date.now()), 200));
   router.openapi(creditsRoute, async (c) => {
     const { amount, reason } = c.req.valid("json");

@@ -3,7 +3,7 @@ import type { AccountDetails } from "../../services/accounts";
 import type { PaymentView } from "../../services/billing";
 import { packs, paidPlans, planAllowance, planNames, topups, type CreditOffer, type PaidPlan } from "../../services/catalog";
 import { credits, date, dateTime, euros } from "../format";
-import { AppPage, Notice } from "../layout";
+import { AppPage, DataTable, Notice } from "../layout";
 
 const OfferCard: FC<{ offer: CreditOffer }> = ({ offer }) => (
   <form method="post" action="/app/billing/checkout" class="offer">
@@ -115,40 +115,19 @@ export const BillingPage: FC<{
     </div>
 
     <h2>Payments and invoices</h2>
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th>Date</th>
-            <th>What</th>
-            <th class="num">Credits</th>
-            <th class="num">Amount</th>
-            <th>Status</th>
-            <th>Invoice</th>
-          </tr>
-        </thead>
-        <tbody>
-          {payments.length === 0 && (
-            <tr>
-              <td colspan={6} class="muted">
-                No payments yet.
-              </td>
-            </tr>
-          )}
-          {payments.map((p) => (
-            <tr data-payment-id={p.id}>
-              <td>{dateTime(p.createdAt)}</td>
-              <td>{p.kind === "plan" ? `${planNames[p.item as PaidPlan] ?? p.item} plan` : p.item}</td>
-              <td class="num">{credits(p.credits)}{p.creditsReversed > 0 ? ` (−${credits(p.creditsReversed)} reversed)` : ""}</td>
-              <td class="num">{euros(p.amountCents, p.currency)}</td>
-              <td>
-                <span class={`badge ${p.status}`}>{p.status}</span>
-              </td>
-              <td>{p.invoiceUrl ? <a href={p.invoiceUrl}>View invoice</a> : <span class="muted">receipt by email</span>}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable columns={["Date", "What", "Credits#", "Amount#", "Status", "Invoice"]} empty="No payments yet." count={payments.length}>
+      {payments.map((p) => (
+        <tr data-payment-id={p.id}>
+          <td>{dateTime(p.createdAt)}</td>
+          <td>{p.kind === "plan" ? `${planNames[p.item as PaidPlan] ?? p.item} plan` : p.item}</td>
+          <td class="num">{credits(p.credits)}{p.creditsReversed > 0 ? ` (−${credits(p.creditsReversed)} reversed)` : ""}</td>
+          <td class="num">{euros(p.amountCents, p.currency)}</td>
+          <td>
+            <span class={`badge ${p.status}`}>{p.status}</span>
+          </td>
+          <td>{p.invoiceUrl ? <a href={p.invoiceUrl}>View invoice</a> : <span class="muted">receipt by email</span>}</td>
+        </tr>
+      ))}
+    </DataTable>
   </AppPage>
 );

@@ -2,49 +2,28 @@ import type { FC } from "hono/jsx";
 import type { AccountDetails } from "../../services/accounts";
 import type { JobListItem } from "../../services/usage";
 import { credits, dateTime } from "../format";
-import { AppPage } from "../layout";
+import { AppPage, DataTable } from "../layout";
 
 export const JobsPage: FC<{ account: AccountDetails; jobs: JobListItem[] }> = ({ account, jobs }) => (
   <AppPage title="Jobs" path="/app/jobs" email={account.email}>
     <p class="muted">Jobs and their results stay available for 3 hours after they end. A failed job is refunded in full.</p>
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th>Created</th>
-            <th>Tool</th>
-            <th>Status</th>
-            <th class="num">Cost</th>
-            <th>Result</th>
-            <th>Job</th>
-          </tr>
-        </thead>
-        <tbody>
-          {jobs.length === 0 && (
-            <tr>
-              <td colspan={6} class="muted">
-                No recent jobs.
-              </td>
-            </tr>
-          )}
-          {jobs.map((job) => (
-            <tr data-job-id={job.jobId}>
-              <td>{dateTime(job.createdAt)}</td>
-              <td>{job.tool}</td>
-              <td>
-                <span class={`badge ${job.status}`}>{job.status}</span>
-              </td>
-              <td class="num">{credits(job.cost)}</td>
-              <td class="wrap">
-                {job.downloadUrl ? <a href={job.downloadUrl}>{job.filename ?? "download"}</a> : job.error ? <span class="neg">{job.error} (refunded)</span> : <span class="muted">—</span>}
-              </td>
-              <td>
-                <code>{job.jobId}</code>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable columns={["Created", "Tool", "Status", "Cost#", "Result", "Job"]} empty="No recent jobs." count={jobs.length}>
+      {jobs.map((job) => (
+        <tr data-job-id={job.jobId}>
+          <td>{dateTime(job.createdAt)}</td>
+          <td>{job.tool}</td>
+          <td>
+            <span class={`badge ${job.status}`}>{job.status}</span>
+          </td>
+          <td class="num">{credits(job.cost)}</td>
+          <td class="wrap">
+            {job.downloadUrl ? <a href={job.downloadUrl}>{job.filename ?? "download"}</a> : job.error ? <span class="neg">{job.error} (refunded)</span> : <span class="muted">—</span>}
+          </td>
+          <td>
+            <code>{job.jobId}</code>
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   </AppPage>
 );

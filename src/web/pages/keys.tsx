@@ -1,7 +1,7 @@
 import type { FC } from "hono/jsx";
 import type { AccountDetails, ApiKeyView } from "../../services/accounts";
 import { dateTime } from "../format";
-import { AppPage, Notice } from "../layout";
+import { AppPage, DataTable, Notice } from "../layout";
 
 export const KeysPage: FC<{
   account: AccountDetails;
@@ -43,48 +43,27 @@ export const KeysPage: FC<{
         <button type="submit">Create key</button>
       </form>
     )}
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Key</th>
-            <th>Created</th>
-            <th>Last used</th>
-            <th>Status</th>
-            <th></th>
-          </tr>
-        </thead>
-        <tbody>
-          {keys.length === 0 && (
-            <tr>
-              <td colspan={6} class="muted">
-                No keys yet.
-              </td>
-            </tr>
-          )}
-          {keys.map((key) => (
-            <tr data-key-id={key.keyId}>
-              <td>{key.name || <span class="muted">(unnamed)</span>}</td>
-              <td>
-                <code>{key.prefix}…</code>
-              </td>
-              <td>{dateTime(key.createdAt)}</td>
-              <td>{key.lastUsedAt ? dateTime(key.lastUsedAt) : <span class="muted">never</span>}</td>
-              <td>{key.revokedAt ? <span class="badge revoked">revoked</span> : <span class="badge active">active</span>}</td>
-              <td>
-                {!key.revokedAt && (
-                  <form method="post" action={`/app/keys/${key.keyId}/revoke`} class="inline">
-                    <button type="submit" class="danger" data-confirm={`Revoke “${key.name}”? Calls with it fail at once.`}>
-                      Revoke
-                    </button>
-                  </form>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable columns={["Name", "Key", "Created", "Last used", "Status", ""]} empty="No keys yet." count={keys.length}>
+      {keys.map((key) => (
+        <tr data-key-id={key.keyId}>
+          <td>{key.name || <span class="muted">(unnamed)</span>}</td>
+          <td>
+            <code>{key.prefix}…</code>
+          </td>
+          <td>{dateTime(key.createdAt)}</td>
+          <td>{key.lastUsedAt ? dateTime(key.lastUsedAt) : <span class="muted">never</span>}</td>
+          <td>{key.revokedAt ? <span class="badge revoked">revoked</span> : <span class="badge active">active</span>}</td>
+          <td>
+            {!key.revokedAt && (
+              <form method="post" action={`/app/keys/${key.keyId}/revoke`} class="inline">
+                <button type="submit" class="danger" data-confirm={`Revoke “${key.name}”? Calls with it fail at once.`}>
+                  Revoke
+                </button>
+              </form>
+            )}
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   </AppPage>
 );

@@ -3,7 +3,7 @@ import { ledgerKinds } from "../../db/schema";
 import type { AccountDetails } from "../../services/accounts";
 import type { LedgerEntryView, LedgerKind } from "../../services/usage";
 import { credits, dateTime, signedCredits } from "../format";
-import { AppPage } from "../layout";
+import { AppPage, DataTable } from "../layout";
 
 const query = (kind?: string, before?: string) => {
   const params = new URLSearchParams();
@@ -35,44 +35,23 @@ export const LedgerPage: FC<{ account: AccountDetails; entries: LedgerEntryView[
         Export CSV
       </a>
     </form>
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th>Date</th>
-            <th>Kind</th>
-            <th class="num">Credits</th>
-            <th class="num">Plan</th>
-            <th class="num">Purchased</th>
-            <th>Detail</th>
-          </tr>
-        </thead>
-        <tbody>
-          {p.entries.length === 0 && (
-            <tr>
-              <td colspan={6} class="muted">
-                No entries.
-              </td>
-            </tr>
-          )}
-          {p.entries.map((e) => (
-            <tr data-kind={e.kind}>
-              <td>{dateTime(e.createdAt)}</td>
-              <td>
-                <span class="badge">{e.kind}</span>
-              </td>
-              <td class={`num ${e.amount > 0 ? "pos" : e.amount < 0 ? "neg" : ""}`}>{signedCredits(e.amount)}</td>
-              <td class="num">{e.planDelta ? signedCredits(e.planDelta) : ""}</td>
-              <td class="num">{e.purchasedDelta ? signedCredits(e.purchasedDelta) : ""}</td>
-              <td class="wrap">
-                {e.reason}
-                {e.jobId && <span class="muted"> · {e.jobId}</span>}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable columns={["Date", "Kind", "Credits#", "Plan#", "Purchased#", "Detail"]} empty="No entries." count={p.entries.length}>
+      {p.entries.map((e) => (
+        <tr data-kind={e.kind}>
+          <td>{dateTime(e.createdAt)}</td>
+          <td>
+            <span class="badge">{e.kind}</span>
+          </td>
+          <td class={`num ${e.amount > 0 ? "pos" : e.amount < 0 ? "neg" : ""}`}>{signedCredits(e.amount)}</td>
+          <td class="num">{e.planDelta ? signedCredits(e.planDelta) : ""}</td>
+          <td class="num">{e.purchasedDelta ? signedCredits(e.purchasedDelta) : ""}</td>
+          <td class="wrap">
+            {e.reason}
+            {e.jobId && <span class="muted"> · {e.jobId}</span>}
+          </td>
+        </tr>
+      ))}
+    </DataTable>
     <p class="row">
       {!p.first && <a href={`/app/ledger${query(p.kind)}`}>Newest</a>}
       {p.nextBefore && <a href={`/app/ledger${query(p.kind, p.nextBefore)}`}>Older entries →</a>}
