@@ -1,6 +1,6 @@
 /**
  * The benchmarked commands, built by the real builders from src/media/tools with parameters
- * validated by the real request schemas (src/tools/schemas.ts, so defaults are the API's),
+ * validated by the real request schemas (src/tools/<tool>.ts, so defaults are the API's),
  * the way src/media/execute.ts builds them for a job.
  */
 import type { MediaCommand, MediaInput } from "../src/media/tools/command";
@@ -11,7 +11,7 @@ import { buildMergeCommand } from "../src/media/tools/merge";
 import { buildAss, buildSubtitlesCommand, cuesFromSrt } from "../src/media/tools/subtitles";
 import { buildTrimCommand } from "../src/media/tools/trim";
 import { buildWatermarkCommand } from "../src/media/tools/watermark";
-import { toolParams, type ToolParams } from "../src/tools/schemas";
+import { tools, type ToolParams } from "../src/tools";
 
 export interface BenchInputs {
   clip: MediaInput;
@@ -54,35 +54,35 @@ export function benchCases(inputs: BenchInputs): BenchCase[] {
       label: "extract-audio mp3",
       expectSeconds: 10,
       inputs: [clip],
-      build: async () => buildExtractAudioCommand(toolParams["extract-audio"].parse({ uploadId: id, format: "mp3" }), [clip]),
+      build: async () => buildExtractAudioCommand(tools["extract-audio"].params.parse({ uploadId: id, format: "mp3" }), [clip]),
     },
     {
       id: "convert-webm",
       label: "convert webm (VP8/Opus)",
       expectSeconds: 10,
       inputs: [clip],
-      build: async () => buildConvertCommand(toolParams.convert.parse({ uploadId: id, format: "webm" }), [clip]),
+      build: async () => buildConvertCommand(tools.convert.params.parse({ uploadId: id, format: "webm" }), [clip]),
     },
     {
       id: "convert-mkv",
       label: "convert mkv (copy)",
       expectSeconds: 10,
       inputs: [clip],
-      build: async () => buildConvertCommand(toolParams.convert.parse({ uploadId: id, format: "mkv" }), [clip]),
+      build: async () => buildConvertCommand(tools.convert.params.parse({ uploadId: id, format: "mkv" }), [clip]),
     },
     {
       id: "trim",
       label: "trim 2-7 s",
       expectSeconds: 5,
       inputs: [clip],
-      build: async () => buildTrimCommand(toolParams.trim.parse({ uploadId: id, start: 2, end: 7 }), [clip]),
+      build: async () => buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 2, end: 7 }), [clip]),
     },
     {
       id: "merge",
       label: "merge clip+clip",
       expectSeconds: 20,
       inputs: [clip, clip2],
-      build: async () => buildMergeCommand(toolParams.merge.parse({ uploadIds: [id, id] }), [clip, clip2]),
+      build: async () => buildMergeCommand(tools.merge.params.parse({ uploadIds: [id, id] }), [clip, clip2]),
     },
     {
       id: "watermark-text-fixe",
@@ -90,7 +90,7 @@ export function benchCases(inputs: BenchInputs): BenchCase[] {
       expectSeconds: 10,
       inputs: [clip],
       build: async () =>
-        buildWatermarkCommand(toolParams.watermark.parse({ uploadId: id, watermarkText: "© Démo 2026", type: "fixe" }), [clip]),
+        buildWatermarkCommand(tools.watermark.params.parse({ uploadId: id, watermarkText: "© Démo 2026", type: "fixe" }), [clip]),
     },
     {
       id: "watermark-image-flottant",
@@ -99,7 +99,7 @@ export function benchCases(inputs: BenchInputs): BenchCase[] {
       inputs: [clip, logo],
       build: async () =>
         buildWatermarkCommand(
-          toolParams.watermark.parse({ uploadId: id, watermarkUploadId: "upl_logo", type: "flottant", interval: 3 }),
+          tools.watermark.params.parse({ uploadId: id, watermarkUploadId: "upl_logo", type: "flottant", interval: 3 }),
           [clip, logo],
         ),
     },
@@ -108,7 +108,7 @@ export function benchCases(inputs: BenchInputs): BenchCase[] {
       label: "clean-audio (wav)",
       expectSeconds: 10,
       inputs: [speech],
-      build: async () => buildCleanAudioCommand(toolParams["clean-audio"].parse({ uploadId: id }), [speech]),
+      build: async () => buildCleanAudioCommand(tools["clean-audio"].params.parse({ uploadId: id }), [speech]),
     },
     {
       id: "subtitles",
@@ -117,7 +117,7 @@ export function benchCases(inputs: BenchInputs): BenchCase[] {
       inputs: [clip],
       build: async () => {
         // As execute.ts does for a job with srtContent.
-        const params = toolParams.subtitles.parse({ uploadId: id, srtContent: SRT });
+        const params = tools.subtitles.params.parse({ uploadId: id, srtContent: SRT });
         const ass = buildAss(params, await cuesFromSrt(params.srtContent!), { width: clip.probe.width ?? 1280, height: clip.probe.height ?? 720 });
         return buildSubtitlesCommand(params, [clip], ass);
       },

@@ -90,3 +90,6 @@ export const errorResponses = {
 export function pickErrors<K extends keyof typeof errorResponses>(...statuses: K[]) {
   return Object.fromEntries(statuses.map((s) => [s, errorResponses[s]])) as Pick<typeof errorResponses, K>;
 }
+
+/** A job that cannot finish, with a message meant for the caller (the job's `error`); refunded. */
+export class JobFailure extends Error {}

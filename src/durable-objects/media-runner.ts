@@ -9,13 +9,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { claimJob, completeJob, failJob, loadJob, type JobRow } from "../services/jobs";
-import { dispatchToBackend, JobFailure, prepareJob, routeJob, runOnWasm, startsWithSpeech, type JobResult } from "../media/execute";
+import { dispatchToBackend, JobFailure, jobParams, prepareJob, routeJob, runOnWasm, startsWithSpeech, type JobResult } from "../media/execute";
 import { FfmpegError } from "../media/ffmpeg-wasm";
 import { BackendUnavailableError } from "../media/backend-client";
 import { dispatchSpeechStage, planSpeechStage, type StageName } from "../media/speech-stages";
 import { transcriptToSrt, transcriptToText, type Transcript } from "../media/transcript";
 import { resultName } from "../media/tools/command";
-import type { ToolParams } from "../tools/schemas";
+import type { ToolParams } from "../tools";
 
 /** What the object remembers while the backend works on a stage. */
 interface PendingStage {
@@ -125,7 +125,7 @@ export class MediaRunner extends DurableObject<Env> {
   }
 
   private async storeTranscript(job: JobRow, transcript: Transcript): Promise<"completed"> {
-    const params = JSON.parse(job.params) as ToolParams["transcribe"];
+    const params = jobParams(job) as ToolParams["transcribe"];
     const [upload] = JSON.parse(job.input_upload_ids) as string[];
     const source = await this.env.DB.prepare("SELECT filename FROM uploads WHERE id = ?").bind(upload).first<{ filename: string }>();
     const filename = resultName(source?.filename ?? "transcript", params.format, "", "transcript");

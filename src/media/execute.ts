@@ -6,24 +6,17 @@
  */
 import type { Env } from "../env";
 import type { JobRow } from "../services/jobs";
-import type { ToolName } from "../services/pricing";
-import type { ToolParams } from "../tools/schemas";
+import { toolDefinition } from "../tools";
+import { JobFailure } from "../errors";
 import { backendConfigured, startBackendJob } from "./backend-client";
 import { runFfmpegWasm } from "./ffmpeg-wasm";
 import { loadFont } from "./font-data";
 import { chooseEngine, type RoutingDecision } from "./routing";
 import type { ProbeResult } from "./types";
 import { FONTS_DIR, type MediaCommand, type MediaInput } from "./tools/command";
-import { buildCleanAudioCommand } from "./tools/clean-audio";
-import { buildConvertCommand } from "./tools/convert";
-import { buildExtractAudioCommand } from "./tools/extract-audio";
-import { buildMergeCommand } from "./tools/merge";
-import { buildSubtitlesCommand, buildAss, cuesFromSrt, cuesFromWords } from "./tools/subtitles";
 import type { Transcript } from "./transcript";
-import { buildTrimCommand } from "./tools/trim";
-import { buildWatermarkCommand } from "./tools/watermark";
 
-export class JobFailure extends Error {}
+export { JobFailure } from "../errors";
 
 export interface JobResult {
   key: string;
@@ -61,48 +54,25 @@ export async function loadInputs(env: Env, job: JobRow): Promise<StoredInput[]> 
   return inputs;
 }
 
-/** Tools whose first stage is speech work on the backend (see speech-stages.ts). */
-export function startsWithSpeech(job: JobRow): boolean {
-  if (job.tool === "transcribe" || job.tool === "text-to-speech" || job.tool === "voice-change") return true;
-  return job.tool === "subtitles" && (JSON.parse(job.params) as ToolParams["subtitles"]).srtContent === undefined;
+/** The job's parameters, validated again at this trust boundary (a JSON column). */
+export function jobParams(job: JobRow): unknown {
+  return toolDefinition(job.tool).params.parse(JSON.parse(job.params));
 }
 
-async function buildCommand(tool: ToolName, rawParams: string, inputs: MediaInput[], transcript?: Transcript): Promise<MediaCommand> {
-  switch (tool) {
-    case "extract-audio":
-      return buildExtractAudioCommand(JSON.parse(rawParams), inputs);
-    case "convert":
-      return buildConvertCommand(JSON.parse(rawParams), inputs);
-    case "trim":
-      return buildTrimCommand(JSON.parse(rawParams), inputs);
-    case "merge":
-      return buildMergeCommand(JSON.parse(rawParams), inputs);
-    case "watermark":
-      return buildWatermarkCommand(JSON.parse(rawParams), inputs);
-    case "clean-audio":
-      return buildCleanAudioCommand(JSON.parse(rawParams), inputs);
-    case "subtitles": {
-      const params = JSON.parse(rawParams) as ToolParams["subtitles"];
-      const cues =
-        params.srtContent !== undefined
-          ? await cuesFromSrt(params.srtContent)
-          : transcript
-            ? cuesFromWords(transcript.words, params.captionWords)
-            : undefined;
-      if (!cues) throw new JobFailure("Automatic subtitles need a transcript; credits refunded.");
-      if (cues.length === 0) throw new JobFailure("No speech was recognised in this video, so there is nothing to caption; credits refunded.");
-      const video = inputs[0].probe;
-      const ass = buildAss(params, cues, { width: video.width ?? 1280, height: video.height ?? 720 });
-      return buildSubtitlesCommand(params, inputs, ass);
-    }
-    default:
-      throw new JobFailure(`The ${tool} tool is not available on this server yet; credits refunded.`);
-  }
+/** Tools whose first stage is speech work on the backend (see speech-stages.ts). */
+export function startsWithSpeech(job: JobRow): boolean {
+  return toolDefinition(job.tool).startsWithSpeech(jobParams(job));
+}
+
+async function buildCommand(job: JobRow, inputs: MediaInput[], transcript?: Transcript): Promise<MediaCommand> {
+  const definition = toolDefinition(job.tool);
+  if (!definition.build) throw new JobFailure(`The ${job.tool} tool has no media stage; credits refunded.`);
+  return definition.build(jobParams(job), inputs, { transcript });
 }
 
 export async function prepareJob(env: Env, job: JobRow, transcript?: Transcript): Promise<PreparedJob> {
   const inputs = await loadInputs(env, job);
-  const command = await buildCommand(job.tool, job.params, inputs, transcript);
+  const command = await buildCommand(job, inputs, transcript);
   return { command, inputs, resultKey: `results/${job.id}/${command.resultFilename}` };
 }
 

@@ -7,9 +7,9 @@
  */
 import type { Env } from "../env";
 import type { JobRow } from "../services/jobs";
-import type { ToolParams } from "../tools/schemas";
+import type { ToolParams } from "../tools";
 import { backendConfigured, startBackendJob } from "./backend-client";
-import { JobFailure, loadInputs, type JobResult, type StoredInput } from "./execute";
+import { JobFailure, jobParams, loadInputs, type JobResult, type StoredInput } from "./execute";
 import { resultName } from "./tools/command";
 
 export type SpeechKind = "transcribe" | "tts" | "voice-change" | "voice-profile";
@@ -81,7 +81,7 @@ export async function planSpeechStage(env: Env, job: JobRow): Promise<SpeechStag
   switch (job.tool) {
     case "transcribe":
     case "subtitles": {
-      const params = JSON.parse(job.params) as { language?: string };
+      const params = jobParams(job) as { language?: string };
       return {
         kind: "transcribe",
         inputs: await loadInputs(env, job),
@@ -92,7 +92,7 @@ export async function planSpeechStage(env: Env, job: JobRow): Promise<SpeechStag
       };
     }
     case "text-to-speech": {
-      const params = JSON.parse(job.params) as ToolParams["text-to-speech"];
+      const params = jobParams(job) as ToolParams["text-to-speech"];
       let cloneProfile: unknown;
       if (params.voice === "clone") {
         const voice = await clonedVoice(env, job.account_id);
@@ -103,7 +103,7 @@ export async function planSpeechStage(env: Env, job: JobRow): Promise<SpeechStag
       return { kind: "tts", inputs: [], text: params.text, voice: params.voice, language: guessTextLanguage(params.text), cloneProfile, outputKey: result.key, outputName: "out.wav", contentType: result.contentType, result };
     }
     case "voice-change": {
-      const params = JSON.parse(job.params) as ToolParams["voice-change"];
+      const params = jobParams(job) as ToolParams["voice-change"];
       let cloneProfile: unknown;
       if (params.voice === "clone") {
         const voice = await clonedVoice(env, job.account_id);

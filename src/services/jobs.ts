@@ -7,11 +7,11 @@ import { AppError, InsufficientCreditsError, invalidRequest, notFound } from "..
 import type { Env } from "../env";
 import { sha256Hex } from "../lib/hash";
 import { newId, randomToken } from "../lib/ids";
-import type { ToolParams } from "../tools/schemas";
+import { estimateSeconds, tools, type ToolDefinitionOf, type ToolParams } from "../tools";
+import type { ToolContext } from "../tools/definition";
 import type { Caller } from "./accounts";
 import { balanceOf, debitStatements, failAndRefund, isConstraintError } from "./credits";
 import { costOf, type ToolName } from "./pricing";
-import { estimateSeconds, toolSpecs, type ToolContext } from "./tool-specs";
 import { resolveUpload, type StoredUpload } from "./uploads";
 import { speechCapabilities } from "./speech";
 
@@ -116,7 +116,7 @@ export async function createToolJob<K extends ToolName>(env: Env, caller: Caller
     if (previous) return previous;
   }
 
-  const spec = toolSpecs[input.tool];
+  const spec = tools[input.tool] as unknown as ToolDefinitionOf<K>;
   const uploads: StoredUpload[] = [];
   for (const ref of spec.inputs(input.params)) {
     const upload = await resolveUpload(db, caller.accountId, ref.uploadId, ref.field, now);

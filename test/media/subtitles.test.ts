@@ -21,7 +21,7 @@ import {
   type SubtitleStyleParams,
   type TimedWord,
 } from "../../src/media/tools/subtitles";
-import { SubtitlesParams } from "../../src/tools/schemas";
+import { SubtitlesParams } from "../../src/tools/subtitles";
 import { createFfmpegCore } from "../../wasm/ffmpeg-core";
 
 const MiB = 1024 * 1024;

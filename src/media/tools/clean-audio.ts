@@ -26,7 +26,7 @@
  * The result keeps the source's container and its usual audio codec (MP3 stays MP3, WAV stays
  * PCM, M4A stays AAC, a WebM keeps VP8/VP9 with Opus...).
  */
-import type { ToolParams } from "../../tools/schemas";
+import type { CleanAudioInput } from "../../tools/clean-audio";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
 import { isAudioOnly, wasmHeapEstimate } from "./convert";
 import { containerFamily, familyAudioArgs, familyContentType } from "./trim";
@@ -40,7 +40,7 @@ export const CLEAN_AUDIO_FILTER = [
   "dynaudnorm=f=200:g=15:p=0.84:m=30:r=0.15",
 ].join(",");
 
-export function buildCleanAudioCommand(_params: Partial<ToolParams["clean-audio"]>, inputs: MediaInput[]): MediaCommand {
+export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs: MediaInput[]): MediaCommand {
   const input = inputs[0];
   if (input === undefined) throw new TypeError("clean-audio takes one input");
   const { probe } = input;

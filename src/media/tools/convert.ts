@@ -7,11 +7,11 @@
  * other video tools share (trim, merge, watermark, clean-audio), so that every engine runs
  * them within the memory FACTS measured for ffmpeg.wasm.
  */
-import type { ToolParams } from "../../tools/schemas";
+import type { ConvertInput } from "../../tools/convert";
 import type { ProbeResult } from "../types";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
 
-export type ConvertFormat = ToolParams["convert"]["format"];
+export type ConvertFormat = ConvertInput["format"];
 
 const MiB = 1024 * 1024;
 
@@ -199,7 +199,7 @@ export function isAudioOnly(probe: ProbeResult): boolean {
   return probe.kind === "audio" || !probe.hasVideo;
 }
 
-export function buildConvertCommand(params: Pick<ToolParams["convert"], "format">, inputs: MediaInput[]): MediaCommand {
+export function buildConvertCommand(params: Pick<ConvertInput, "format">, inputs: MediaInput[]): MediaCommand {
   const input = inputs[0];
   if (input === undefined) throw new TypeError("convert takes one input");
   const target = convertTargets[params.format];

@@ -9,7 +9,7 @@
  * its own length, so sound stays in sync with the picture of every segment; when no input has
  * audio the result has none.
  */
-import type { ToolParams } from "../../tools/schemas";
+import type { MergeInput } from "../../tools/merge";
 import type { ProbeResult } from "../types";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
 import { audioEncoderArgs, seconds, videoEncoderArgs, wasmHeapEstimate } from "./convert";
@@ -38,7 +38,7 @@ export function frameRateOf(probe: ProbeResult): string {
 
 const even = (value: number) => Math.max(2, Math.floor(value / 2) * 2);
 
-export function buildMergeCommand(_params: Partial<ToolParams["merge"]>, inputs: MediaInput[]): MediaCommand {
+export function buildMergeCommand(_params: Partial<MergeInput>, inputs: MediaInput[]): MediaCommand {
   if (inputs.length < 2) throw new TypeError("merge takes at least two inputs");
   const first = inputs[0]!.probe;
   const width = even(first.width ?? FALLBACK_SIZE.width);

@@ -7,7 +7,7 @@
  * command then burns it with the font placed next to it (no fontconfig in ffmpeg.wasm).
  */
 import { parseText } from "media-captions";
-import type { ToolParams } from "../../tools/schemas";
+import type { SubtitlesInput } from "../../tools/subtitles";
 import { subtitleFonts } from "../fonts";
 import { FONTS_DIR, resultName, type MediaCommand, type MediaInput } from "./command";
 
@@ -29,7 +29,7 @@ export interface Cue {
 
 /** The options of the contract that shape the rendering (defaults applied by the schema). */
 export type SubtitleStyleParams = Pick<
-  ToolParams["subtitles"],
+  SubtitlesInput,
   | "style"
   | "color"
   | "effectColor"

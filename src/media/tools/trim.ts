@@ -8,7 +8,7 @@
  * sync. A stream copy would start at the previous keyframe (up to 10 s early on phone video)
  * and cut audio on packet boundaries.
  */
-import type { ToolParams } from "../../tools/schemas";
+import type { TrimInput } from "../../tools/trim";
 import type { ProbeResult } from "../types";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
 import {
@@ -80,7 +80,7 @@ export function familyAudioArgs(family: ContainerFamily, probe: ProbeResult): st
   return audioEncoderArgs(family.audio);
 }
 
-export function buildTrimCommand(params: Pick<ToolParams["trim"], "start" | "end">, inputs: MediaInput[]): MediaCommand {
+export function buildTrimCommand(params: Pick<TrimInput, "start" | "end">, inputs: MediaInput[]): MediaCommand {
   const input = inputs[0];
   if (input === undefined) throw new TypeError("trim takes one input");
   if (!(params.start >= 0 && params.end > params.start)) throw new RangeError("trim needs 0 <= start < end");

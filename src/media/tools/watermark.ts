@@ -17,11 +17,11 @@
  * places). The audio is copied untouched when MP4 carries it as is (AAC, MP3); other audio
  * (Opus, Vorbis, PCM, FLAC...) is encoded to AAC, which every MP4 player decodes.
  */
-import type { ToolParams } from "../../tools/schemas";
+import type { WatermarkInput } from "../../tools/watermark";
 import { FONTS_DIR, type MediaCommand, type MediaInput, resultName } from "./command";
 import { audioEncoderArgs, EVEN_SIZE_FILTER, videoEncoderArgs, wasmHeapEstimate } from "./convert";
 
-export type WatermarkParams = Pick<ToolParams["watermark"], "watermarkText" | "type" | "opacity" | "interval"> & {
+export type WatermarkParams = Pick<WatermarkInput, "watermarkText" | "type" | "opacity" | "interval"> & {
   /** Present when the mark is an image: the image is then `inputs[1]`. */
   watermarkUploadId?: string;
 };

@@ -1,27 +1,13 @@
 /**
- * The ten tool endpoints. They share one shape (JSON body validated by the tool's schema,
- * job envelope answer), so one route definition per tool is generated from the catalogue.
+ * The tool endpoints. They share one shape (JSON body validated by the tool's schema, job
+ * envelope answer), so one route per tool is generated from the registry (src/tools/).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
 import { createToolJob } from "../../services/jobs";
-import type { ToolName } from "../../services/pricing";
-import { toolParams } from "../../tools/schemas";
+import { toolNames, tools } from "../../tools";
 import { JobEnvelopeSchema } from "./schemas";
-
-const summaries: Record<ToolName, string> = {
-  subtitles: "Burn styled subtitles into a video (automatic transcription or srtContent)",
-  transcribe: "Transcribe speech to plain text or SRT",
-  "clean-audio": "Remove background noise and improve the voice",
-  "extract-audio": "Extract the audio track as mp3, wav or aac",
-  convert: "Convert to mp4, webm, mov, avi or mkv",
-  merge: "Merge 2 to 20 videos in the given order",
-  watermark: "Add an image or text watermark, tiled (fixe) or moving (flottant)",
-  trim: "Extract the segment from start to end (seconds)",
-  "text-to-speech": "Generate a .wav file from text",
-  "voice-change": "Replace the voice of a video with a catalogue or cloned voice",
-};
 
 const IdempotencyHeader = z.object({
   "idempotency-key": z.string().optional().openapi({
@@ -31,13 +17,13 @@ const IdempotencyHeader = z.object({
 
 export function toolRoutes() {
   const router = createRouter();
-  for (const tool of Object.keys(toolParams) as ToolName[]) {
-    const schema = toolParams[tool];
+  for (const tool of toolNames) {
+    const { params: schema, summary } = tools[tool];
     const route = createRoute({
       method: "post",
       path: `/${tool}`,
       tags: ["Tools"],
-      summary: summaries[tool],
+      summary,
       security: [{ ApiKey: [] }],
       request: {
         headers: IdempotencyHeader,

@@ -1,0 +1,38 @@
+/** Checks of tool calls that need more than the schema: the account's voice, the engines' languages, SRT syntax. */
+import { invalidRequest } from "../errors";
+import { cuesFromSrt, SrtError } from "../media/tools/subtitles";
+import type { ToolContext } from "./definition";
+
+export function requireClone(voice: string, context: ToolContext) {
+  if (voice === "clone" && !context.hasClonedVoice) {
+    throw invalidRequest("voice: clone needs a cloned voice registered on the account (POST /api/v1/voices/clone).");
+  }
+}
+
+/**
+ * A language the configured transcription engines cannot do is refused before any debit. A
+ * backend that is configured but does not answer right now is not a reason to refuse: the
+ * job then fails and is refunded.
+ */
+export async function checkTranscriptionLanguage(language: string, context: ToolContext, field = "language") {
+  const lookup = await context.speech();
+  if (lookup.state === "unreachable") return;
+  const languages = lookup.state === "known" ? lookup.value.transcription.languages : [];
+  if (languages.length === 0) {
+    throw invalidRequest(field === "srtContent" ? "srtContent: Required, automatic transcription is not available on this server." : `${field}: transcription is not available on this server.`);
+  }
+  if (language !== "auto" && !languages.includes(language)) {
+    throw invalidRequest(`${field}: '${language}' is not supported by the transcription engines (available: ${languages.join(", ")}).`);
+  }
+}
+
+/** The same parser the burn-in uses, so what is accepted here renders later. */
+export async function checkSrt(srt: string | undefined) {
+  if (srt === undefined) return;
+  try {
+    await cuesFromSrt(srt);
+  } catch (error) {
+    if (error instanceof SrtError) throw invalidRequest(error.message.startsWith("srtContent") ? error.message : `srtContent: ${error.message}`);
+    throw error;
+  }
+}

@@ -1,0 +1,18 @@
+import { z } from "@hono/zod-openapi";
+import { buildCleanAudioCommand } from "../media/tools/clean-audio";
+import { defineTool } from "./definition";
+import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
+
+export const CleanAudioParams = z.object({ uploadId }).openapi("CleanAudioRequest");
+export type CleanAudioInput = z.output<typeof CleanAudioParams>;
+
+export const cleanAudio = defineTool({
+  summary: "Remove background noise and improve the voice",
+  params: CleanAudioParams,
+  rates: { payg: { per: "minute", credits: 10 }, plans: { per: "minute", credits: 10 } },
+  inputs: (p) => singleInput(p.uploadId, mediaKinds, true),
+  quantity: (_p, u) => ({ durationMs: totalMs(u) }),
+  workFactor: 0.3,
+  startsWithSpeech: () => false,
+  build: (p, inputs) => buildCleanAudioCommand(p, inputs),
+});

@@ -1,0 +1,18 @@
+import { z } from "@hono/zod-openapi";
+import { buildConvertCommand } from "../media/tools/convert";
+import { defineTool } from "./definition";
+import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
+
+export const ConvertParams = z.object({ uploadId, format: z.enum(["mp4", "webm", "mov", "avi", "mkv"]).default("mp4") }).openapi("ConvertRequest");
+export type ConvertInput = z.output<typeof ConvertParams>;
+
+export const convert = defineTool({
+  summary: "Convert to mp4, webm, mov, avi or mkv",
+  params: ConvertParams,
+  rates: { payg: { per: "minute", credits: 5 }, plans: { per: "free" } },
+  inputs: (p) => singleInput(p.uploadId, mediaKinds),
+  quantity: (_p, u) => ({ durationMs: totalMs(u) }),
+  workFactor: 0.5,
+  startsWithSpeech: () => false,
+  build: (p, inputs) => buildConvertCommand(p, inputs),
+});

@@ -1,0 +1,60 @@
+/**
+ * What a tool is, in one place: its request schema (validation and OpenAPI), a summary, its
+ * price under both pricing forms, the uploads it reads and what it bills on, the checks that
+ * need the probed media, an estimate of the work, and how it runs (a speech stage first, an
+ * ffmpeg command, or both). `src/tools/index.ts` lists the tools; pricing, routes, the OpenAPI
+ * document, job creation and execution all derive from it.
+ */
+import type { z } from "@hono/zod-openapi";
+import type { MediaKind } from "../media/probe";
+import type { MediaCommand, MediaInput } from "../media/tools/command";
+import type { Transcript } from "../media/transcript";
+import type { CapabilityLookup } from "../services/speech";
+import type { StoredUpload } from "../services/uploads";
+
+export type Rate =
+  | { per: "minute"; credits: number; clone?: number }
+  | { per: "call"; credits: number }
+  | { per: "1000chars"; credits: number; clone: number }
+  | { per: "free" };
+
+/** What a call is billed on: milliseconds of media, or characters of text. */
+export type BillingQuantity = { durationMs: number; clone?: boolean } | { characters: number; clone?: boolean };
+
+export interface InputRef {
+  field: string;
+  uploadId: string;
+  accepts: MediaKind[];
+  /** The tool works on the audio track, so the upload must have one. */
+  needsAudio?: boolean;
+}
+
+export interface ToolContext {
+  /** Whether the account has a registered cloned voice. */
+  hasClonedVoice: boolean;
+  /** The speech engines' languages and voices, looked up only by the tools that need them. */
+  speech: () => Promise<CapabilityLookup>;
+}
+
+/** What earlier stages produced for the ffmpeg stage (automatic subtitles use the transcript). */
+export interface BuildContext {
+  transcript?: Transcript;
+}
+
+export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
+  summary: string;
+  params: Schema;
+  /** Form A (`payg`) and form B (monthly plans). */
+  rates: { payg: Rate; plans: Rate };
+  inputs(params: z.output<Schema>): InputRef[];
+  quantity(params: z.output<Schema>, uploads: StoredUpload[]): BillingQuantity;
+  check?(params: z.output<Schema>, uploads: StoredUpload[], context: ToolContext): Promise<void> | void;
+  /** Processing seconds per second of media (or per 100 characters for text-to-speech). */
+  workFactor: number;
+  /** Whether the job starts with a speech stage on the backend (transcription, speech, voice). */
+  startsWithSpeech(params: z.output<Schema>): boolean;
+  /** The ffmpeg command of the media stage; absent for tools made of speech stages only. */
+  build?(params: z.output<Schema>, inputs: MediaInput[], context: BuildContext): Promise<MediaCommand> | MediaCommand;
+}
+
+export const defineTool = <Schema extends z.ZodType>(definition: ToolDefinition<Schema>) => definition;

@@ -1,0 +1,18 @@
+import { z } from "@hono/zod-openapi";
+import { buildExtractAudioCommand } from "../media/tools/extract-audio";
+import { defineTool } from "./definition";
+import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
+
+export const ExtractAudioParams = z.object({ uploadId, format: z.enum(["mp3", "wav", "aac"]).default("mp3") }).openapi("ExtractAudioRequest");
+export type ExtractAudioInput = z.output<typeof ExtractAudioParams>;
+
+export const extractAudio = defineTool({
+  summary: "Extract the audio track as mp3, wav or aac",
+  params: ExtractAudioParams,
+  rates: { payg: { per: "call", credits: 3 }, plans: { per: "free" } },
+  inputs: (p) => singleInput(p.uploadId, mediaKinds, true),
+  quantity: (_p, u) => ({ durationMs: totalMs(u) }),
+  workFactor: 0.05,
+  startsWithSpeech: () => false,
+  build: (p, inputs) => buildExtractAudioCommand(p, inputs),
+});

@@ -1,0 +1,22 @@
+import { z } from "@hono/zod-openapi";
+import { buildMergeCommand } from "../media/tools/merge";
+import { defineTool } from "./definition";
+import { totalMs, uploadId, videoOnly } from "./fields";
+
+export const MergeParams = z
+  .object({
+    uploadIds: z.array(uploadId).min(2).max(20).openapi({ description: "2 to 20 video uploadIds in merge order; repeats allowed" }),
+  })
+  .openapi("MergeRequest");
+export type MergeInput = z.output<typeof MergeParams>;
+
+export const merge = defineTool({
+  summary: "Merge 2 to 20 videos in the given order",
+  params: MergeParams,
+  rates: { payg: { per: "minute", credits: 5 }, plans: { per: "free" } },
+  inputs: (p) => p.uploadIds.map((id, i) => ({ field: `uploadIds.${i}`, uploadId: id, accepts: videoOnly })),
+  quantity: (_p, u) => ({ durationMs: totalMs(u) }),
+  workFactor: 0.6,
+  startsWithSpeech: () => false,
+  build: (p, inputs) => buildMergeCommand(p, inputs),
+});

@@ -1,0 +1,46 @@
+import { z } from "@hono/zod-openapi";
+import { JobFailure } from "../errors";
+import { buildAss, buildSubtitlesCommand, cuesFromSrt, cuesFromWords } from "../media/tools/subtitles";
+import { checkSrt, checkTranscriptionLanguage } from "./checks";
+import { defineTool } from "./definition";
+import { hexColor, percent, singleInput, totalMs, uploadId, videoOnly } from "./fields";
+
+export const SubtitlesParams = z
+  .object({
+    uploadId,
+    style: z.enum(["classique", "impact", "contour"]).default("classique"),
+    color: hexColor("#FFFFFF", "Text colour"),
+    effectColor: hexColor("#000000", "Shadow (classique), box (impact) or outline (contour) colour"),
+    position: z.number().min(0).max(100).default(82).openapi({ description: "Vertical position: 0 = top, 100 = bottom" }),
+    size: z.enum(["petite", "normale", "grande"]).default("normale"),
+    captionWords: z.union([z.literal(1), z.literal(2), z.literal(4)]).default(4).openapi({ description: "Words per automatic caption" }),
+    srtContent: z.string().optional().openapi({ description: "SRT used as is instead of automatic transcription; malformed SRT is a 400" }),
+    fontId: z.enum(["inter", "montserrat", "poppins", "fredoka", "archivo-black", "anton"]).default("inter"),
+    karaokeMode: z.enum(["none", "couleur", "taille", "halo"]).default("none"),
+    highlightColor: hexColor("#FFD166", "Colour of the spoken word in karaoke modes"),
+    shadowIntensity: percent(60, "0-100, style classique only (validated, ignored otherwise)"),
+    contourThickness: percent(50, "0-100, style contour only (validated, ignored otherwise)"),
+    boxOpacity: percent(75, "0-100, style impact only (validated, ignored otherwise)"),
+  })
+  .openapi("SubtitlesRequest");
+export type SubtitlesInput = z.output<typeof SubtitlesParams>;
+
+export const subtitles = defineTool({
+  summary: "Burn styled subtitles into a video (automatic transcription or srtContent)",
+  params: SubtitlesParams,
+  rates: { payg: { per: "minute", credits: 20 }, plans: { per: "minute", credits: 20 } },
+  inputs: (p) => singleInput(p.uploadId, videoOnly),
+  quantity: (_p, u) => ({ durationMs: totalMs(u) }),
+  check: (p, _u, context) => (p.srtContent === undefined ? checkTranscriptionLanguage("auto", context, "srtContent") : checkSrt(p.srtContent)),
+  workFactor: 1.2,
+  // Without srtContent the captions come from a transcription stage first.
+  startsWithSpeech: (p) => p.srtContent === undefined,
+  async build(p, inputs, { transcript }) {
+    const cues = p.srtContent !== undefined ? await cuesFromSrt(p.srtContent) : transcript ? cuesFromWords(transcript.words, p.captionWords) : undefined;
+    if (!cues) throw new JobFailure("Automatic subtitles need a transcript; credits refunded.");
+    if (cues.length === 0) throw new JobFailure("No speech was recognised in this video, so there is nothing to caption; credits refunded.");
+    const video = inputs[0].probe;
+    const ass = buildAss(p, cues, { width: video.width ?? 1280, height: video.height ?? 720 });
+    return buildSubtitlesCommand(p, inputs, ass);
+  },
+});

@@ -1,0 +1,27 @@
+import { z } from "@hono/zod-openapi";
+import { requireClone } from "./checks";
+import { defineTool } from "./definition";
+import { voice } from "./fields";
+
+export const TextToSpeechParams = z
+  .object({
+    text: z
+      .string()
+      .min(1)
+      .refine((t) => t.trim().length > 0, "must not be empty")
+      .refine((t) => [...t].length <= 100_000, "must be at most 100000 characters"),
+    voice,
+  })
+  .openapi("TextToSpeechRequest");
+export type TextToSpeechInput = z.output<typeof TextToSpeechParams>;
+
+export const textToSpeech = defineTool({
+  summary: "Generate a .wav file from text",
+  params: TextToSpeechParams,
+  rates: { payg: { per: "1000chars", credits: 5, clone: 40 }, plans: { per: "1000chars", credits: 15, clone: 40 } },
+  inputs: () => [],
+  quantity: (p) => ({ characters: [...p.text].length, clone: p.voice === "clone" }),
+  check: (p, _u, context) => requireClone(p.voice, context),
+  workFactor: 0.5,
+  startsWithSpeech: () => true,
+});

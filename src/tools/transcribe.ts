@@ -1,0 +1,29 @@
+import { z } from "@hono/zod-openapi";
+import { checkTranscriptionLanguage } from "./checks";
+import { defineTool } from "./definition";
+import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
+
+export const TranscribeParams = z
+  .object({
+    uploadId,
+    language: z
+      .string()
+      .regex(/^([a-z]{2}|auto)$/, "must be an ISO 639-1 code or auto")
+      .default("auto")
+      .openapi({ description: "ISO 639-1 code or `auto`" }),
+    format: z.enum(["txt", "srt"]).default("txt"),
+    srtSplitMode: z.enum(["phrase", "mot"]).default("phrase").openapi({ description: "Only with format srt (validated, ignored otherwise)" }),
+  })
+  .openapi("TranscribeRequest");
+export type TranscribeInput = z.output<typeof TranscribeParams>;
+
+export const transcribe = defineTool({
+  summary: "Transcribe speech to plain text or SRT",
+  params: TranscribeParams,
+  rates: { payg: { per: "minute", credits: 15 }, plans: { per: "minute", credits: 15 } },
+  inputs: (p) => singleInput(p.uploadId, mediaKinds, true),
+  quantity: (_p, u) => ({ durationMs: totalMs(u) }),
+  check: (p, _u, context) => checkTranscriptionLanguage(p.language, context),
+  workFactor: 0.8,
+  startsWithSpeech: () => true,
+});

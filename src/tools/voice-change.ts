@@ -1,0 +1,24 @@
+import { z } from "@hono/zod-openapi";
+import { requireClone } from "./checks";
+import { defineTool } from "./definition";
+import { singleInput, totalMs, uploadId, videoOnly, voice } from "./fields";
+
+export const VoiceChangeParams = z
+  .object({
+    uploadId,
+    voice,
+    language: z.string().regex(/^[a-z]{2}$/, "must be an ISO 639-1 code").default("fr"),
+  })
+  .openapi("VoiceChangeRequest");
+export type VoiceChangeInput = z.output<typeof VoiceChangeParams>;
+
+export const voiceChange = defineTool({
+  summary: "Replace the voice of a video with a catalogue or cloned voice",
+  params: VoiceChangeParams,
+  rates: { payg: { per: "minute", credits: 15, clone: 60 }, plans: { per: "minute", credits: 25, clone: 60 } },
+  inputs: (p) => singleInput(p.uploadId, videoOnly, true),
+  quantity: (p, u) => ({ durationMs: totalMs(u), clone: p.voice === "clone" }),
+  check: (p, _u, context) => requireClone(p.voice, context),
+  workFactor: 1.5,
+  startsWithSpeech: () => true,
+});

@@ -1,0 +1,35 @@
+import { z } from "@hono/zod-openapi";
+import { buildWatermarkCommand } from "../media/tools/watermark";
+import { defineTool } from "./definition";
+import { singleInput, uploadId, videoOnly } from "./fields";
+
+export const WatermarkParams = z
+  .object({
+    uploadId,
+    watermarkUploadId: uploadId.optional().openapi({ description: "uploadId of an image (png, jpeg, webp); wins over watermarkText" }),
+    watermarkText: z.string().min(1).max(200).optional().openapi({ description: "Required when watermarkUploadId is absent" }),
+    type: z.enum(["fixe", "flottant"]).default("fixe").openapi({ description: "`fixe` tiles the mark; `flottant` moves one mark every `interval` seconds" }),
+    opacity: z.int().min(10).max(100).default(80),
+    interval: z.union([z.literal(3), z.literal(5), z.literal(8)]).default(5).openapi({ description: "Seconds between positions; flottant only" }),
+  })
+  .refine((p) => p.watermarkUploadId !== undefined || p.watermarkText !== undefined, {
+    message: "Required when watermarkUploadId is absent",
+    path: ["watermarkText"],
+  })
+  .openapi("WatermarkRequest");
+export type WatermarkInput = z.output<typeof WatermarkParams>;
+
+export const watermark = defineTool({
+  summary: "Add an image or text watermark, tiled (fixe) or moving (flottant)",
+  params: WatermarkParams,
+  rates: { payg: { per: "minute", credits: 5 }, plans: { per: "free" } },
+  inputs: (p) => [
+    ...singleInput(p.uploadId, videoOnly),
+    ...(p.watermarkUploadId ? [{ field: "watermarkUploadId", uploadId: p.watermarkUploadId, accepts: ["image" as const] }] : []),
+  ],
+  // The mark image has no duration; only the video is billed.
+  quantity: (_p, u) => ({ durationMs: u[0].durationMs }),
+  workFactor: 0.6,
+  startsWithSpeech: () => false,
+  build: (p, inputs) => buildWatermarkCommand(p, inputs),
+});
