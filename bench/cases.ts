@@ -1,14 +1,16 @@
 /**
  * The benchmarked commands, built by the real builders from src/media/tools with parameters
  * validated by the real request schemas (src/tools/<tool>.ts, so defaults are the API's),
- * the way src/media/execute.ts builds them for a job.
+ * the way src/services/job-stages.ts builds them for a job (through the tool registry).
  */
 import type { MediaCommand, MediaInput } from "../src/media/tools/command";
 import { buildCleanAudioCommand } from "../src/media/tools/clean-audio";
 import { buildConvertCommand } from "../src/media/tools/convert";
 import { buildExtractAudioCommand } from "../src/media/tools/extract-audio";
 import { buildMergeCommand } from "../src/media/tools/merge";
-import { buildAss, buildSubtitlesCommand, cuesFromSrt } from "../src/media/tools/subtitles";
+import { buildAss } from "../src/media/ass";
+import { cuesFromSrt } from "../src/media/captions";
+import { buildSubtitlesCommand } from "../src/media/tools/subtitles";
 import { buildTrimCommand } from "../src/media/tools/trim";
 import { buildWatermarkCommand } from "../src/media/tools/watermark";
 import { tools, type ToolParams } from "../src/tools";
@@ -116,7 +118,7 @@ export function benchCases(inputs: BenchInputs): BenchCase[] {
       expectSeconds: 10,
       inputs: [clip],
       build: async () => {
-        // As execute.ts does for a job with srtContent.
+        // As the subtitles tool (src/tools/subtitles.ts) does for a job with srtContent.
         const params = tools.subtitles.params.parse({ uploadId: id, srtContent: SRT });
         const ass = buildAss(params, await cuesFromSrt(params.srtContent!), { width: clip.probe.width ?? 1280, height: clip.probe.height ?? 720 });
         return buildSubtitlesCommand(params, [clip], ass);

@@ -34,7 +34,7 @@ const MiB = 1024 * 1024;
 const TOLERANCE_SECONDS = 0.25;
 /**
  * Where the working directory holds the fonts: `FONTS_DIR` of command.ts when it exports one
- * (execute.ts places them there), else the directory itself (the original contract).
+ * (src/services/job-stages.ts places them there), else the directory itself (the original contract).
  */
 const FONT_SUBDIR = (commandModule as { FONTS_DIR?: string }).FONTS_DIR ?? "";
 const fontPath = (font: string) => (FONT_SUBDIR ? `${FONT_SUBDIR}/${font}` : font);

@@ -6,6 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { ToolName } from "../tools";
 
 /** `reversal`: unspent credits removed after a Stripe refund or dispute. */
 export const ledgerKinds = ["grant", "purchase", "debit", "refund", "plan_grant", "plan_expiry", "reversal"] as const;
@@ -100,7 +101,7 @@ export const jobs = sqliteTable(
     id: text("id").primaryKey(),
     accountId: text("account_id").notNull().references(() => accounts.id),
     keyId: text("key_id").notNull(),
-    tool: text("tool").notNull(),
+    tool: text("tool").$type<ToolName>().notNull(),
     /** Validated tool parameters (JSON), with defaults applied. */
     params: text("params").notNull(),
     /** Upload ids the job reads (JSON array); they are kept until the job ends. */

@@ -8,14 +8,27 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { claimJob, completeJob, failJob, loadJob, type JobRow } from "../services/jobs";
-import { dispatchToBackend, JobFailure, jobParams, prepareJob, routeJob, runOnWasm, startsWithSpeech, type JobResult } from "../media/execute";
-import { FfmpegError } from "../media/ffmpeg-wasm";
+import { JobFailure } from "../errors";
 import { BackendUnavailableError } from "../media/backend-client";
-import { dispatchSpeechStage, planSpeechStage, type StageName } from "../media/speech-stages";
-import { transcriptToSrt, transcriptToText, type Transcript } from "../media/transcript";
-import { resultName } from "../media/tools/command";
-import type { ToolParams } from "../tools";
+import { FfmpegError } from "../media/ffmpeg-wasm";
+import type { Transcript } from "../media/transcript";
+import {
+  dispatchMediaToBackend,
+  dispatchSpeechStage,
+  loadJobInputs,
+  mediaResultOf,
+  planSpeechStage,
+  prepareMediaStage,
+  resultIsTranscript,
+  routeMediaStage,
+  runMediaOnWasm,
+  saveVoiceProfile,
+  speechPlanOf,
+  storeTranscriptResult,
+  type JobResult,
+  type StageName,
+} from "../services/job-stages";
+import { claimJob, completeJob, failJob, loadJob, type JobRow } from "../services/jobs";
 
 /** What the object remembers while the backend works on a stage. */
 interface PendingStage {
@@ -46,7 +59,7 @@ export class MediaRunner extends DurableObject<Env> {
   async run(jobId: string): Promise<"completed" | "failed" | "dispatched" | "skipped"> {
     const job = await claimJob(this.env.DB, jobId, Date.now());
     if (!job) return "skipped";
-    return this.attempt(jobId, () => (startsWithSpeech(job) ? this.startSpeech(job) : this.startMedia(job)));
+    return this.attempt(jobId, () => this.start(job));
   }
 
   /** The backend's verified callback for one stage: continue the job or record its end. */
@@ -87,23 +100,31 @@ export class MediaRunner extends DurableObject<Env> {
     }
   }
 
+  private async start(job: JobRow): Promise<"completed" | "dispatched"> {
+    const inputs = await loadJobInputs(this.env.DB, job);
+    return speechPlanOf(job, inputs) ? this.startSpeech(job) : this.startMedia(job);
+  }
+
   private async startMedia(job: JobRow, transcript?: Transcript): Promise<"completed" | "dispatched"> {
-    const prepared = await prepareJob(this.env, job, transcript);
-    const route = routeJob(this.env, prepared);
+    const prepared = await prepareMediaStage(this.env, job, await loadJobInputs(this.env.DB, job), transcript);
+    const route = routeMediaStage(this.env, prepared);
     console.log("job route", job.id, job.tool, route.engine, route.reason);
     if (route.engine === "wasm") {
-      await completeJob(this.env.DB, job.id, await runOnWasm(this.env, prepared), Date.now());
+      await completeJob(this.env.DB, job.id, await runMediaOnWasm(this.env, prepared), Date.now());
       await this.ctx.storage.deleteAll();
       return "completed";
     }
-    const result = { key: prepared.resultKey, filename: prepared.command.resultFilename, contentType: prepared.command.contentType };
+    const result = mediaResultOf(prepared);
     const deadlineAt = await this.remember(job, { stage: "ffmpeg", outputKey: result.key, result });
-    await dispatchToBackend(this.env, job.id, prepared, deadlineAt - Date.now(), route.reason);
+    await dispatchMediaToBackend(this.env, job.id, prepared, deadlineAt - Date.now(), route.reason);
     return "dispatched";
   }
 
   private async startSpeech(job: JobRow): Promise<"dispatched"> {
-    const stage = await planSpeechStage(this.env, job);
+    const inputs = await loadJobInputs(this.env.DB, job);
+    const plan = speechPlanOf(job, inputs);
+    if (!plan) throw new JobFailure(`The ${job.tool} tool has no speech stage; credits refunded.`);
+    const stage = await planSpeechStage(this.env, job, inputs, plan);
     const deadlineAt = await this.remember(job, { stage: stage.kind, outputKey: stage.outputKey, result: stage.result });
     await dispatchSpeechStage(this.env, job.id, stage, deadlineAt - Date.now());
     return "dispatched";
@@ -116,30 +137,19 @@ export class MediaRunner extends DurableObject<Env> {
     const body = await object.text();
     await this.env.MEDIA.delete(pending.outputKey);
     if (pending.stage === "voice-profile") {
-      await this.env.DB.prepare("UPDATE cloned_voices SET profile = ?, status = 'ready' WHERE account_id = ?").bind(body, job.account_id).run();
+      await saveVoiceProfile(this.env.DB, job.accountId, body);
       return this.startSpeech(job);
     }
     const transcript = JSON.parse(body) as Transcript;
-    if (job.tool === "subtitles") return this.startMedia(job, transcript);
-    return this.storeTranscript(job, transcript);
-  }
-
-  private async storeTranscript(job: JobRow, transcript: Transcript): Promise<"completed"> {
-    const params = jobParams(job) as ToolParams["transcribe"];
-    const [upload] = JSON.parse(job.input_upload_ids) as string[];
-    const source = await this.env.DB.prepare("SELECT filename FROM uploads WHERE id = ?").bind(upload).first<{ filename: string }>();
-    const filename = resultName(source?.filename ?? "transcript", params.format, "", "transcript");
-    const content = params.format === "srt" ? transcriptToSrt(transcript, params.srtSplitMode) : transcriptToText(transcript);
-    const contentType = params.format === "srt" ? "application/x-subrip; charset=utf-8" : "text/plain; charset=utf-8";
-    const key = `results/${job.id}/${filename}`;
-    await this.env.MEDIA.put(key, content, { httpMetadata: { contentType } });
-    await completeJob(this.env.DB, job.id, { key, filename, contentType }, Date.now());
+    if (!resultIsTranscript(job)) return this.startMedia(job, transcript);
+    const result = await storeTranscriptResult(this.env, job, await loadJobInputs(this.env.DB, job), transcript);
+    await completeJob(this.env.DB, job.id, result, Date.now());
     await this.ctx.storage.deleteAll();
     return "completed";
   }
 
   private async remember(job: JobRow, stage: Omit<PendingStage, "jobId" | "deadlineAt">): Promise<number> {
-    const deadlineAt = job.deadline_at ?? Date.now() + 15 * 60 * 1000;
+    const deadlineAt = job.deadlineAt ?? Date.now() + 15 * 60 * 1000;
     await this.ctx.storage.put("pending", { jobId: job.id, deadlineAt, ...stage } satisfies PendingStage);
     await this.ctx.storage.setAlarm(deadlineAt);
     return deadlineAt;

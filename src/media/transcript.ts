@@ -4,7 +4,7 @@
  * recognised. Engines without punctuation (pocketsphinx) give no sentence marks, so sentences
  * are also cut at pauses, and a cue never grows past a readable length.
  */
-import type { TimedWord } from "./tools/subtitles";
+import type { TimedWord } from "./captions";
 
 export interface Transcript {
   language: string;

@@ -8,7 +8,7 @@ import type { AppEnv } from "../http";
 import { notFound, unauthorized, invalidRequest } from "../errors";
 import { verifyBodySignature, verifyGrant } from "../lib/signing";
 import { streamToR2 } from "../lib/r2-stream";
-import { parseBackendJobId } from "../media/speech-stages";
+import { parseBackendJobId } from "../services/job-stages";
 
 const CallbackSchema = z.object({
   jobId: z.string(),

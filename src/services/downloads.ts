@@ -3,14 +3,18 @@
  * the job id, so no Authorization header is needed. Supports Range (206) and HEAD.
  */
 import { notFound } from "../errors";
+import { and, eq, gt } from "drizzle-orm";
+import { orm } from "../db/client";
+import { jobs } from "../db/schema";
 import type { JobRow } from "./jobs";
 
 export async function findDownload(db: D1Database, downloadId: string, now: number): Promise<JobRow> {
-  const job = await db
-    .prepare("SELECT * FROM jobs WHERE download_id = ? AND status = 'completed' AND expires_at > ?")
-    .bind(downloadId, now)
-    .first<JobRow>();
-  if (!job?.result_key) throw notFound("This download does not exist or has expired.");
+  const job = await orm(db)
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.downloadId, downloadId), eq(jobs.status, "completed"), gt(jobs.expiresAt, now)))
+    .get();
+  if (!job?.resultKey) throw notFound("This download does not exist or has expired.");
   return job;
 }
 
@@ -34,12 +38,12 @@ export function parseRange(header: string | null, size: number): ByteRange {
 }
 
 export async function downloadResponse(bucket: R2Bucket, job: JobRow, request: Request): Promise<Response> {
-  const head = await bucket.head(job.result_key!);
+  const head = await bucket.head(job.resultKey!);
   if (!head) throw notFound("This download does not exist or has expired.");
   const size = head.size;
   const headers = new Headers({
-    "content-type": job.result_content_type ?? "application/octet-stream",
-    "content-disposition": `attachment; filename="${job.result_filename}"`,
+    "content-type": job.resultContentType ?? "application/octet-stream",
+    "content-disposition": `attachment; filename="${job.resultFilename}"`,
     "accept-ranges": "bytes",
     etag: head.httpEtag,
     "cache-control": "private, no-store",
@@ -56,13 +60,13 @@ export async function downloadResponse(bucket: R2Bucket, job: JobRow, request: R
     headers.set("content-range", `bytes ${range.offset}-${range.offset + range.length - 1}/${size}`);
     headers.set("content-length", String(range.length));
     if (isHead) return new Response(null, { status: 206, headers });
-    const object = await bucket.get(job.result_key!, { range });
+    const object = await bucket.get(job.resultKey!, { range });
     if (!object) throw notFound("This download does not exist or has expired.");
     return new Response(object.body, { status: 206, headers });
   }
   headers.set("content-length", String(size));
   if (isHead) return new Response(null, { status: 200, headers });
-  const object = await bucket.get(job.result_key!);
+  const object = await bucket.get(job.resultKey!);
   if (!object) throw notFound("This download does not exist or has expired.");
   return new Response(object.body, { status: 200, headers });
 }

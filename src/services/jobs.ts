@@ -3,6 +3,9 @@
  * Idempotency-Key replay), reading by the creating key, and the lifecycle transitions the
  * media runner performs. Job records and results stay readable for 3 hours after they end.
  */
+import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { orm, type Job } from "../db/client";
+import { jobs } from "../db/schema";
 import { AppError, InsufficientCreditsError, invalidRequest, notFound } from "../errors";
 import type { Env } from "../env";
 import { sha256Hex } from "../lib/hash";
@@ -30,30 +33,10 @@ export interface JobEnvelope {
   estimatedSeconds: number;
 }
 
-export interface JobRow {
-  id: string;
-  account_id: string;
-  key_id: string;
-  tool: ToolName;
-  params: string;
-  input_upload_ids: string;
-  status: JobStatus;
-  cost: number;
-  balance_after: number;
-  estimated_seconds: number;
-  error: string | null;
-  result_key: string | null;
-  result_filename: string | null;
-  result_content_type: string | null;
-  download_id: string;
-  created_at: number;
-  started_at: number | null;
-  deadline_at: number | null;
-  finished_at: number | null;
-  expires_at: number | null;
-}
+/** A job row, typed by the drizzle schema. */
+export type JobRow = Job;
 
-const envelopeOf = (job: Pick<JobRow, "id" | "cost" | "balance_after" | "estimated_seconds">): JobEnvelope => ({
+const envelopeOf = (job: { id: string; cost: number; balance_after: number; estimated_seconds: number }): JobEnvelope => ({
   jobId: job.id,
   status: "queued",
   creditsUsed: job.cost,
@@ -191,33 +174,33 @@ export interface JobStatusView {
 
 /** A job as its creating key sees it; another key, an unknown id or an expired job: 404. */
 export async function getJobForKey(db: D1Database, caller: Caller, jobId: string, now: number): Promise<JobStatusView> {
-  const job = await db
-    .prepare("SELECT * FROM jobs WHERE id = ? AND key_id = ? AND (expires_at IS NULL OR expires_at > ?)")
-    .bind(jobId, caller.keyId, now)
-    .first<JobRow>();
+  const job = await orm(db)
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.id, jobId), eq(jobs.keyId, caller.keyId), or(isNull(jobs.expiresAt), gt(jobs.expiresAt, now))))
+    .get();
   if (!job) throw notFound(`Job ${jobId} not found.`);
   const view: JobStatusView = { jobId: job.id, status: job.status, progress: null };
-  if (job.status === "completed" && job.result_filename) {
-    view.result = { url: `/api/download/${job.download_id}`, filename: job.result_filename };
+  if (job.status === "completed" && job.resultFilename) {
+    view.result = { url: `/api/download/${job.downloadId}`, filename: job.resultFilename };
   }
   if (job.status === "failed") view.error = job.error ?? "Processing failed.";
   return view;
 }
 
 export async function loadJob(db: D1Database, jobId: string): Promise<JobRow | null> {
-  return db.prepare("SELECT * FROM jobs WHERE id = ?").bind(jobId).first<JobRow>();
+  return (await orm(db).select().from(jobs).where(eq(jobs.id, jobId)).get()) ?? null;
 }
 
 /** queued -> processing, only once; returns the job when this caller took it. */
 export async function claimJob(db: D1Database, jobId: string, now: number): Promise<JobRow | null> {
-  return db
-    .prepare(
-      `UPDATE jobs SET status = 'processing', started_at = ?1,
-         deadline_at = ?1 + MAX(?2, estimated_seconds * 10000)
-       WHERE id = ?3 AND status = 'queued' RETURNING *`,
-    )
-    .bind(now, MIN_DEADLINE_MS, jobId)
-    .first<JobRow>();
+  const claimed = await orm(db)
+    .update(jobs)
+    .set({ status: "processing", startedAt: now, deadlineAt: sql`${now} + MAX(${MIN_DEADLINE_MS}, ${jobs.estimatedSeconds} * 10000)` })
+    .where(and(eq(jobs.id, jobId), eq(jobs.status, "queued")))
+    .returning()
+    .get();
+  return claimed ?? null;
 }
 
 /** processing -> completed with its result object; false when the job was already ended. */

@@ -1,6 +1,6 @@
 /** Checks of tool calls that need more than the schema: the account's voice, the engines' languages, SRT syntax. */
 import { invalidRequest } from "../errors";
-import { cuesFromSrt, SrtError } from "../media/tools/subtitles";
+import { cuesFromSrt, SrtError } from "../media/captions";
 import type { ToolContext } from "./definition";
 
 export function requireClone(voice: string, context: ToolContext) {

@@ -13,6 +13,5 @@ export const cleanAudio = defineTool({
   inputs: (p) => singleInput(p.uploadId, mediaKinds, true),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
   workFactor: 0.3,
-  startsWithSpeech: () => false,
   build: (p, inputs) => buildCleanAudioCommand(p, inputs),
 });

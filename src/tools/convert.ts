@@ -13,6 +13,5 @@ export const convert = defineTool({
   inputs: (p) => singleInput(p.uploadId, mediaKinds),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
   workFactor: 0.5,
-  startsWithSpeech: () => false,
   build: (p, inputs) => buildConvertCommand(p, inputs),
 });

@@ -36,6 +36,23 @@ export interface ToolContext {
   speech: () => Promise<CapabilityLookup>;
 }
 
+/** A file the job delivers: its name for the user and its type. */
+export interface ResultFile {
+  filename: string;
+  contentType: string;
+}
+
+/**
+ * The speech stage a job starts with, on the backend. `transcribe` writes timed words that a
+ * later step turns into the result (fromTranscript) or feeds to the media stage (build);
+ * `tts` and `voice-change` write the result itself. A `clone` voice gets a voice-profile
+ * stage first when the account's sample has not been analysed yet.
+ */
+export type SpeechPlan =
+  | { kind: "transcribe"; language: string }
+  | { kind: "tts"; text: string; voice: string; language: string; result: ResultFile }
+  | { kind: "voice-change"; voice: string; language: string; result: ResultFile };
+
 /** What earlier stages produced for the ffmpeg stage (automatic subtitles use the transcript). */
 export interface BuildContext {
   transcript?: Transcript;
@@ -51,8 +68,10 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   check?(params: z.output<Schema>, uploads: StoredUpload[], context: ToolContext): Promise<void> | void;
   /** Processing seconds per second of media (or per 100 characters for text-to-speech). */
   workFactor: number;
-  /** Whether the job starts with a speech stage on the backend (transcription, speech, voice). */
-  startsWithSpeech(params: z.output<Schema>): boolean;
+  /** The speech stage the job starts with, if any; `sourceFilename` names the first input. */
+  speech?(params: z.output<Schema>, sourceFilename: string | undefined): SpeechPlan | undefined;
+  /** Turns a transcript into the result file (tools whose result is text). */
+  fromTranscript?(params: z.output<Schema>, transcript: Transcript, sourceFilename: string | undefined): ResultFile & { content: string };
   /** The ffmpeg command of the media stage; absent for tools made of speech stages only. */
   build?(params: z.output<Schema>, inputs: MediaInput[], context: BuildContext): Promise<MediaCommand> | MediaCommand;
 }

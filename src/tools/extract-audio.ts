@@ -13,6 +13,5 @@ export const extractAudio = defineTool({
   inputs: (p) => singleInput(p.uploadId, mediaKinds, true),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
   workFactor: 0.05,
-  startsWithSpeech: () => false,
   build: (p, inputs) => buildExtractAudioCommand(p, inputs),
 });

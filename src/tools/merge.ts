@@ -17,6 +17,5 @@ export const merge = defineTool({
   inputs: (p) => p.uploadIds.map((id, i) => ({ field: `uploadIds.${i}`, uploadId: id, accepts: videoOnly })),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
   workFactor: 0.6,
-  startsWithSpeech: () => false,
   build: (p, inputs) => buildMergeCommand(p, inputs),
 });

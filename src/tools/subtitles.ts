@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { JobFailure } from "../errors";
-import { buildAss, buildSubtitlesCommand, cuesFromSrt, cuesFromWords } from "../media/tools/subtitles";
+import { buildAss } from "../media/ass";
+import { cuesFromSrt, cuesFromWords } from "../media/captions";
+import { buildSubtitlesCommand } from "../media/tools/subtitles";
 import { checkSrt, checkTranscriptionLanguage } from "./checks";
 import { defineTool } from "./definition";
 import { hexColor, percent, singleInput, totalMs, uploadId, videoOnly } from "./fields";
@@ -34,7 +36,7 @@ export const subtitles = defineTool({
   check: (p, _u, context) => (p.srtContent === undefined ? checkTranscriptionLanguage("auto", context, "srtContent") : checkSrt(p.srtContent)),
   workFactor: 1.2,
   // Without srtContent the captions come from a transcription stage first.
-  startsWithSpeech: (p) => p.srtContent === undefined,
+  speech: (p) => (p.srtContent === undefined ? { kind: "transcribe", language: "auto" } : undefined),
   async build(p, inputs, { transcript }) {
     const cues = p.srtContent !== undefined ? await cuesFromSrt(p.srtContent) : transcript ? cuesFromWords(transcript.words, p.captionWords) : undefined;
     if (!cues) throw new JobFailure("Automatic subtitles need a transcript; credits refunded.");

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { guessTextLanguage } from "../media/text-language";
 import { requireClone } from "./checks";
 import { defineTool } from "./definition";
 import { voice } from "./fields";
@@ -23,5 +24,6 @@ export const textToSpeech = defineTool({
   quantity: (p) => ({ characters: [...p.text].length, clone: p.voice === "clone" }),
   check: (p, _u, context) => requireClone(p.voice, context),
   workFactor: 0.5,
-  startsWithSpeech: () => true,
+  // The contract's text-to-speech takes no language: it is guessed from the text, French first.
+  speech: (p) => ({ kind: "tts", text: p.text, voice: p.voice, language: guessTextLanguage(p.text), result: { filename: "speech.wav", contentType: "audio/wav" } }),
 });

@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { resultName } from "../media/tools/command";
+import { transcriptToSrt, transcriptToText } from "../media/transcript";
 import { checkTranscriptionLanguage } from "./checks";
 import { defineTool } from "./definition";
 import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
@@ -25,5 +27,9 @@ export const transcribe = defineTool({
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
   check: (p, _u, context) => checkTranscriptionLanguage(p.language, context),
   workFactor: 0.8,
-  startsWithSpeech: () => true,
+  speech: (p) => ({ kind: "transcribe", language: p.language }),
+  fromTranscript: (p, transcript, source) =>
+    p.format === "srt"
+      ? { content: transcriptToSrt(transcript, p.srtSplitMode), filename: resultName(source ?? "transcript", "srt", "", "transcript"), contentType: "application/x-subrip; charset=utf-8" }
+      : { content: transcriptToText(transcript), filename: resultName(source ?? "transcript", "txt", "", "transcript"), contentType: "text/plain; charset=utf-8" },
 });

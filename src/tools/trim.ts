@@ -25,6 +25,5 @@ export const trim = defineTool({
     if (p.end * 1000 > upload.durationMs) throw invalidRequest(`end: must not exceed the media duration (${upload.durationMs / 1000} s).`);
   },
   workFactor: 0.3,
-  startsWithSpeech: () => false,
   build: (p, inputs) => buildTrimCommand(p, inputs),
 });

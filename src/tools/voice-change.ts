@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { resultName } from "../media/tools/command";
 import { requireClone } from "./checks";
 import { defineTool } from "./definition";
 import { singleInput, totalMs, uploadId, videoOnly, voice } from "./fields";
@@ -20,5 +21,10 @@ export const voiceChange = defineTool({
   quantity: (p, u) => ({ durationMs: totalMs(u), clone: p.voice === "clone" }),
   check: (p, _u, context) => requireClone(p.voice, context),
   workFactor: 1.5,
-  startsWithSpeech: () => true,
+  speech: (p, source) => ({
+    kind: "voice-change",
+    voice: p.voice,
+    language: p.language,
+    result: { filename: resultName(source ?? "video", "mp4", `-${p.voice}`, "video"), contentType: "video/mp4" },
+  }),
 });

@@ -30,6 +30,5 @@ export const watermark = defineTool({
   // The mark image has no duration; only the video is billed.
   quantity: (_p, u) => ({ durationMs: u[0].durationMs }),
   workFactor: 0.6,
-  startsWithSpeech: () => false,
   build: (p, inputs) => buildWatermarkCommand(p, inputs),
 });

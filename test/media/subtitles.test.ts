@@ -8,19 +8,9 @@ import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { loadFont } from "../../src/media/font-data";
 import { fontFamilyName, fontIds, subtitleFonts, type FontId } from "../../src/media/fonts";
 import type { MediaInput } from "../../src/media/tools/command";
-import {
-  assColor,
-  assTime,
-  buildAss,
-  buildSubtitlesCommand,
-  cuesFromSrt,
-  cuesFromWords,
-  escapeAssText,
-  SrtError,
-  type Cue,
-  type SubtitleStyleParams,
-  type TimedWord,
-} from "../../src/media/tools/subtitles";
+import { assColor, assTime, buildAss, escapeAssText, type SubtitleStyleParams } from "../../src/media/ass";
+import { cuesFromSrt, cuesFromWords, SrtError, type Cue, type TimedWord } from "../../src/media/captions";
+import { buildSubtitlesCommand } from "../../src/media/tools/subtitles";
 import { SubtitlesParams } from "../../src/tools/subtitles";
 import { createFfmpegCore } from "../../wasm/ffmpeg-core";
 

@@ -1,7 +1,8 @@
 import { parseText } from "media-captions";
 import { describe, expect, it } from "vitest";
 import { transcriptToSrt, transcriptToText, type Transcript } from "../../src/media/transcript";
-import { guessTextLanguage, parseBackendJobId } from "../../src/media/speech-stages";
+import { guessTextLanguage } from "../../src/media/text-language";
+import { parseBackendJobId } from "../../src/services/job-stages";
 
 const words = (spec: [string, number, number][]) => spec.map(([text, start, end]) => ({ text, start, end }));
 

@@ -28,7 +28,7 @@
  */
 import type { CleanAudioInput } from "../../tools/clean-audio";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
-import { isAudioOnly, wasmHeapEstimate } from "./convert";
+import { isAudioOnly, wasmHeapEstimate } from "./encoders";
 import { containerFamily, familyAudioArgs, familyContentType } from "./trim";
 
 export const CLEAN_AUDIO_FILTER = [

@@ -12,7 +12,7 @@
 import type { MergeInput } from "../../tools/merge";
 import type { ProbeResult } from "../types";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
-import { audioEncoderArgs, seconds, videoEncoderArgs, wasmHeapEstimate } from "./convert";
+import { audioEncoderArgs, seconds, videoEncoderArgs, wasmHeapEstimate } from "./encoders";
 
 /**
  * Frame rate when the first input's is unknown. ProbeResult carries no frame rate yet; a

@@ -11,10 +11,10 @@
 import type { TrimInput } from "../../tools/trim";
 import type { ProbeResult } from "../types";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
+import { convertTargets } from "./convert";
 import {
   type AudioEncoder,
   audioEncoderArgs,
-  convertTargets,
   EVEN_SIZE_FILTER,
   isAudioOnly,
   seconds,
@@ -22,7 +22,7 @@ import {
   videoEncoderArgs,
   type VideoEncoder,
   wasmHeapEstimate,
-} from "./convert";
+} from "./encoders";
 
 /** How a result is written in the source's container: muxer, encoders, muxer options. */
 export interface ContainerFamily {

@@ -19,7 +19,7 @@
  */
 import type { WatermarkInput } from "../../tools/watermark";
 import { FONTS_DIR, type MediaCommand, type MediaInput, resultName } from "./command";
-import { audioEncoderArgs, EVEN_SIZE_FILTER, videoEncoderArgs, wasmHeapEstimate } from "./convert";
+import { audioEncoderArgs, EVEN_SIZE_FILTER, videoEncoderArgs, wasmHeapEstimate } from "./encoders";
 
 export type WatermarkParams = Pick<WatermarkInput, "watermarkText" | "type" | "opacity" | "interval"> & {
   /** Present when the mark is an image: the image is then `inputs[1]`. */

@@ -1,0 +1,218 @@
+/**
+ * The stages of a job, as the job's MediaRunner Durable Object drives them. A tool's
+ * definition (src/tools/) says what to do; this module does it: load the inputs, build the
+ * ffmpeg command, route it, run it on ffmpeg.wasm or hand it to the backend with signed URLs,
+ * plan speech stages (with a voice-profile stage first for an unanalysed cloned voice), and
+ * turn a transcript into the result. Errors meant for the caller are JobFailure.
+ */
+import { eq, inArray } from "drizzle-orm";
+import { orm, type Job } from "../db/client";
+import { clonedVoices, uploads } from "../db/schema";
+import type { Env } from "../env";
+import { JobFailure } from "../errors";
+import { backendConfigured, startBackendJob } from "../media/backend-client";
+import { runFfmpegWasm } from "../media/ffmpeg-wasm";
+import { loadFont } from "../media/font-data";
+import { chooseEngine, type RoutingDecision } from "../media/routing";
+import { FONTS_DIR, type MediaCommand, type MediaInput } from "../media/tools/command";
+import type { Transcript } from "../media/transcript";
+import type { ProbeResult } from "../media/types";
+import { toolDefinition } from "../tools";
+import type { ResultFile, SpeechPlan } from "../tools/definition";
+
+export interface JobResult extends ResultFile {
+  key: string;
+}
+
+export interface StoredInput extends MediaInput {
+  objectKey: string;
+}
+
+export interface PreparedJob {
+  command: MediaCommand;
+  inputs: StoredInput[];
+  resultKey: string;
+}
+
+export type SpeechKind = "transcribe" | "tts" | "voice-change" | "voice-profile";
+export type StageName = SpeechKind | "ffmpeg";
+
+/** A speech stage ready to send: what the backend reads and writes. */
+export interface SpeechStage {
+  kind: SpeechKind;
+  inputs: StoredInput[];
+  fields: { text?: string; voice?: string; language?: string; cloneProfile?: unknown };
+  outputKey: string;
+  outputName: string;
+  contentType: string;
+  /** The job's result when this stage writes it directly. */
+  result?: JobResult;
+}
+
+/** A stage's backend job id: `<jobId>` for ffmpeg, `<jobId>-<stage>` otherwise (distinct, idempotent). */
+export const backendJobId = (jobId: string, stage: StageName) => (stage === "ffmpeg" ? jobId : `${jobId}-${stage}`);
+
+export function parseBackendJobId(id: string): { jobId: string; stage: StageName } | null {
+  const match = /^(job_[0-9A-Z]{26})(?:-(transcribe|tts|voice-change|voice-profile))?$/.exec(id);
+  if (!match) return null;
+  return { jobId: match[1], stage: (match[2] as SpeechKind | undefined) ?? "ffmpeg" };
+}
+
+/** The job's parameters, validated again at this trust boundary (a JSON column). */
+export function jobParams(job: Job): unknown {
+  return toolDefinition(job.tool).params.parse(JSON.parse(job.params));
+}
+
+/** The job's input uploads, in order, placed as `in<i>.<container>`. */
+export async function loadJobInputs(db: D1Database, job: Job): Promise<StoredInput[]> {
+  const ids = JSON.parse(job.inputUploadIds) as string[];
+  if (ids.length === 0) return [];
+  const rows = await orm(db).select().from(uploads).where(inArray(uploads.id, ids)).all();
+  return ids.map((id, index) => {
+    const row = rows.find((r) => r.id === id);
+    if (!row) throw new JobFailure("An input upload is no longer available.");
+    const probe = JSON.parse(row.probe) as ProbeResult;
+    return { name: `in${index}.${probe.container}`, filename: row.filename, sizeBytes: row.sizeBytes, probe, objectKey: row.objectKey };
+  });
+}
+
+/** The speech stage the job starts with, or undefined for a job that is one ffmpeg command. */
+export function speechPlanOf(job: Job, inputs: StoredInput[]): SpeechPlan | undefined {
+  return toolDefinition(job.tool).speech?.(jobParams(job), inputs[0]?.filename);
+}
+
+// --- Media stage ------------------------------------------------------------------------------
+
+export async function prepareMediaStage(env: Env, job: Job, inputs: StoredInput[], transcript?: Transcript): Promise<PreparedJob> {
+  const definition = toolDefinition(job.tool);
+  if (!definition.build) throw new JobFailure(`The ${job.tool} tool has no media stage; credits refunded.`);
+  const command = await definition.build(jobParams(job), inputs, { transcript });
+  return { command, inputs, resultKey: `results/${job.id}/${command.resultFilename}` };
+}
+
+export function routeMediaStage(env: Env, prepared: PreparedJob): RoutingDecision {
+  return chooseEngine(env, prepared.command, prepared.inputs, backendConfigured(env));
+}
+
+export const mediaResultOf = (prepared: PreparedJob): JobResult => ({
+  key: prepared.resultKey,
+  filename: prepared.command.resultFilename,
+  contentType: prepared.command.contentType,
+});
+
+async function readObject(env: Env, key: string): Promise<Uint8Array> {
+  const object = await env.MEDIA.get(key);
+  if (!object) throw new JobFailure("An input file is no longer available.");
+  return new Uint8Array(await object.arrayBuffer());
+}
+
+/** Runs the command on ffmpeg.wasm in this isolate and stores the result. */
+export async function runMediaOnWasm(env: Env, prepared: PreparedJob): Promise<JobResult> {
+  const { command } = prepared;
+  const files: Record<string, Uint8Array> = { ...command.files };
+  for (const input of prepared.inputs) files[input.name] = await readObject(env, input.objectKey);
+  for (const font of command.fonts) files[`${FONTS_DIR}/${font}`] = await loadFont(font);
+  const run = await runFfmpegWasm({ args: command.args, inputs: files, outputs: [command.outputName] });
+  await env.MEDIA.put(prepared.resultKey, run.outputs[command.outputName], { httpMetadata: { contentType: command.contentType } });
+  return mediaResultOf(prepared);
+}
+
+const base64 = (bytes: Uint8Array) => {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+};
+
+function requireBackend(env: Env, why: string) {
+  if (!backendConfigured(env) || !env.PUBLIC_BASE_URL) throw new JobFailure(`${why}, which is not configured on this server; credits refunded.`);
+}
+
+/** Hands the command to the container backend; the result arrives later by callback. */
+export async function dispatchMediaToBackend(env: Env, jobId: string, prepared: PreparedJob, deadlineMs: number, reason = "too large for the in-Worker engine"): Promise<void> {
+  requireBackend(env, `This job needs the processing backend (${reason})`);
+  const { command } = prepared;
+  await startBackendJob(env, {
+    jobId,
+    kind: "ffmpeg",
+    inputs: prepared.inputs,
+    output: { name: command.outputName, key: prepared.resultKey, contentType: command.contentType },
+    deadlineMs,
+    fields: {
+      args: command.args,
+      files: Object.fromEntries(Object.entries(command.files).map(([name, bytes]) => [name, base64(bytes)])),
+      fonts: command.fonts,
+    },
+  });
+}
+
+// --- Speech stages ----------------------------------------------------------------------------
+
+async function clonedVoiceOf(db: D1Database, accountId: string) {
+  const voice = await orm(db).select().from(clonedVoices).where(eq(clonedVoices.accountId, accountId)).get();
+  if (!voice) throw new JobFailure("The cloned voice of this account was removed; credits refunded.");
+  return voice;
+}
+
+/** The stage that analyses the account's cloned voice sample before it is first used. */
+async function voiceProfileStage(env: Env, job: Job, objectKey: string): Promise<SpeechStage> {
+  const head = await env.MEDIA.head(objectKey);
+  if (!head) throw new JobFailure("The cloned voice sample is no longer available; credits refunded.");
+  const container = objectKey.split(".").pop() ?? "wav";
+  const probe: ProbeResult = { kind: "audio", container, mimeType: "", durationMs: 0, hasAudio: true, hasVideo: false };
+  return {
+    kind: "voice-profile",
+    inputs: [{ name: `sample.${container}`, filename: "sample", sizeBytes: head.size, objectKey, probe }],
+    fields: {},
+    outputKey: `work/${job.id}/profile.json`,
+    outputName: "profile.json",
+    contentType: "application/json",
+  };
+}
+
+/** The job's speech stage (or, for an unanalysed cloned voice, the profile stage before it). */
+export async function planSpeechStage(env: Env, job: Job, inputs: StoredInput[], plan: SpeechPlan): Promise<SpeechStage> {
+  if (plan.kind === "transcribe") {
+    return { kind: "transcribe", inputs, fields: { language: plan.language }, outputKey: `work/${job.id}/transcript.json`, outputName: "transcript.json", contentType: "application/json" };
+  }
+  let cloneProfile: unknown;
+  if (plan.voice === "clone") {
+    const voice = await clonedVoiceOf(env.DB, job.accountId);
+    if (!voice.profile) return voiceProfileStage(env, job, voice.objectKey);
+    cloneProfile = JSON.parse(voice.profile);
+  }
+  const result: JobResult = { ...plan.result, key: `results/${job.id}/${plan.result.filename}` };
+  const fields = { voice: plan.voice, language: plan.language, cloneProfile, ...(plan.kind === "tts" ? { text: plan.text } : {}) };
+  const extension = plan.result.filename.split(".").pop();
+  return { kind: plan.kind, inputs, fields, outputKey: result.key, outputName: `out.${extension}`, contentType: result.contentType, result };
+}
+
+export async function dispatchSpeechStage(env: Env, jobId: string, stage: SpeechStage, deadlineMs: number): Promise<void> {
+  requireBackend(env, "Speech processing needs the processing backend");
+  const fields = Object.fromEntries(Object.entries(stage.fields).filter(([, value]) => value !== undefined));
+  await startBackendJob(env, {
+    jobId: backendJobId(jobId, stage.kind),
+    kind: stage.kind,
+    inputs: stage.inputs,
+    output: { name: stage.outputName, key: stage.outputKey, contentType: stage.contentType },
+    deadlineMs,
+    fields,
+  });
+}
+
+/** Records what the profile stage learnt of the account's cloned voice. */
+export async function saveVoiceProfile(db: D1Database, accountId: string, profile: string): Promise<void> {
+  await orm(db).update(clonedVoices).set({ profile, status: "ready" }).where(eq(clonedVoices.accountId, accountId)).run();
+}
+
+/** Whether the tool's result is its transcript (transcribe), rather than media built from it (subtitles). */
+export const resultIsTranscript = (job: Job) => toolDefinition(job.tool).fromTranscript !== undefined;
+
+/** Writes the result of a tool whose result is the transcript itself (txt or SRT). */
+export async function storeTranscriptResult(env: Env, job: Job, inputs: StoredInput[], transcript: Transcript): Promise<JobResult> {
+  const definition = toolDefinition(job.tool);
+  if (!definition.fromTranscript) throw new JobFailure(`The ${job.tool} tool does not produce a transcript; credits refunded.`);
+  const file = definition.fromTranscript(jobParams(job), transcript, inputs[0]?.filename);
+  const key = `results/${job.id}/${file.filename}`;
+  await env.MEDIA.put(key, file.content, { httpMetadata: { contentType: file.contentType } });
+  return { key, filename: file.filename, contentType: file.contentType };
+}
