@@ -17,8 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import v8 from "node:v8";
 import vm from "node:vm";
-import type { Env } from "../src/env";
-import { chooseEngine, DEFAULT_WASM_MAX_CPU_SECONDS, DEFAULT_WASM_MEMORY_BUDGET_BYTES, type RoutingDecision } from "../src/media/routing";
+import { chooseEngine, DEFAULT_WASM_MAX_CPU_SECONDS, DEFAULT_WASM_MEMORY_BUDGET_BYTES, defaultRoutingConfig, type RoutingDecision } from "../src/media/routing";
 import * as commandModule from "../src/media/tools/command";
 import type { MediaCommand, MediaInput } from "../src/media/tools/command";
 import { benchCases, type BenchInputs } from "./cases";
@@ -159,7 +158,6 @@ async function mediaBench(): Promise<void> {
       console.log(`wasm warm-up (first exec in this process, 2 s mp3 extraction): ${fmt(warm.seconds)} s, exit ${warm.exitCode}\n`);
     }
 
-    const env = {} as Env; // default thresholds, MEDIA_ENGINE unset (auto)
     const rows: Row[] = [];
     for (const bench of benchCases(inputs)) {
       if (only && !only.includes(bench.id)) continue;
@@ -177,7 +175,7 @@ async function mediaBench(): Promise<void> {
         continue;
       }
       row.command = command;
-      row.route = chooseEngine(env, command, bench.inputs, true);
+      row.route = chooseEngine(defaultRoutingConfig, command, bench.inputs, true);
       if (verbose) console.log(`\n  ffmpeg ${command.args.map((a) => (/[\s;'"\[\]]/.test(a) ? `'${a}'` : a)).join(" ")}`);
 
       const fontProblem = command.fonts.length > 0 ? await ensureFonts(command.fonts) : undefined;

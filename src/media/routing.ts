@@ -6,7 +6,6 @@
  * time fits the limit; everything else goes to the container backend. Local workerd enforces
  * neither limit, so this decision is the only guard.
  */
-import type { Env } from "../env";
 import type { MediaCommand, MediaInput } from "./tools/command";
 
 export const DEFAULT_WASM_MEMORY_BUDGET_BYTES = 112 * 1024 * 1024;
@@ -34,15 +33,24 @@ export function estimateWasmCpuSeconds(command: MediaCommand, inputs: MediaInput
   }, 0);
 }
 
-export function chooseEngine(env: Env, command: MediaCommand, inputs: MediaInput[], backendAvailable: boolean): RoutingDecision {
-  const budget = Number(env.WASM_MEMORY_BUDGET_BYTES ?? DEFAULT_WASM_MEMORY_BUDGET_BYTES);
-  const maxCpu = Number(env.WASM_MAX_CPU_SECONDS ?? DEFAULT_WASM_MAX_CPU_SECONDS);
+/** The limits of the in-Worker engine; `forced` pins one engine (tests, benchmarks). */
+export interface RoutingConfig {
+  memoryBudgetBytes: number;
+  maxCpuSeconds: number;
+  forced?: Engine;
+}
+
+export const defaultRoutingConfig: RoutingConfig = { memoryBudgetBytes: DEFAULT_WASM_MEMORY_BUDGET_BYTES, maxCpuSeconds: DEFAULT_WASM_MAX_CPU_SECONDS };
+
+export function chooseEngine(config: RoutingConfig, command: MediaCommand, inputs: MediaInput[], backendAvailable: boolean): RoutingDecision {
+  const budget = config.memoryBudgetBytes;
+  const maxCpu = config.maxCpuSeconds;
   const inputBytes = inputs.reduce((sum, input) => sum + input.sizeBytes, 0);
   // The output is rarely larger than the inputs; aux files and fonts are small but counted.
   const auxBytes = Object.values(command.files).reduce((sum, f) => sum + f.byteLength, 0) + command.fonts.length * 400_000;
   const memoryBytes = command.wasmHeapBytes + 2 * inputBytes + auxBytes;
   const cpuSeconds = estimateWasmCpuSeconds(command, inputs);
-  const forced = env.MEDIA_ENGINE;
+  const forced = config.forced;
   const decide = (engine: Engine, reason: string): RoutingDecision => ({ engine, reason, memoryBytes, cpuSeconds });
 
   if (forced === "backend") return decide("backend", "forced by MEDIA_ENGINE");

@@ -13,7 +13,7 @@ import { JobFailure } from "../errors";
 import { backendConfigured, startBackendJob } from "../media/backend-client";
 import { runFfmpegWasm } from "../media/ffmpeg-wasm";
 import { loadFont } from "../media/font-data";
-import { chooseEngine, type RoutingDecision } from "../media/routing";
+import { chooseEngine, defaultRoutingConfig, type RoutingConfig, type RoutingDecision } from "../media/routing";
 import { FONTS_DIR, type MediaCommand, type MediaInput } from "../media/tools/command";
 import type { Transcript } from "../media/transcript";
 import type { ProbeResult } from "../media/types";
@@ -90,8 +90,18 @@ export async function prepareMediaStage(env: Env, job: Job, inputs: StoredInput[
   return { command, inputs, resultKey: `results/${job.id}/${command.resultFilename}` };
 }
 
+/** The routing limits from the Worker's settings (WASM_MEMORY_BUDGET_BYTES, WASM_MAX_CPU_SECONDS, MEDIA_ENGINE). */
+export function routingConfig(env: Env): RoutingConfig {
+  const number = (value: string | undefined, fallback: number) => (value !== undefined && Number.isFinite(Number(value)) ? Number(value) : fallback);
+  return {
+    memoryBudgetBytes: number(env.WASM_MEMORY_BUDGET_BYTES, defaultRoutingConfig.memoryBudgetBytes),
+    maxCpuSeconds: number(env.WASM_MAX_CPU_SECONDS, defaultRoutingConfig.maxCpuSeconds),
+    forced: env.MEDIA_ENGINE === "wasm" || env.MEDIA_ENGINE === "backend" ? env.MEDIA_ENGINE : undefined,
+  };
+}
+
 export function routeMediaStage(env: Env, prepared: PreparedJob): RoutingDecision {
-  return chooseEngine(env, prepared.command, prepared.inputs, backendConfigured(env));
+  return chooseEngine(routingConfig(env), prepared.command, prepared.inputs, backendConfigured(env));
 }
 
 export const mediaResultOf = (prepared: PreparedJob): JobResult => ({

@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
-import { chooseEngine } from "../../src/media/routing";
+import { chooseEngine as chooseWithConfig } from "../../src/media/routing";
+import { routingConfig } from "../../src/services/job-stages";
 import type { MediaCommand, MediaInput } from "../../src/media/tools/command";
 
 const MiB = 1024 * 1024;
 const env = (vars: Partial<Env> = {}) => vars as Env;
+/** Through the Worker's settings, as the job runner reads them. */
+const chooseEngine = (settings: Env, ...rest: Parameters<typeof chooseWithConfig> extends [unknown, ...infer R] ? R : never) =>
+  chooseWithConfig(routingConfig(settings), ...rest);
 const command = (wasmHeapBytes: number, wasmCapable = true): MediaCommand => ({
   args: [], files: {}, fonts: [], outputName: "out.mp4", resultFilename: "r.mp4", contentType: "video/mp4", wasmCapable, wasmHeapBytes,
 });
