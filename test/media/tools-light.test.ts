@@ -689,3 +689,19 @@ it("heap estimates grow with the frame size", () => {
   expect(wasmHeapEstimate("x264", 320, 240)).toBe(55 * MiB);
   expect(wasmHeapEstimate("x264", 1920, 1080)).toBeGreaterThan(wasmHeapEstimate("x264", 1280, 720));
 });
+
+describe("heap estimates hold at 720p (the routing's calibration size)", () => {
+  // The in-Worker engine takes a job when the builder's estimate fits the isolate; these are the
+  // heaviest 720p settings a Worker may run, measured against what ffmpeg.wasm really peaks at.
+  it("x264 re-encode (trim) and drawtext (text watermark) of a 720p second stay under their estimates", async () => {
+    const src = await fixtureSource("clip720.mp4");
+    expect(src.input.probe).toMatchObject({ width: 1280, height: 720 });
+    const trimmed = await execute("trim 720p 0.2-0.8", buildTrimCommand({ start: 0.2, end: 0.8 }, [src.input]), [src]);
+    const marked = await execute("watermark text 720p", buildWatermarkCommand({ ...markDefaults, watermarkText: "720p" }, [src.input]), [src]);
+    for (const run of [trimmed, marked]) {
+      expect(run.bytes.byteLength).toBeGreaterThan(10_000);
+      // A re-encode at 720p needs clearly more than the 32 MiB base heap: the guard is not vacuous.
+      expect(run.peakWasmBytes).toBeGreaterThan(40 * MiB);
+    }
+  });
+});

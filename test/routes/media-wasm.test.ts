@@ -5,7 +5,9 @@
  */
 import { env } from "cloudflare:workers";
 import { parseBuffer } from "music-metadata";
+import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { probeR2Object } from "../../src/media/probe";
+import { parseWav, toneFrequency } from "../helpers/audio-checks";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, callTool, newAccount, uploadFixture, waitForJob, type TestAccount, balanceOf } from "../helpers/api";
 
@@ -21,6 +23,37 @@ async function result(tool: string, body: Record<string, unknown>) {
   const bytes = new Uint8Array(await download.arrayBuffer());
   const meta = await parseBuffer(bytes, { mimeType: download.headers.get("content-type") ?? undefined }, { duration: true });
   return { job, bytes, meta, contentType: download.headers.get("content-type") };
+}
+
+const FRAME_PIXELS = 320 * 240;
+
+/** One frame at `second` as raw RGB (decoded by ffmpeg.wasm). */
+async function frameAt(bytes: Uint8Array, second: number): Promise<Uint8Array> {
+  const run = await runFfmpegWasm({
+    args: ["-ss", String(second), "-i", "in.mp4", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "out.rgb"],
+    inputs: { "in.mp4": bytes },
+    outputs: ["out.rgb"],
+  });
+  return run.outputs["out.rgb"]!;
+}
+
+async function fixtureFrame(): Promise<Uint8Array> {
+  const response = await fetch(`${env.FIXTURE_BASE_URL}/clip.mp4`);
+  return frameAt(new Uint8Array(await response.arrayBuffer()), 1);
+}
+
+/** Pixels whose colour moved by more than codec noise, overall and in the lower third. */
+function changedPixels(a: Uint8Array, b: Uint8Array) {
+  let total = 0;
+  let bottom = 0;
+  for (let p = 0; p < FRAME_PIXELS; p++) {
+    const i = p * 3;
+    if (Math.abs(a[i] - b[i]) + Math.abs(a[i + 1] - b[i + 1]) + Math.abs(a[i + 2] - b[i + 2]) > 90) {
+      total++;
+      if (p / 320 >= 160) bottom++;
+    }
+  }
+  return { total, bottom };
 }
 
 beforeAll(async () => {
@@ -42,19 +75,28 @@ describe("media tools on ffmpeg.wasm through the API", () => {
     expect(meta.format.trackInfo.some((t) => t.video)).toBe(true);
   });
 
-  it("watermark, subtitles and clean-audio keep the duration", async () => {
+  it("watermark and subtitles draw on the frames and keep the duration; clean-audio keeps the tone", async () => {
     const logo = await uploadFixture(account, "logo.png");
+    const source = await fixtureFrame();
     const srt = "1\n00:00:00,000 --> 00:00:02,000\nBonjour à tous\n";
-    for (const [tool, body] of [
-      ["watermark", { uploadId: clip.uploadId, watermarkUploadId: logo.uploadId, type: "flottant", interval: 3 }],
-      ["watermark", { uploadId: clip.uploadId, watermarkText: "© Démo" }],
-      ["subtitles", { uploadId: clip.uploadId, srtContent: srt, style: "impact", karaokeMode: "couleur" }],
-      ["clean-audio", { uploadId: clip.uploadId }],
+    for (const [tool, body, region] of [
+      ["watermark", { uploadId: clip.uploadId, watermarkUploadId: logo.uploadId, type: "flottant", interval: 3 }, "anywhere"],
+      ["watermark", { uploadId: clip.uploadId, watermarkText: "© Démo" }, "anywhere"],
+      ["subtitles", { uploadId: clip.uploadId, srtContent: srt, style: "impact", karaokeMode: "couleur" }, "bottom"],
     ] as const) {
-      const { meta, contentType } = await result(tool, body);
+      const { meta, contentType, bytes } = await result(tool, body);
       expect(contentType).toBe("video/mp4");
       expect(Math.abs(meta.format.duration! - clip.durationSeconds)).toBeLessThan(0.1);
+      const changed = changedPixels(source, await frameAt(bytes, 1));
+      // A mark or a caption changes a visible share of the frame; encoding noise alone does not.
+      expect(changed.total, `${tool}: changed pixels`).toBeGreaterThan(FRAME_PIXELS * 0.005);
+      if (region === "bottom") expect(changed.bottom).toBeGreaterThan(changed.total * 0.8);
     }
+    const cleaned = await result("clean-audio", { uploadId: clip.uploadId });
+    expect(Math.abs(cleaned.meta.format.duration! - clip.durationSeconds)).toBeLessThan(0.1);
+    const wav = await runFfmpegWasm({ args: ["-i", "in.mp4", "-vn", "-ac", "1", "-c:a", "pcm_s16le", "out.wav"], inputs: { "in.mp4": cleaned.bytes }, outputs: ["out.wav"] });
+    const pcm = parseWav(wav.outputs["out.wav"]!);
+    expect(Math.abs(toneFrequency(pcm.samples, pcm.channels, pcm.sampleRate) - 440)).toBeLessThan(5);
   });
 
   it("convert to mov by stream copy", async () => {
