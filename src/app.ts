@@ -34,7 +34,7 @@ Billing: whole credits, rounded up, at least 1 for a tool that is not free: per-
 
 ${describePrices()}
 
-Errors: every error has the shape {"error": {"code", "message"}}; codes invalid_request 400, unauthorized 401, insufficient_credits 402 (with balance and required), not_found 404, rate_limited 429 (with Retry-After), internal_error 500. When several apply: 401, then 400, then 402. A job read by another key answers 404, as an unknown job. Unknown, expired or other-account uploadIds answer 400 naming the field.
+Errors: every error has the shape {"error": {"code", "message"}}; codes invalid_request 400, unauthorized 401, insufficient_credits 402 (with balance and required), not_found 404, internal_error 500; rate_limited 429 is reserved for per-key rate limits, which /api/v1 does not enforce yet. When several apply: 401, then 400, then 402. A job read by another key answers 404, as an unknown job. Unknown, expired or other-account uploadIds answer 400 naming the field.
 
 Idempotency-Key on tool POSTs: same key and body within 24 h replays the first response with no new debit; a different body answers 400.`;
 
