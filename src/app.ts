@@ -19,6 +19,7 @@ import { downloadRoutes } from "./routes/download";
 import { internalRoutes } from "./routes/internal";
 import { webhookRoutes } from "./routes/webhooks";
 import { webRoutes } from "./web/routes";
+import { authorizeRoutes } from "./web/authorize";
 
 const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.path === "/api/v1/openapi.json") return next();
@@ -58,6 +59,7 @@ export function buildApp() {
   app.route("/internal", internalRoutes);
   app.route("/api/webhooks", webhookRoutes);
   app.route("/app", webRoutes());
+  app.route("/authorize", authorizeRoutes());
 
   app.doc31("/api/v1/openapi.json", (c) => ({
     openapi: "3.1.0",

@@ -1,3 +1,4 @@
+import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import type { MediaRunner } from "./durable-objects/media-runner";
 
 /** Bindings and settings of the Worker (wrangler.toml, .dev.vars, secrets). */
@@ -44,6 +45,10 @@ export interface Env {
   STRIPE_WEBHOOK_SECRET?: string;
   /** Base URL of a Stripe-compatible API (local Stripe in dev and tests); empty: api.stripe.com. */
   STRIPE_API_BASE?: string;
+  /** Grants, clients and tokens of the connector's OAuth (workers-oauth-provider; hashes only). */
+  OAUTH_KV: KVNamespace;
+  /** Injected by the OAuth provider into requests it hands to the app (authorize, connected apps). */
+  OAUTH_PROVIDER?: OAuthHelpers;
   /** HTTP mail provider (Resend-compatible JSON API): endpoint, key and sender. */
   MAIL_API_URL?: string;
   MAIL_API_KEY?: string;

@@ -40,6 +40,7 @@ export const tabs = [
   ["/app/jobs", "Jobs"],
   ["/app/voice", "Cloned voice"],
   ["/app/billing", "Billing"],
+  ["/app/connected", "Connected apps"],
 ] as const;
 
 export const AppPage: FC<{ title: string; path: string; email: string; children?: Child }> = ({ title, path, email, children }) => (

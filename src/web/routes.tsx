@@ -10,6 +10,7 @@ import { AppError } from "../errors";
 import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey } from "../services/accounts";
 import { checkResetToken, limitAttempts, normalizeEmail, requestPasswordReset, resetPassword, signIn, signUp } from "../services/auth";
 import { cancelPlan, choosePlan, listPayments, resumePlan, startCreditCheckout } from "../services/billing";
+import { listConnectedApps, revokeConnectedApp } from "../services/connected-apps";
 import { paidPlans, planLookupKey, type PaidPlan } from "../services/catalog";
 import { readDevOutbox } from "../services/mailer";
 import { stripeFor } from "../services/stripe-client";
@@ -19,6 +20,7 @@ import { deleteClonedVoice, getClonedVoice, registerClonedVoice } from "../servi
 import { appCss, appJs } from "./assets";
 import { LoginPage, MessagePage, ResetPasswordPage, ResetRequestPage, SignOutPage, SignupPage } from "./pages/auth";
 import { BillingPage } from "./pages/billing";
+import { ConnectedAppsPage } from "./pages/connected";
 import { JobsPage } from "./pages/jobs";
 import { KeysPage } from "./pages/keys";
 import { LedgerPage } from "./pages/ledger";
@@ -39,6 +41,7 @@ const text = (value: unknown) => (typeof value === "string" ? value : "");
 const NOTICES: Record<string, string> = {
   revoked: "Key revoked: requests with it are refused from now on.",
   "voice-deleted": "Cloned voice deleted.",
+  disconnected: "App disconnected: its access is revoked and its next call is refused.",
   cancelled: "Plan cancelled: it stays active until the end of the paid period, then moves to Solo.",
   resumed: "Cancellation undone: the plan renews as usual.",
   "checkout-success": "Payment received. Credits appear as soon as Stripe confirms it, usually within seconds: refresh this page.",
@@ -153,7 +156,9 @@ export function webRoutes() {
   // --- Signed-in pages ------------------------------------------------------------------------
   // Registered on the web app itself: a sub-app's "*" middleware would also cover /login.
   const area = web;
-  for (const path of ["/", "/keys", "/keys/*", "/ledger", "/ledger.csv", "/jobs", "/voice", "/voice/*", "/billing", "/billing/*"]) area.use(path, requireSession);
+  for (const path of ["/", "/keys", "/keys/*", "/ledger", "/ledger.csv", "/jobs", "/voice", "/voice/*", "/billing", "/billing/*", "/connected", "/connected/*"]) {
+    area.use(path, requireSession);
+  }
   const notice = (c: Context<WebEnv>) => NOTICES[c.req.query("done") ?? ""];
 
   area.get("/", async (c) => {
@@ -277,6 +282,20 @@ export function webRoutes() {
       return c.redirect("/app/billing?done=resumed", 303);
     }),
   );
+
+  area.get("/connected", async (c) => {
+    const account = c.get("account");
+    const apps = c.env.OAUTH_PROVIDER ? await listConnectedApps(c.env.OAUTH_PROVIDER, account.accountId) : [];
+    const connectorUrl = `${new URL(c.req.url).origin}/api/mcp`;
+    return c.html(<ConnectedAppsPage account={account} apps={apps} connectorUrl={connectorUrl} notice={notice(c)} />);
+  });
+  area.post("/connected/:grantId/revoke", async (c) => {
+    if (!c.env.OAUTH_PROVIDER) throw new Error("OAuth provider helpers missing");
+    await revokeConnectedApp(c.env.OAUTH_PROVIDER, c.get("account").accountId, c.req.param("grantId")).catch((error) => {
+      if (!(error instanceof AppError && error.code === "not_found")) throw error;
+    });
+    return c.redirect("/app/connected?done=disconnected", 303);
+  });
 
   web.all("*", (c) => c.html(<MessagePage title="Not found" message="No such page in the developer area." />, 404));
   web.onError((error, c) => {

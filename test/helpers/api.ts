@@ -8,8 +8,8 @@ import { expect } from "vitest";
 export const BASE = "http://api.test";
 export const ADMIN = { authorization: "Bearer test-admin-token" };
 
-export function call(path: string, init: RequestInit = {}): Promise<Response> {
-  return exports.default.fetch(new Request(`${BASE}${path}`, init));
+export function call(path: string, init: RequestInit = {}, base = BASE): Promise<Response> {
+  return exports.default.fetch(new Request(path.startsWith("http") ? path : `${base}${path}`, init));
 }
 
 export function postJson(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {

@@ -7,6 +7,8 @@ import { expect } from "vitest";
 import { BASE, call } from "./api";
 
 export class WebClient {
+  constructor(readonly base = BASE) {}
+
   cookies = new Map<string, string>();
   /** Each client comes from its own address (documentation range), as separate people do. */
   address = `2001:db8::${crypto.getRandomValues(new Uint16Array(3)).reduce((s, n) => `${s}:${n.toString(16)}`, "").slice(1)}`;
@@ -19,7 +21,7 @@ export class WebClient {
     const headers = new Headers(init.headers);
     if (!headers.has("cf-connecting-ip")) headers.set("cf-connecting-ip", this.address);
     if (this.cookies.size) headers.set("cookie", this.cookieHeader());
-    const response = await call(path, { ...init, headers, redirect: "manual" });
+    const response = await call(path, { ...init, headers, redirect: "manual" }, this.base);
     for (const line of response.headers.getSetCookie()) {
       const [pair] = line.split(";");
       const name = pair.slice(0, pair.indexOf("="));
@@ -34,7 +36,7 @@ export class WebClient {
     return this.request(path);
   }
 
-  post(path: string, form: Record<string, string> | FormData, origin: string | null = BASE) {
+  post(path: string, form: Record<string, string> | FormData, origin: string | null = this.base) {
     const body = form instanceof FormData ? form : new URLSearchParams(form);
     const headers: Record<string, string> = origin ? { origin } : {};
     return this.request(path, { method: "POST", body, headers });
@@ -49,8 +51,8 @@ let counter = 0;
 export const uniqueEmail = () => `web${Date.now()}-${counter++}-${Math.random().toString(36).slice(2, 7)}@example.com`;
 export const PASSWORD = "correct horse battery";
 
-export async function signedUpClient(email = uniqueEmail(), password = PASSWORD) {
-  const client = new WebClient();
+export async function signedUpClient(email = uniqueEmail(), password = PASSWORD, base = BASE) {
+  const client = new WebClient(base);
   const response = await client.post("/app/signup", { email, password });
   expect(response.status, await response.clone().text()).toBe(303);
   const row = await env.DB.prepare("SELECT id FROM accounts WHERE email = ?").bind(email).first<{ id: string }>();

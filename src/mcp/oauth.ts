@@ -1,0 +1,56 @@
+/**
+ * OAuth 2.1 for the assistant connector (`@cloudflare/workers-oauth-provider`): discovery
+ * documents, dynamic client registration, PKCE, code exchange and refresh-token rotation are
+ * the library's; `/authorize` (sign-in and consent) is ours (src/web/authorize.tsx). Only
+ * `/api/mcp` takes OAuth access tokens, and it takes nothing else: a REST key there is just
+ * an invalid token (401), and an OAuth token on /api/v1 is not a key (401).
+ *
+ * The protected resource is `<origin>/api/mcp`, the URL a person pastes; tokens are bound to
+ * it, so one provider is kept per origin the Worker answers on. Client ID Metadata Documents
+ * are not enabled: they need the `global_fetch_strictly_public` flag, which would also stop
+ * this Worker from reaching its backend and payment provider on private addresses.
+ */
+import { OAuthProvider } from "@cloudflare/workers-oauth-provider";
+import type { Env } from "../env";
+
+export const MCP_ROUTE = "/api/mcp";
+export const MCP_SCOPE = "media";
+
+export interface McpGrantProps {
+  accountId: string;
+}
+
+interface Handlers {
+  app: ExportedHandler<Env>;
+  mcp: (request: Request, env: Env, props: McpGrantProps) => Promise<Response>;
+}
+
+const providers = new Map<string, OAuthProvider<Env>>();
+
+/** OAuth resources must be https, or http on a loopback host (local development). */
+export function canServeOAuth(origin: string): boolean {
+  const url = new URL(origin);
+  return url.protocol === "https:" || ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+}
+
+/** The provider for this origin, or null when the origin cannot carry OAuth (plain http elsewhere). */
+export function oauthProviderFor(origin: string, handlers: Handlers): OAuthProvider<Env> | null {
+  if (!canServeOAuth(origin)) return null;
+  let provider = providers.get(origin);
+  if (!provider) {
+    provider = new OAuthProvider<Env>({
+      apiRoute: MCP_ROUTE,
+      apiHandler: { fetch: (request, env, ctx) => handlers.mcp(request, env, (ctx as unknown as { props: McpGrantProps }).props) },
+      defaultHandler: handlers.app,
+      authorizeEndpoint: "/authorize",
+      tokenEndpoint: "/oauth/token",
+      clientRegistrationEndpoint: "/oauth/register",
+      scopesSupported: [MCP_SCOPE],
+      resourceMetadata: { resource: `${origin}${MCP_ROUTE}`, resource_name: "Media processing API" },
+      accessTokenTTL: 3600,
+      refreshTokenTTL: 90 * 24 * 3600,
+    });
+    providers.set(origin, provider);
+  }
+  return provider;
+}

@@ -1,0 +1,212 @@
+/**
+ * The connector's MCP tools, one instance per request (stateless). Every tool calls the same
+ * services as REST: the ten media tools come from the tool registry (same schema, same
+ * validation, same prices, same job creation and refunds), uploads from `uploads.ts`, jobs
+ * from `jobs.ts`. Errors come back as `isError` results with the contract's message; a call
+ * that cannot be paid carries `balance`, `required` and the billing page.
+ */
+import { McpServer } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import type { Env } from "../env";
+import { AppError, InsufficientCreditsError } from "../errors";
+import { describeZodError } from "../http";
+import { getAccount, getAccountDetails, type Caller } from "../services/accounts";
+import { createToolJob, getJobForKey } from "../services/jobs";
+import { uploadFromUrl } from "../services/uploads";
+import { getClonedVoice } from "../services/voices";
+import { toolNames, tools, type ToolName } from "../tools";
+import type { Rate } from "../tools/definition";
+
+export interface McpContext {
+  env: Env;
+  accountId: string;
+  /** Origin the assistant called: download and billing URLs are absolute. */
+  origin: string;
+}
+
+type ToolResult = { content: { type: "text"; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
+
+const ok = (data: Record<string, unknown>, text?: string): ToolResult => ({ content: [{ type: "text", text: text ?? JSON.stringify(data) }], structuredContent: data });
+
+function failure(error: unknown, context: McpContext): ToolResult {
+  if (error instanceof InsufficientCreditsError) {
+    const data = { code: error.code, message: error.message, ...error.details, billingUrl: `${context.origin}/app/billing` };
+    return { content: [{ type: "text", text: `${error.message} Buy credits or change the plan at ${data.billingUrl}.` }], structuredContent: data, isError: true };
+  }
+  if (error instanceof z.ZodError) return { content: [{ type: "text", text: describeZodError(error) }], isError: true };
+  if (error instanceof AppError) return { content: [{ type: "text", text: error.message }], structuredContent: { code: error.code, message: error.message, ...error.details }, isError: true };
+  console.error("mcp tool failed", error instanceof Error ? error.stack : String(error));
+  return { content: [{ type: "text", text: "An unexpected error occurred; nothing was charged for it." }], isError: true };
+}
+
+async function guarded(context: McpContext, work: () => Promise<ToolResult>): Promise<ToolResult> {
+  try {
+    return await work();
+  } catch (error) {
+    return failure(error, context);
+  }
+}
+
+/** Jobs made through the connector belong to the account's connector "key". */
+async function callerOf(context: McpContext): Promise<Caller> {
+  const account = await getAccount(context.env.DB, context.accountId);
+  return { accountId: account.accountId, keyId: `mcp:${account.accountId}`, email: account.email, plan: account.plan };
+}
+
+const priceText = (rate: Rate) =>
+  rate.per === "free"
+    ? "free"
+    : rate.per === "call"
+      ? `${rate.credits} credits per call`
+      : rate.per === "minute"
+        ? `${rate.credits} credits per started minute${rate.clone ? ` (${rate.clone} with the cloned voice)` : ""}`
+        : `${rate.credits} credits per 1000 characters (${rate.clone} with the cloned voice)`;
+
+/** When an assistant should reach for each tool, beyond the summary. */
+const guidance: Record<ToolName, string> = {
+  subtitles: "Use it to burn captions into a video, from an SRT the user gives or from automatic transcription.",
+  transcribe: "Use it when the user wants the words of a recording as text or an .srt file.",
+  "clean-audio": "Use it when a recording has background noise or a weak voice.",
+  "extract-audio": "Use it when the user wants only the sound of a video.",
+  convert: "Use it to change the container or format (mp4, webm, mov, avi, mkv).",
+  merge: "Use it to join several videos, in order, into one.",
+  watermark: "Use it to put a logo (an uploaded image) or a text mark on a video.",
+  trim: "Use it to keep only a part of a video or audio file.",
+  "text-to-speech": "Use it to turn text into spoken audio (.wav).",
+  "voice-change": "Use it to replace the voice in a video with a catalogue voice or the user's cloned voice.",
+};
+
+const JobEnvelope = z.object({
+  jobId: z.string(),
+  status: z.literal("queued"),
+  creditsUsed: z.number().int(),
+  creditsRemaining: z.number().int(),
+  estimatedSeconds: z.number().int(),
+});
+
+const mcpName = (tool: ToolName) => tool.replace(/-/g, "_");
+
+export function buildMcpServer(context: McpContext): McpServer {
+  const server = new McpServer(
+    { name: "media-credits-api", version: "1.0.0" },
+    { instructions: "Process video and audio for the signed-in account: upload media (upload_from_url), run a tool (it returns a jobId and spends credits), poll get_job until completed, then give the user the downloadUrl (valid 3 hours). get_balance shows the credits." },
+  );
+
+  for (const tool of toolNames) {
+    const definition = tools[tool];
+    const shape = (definition.params as unknown as z.ZodObject).shape;
+    const input = z.object({
+      ...shape,
+      idempotencyKey: z.string().min(1).max(255).optional().describe("Send the same key to retry safely: the first answer is replayed and nothing is charged twice."),
+    });
+    server.registerTool(
+      mcpName(tool),
+      {
+        title: definition.summary,
+        description: `${definition.summary}. ${guidance[tool]} Cost: ${priceText(definition.rates.payg)} on pay as you go; ${priceText(definition.rates.plans)} on monthly plans. Returns a jobId: poll get_job until it is completed. A failed job is refunded automatically.`,
+        inputSchema: input,
+        outputSchema: JobEnvelope,
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      async (args: Record<string, unknown>) =>
+        guarded(context, async () => {
+          const { idempotencyKey, ...body } = args;
+          // The registry's own schema, refinements and defaults included: the same validation as REST.
+          const params = definition.params.parse(body) as never;
+          const envelope = await createToolJob(context.env, await callerOf(context), { tool, params, idempotencyKey: idempotencyKey as string | undefined }, Date.now());
+          return ok({ ...envelope }, `Job ${envelope.jobId} queued: ${envelope.creditsUsed} credits used, ${envelope.creditsRemaining} left, about ${envelope.estimatedSeconds} s.`);
+        }),
+    );
+  }
+
+  server.registerTool(
+    "upload_from_url",
+    {
+      title: "Upload media from a public URL",
+      description: "Fetch a video, audio file or image (for watermarks) from a public http(s) URL into the account, up to 5 GB and 4 hours. Returns the uploadId the media tools take; it is valid 3 hours. Free.",
+      inputSchema: z.object({ url: z.string().url().max(4096).describe("Public http(s) address of the file") }),
+      outputSchema: z.object({ uploadId: z.string(), durationSeconds: z.number(), expiresIn: z.number().int() }),
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    async ({ url }: { url: string }) =>
+      guarded(context, async () => {
+        const policy = { allowPrivate: context.env.ALLOW_PRIVATE_URLS === "true", resolverUrl: context.env.DNS_RESOLVER_URL };
+        return ok({ ...(await uploadFromUrl(context.env, context.accountId, url, policy, Date.now())) });
+      }),
+  );
+
+  server.registerTool(
+    "get_job",
+    {
+      title: "Status of a job",
+      description: "Read a job started through this connector: queued, processing, completed (with an absolute downloadUrl, valid 3 hours after the job ends) or failed (with the error; the credits were refunded). Poll every few seconds until it ends.",
+      inputSchema: z.object({ jobId: z.string().min(1).max(64) }),
+      outputSchema: z.object({
+        jobId: z.string(),
+        status: z.enum(["queued", "processing", "completed", "failed"]),
+        downloadUrl: z.string().optional(),
+        filename: z.string().optional(),
+        error: z.string().optional(),
+      }),
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ jobId }: { jobId: string }) =>
+      guarded(context, async () => {
+        const job = await getJobForKey(context.env.DB, await callerOf(context), jobId, Date.now());
+        return ok({
+          jobId: job.jobId,
+          status: job.status,
+          ...(job.result ? { downloadUrl: `${context.origin}${job.result.url}`, filename: job.result.filename } : {}),
+          ...(job.error ? { error: job.error } : {}),
+        });
+      }),
+  );
+
+  server.registerTool(
+    "get_balance",
+    {
+      title: "Credit balance",
+      description: "The account's credits: total balance, monthly plan credits (used first, reset each period) and purchased credits (never expire), the plan and when it renews. Use it before expensive work or after a refusal for lack of credits.",
+      inputSchema: z.object({}),
+      outputSchema: z.object({ balance: z.number().int(), planCredits: z.number().int(), purchasedCredits: z.number().int(), plan: z.string(), planRenewsAt: z.string().nullable(), billingUrl: z.string() }),
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async () =>
+      guarded(context, async () => {
+        const account = await getAccountDetails(context.env.DB, context.accountId);
+        return ok({
+          balance: account.balance,
+          planCredits: account.planCredits,
+          purchasedCredits: account.purchasedCredits,
+          plan: account.plan,
+          planRenewsAt: account.planPeriodEnd ? new Date(account.planPeriodEnd).toISOString() : null,
+          billingUrl: `${context.origin}/app/billing`,
+        });
+      }),
+  );
+
+  server.registerTool(
+    "list_voices",
+    {
+      title: "Voices for speech",
+      description: "The voices text_to_speech and voice_change accept: lea, camille, thomas, gilles, and clone when the account has registered its own voice (in the developer area).",
+      inputSchema: z.object({}),
+      outputSchema: z.object({ voices: z.array(z.object({ voice: z.string(), kind: z.enum(["catalogue", "clone"]), status: z.string() })) }),
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async () =>
+      guarded(context, async () => {
+        const clone = await getClonedVoice(context.env.DB, { accountId: context.accountId }).catch((error) => {
+          if (error instanceof AppError && error.code === "not_found") return null;
+          throw error;
+        });
+        const voices = [
+          ...["lea", "camille", "thomas", "gilles"].map((voice) => ({ voice, kind: "catalogue" as const, status: "ready" })),
+          ...(clone ? [{ voice: "clone", kind: "clone" as const, status: clone.status }] : []),
+        ];
+        return ok({ voices });
+      }),
+  );
+
+  return server;
+}

@@ -1,0 +1,82 @@
+/**
+ * `/authorize` of the connector's OAuth: the developer-area sign-in form when there is no
+ * session (fields `email` and `password`, back here afterwards), then a consent page naming
+ * the client and where its tokens go, with Allow and Deny. The library validates the request
+ * (client, redirect URI, PKCE) and binds the consent form to this browser.
+ */
+import { AuthorizationError, CimdFetchError } from "@cloudflare/workers-oauth-provider";
+import { Hono, type Context } from "hono";
+import { csrf } from "hono/csrf";
+import { getAccountDetails } from "../services/accounts";
+import { resolveSession } from "../services/sessions";
+import { MCP_SCOPE, type McpGrantProps } from "../mcp/oauth";
+import { LoginPage, MessagePage } from "./pages/auth";
+import { ConsentPage } from "./pages/consent";
+import { sessionToken, type WebEnv } from "./session";
+
+function oauthOf(c: Context<WebEnv>) {
+  const oauth = c.env.OAUTH_PROVIDER;
+  if (!oauth) throw new Error("OAuth provider helpers missing: /authorize must be served through oauthProviderFor()");
+  return oauth;
+}
+
+/** Errors the person can do nothing about except start again, shown here, never redirected. */
+function refusal(c: Context<WebEnv>, error: unknown) {
+  if (error instanceof AuthorizationError && error.redirectTo) return c.redirect(error.redirectTo, 302);
+  if (error instanceof AuthorizationError || error instanceof CimdFetchError) {
+    const message = error instanceof AuthorizationError ? error.description || "This authorization request is not valid." : "This app could not be verified.";
+    return c.html(<MessagePage title="Cannot connect this app" message={`${message} Start the connection again from the app.`} />, 400);
+  }
+  throw error;
+}
+
+export function authorizeRoutes() {
+  const routes = new Hono<WebEnv>();
+  routes.use("*", csrf());
+  routes.get("/", async (c) => {
+    const session = await resolveSession(c.env.DB, sessionToken(c), Date.now());
+    const url = new URL(c.req.url);
+    if (!session) {
+      return c.html(<LoginPage title="Sign in to connect an app" action="/app/login" next={url.pathname + url.search} info="Sign in to your account to let the app use it." />);
+    }
+    try {
+      const oauth = oauthOf(c);
+      const request = await oauth.parseAuthRequest(c.req.raw);
+      const details = await oauth.describeConsent(request);
+      const consent = await oauth.beginConsent(request);
+      const account = await getAccountDetails(c.env.DB, session.accountId);
+      const page = await c.html(<ConsentPage details={details} handle={consent.handle} email={account.email} />);
+      consent.headers.forEach((value, name) => page.headers.append(name, value));
+      return page;
+    } catch (error) {
+      return refusal(c, error);
+    }
+  });
+  routes.post("/", async (c) => {
+    const session = await resolveSession(c.env.DB, sessionToken(c), Date.now());
+    if (!session) return c.html(<MessagePage title="Signed out" message="Your session ended. Start the connection again from the app." />, 400);
+    const form = await c.req.parseBody();
+    const handle = typeof form.handle === "string" ? form.handle : "";
+    try {
+      const oauth = oauthOf(c);
+      if (form.decision !== "approve") {
+        const denied = await oauth.denyConsent(c.req.raw, handle);
+        return new Response(null, { status: 302, headers: denied.headers });
+      }
+      const approved = await oauth.approveConsent(c.req.raw, handle, { scope: [MCP_SCOPE] });
+      const props: McpGrantProps = { accountId: session.accountId };
+      const { redirectTo } = await oauth.completeAuthorization({
+        request: approved.request,
+        userId: session.accountId,
+        metadata: { approvedAt: Date.now() },
+        scope: [MCP_SCOPE],
+        props,
+      });
+      approved.headers.set("Location", redirectTo);
+      return new Response(null, { status: 302, headers: approved.headers });
+    } catch (error) {
+      return refusal(c, error);
+    }
+  });
+  return routes;
+}

@@ -1,0 +1,31 @@
+import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";
+import type { FC } from "hono/jsx";
+import { Notice, PublicPage } from "../layout";
+
+/** What a person must see before an assistant gets access: who asks, where the tokens go. */
+export const ConsentPage: FC<{ details: ConsentDescription; handle: string; email: string }> = ({ details, handle, email }) => (
+  <PublicPage title="Connect an app">
+    <h1>Allow {details.clientName} to use your account?</h1>
+    <div class="card">
+      <p>
+        <strong>{details.clientName}</strong> {details.clientDomain ? <>is published by <strong>{details.clientDomain}</strong>.</> : <span class="muted">registered itself; its name is not verified.</span>}
+      </p>
+      <p>
+        Access will be sent to <strong data-testid="redirect-host">{details.redirectHost}</strong>.
+      </p>
+      {details.redirectIsLoopback && (
+        <Notice kind="info">This sends access to an app on your computer. Continue only if you just started connecting from it.</Notice>
+      )}
+      <p>It will be able to run the media tools on your behalf (they spend credits of {email}), read your balance and jobs, and manage your brands and posts. You can disconnect it at any time in Connected apps.</p>
+      <form method="post" action="/authorize" class="row">
+        <input type="hidden" name="handle" value={handle} />
+        <button type="submit" name="decision" value="approve">
+          Allow
+        </button>
+        <button type="submit" name="decision" value="deny" class="secondary">
+          Deny
+        </button>
+      </form>
+    </div>
+  </PublicPage>
+);

@@ -1,0 +1,90 @@
+/**
+ * The connector's OAuth as an assistant meets it, through the Worker's fetch handler: the 401
+ * challenge and discovery, dynamic client registration, /authorize with the developer-area
+ * sign-in then consent, code exchange with PKCE S256, refresh-token rotation, the Connected
+ * apps page and revocation. REST keys never open /api/mcp and OAuth tokens never open /api/v1.
+ */
+import { describe, expect, it } from "vitest";
+import { newAccount } from "../helpers/api";
+import { signedUpClient, WebClient } from "../helpers/web";
+
+import { BASE, connect, fetchAt, initialize, pkce, register, authorizeUrl } from "../helpers/mcp";
+
+describe("connector OAuth", () => {
+  it("answers an unauthenticated call with a 401 pointing at its metadata, which leads to the authorization server", async () => {
+    const denied = await initialize();
+    expect(denied.status).toBe(401);
+    const challenge = denied.headers.get("www-authenticate")!;
+    expect(challenge).toMatch(/^Bearer /);
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1];
+    const resource = (await (await fetchAt(metadataUrl)).json()) as { resource: string; authorization_servers: string[] };
+    expect(resource.resource).toBe(`${BASE}/api/mcp`);
+    const server = (await (await fetchAt("/.well-known/oauth-authorization-server")).json()) as Record<string, unknown>;
+    expect(server).toMatchObject({ authorization_endpoint: `${BASE}/authorize`, token_endpoint: `${BASE}/oauth/token`, registration_endpoint: `${BASE}/oauth/register` });
+    expect(server.code_challenge_methods_supported).toContain("S256");
+  });
+
+  it("shows the developer-area sign-in form at /authorize without a session", async () => {
+    const clientId = await register();
+    const { challenge } = await pkce();
+    const page = await new WebClient(BASE).get(authorizeUrl(clientId, challenge));
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('name="email"');
+    expect(html).toContain('name="password"');
+    expect(html).toContain('action="/app/login"');
+    expect(html).toContain('name="next" value="/authorize?');
+  });
+
+  it("connects after consent naming the client and its redirect host; the token opens /api/mcp only", async () => {
+    const { html, tokens } = await connect();
+    expect(html).toContain("Test Assistant");
+    expect(html).toMatch(/data-testid="redirect-host">127\.0\.0\.1(:33418)?</);
+    expect(html).toContain("app on your computer");
+    expect(tokens.token_type.toLowerCase()).toBe("bearer");
+    expect((await initialize(tokens.access_token)).status).toBe(200);
+    // An OAuth token is not an API key.
+    expect((await fetchAt("/api/v1/account", { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
+    // An API key is not an OAuth token.
+    const account = await newAccount({ credits: 10 });
+    expect((await initialize(account.apiKey)).status).toBe(401);
+  });
+
+  it("rotates refresh tokens", async () => {
+    const { clientId, tokens } = await connect();
+    const refresh = async (refreshToken: string) =>
+      fetchAt("/oauth/token", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId }),
+      });
+    const first = await refresh(tokens.refresh_token);
+    expect(first.status).toBe(200);
+    const rotated = (await first.json()) as { access_token: string; refresh_token: string };
+    expect(rotated.refresh_token).not.toBe(tokens.refresh_token);
+    expect((await initialize(rotated.access_token)).status).toBe(200);
+  });
+
+  it("lists the app under Connected apps; disconnecting it makes the next call a 401", async () => {
+    const { person, tokens } = await connect("Claude (test)");
+    const page = await (await person.client.get("/app/connected")).text();
+    expect(page).toContain("Claude (test)");
+    expect(page).toContain(`${BASE}/api/mcp`);
+    const grantId = page.match(/data-grant-id="([^"]+)"/)![1];
+    const revoke = await person.client.post(`/app/connected/${grantId}/revoke`, {});
+    expect(revoke.status).toBe(303);
+    expect((await initialize(tokens.access_token)).status).toBe(401);
+    expect(await (await person.client.get("/app/connected")).text()).toContain("No app is connected.");
+  });
+
+  it("sends Deny back to the client as access_denied", async () => {
+    const person = await signedUpClient(undefined, undefined, BASE);
+    const clientId = await register();
+    const { challenge } = await pkce();
+    const html = await (await person.client.get(authorizeUrl(clientId, challenge))).text();
+    const handle = html.match(/name="handle" value="([^"]+)"/)![1];
+    const denied = await person.client.post("/authorize", { handle, decision: "deny" });
+    expect(denied.status).toBe(302);
+    expect(new URL(denied.headers.get("location")!).searchParams.get("error")).toBe("access_denied");
+  });
+});

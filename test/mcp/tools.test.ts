@@ -1,0 +1,118 @@
+/**
+ * The connector's tools through the official MCP client, after a real OAuth connection: the
+ * same validation, prices, 402 data and job flow as REST, results downloadable by URL.
+ */
+import { env } from "cloudflare:workers";
+import { parseBuffer } from "music-metadata";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ADMIN, call, postJson } from "../helpers/api";
+import { BASE, connect, mcpClient } from "../helpers/mcp";
+import { expectLedgerMatches, ledgerOf } from "../helpers/web";
+
+type Result = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+
+let client: Awaited<ReturnType<typeof mcpClient>>;
+let accountId: string;
+
+const callTool = (name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<Result>;
+
+beforeAll(async () => {
+  const connection = await connect("MCP test client");
+  accountId = connection.person.accountId;
+  client = await mcpClient(connection.tokens.access_token);
+});
+
+describe("MCP tools", () => {
+  it("lists the ten media tools from the registry, plus uploads, jobs, balance and voices, with schemas and hints", async () => {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const name of ["subtitles", "transcribe", "clean_audio", "extract_audio", "convert", "merge", "watermark", "trim", "text_to_speech", "voice_change", "upload_from_url", "get_job", "get_balance", "list_voices"]) {
+      expect(names).toContain(name);
+    }
+    for (const tool of tools) {
+      expect(tool.name).toMatch(/^[a-z]+(_[a-z]+)*$/);
+      expect(tool.description!.length).toBeGreaterThan(40);
+      expect(tool.inputSchema.type).toBe("object");
+    }
+    const extract = tools.find((t) => t.name === "extract_audio")!;
+    expect(extract.description).toContain("3 credits per call");
+    expect(extract.inputSchema.properties).toHaveProperty("format");
+    expect(extract.outputSchema?.properties).toHaveProperty("jobId");
+    expect(extract.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    expect(tools.find((t) => t.name === "get_balance")!.annotations).toMatchObject({ readOnlyHint: true });
+  });
+
+  it("uploads from a URL, runs extract_audio, and gives an absolute download URL that serves the MP3", async () => {
+    const upload = await callTool("upload_from_url", { url: `${env.FIXTURE_BASE_URL}/clip.mp4` });
+    // Tests run without ALLOW_PRIVATE_URLS: the loopback fixture server is refused, as any private address.
+    expect(upload.isError).toBe(true);
+    expect(upload.content[0].text).toMatch(/url/i);
+    // Upload through REST instead (same account) and go on through the connector.
+    const key = (await (await call(`/api/admin/accounts/${accountId}/keys`, { method: "POST", headers: ADMIN })).json()) as { apiKey: string };
+    const form = new FormData();
+    form.append("file", new File([new Uint8Array(await (await fetch(`${env.FIXTURE_BASE_URL}/clip.mp4`)).arrayBuffer())], "clip.mp4"));
+    const stored = (await (await call("/api/v1/uploads", { method: "POST", headers: { authorization: `Bearer ${key.apiKey}` }, body: form })).json()) as { uploadId: string };
+
+    const started = await callTool("extract_audio", { uploadId: stored.uploadId, format: "mp3" });
+    expect(started.isError, started.content[0].text).toBeFalsy();
+    expect(started.structuredContent).toMatchObject({ status: "queued", creditsUsed: 3, creditsRemaining: 97 });
+    const jobId = started.structuredContent!.jobId as string;
+    let job: Result;
+    const deadline = Date.now() + 60_000;
+    do {
+      job = await callTool("get_job", { jobId });
+      if (job.structuredContent?.status === "completed" || job.structuredContent?.status === "failed") break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } while (Date.now() < deadline);
+    expect(job.structuredContent).toMatchObject({ status: "completed", filename: "clip.mp3" });
+    const url = job.structuredContent!.downloadUrl as string;
+    expect(url.startsWith(`${BASE}/api/download/`)).toBe(true);
+    const download = await call(url);
+    expect(download.headers.get("content-type")).toBe("audio/mpeg");
+    const bytes = new Uint8Array(await download.arrayBuffer());
+    const meta = await parseBuffer(bytes, { mimeType: "audio/mpeg" }, { duration: true });
+    expect(meta.format.codec).toMatch(/MPEG 1 Layer 3/);
+    expect(Math.abs(meta.format.duration! - 2.5)).toBeLessThan(0.15);
+    // The job belongs to the connector: a REST key of the same account does not see it.
+    expect((await call(`/api/v1/jobs/${jobId}`, { headers: { authorization: `Bearer ${key.apiKey}` } })).status).toBe(404);
+  });
+
+  it("refuses invalid input naming the field, and charges nothing", async () => {
+    const before = await ledgerOf(accountId);
+    const bad = await callTool("trim", { uploadId: "upl_unknown", start: 5, end: 2 });
+    expect(bad.isError).toBe(true);
+    expect(bad.content[0].text).toMatch(/end/);
+    const unknown = await callTool("convert", { uploadId: "upl_unknown", format: "mp4" });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.content[0].text).toMatch(/uploadId/);
+    expect(await ledgerOf(accountId)).toEqual(before);
+  });
+
+  it("answers a call it cannot pay with the balance, the price and the billing page", async () => {
+    const text = "x".repeat(50_000);
+    const refused = await callTool("text_to_speech", { text });
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent).toMatchObject({ code: "insufficient_credits", required: 250, billingUrl: `${BASE}/app/billing` });
+    expect(typeof refused.structuredContent!.balance).toBe("number");
+    expect(refused.content[0].text).toContain("/app/billing");
+    await expectLedgerMatches(accountId);
+  });
+
+  it("reads the balance with its buckets and the voices", async () => {
+    await postJson(`/api/admin/accounts/${accountId}/credits`, { amount: 500, reason: "test" }, ADMIN);
+    const balance = await callTool("get_balance");
+    expect(balance.structuredContent).toMatchObject({ plan: "payg", planCredits: 0, billingUrl: `${BASE}/app/billing` });
+    expect(balance.structuredContent!.balance).toBe(balance.structuredContent!.purchasedCredits);
+    const voices = await callTool("list_voices");
+    expect((voices.structuredContent!.voices as { voice: string }[]).map((v) => v.voice)).toEqual(["lea", "camille", "thomas", "gilles"]);
+  });
+
+  it("replays an idempotent call without a second debit", async () => {
+    const first = await callTool("text_to_speech", { text: "Bonjour", idempotencyKey: "same-call" });
+    const second = await callTool("text_to_speech", { text: "Bonjour", idempotencyKey: "same-call" });
+    expect(first.isError, first.content[0].text).toBeFalsy();
+    expect(second.structuredContent!.jobId).toBe(first.structuredContent!.jobId);
+    const debits = (await ledgerOf(accountId)).filter((e) => e.kind === "debit" && e.job_id === first.structuredContent!.jobId);
+    expect(debits).toHaveLength(1);
+  });
+});
