@@ -22,6 +22,8 @@ export default defineConfig({
           STRIPE_WEBHOOK_SECRET: "whsec_test_workers",
           // The local Stripe started by test/global-setup.ts (no webhook target: tests sign events themselves).
           STRIPE_API_BASE: ctx.inject<string>("stripeBaseUrl"),
+          // Publishers reach the local Mastodon and webhook receivers on loopback (URL uploads keep the SSRF rules).
+          PUBLISH_ALLOW_PRIVATE_URLS: "true",
         },
       },
     })),

@@ -20,6 +20,9 @@ import { internalRoutes } from "./routes/internal";
 import { webhookRoutes } from "./routes/webhooks";
 import { webRoutes } from "./web/routes";
 import { authorizeRoutes } from "./web/authorize";
+import { reviewRoutes } from "./web/review";
+import { socialRoutes } from "./routes/v1/social";
+import { integrationRoutes } from "./routes/integrations";
 
 const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.path === "/api/v1/openapi.json") return next();
@@ -54,12 +57,15 @@ export function buildApp() {
   app.route("/api/v1", jobRoutes);
   app.route("/api/v1", accountRoutes);
   app.route("/api/v1", voiceRoutes);
+  app.route("/api/v1", socialRoutes);
   app.route("/api/admin", adminRoutes());
   app.route("/api/download", downloadRoutes);
   app.route("/internal", internalRoutes);
   app.route("/api/webhooks", webhookRoutes);
   app.route("/app", webRoutes());
   app.route("/authorize", authorizeRoutes());
+  app.route("/review", reviewRoutes());
+  app.route("/api/integrations", integrationRoutes);
 
   app.doc31("/api/v1/openapi.json", (c) => ({
     openapi: "3.1.0",

@@ -1,5 +1,7 @@
 import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import type { BrandScheduler } from "./durable-objects/brand-scheduler";
 import type { MediaRunner } from "./durable-objects/media-runner";
+import type { PublishMessage } from "./services/publishing";
 
 /** Bindings and settings of the Worker (wrangler.toml, .dev.vars, secrets). */
 export interface Env {
@@ -8,6 +10,12 @@ export interface Env {
   JOBS_QUEUE: Queue<JobMessage>;
   JOBS_DLQ: Queue<JobMessage>;
   MEDIA_RUNNER: DurableObjectNamespace<MediaRunner>;
+  /** One per brand: an alarm at its next due post. */
+  BRAND_SCHEDULER: DurableObjectNamespace<BrandScheduler>;
+  /** Publication of posts per network, and brand webhook events (retried; dead letters fail the post). */
+  PUBLISH_QUEUE: Queue<PublishMessage>;
+  /** "true" in local development and tests only: publishers may reach loopback/private addresses. */
+  PUBLISH_ALLOW_PRIVATE_URLS?: string;
   /** Operator token for /api/admin (Worker secret; locally in .dev.vars). */
   ADMIN_TOKEN?: string;
   /** Shared secret signing URLs and callbacks exchanged with the container backend. */

@@ -2,11 +2,14 @@
 import { buildApp } from "./app";
 import { handleMcpRequest } from "./mcp/handler";
 import { oauthProviderFor } from "./mcp/oauth";
-import type { Env } from "./env";
+import type { Env, JobMessage } from "./env";
+import { consumePublishBatch, dispatchDuePosts, type PublishMessage } from "./services/publishing";
+import { expirePostMedia } from "./services/posts";
 import { consumeDeadLetters, consumeJobs } from "./queues/consumer";
 import { runMaintenance } from "./services/maintenance";
 
 export { MediaRunner } from "./durable-objects/media-runner";
+export { BrandScheduler } from "./durable-objects/brand-scheduler";
 
 const app = buildApp();
 
@@ -18,11 +21,16 @@ export default {
     return provider ? provider.fetch(request, env, ctx) : app.fetch(request, env, ctx);
   },
   async queue(batch, env) {
-    if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch, env);
-    else await consumeJobs(batch, env);
+    if (batch.queue.startsWith("social-publish")) await consumePublishBatch(batch as MessageBatch<PublishMessage>, env);
+    else if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch as MessageBatch<JobMessage>, env);
+    else await consumeJobs(batch as MessageBatch<JobMessage>, env);
   },
   async scheduled(_controller, env) {
-    const summary = await runMaintenance(env.DB, env.MEDIA, Date.now());
-    console.log("maintenance", JSON.stringify(summary));
+    const now = Date.now();
+    const summary = await runMaintenance(env.DB, env.MEDIA, now);
+    // The sweep behind the brands' alarms, and the 30-day retention of published posts' media.
+    const publishing = await dispatchDuePosts(env, null, now);
+    const postMedia = await expirePostMedia(env, now);
+    console.log("maintenance", JSON.stringify({ ...summary, postsQueued: publishing.queued, postMediaExpired: postMedia }));
   },
 } satisfies ExportedHandler<Env>;

@@ -18,6 +18,8 @@ declare module "vitest" {
   interface ProvidedContext {
     fixtureBaseUrl: string;
     stripeBaseUrl: string;
+    mastodonBaseUrl: string;
+    hookBaseUrl: string;
   }
 }
 export {};

@@ -9,6 +9,7 @@ import { createServer, type Server } from "node:http";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { startLocalStripe } from "../scripts/local-stripe/server";
+import { startLocalMastodon } from "../scripts/local-mastodon/server";
 
 const fixturesDir = path.join(import.meta.dirname, ".fixtures");
 
@@ -109,6 +110,36 @@ function serve(): Promise<Server> {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
+/**
+ * A webhook receiver on loopback: POST /<name> records the headers and body and answers the
+ * status set by `?status=` (to test retries); GET /<name>/log lists what arrived.
+ */
+async function startWebhookSink() {
+  const received = new Map<string, { headers: Record<string, string>; body: string }[]>();
+  const sink = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://sink");
+    const name = url.pathname.split("/")[1] ?? "";
+    if (req.method === "GET" && url.pathname.endsWith("/log")) {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(received.get(name) ?? []));
+      return;
+    }
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      const list = received.get(name) ?? [];
+      list.push({ headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])), body });
+      received.set(name, list);
+      const status = Number(url.searchParams.get("status") ?? 200);
+      const failFirst = Number(url.searchParams.get("failFirst") ?? 0);
+      const code = list.length <= failFirst ? 500 : status;
+      res.writeHead(code, { "content-type": "application/json" }).end(JSON.stringify({ id: `ext-${name}-${list.length}`, url: `https://automation.example/${name}/${list.length}` }));
+    });
+  });
+  await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
+  const { port } = sink.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => sink.close(() => resolve())) };
+}
+
 export default async function setup(project: TestProject) {
   generateFixtures();
   const server = await serve();
@@ -118,8 +149,15 @@ export default async function setup(project: TestProject) {
   // Checkout and plan calls in workerd tests reach this local Stripe; webhooks are signed by the tests.
   const stripe = await startLocalStripe({ secretKey: "sk_test_workers", webhookSecret: "whsec_test_workers" });
   project.provide("stripeBaseUrl", stripe.url);
+  // The social network the publisher posts to in tests (its wire format), on loopback.
+  const mastodon = await startLocalMastodon({ token: "mastodon-test-token" });
+  project.provide("mastodonBaseUrl", mastodon.url);
+  const hooks = await startWebhookSink();
+  project.provide("hookBaseUrl", hooks.url);
   return async () => {
     await stripe.close();
+    await mastodon.close();
+    await hooks.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
 }

@@ -210,3 +210,115 @@ export const devOutbox = sqliteTable("dev_outbox", {
   body: text("body").notNull(),
   createdAt: integer("created_at").notNull(),
 });
+
+// --- Brands and social posts (free: posts cost no credits) -------------------------------------
+
+export const brands = sqliteTable(
+  "brands",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    name: text("name").notNull(),
+    /** IANA time zone in which scheduled times are given and shown. */
+    timeZone: text("time_zone").notNull(),
+    requiresApproval: integer("requires_approval", { mode: "boolean" }).notNull().default(false),
+    /** Where approval decisions and publication events are sent (signed), if set. */
+    webhookUrl: text("webhook_url"),
+    /** HMAC secret of the brand's webhooks and of its reporting calls (shown to the owner). */
+    webhookSecret: text("webhook_secret").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("brands_account").on(t.accountId)],
+);
+
+/** A network a brand publishes to, through one publisher. */
+export const brandChannels = sqliteTable(
+  "brand_channels",
+  {
+    id: text("id").primaryKey(),
+    brandId: text("brand_id").notNull().references(() => brands.id),
+    network: text("network", { enum: ["webhook", "mastodon"] }).notNull(),
+    /** Publisher settings (JSON): the endpoint, or the Mastodon instance and access token. */
+    config: text("config").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("brand_channels_network").on(t.brandId, t.network)],
+);
+
+export const posts = sqliteTable(
+  "posts",
+  {
+    id: text("id").primaryKey(),
+    brandId: text("brand_id").notNull().references(() => brands.id),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    text: text("text").notNull(),
+    /** Media copied into the post's own storage when attached (outlives the 3-hour retention). */
+    mediaKey: text("media_key"),
+    mediaFilename: text("media_filename"),
+    mediaContentType: text("media_content_type"),
+    /** Networks of the brand this post goes to (JSON array of network names). */
+    networks: text("networks").notNull(),
+    /** UTC ms; entered and shown in the brand's time zone. */
+    scheduledAt: integer("scheduled_at"),
+    state: text("state", { enum: ["draft", "pending_approval", "approved", "changes_requested", "scheduled", "published", "failed", "cancelled"] }).notNull(),
+    failure: text("failure"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    submittedAt: integer("submitted_at"),
+    decidedAt: integer("decided_at"),
+    publishedAt: integer("published_at"),
+  },
+  (t) => [index("posts_brand").on(t.brandId), index("posts_due").on(t.state, t.scheduledAt)],
+);
+
+/** Shareable approval links: capability ids stored only as hashes. */
+export const approvalLinks = sqliteTable(
+  "approval_links",
+  {
+    id: text("id").primaryKey(),
+    postId: text("post_id").notNull().references(() => posts.id),
+    tokenHash: text("token_hash").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    revokedAt: integer("revoked_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("approval_links_token").on(t.tokenHash), index("approval_links_post").on(t.postId)],
+);
+
+/** Client decisions on posts, with who and when. */
+export const postReviews = sqliteTable(
+  "post_reviews",
+  {
+    id: text("id").primaryKey(),
+    postId: text("post_id").notNull().references(() => posts.id),
+    decision: text("decision", { enum: ["approved", "changes_requested"] }).notNull(),
+    reviewerName: text("reviewer_name").notNull(),
+    comment: text("comment"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("post_reviews_post").on(t.postId)],
+);
+
+/** One delivery of a post to one network: unique, so a post is published once per network. */
+export const postDeliveries = sqliteTable(
+  "post_deliveries",
+  {
+    id: text("id").primaryKey(),
+    postId: text("post_id").notNull().references(() => posts.id),
+    network: text("network").notNull(),
+    status: text("status", { enum: ["pending", "sending", "sent", "failed"] }).notNull(),
+    /** When a consumer took this delivery; a claim older than the lease may be taken again. */
+    claimedAt: integer("claimed_at"),
+    externalId: text("external_id"),
+    externalUrl: text("external_url"),
+    attempts: integer("attempts").notNull().default(0),
+    lastError: text("last_error"),
+    deliveredAt: integer("delivered_at"),
+    views: integer("views").notNull().default(0),
+    likes: integer("likes").notNull().default(0),
+    comments: integer("comments").notNull().default(0),
+    shares: integer("shares").notNull().default(0),
+    statsUpdatedAt: integer("stats_updated_at"),
+  },
+  (t) => [uniqueIndex("post_deliveries_once").on(t.postId, t.network)],
+);

@@ -1,0 +1,132 @@
+/**
+ * Brands: a name, a time zone for scheduling, whether posts need client approval, and the
+ * networks it publishes to (each through a publisher: a signed webhook to the brand's
+ * automation, or a Mastodon account). Free: no credits. Other accounts' brands look unknown.
+ */
+import { and, eq } from "drizzle-orm";
+import { orm } from "../db/client";
+import { brandChannels, brands } from "../db/schema";
+import { invalidRequest, notFound } from "../errors";
+import { newId, randomToken } from "../lib/ids";
+import { isTimeZone } from "../lib/zoned-time";
+
+export type Network = "webhook" | "mastodon";
+export type ChannelInput = { network: "webhook"; url: string } | { network: "mastodon"; instanceUrl: string; accessToken: string };
+
+export interface BrandInput {
+  name: string;
+  timeZone: string;
+  requiresApproval?: boolean;
+  webhookUrl?: string | null;
+  channels?: ChannelInput[];
+}
+
+export interface BrandView {
+  brandId: string;
+  name: string;
+  timeZone: string;
+  requiresApproval: boolean;
+  webhookUrl: string | null;
+  /** Signs the brand's webhooks and the statistics its integration reports back. */
+  webhookSecret: string;
+  networks: { network: Network; target: string }[];
+  createdAt: string;
+}
+
+const httpUrl = (raw: string, field: string) => {
+  try {
+    const url = new URL(raw);
+    if (url.protocol === "http:" || url.protocol === "https:") return url.toString();
+  } catch {}
+  throw invalidRequest(`${field}: must be an http(s) URL.`);
+};
+
+function checkInput(input: Partial<BrandInput>) {
+  if (input.name !== undefined && (!input.name.trim() || input.name.length > 100)) throw invalidRequest("name: 1 to 100 characters.");
+  if (input.timeZone !== undefined && !isTimeZone(input.timeZone)) throw invalidRequest(`timeZone: '${input.timeZone.slice(0, 64)}' is not an IANA time zone (e.g. Europe/Paris).`);
+  if (input.webhookUrl) httpUrl(input.webhookUrl, "webhookUrl");
+  const seen = new Set<string>();
+  for (const [i, channel] of (input.channels ?? []).entries()) {
+    if (seen.has(channel.network)) throw invalidRequest(`channels.${i}: ${channel.network} is listed twice.`);
+    seen.add(channel.network);
+    if (channel.network === "webhook") httpUrl(channel.url, `channels.${i}.url`);
+    else {
+      httpUrl(channel.instanceUrl, `channels.${i}.instanceUrl`);
+      if (!channel.accessToken) throw invalidRequest(`channels.${i}.accessToken: Required`);
+    }
+  }
+}
+
+const channelConfig = (channel: ChannelInput) => JSON.stringify(channel.network === "webhook" ? { url: channel.url } : { instanceUrl: channel.instanceUrl.replace(/\/$/, ""), accessToken: channel.accessToken });
+
+async function view(db: D1Database, row: typeof brands.$inferSelect): Promise<BrandView> {
+  const channels = await orm(db).select().from(brandChannels).where(eq(brandChannels.brandId, row.id)).all();
+  return {
+    brandId: row.id,
+    name: row.name,
+    timeZone: row.timeZone,
+    requiresApproval: row.requiresApproval,
+    webhookUrl: row.webhookUrl,
+    webhookSecret: row.webhookSecret,
+    networks: channels.map((c) => {
+      const config = JSON.parse(c.config) as { url?: string; instanceUrl?: string };
+      return { network: c.network, target: c.network === "webhook" ? config.url! : config.instanceUrl! };
+    }),
+    createdAt: new Date(row.createdAt).toISOString(),
+  };
+}
+
+export async function createBrand(db: D1Database, accountId: string, input: BrandInput, now: number): Promise<BrandView> {
+  checkInput(input);
+  const id = newId("brd", now);
+  const row = { id, accountId, name: input.name.trim(), timeZone: input.timeZone, requiresApproval: input.requiresApproval ?? false, webhookUrl: input.webhookUrl ?? null, webhookSecret: `whsec_${randomToken(24)}`, createdAt: now };
+  const d = orm(db);
+  await d.batch([
+    d.insert(brands).values(row),
+    ...(input.channels ?? []).map((channel) => d.insert(brandChannels).values({ id: newId("chn", now), brandId: id, network: channel.network, config: channelConfig(channel), createdAt: now })),
+  ] as never);
+  return view(db, row);
+}
+
+export async function brandRow(db: D1Database, accountId: string, brandId: string) {
+  const row = await orm(db).select().from(brands).where(and(eq(brands.id, brandId), eq(brands.accountId, accountId))).get();
+  if (!row) throw notFound(`Brand ${brandId.slice(0, 64)} not found.`);
+  return row;
+}
+
+export async function getBrand(db: D1Database, accountId: string, brandId: string): Promise<BrandView> {
+  return view(db, await brandRow(db, accountId, brandId));
+}
+
+export async function listBrands(db: D1Database, accountId: string): Promise<BrandView[]> {
+  const rows = await orm(db).select().from(brands).where(eq(brands.accountId, accountId)).all();
+  return Promise.all(rows.map((row) => view(db, row)));
+}
+
+/** Changes the settings given; `channels`, when given, replaces the brand's networks. */
+export async function updateBrand(db: D1Database, accountId: string, brandId: string, input: Partial<BrandInput>, now: number): Promise<BrandView> {
+  checkInput(input);
+  await brandRow(db, accountId, brandId);
+  const d = orm(db);
+  const changes = {
+    ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+    ...(input.timeZone !== undefined ? { timeZone: input.timeZone } : {}),
+    ...(input.requiresApproval !== undefined ? { requiresApproval: input.requiresApproval } : {}),
+    ...(input.webhookUrl !== undefined ? { webhookUrl: input.webhookUrl } : {}),
+  };
+  const statements = [
+    ...(Object.keys(changes).length ? [d.update(brands).set(changes).where(eq(brands.id, brandId))] : []),
+    ...(input.channels
+      ? [
+          d.delete(brandChannels).where(eq(brandChannels.brandId, brandId)),
+          ...input.channels.map((channel) => d.insert(brandChannels).values({ id: newId("chn", now), brandId, network: channel.network, config: channelConfig(channel), createdAt: now })),
+        ]
+      : []),
+  ];
+  if (statements.length) await d.batch(statements as never);
+  return getBrand(db, accountId, brandId);
+}
+
+export async function brandChannel(db: D1Database, brandId: string, network: string) {
+  return orm(db).select().from(brandChannels).where(and(eq(brandChannels.brandId, brandId), eq(brandChannels.network, network as Network))).get();
+}

@@ -1,0 +1,269 @@
+/**
+ * Social posts of a brand: text, media copied into the post's own storage, target networks, a
+ * time in the brand's zone, and the state machine of post-states.ts. Client approval goes
+ * through shareable links (capabilities, 14 days, revocable). Posts cost no credits.
+ */
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { orm } from "../db/client";
+import { approvalLinks, jobs, postDeliveries, postReviews, posts } from "../db/schema";
+import type { Env } from "../env";
+import { invalidRequest, notFound } from "../errors";
+import { sha256Hex } from "../lib/hash";
+import { newId, randomToken } from "../lib/ids";
+import { streamToR2 } from "../lib/r2-stream";
+import { utcToZoned, zonedToUtc } from "../lib/zoned-time";
+import { brandRow, type Network } from "./brands";
+import { transition, type PostAction, type PostState } from "./post-states";
+import { resolveUpload } from "./uploads";
+import { brandChannelsOf, emitBrandEvent, schedulePublication } from "./publishing";
+
+export const APPROVAL_LINK_TTL_MS = 14 * 24 * 3600 * 1000;
+export const MAX_POST_TEXT = 5000;
+const MAX_MEDIA_BYTES = 5_000_000_000;
+
+type PostRow = typeof posts.$inferSelect;
+
+export interface PostInput {
+  brandId: string;
+  text: string;
+  networks?: Network[];
+  /** Local time in the brand's zone (`2026-12-01T09:30`) or an ISO instant with offset. */
+  scheduledAt?: string | null;
+  media?: { uploadId?: string; jobId?: string } | null;
+}
+
+export interface PostView {
+  postId: string;
+  brandId: string;
+  state: PostState;
+  text: string;
+  networks: Network[];
+  scheduledAt: string | null;
+  scheduledAtLocal: string | null;
+  timeZone: string;
+  media: { filename: string; contentType: string; url: string } | null;
+  reviews: { decision: string; reviewerName: string; comment: string | null; at: string }[];
+  deliveries: { network: string; status: string; url: string | null; attempts: number; error: string | null }[];
+  failure: string | null;
+  createdAt: string;
+  publishedAt: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+async function view(db: D1Database, row: PostRow, timeZone: string): Promise<PostView> {
+  const d = orm(db);
+  const [reviews, deliveries] = await Promise.all([
+    d.select().from(postReviews).where(eq(postReviews.postId, row.id)).orderBy(postReviews.createdAt).all(),
+    d.select().from(postDeliveries).where(eq(postDeliveries.postId, row.id)).all(),
+  ]);
+  return {
+    postId: row.id,
+    brandId: row.brandId,
+    state: row.state,
+    text: row.text,
+    networks: JSON.parse(row.networks) as Network[],
+    scheduledAt: iso(row.scheduledAt),
+    scheduledAtLocal: row.scheduledAt === null ? null : utcToZoned(row.scheduledAt, timeZone),
+    timeZone,
+    media: row.mediaKey ? { filename: row.mediaFilename!, contentType: row.mediaContentType!, url: `/api/v1/posts/${row.id}/media` } : null,
+    reviews: reviews.map((r) => ({ decision: r.decision, reviewerName: r.reviewerName, comment: r.comment, at: new Date(r.createdAt).toISOString() })),
+    deliveries: deliveries.map((x) => ({ network: x.network, status: x.status, url: x.externalUrl, attempts: x.attempts, error: x.lastError })),
+    failure: row.failure,
+    createdAt: new Date(row.createdAt).toISOString(),
+    publishedAt: iso(row.publishedAt),
+  };
+}
+
+async function postRow(db: D1Database, accountId: string, postId: string): Promise<PostRow> {
+  const row = await orm(db).select().from(posts).where(and(eq(posts.id, postId), eq(posts.accountId, accountId))).get();
+  if (!row) throw notFound(`Post ${postId.slice(0, 64)} not found.`);
+  return row;
+}
+
+function parseTime(raw: string | null | undefined, timeZone: string): number | null | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === null) return null;
+  const instant = zonedToUtc(raw, timeZone);
+  if (instant === null) throw invalidRequest(`scheduledAt: '${raw.slice(0, 40)}' is not a time: give 2026-12-01T09:30 (in ${timeZone}) or an ISO time with offset.`);
+  return instant;
+}
+
+async function checkNetworks(db: D1Database, brandId: string, networks: Network[] | undefined): Promise<Network[]> {
+  const available = (await brandChannelsOf(db, brandId)).map((c) => c.network);
+  const chosen = networks ?? available;
+  for (const network of chosen) if (!available.includes(network)) throw invalidRequest(`networks: the brand does not publish to ${String(network).slice(0, 32)} (it has: ${available.join(", ") || "none"}).`);
+  return [...new Set(chosen)];
+}
+
+/** Copies an upload or a job result into the post's own storage, so it outlives the 3-hour retention. */
+async function attachMedia(env: Env, accountId: string, postId: string, media: { uploadId?: string; jobId?: string }, now: number) {
+  let source: { key: string; filename: string; contentType: string };
+  if (media.uploadId) {
+    const upload = await resolveUpload(env.DB, accountId, media.uploadId, "media.uploadId", now);
+    source = { key: upload.objectKey, filename: upload.filename, contentType: upload.mimeType };
+  } else if (media.jobId) {
+    const job = await orm(env.DB).select().from(jobs).where(and(eq(jobs.id, media.jobId), eq(jobs.accountId, accountId))).get();
+    if (!job || job.status !== "completed" || !job.resultKey || (job.expiresAt ?? 0) <= now) throw invalidRequest("media.jobId: no completed job result with this id is available.");
+    source = { key: job.resultKey, filename: job.resultFilename!, contentType: job.resultContentType ?? "application/octet-stream" };
+  } else {
+    throw invalidRequest("media: give uploadId or jobId.");
+  }
+  const object = await env.MEDIA.get(source.key);
+  if (!object) throw invalidRequest("media: the file is no longer available.");
+  const key = `posts/${postId}/${now}-${source.filename}`;
+  await streamToR2(env.MEDIA, key, object.body, { maxBytes: MAX_MEDIA_BYTES, contentType: source.contentType });
+  return { mediaKey: key, mediaFilename: source.filename, mediaContentType: source.contentType };
+}
+
+export async function createPost(env: Env, accountId: string, input: PostInput, now: number): Promise<PostView> {
+  const brand = await brandRow(env.DB, accountId, input.brandId);
+  if (!input.text.trim() || input.text.length > MAX_POST_TEXT) throw invalidRequest(`text: 1 to ${MAX_POST_TEXT} characters.`);
+  const networks = await checkNetworks(env.DB, brand.id, input.networks);
+  const scheduledAt = parseTime(input.scheduledAt, brand.timeZone) ?? null;
+  const id = newId("pst", now);
+  const media = input.media ? await attachMedia(env, accountId, id, input.media, now) : {};
+  const row: PostRow = {
+    id, brandId: brand.id, accountId, text: input.text, mediaKey: null, mediaFilename: null, mediaContentType: null, ...media,
+    networks: JSON.stringify(networks), scheduledAt, state: "draft", failure: null, createdAt: now, updatedAt: now, submittedAt: null, decidedAt: null, publishedAt: null,
+  };
+  await orm(env.DB).insert(posts).values(row).run();
+  return view(env.DB, row, brand.timeZone);
+}
+
+export async function getPost(db: D1Database, accountId: string, postId: string): Promise<PostView> {
+  const row = await postRow(db, accountId, postId);
+  const brand = await brandRow(db, accountId, row.brandId);
+  return view(db, row, brand.timeZone);
+}
+
+export async function listPosts(db: D1Database, accountId: string, filter: { brandId?: string; state?: PostState } = {}): Promise<PostView[]> {
+  const conditions = [eq(posts.accountId, accountId), ...(filter.brandId ? [eq(posts.brandId, filter.brandId)] : []), ...(filter.state ? [eq(posts.state, filter.state)] : [])];
+  const rows = await orm(db).select().from(posts).where(and(...conditions)).orderBy(desc(posts.createdAt)).limit(200).all();
+  const zones = new Map<string, string>();
+  return Promise.all(
+    rows.map(async (row) => {
+      if (!zones.has(row.brandId)) zones.set(row.brandId, (await brandRow(db, accountId, row.brandId)).timeZone);
+      return view(db, row, zones.get(row.brandId)!);
+    }),
+  );
+}
+
+/** Moves a post through the state machine, guarded by the state it was read in (no lost race). */
+async function move(env: Env, row: PostRow, action: PostAction, needsApproval: boolean, changes: Partial<PostRow>, now: number): Promise<PostRow> {
+  const state = transition(row.state, action, needsApproval);
+  const next = { ...changes, state, updatedAt: now };
+  const updated = await orm(env.DB).update(posts).set(next).where(and(eq(posts.id, row.id), eq(posts.state, row.state))).returning().get();
+  if (!updated) throw invalidRequest(`state: the post changed meanwhile (now ${(await orm(env.DB).select({ s: posts.state }).from(posts).where(eq(posts.id, row.id)).get())?.s}); try again.`);
+  if (updated.state === "scheduled") await schedulePublication(env, updated.brandId, updated.scheduledAt!);
+  return updated;
+}
+
+export async function updatePost(env: Env, accountId: string, postId: string, input: Partial<Omit<PostInput, "brandId">>, now: number): Promise<PostView> {
+  const row = await postRow(env.DB, accountId, postId);
+  const brand = await brandRow(env.DB, accountId, row.brandId);
+  if (input.text !== undefined && (!input.text.trim() || input.text.length > MAX_POST_TEXT)) throw invalidRequest(`text: 1 to ${MAX_POST_TEXT} characters.`);
+  const changes: Partial<PostRow> = {
+    ...(input.text !== undefined ? { text: input.text } : {}),
+    ...(input.networks !== undefined ? { networks: JSON.stringify(await checkNetworks(env.DB, brand.id, input.networks)) } : {}),
+  };
+  const scheduledAt = parseTime(input.scheduledAt, brand.timeZone);
+  if (scheduledAt !== undefined) changes.scheduledAt = scheduledAt;
+  if (input.media !== undefined) {
+    Object.assign(changes, input.media ? await attachMedia(env, accountId, postId, input.media, now) : { mediaKey: null, mediaFilename: null, mediaContentType: null });
+  }
+  const updated = await move(env, row, "edit", brand.requiresApproval, changes, now);
+  if (input.media !== undefined && row.mediaKey && row.mediaKey !== updated.mediaKey) await env.MEDIA.delete(row.mediaKey);
+  return view(env.DB, updated, brand.timeZone);
+}
+
+/** submit, schedule (at the post's time or `scheduledAt`), unschedule, cancel. */
+export async function actOnPost(env: Env, accountId: string, postId: string, action: "submit" | "schedule" | "unschedule" | "cancel", options: { scheduledAt?: string }, now: number): Promise<PostView> {
+  const row = await postRow(env.DB, accountId, postId);
+  const brand = await brandRow(env.DB, accountId, row.brandId);
+  const changes: Partial<PostRow> = {};
+  if (action === "schedule") {
+    const at = parseTime(options.scheduledAt, brand.timeZone) ?? row.scheduledAt;
+    if (at === null || at === undefined) throw invalidRequest("scheduledAt: Required to schedule the post.");
+    if (at < now - 60_000) throw invalidRequest("scheduledAt: is in the past.");
+    changes.scheduledAt = at;
+  }
+  if (action === "submit") changes.submittedAt = now;
+  const updated = await move(env, row, action, brand.requiresApproval, changes, now);
+  return view(env.DB, updated, brand.timeZone);
+}
+
+/** Deletes the post and its media; a post being published cannot be deleted (cancel it first). */
+export async function deletePost(env: Env, accountId: string, postId: string): Promise<void> {
+  const row = await postRow(env.DB, accountId, postId);
+  if (row.state === "scheduled") throw invalidRequest("state: a scheduled post cannot be deleted; cancel it first.");
+  const d = orm(env.DB);
+  await d.batch([
+    d.delete(approvalLinks).where(eq(approvalLinks.postId, postId)),
+    d.delete(postReviews).where(eq(postReviews.postId, postId)),
+    d.delete(postDeliveries).where(eq(postDeliveries.postId, postId)),
+    d.delete(posts).where(eq(posts.id, postId)),
+  ] as never);
+  if (row.mediaKey) await env.MEDIA.delete(row.mediaKey);
+}
+
+export async function postMedia(env: Env, accountId: string, postId: string): Promise<R2ObjectBody> {
+  const row = await postRow(env.DB, accountId, postId);
+  const object = row.mediaKey ? await env.MEDIA.get(row.mediaKey) : null;
+  if (!object) throw notFound("This post has no media.");
+  return object;
+}
+
+// --- Client approval ----------------------------------------------------------------------------
+
+export async function createApprovalLink(env: Env, accountId: string, postId: string, origin: string, now: number) {
+  const row = await postRow(env.DB, accountId, postId);
+  if (row.state !== "pending_approval") throw invalidRequest(`state: only a post pending approval can be shared for review (this one is ${row.state}); submit it first.`);
+  const token = randomToken(24);
+  const linkId = newId("apl", now);
+  const expiresAt = now + APPROVAL_LINK_TTL_MS;
+  await orm(env.DB).insert(approvalLinks).values({ id: linkId, postId, tokenHash: await sha256Hex(token), expiresAt, createdAt: now }).run();
+  return { linkId, url: `${origin}/review/${token}`, expiresAt: new Date(expiresAt).toISOString() };
+}
+
+export async function revokeApprovalLink(db: D1Database, accountId: string, linkId: string, now: number): Promise<void> {
+  const link = await orm(db).select().from(approvalLinks).where(eq(approvalLinks.id, linkId)).get();
+  if (!link) throw notFound("No such approval link.");
+  await postRow(db, accountId, link.postId);
+  await orm(db).update(approvalLinks).set({ revokedAt: now }).where(eq(approvalLinks.id, linkId)).run();
+}
+
+/** The post a review link opens, or null when unknown, expired or revoked. */
+export async function postForReview(db: D1Database, token: string, now: number) {
+  if (!token || token.length > 64) return null;
+  const link = await orm(db).select().from(approvalLinks).where(eq(approvalLinks.tokenHash, await sha256Hex(token))).get();
+  if (!link || link.revokedAt !== null || link.expiresAt <= now) return null;
+  const row = await orm(db).select().from(posts).where(eq(posts.id, link.postId)).get();
+  if (!row) return null;
+  const brand = await brandRow(db, row.accountId, row.brandId);
+  return { post: await view(db, row, brand.timeZone), brand, row };
+}
+
+/** The client's decision: recorded with name and time, sent to the brand's webhook. */
+export async function reviewPost(env: Env, token: string, input: { decision: "approve" | "request_changes"; reviewerName: string; comment?: string }, now: number): Promise<PostView> {
+  const found = await postForReview(env.DB, token, now);
+  if (!found) throw notFound("This review link is invalid, expired or revoked.");
+  const reviewerName = input.reviewerName.trim();
+  if (!reviewerName || reviewerName.length > 100) throw invalidRequest("reviewerName: 1 to 100 characters.");
+  const comment = input.comment?.trim() || null;
+  if (input.decision === "request_changes" && !comment) throw invalidRequest("comment: say what should change.");
+  if (comment && comment.length > 2000) throw invalidRequest("comment: at most 2000 characters.");
+  const updated = await move(env, found.row, input.decision, found.brand.requiresApproval, { decidedAt: now }, now);
+  const decision = input.decision === "approve" ? "approved" : "changes_requested";
+  await orm(env.DB).insert(postReviews).values({ id: newId("rev", now), postId: updated.id, decision, reviewerName, comment, createdAt: now }).run();
+  await emitBrandEvent(env, found.brand, { type: `post.${decision}`, postId: updated.id, reviewerName, comment, at: new Date(now).toISOString() });
+  return view(env.DB, updated, found.brand.timeZone);
+}
+
+/** Post media of posts published more than 30 days ago is deleted (the post keeps its text). */
+export async function expirePostMedia(env: Env, now: number): Promise<number> {
+  const old = await orm(env.DB).select({ id: posts.id, key: posts.mediaKey }).from(posts).where(and(eq(posts.state, "published"), sql`${posts.publishedAt} < ${now - 30 * 24 * 3600 * 1000}`, sql`${posts.mediaKey} IS NOT NULL`)).limit(100).all();
+  for (const row of old) await env.MEDIA.delete(row.key!);
+  if (old.length) await orm(env.DB).update(posts).set({ mediaKey: null }).where(inArray(posts.id, old.map((r) => r.id))).run();
+  return old.length;
+}

@@ -1,0 +1,117 @@
+/**
+ * Publishers, one per network, behind one interface. `webhook`: a signed POST to the brand's
+ * automation endpoint (Zapier, Make, n8n...): `Webhook-Timestamp` and `Webhook-Signature:
+ * v1=<hex HMAC-SHA256(secret, timestamp + "." + body)>`. `mastodon`: the open Mastodon API
+ * (media upload, then a status with an Idempotency-Key so a retried call never posts twice),
+ * which also gives the engagement counts. Every target passes the SSRF checks.
+ */
+import { hmacHex } from "../lib/signing";
+import { assertPublicUrl, type UrlPolicy } from "../lib/public-url";
+
+export class PublishError extends Error {
+  constructor(message: string, readonly retryable: boolean) {
+    super(message);
+  }
+}
+
+export interface Publication {
+  postId: string;
+  text: string;
+  brand: { id: string; name: string; secret: string };
+  media: { filename: string; contentType: string; read: () => Promise<R2ObjectBody | null>; url: () => Promise<string | null> } | null;
+  scheduledAt: string;
+}
+
+export interface Engagement {
+  views: number;
+  likes: number;
+  comments: number;
+  shares: number;
+}
+
+const TIMEOUT_MS = 20_000;
+
+async function send(url: URL, init: RequestInit): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(url, { ...init, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS) });
+  } catch (error) {
+    throw new PublishError(`${url.host} did not answer (${error instanceof Error ? error.message : String(error)})`, true);
+  }
+  if (response.ok) return response;
+  const text = (await response.text().catch(() => "")).slice(0, 200);
+  // 4xx other than 408/429 will not get better by retrying.
+  throw new PublishError(`${url.host} answered ${response.status}${text ? `: ${text}` : ""}`, response.status >= 500 || response.status === 408 || response.status === 429);
+}
+
+async function signedPost(rawUrl: string, secret: string, payload: unknown, policy: UrlPolicy): Promise<Response> {
+  const url = await assertPublicUrl(rawUrl, policy).catch((error: Error) => {
+    throw new PublishError(`webhook URL refused: ${error.message}`, false);
+  });
+  const body = JSON.stringify(payload);
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  return send(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", "user-agent": "media-credits-api/1.0", "webhook-timestamp": timestamp, "webhook-signature": `v1=${await hmacHex(secret, `${timestamp}.${body}`)}` },
+    body,
+  });
+}
+
+const webhook = {
+  /** A brand event (review, publication) to the brand's webhook URL. */
+  async send(url: string, secret: string, event: Record<string, unknown>, policy: UrlPolicy): Promise<void> {
+    await signedPost(url, secret, event, policy);
+  },
+  async publish(config: { url: string }, post: Publication, policy: UrlPolicy): Promise<{ id?: string; url?: string }> {
+    const mediaUrl = post.media ? await post.media.url() : null;
+    const response = await signedPost(config.url, post.brand.secret, {
+      type: "post.publish",
+      postId: post.postId,
+      brand: { id: post.brand.id, name: post.brand.name },
+      text: post.text,
+      media: post.media ? { filename: post.media.filename, contentType: post.media.contentType, url: mediaUrl } : null,
+      scheduledAt: post.scheduledAt,
+    }, policy);
+    const answer = (await response.json().catch(() => ({}))) as { id?: unknown; url?: unknown };
+    return { id: typeof answer.id === "string" ? answer.id : undefined, url: typeof answer.url === "string" ? answer.url : undefined };
+  },
+};
+
+async function instance(config: { instanceUrl: string }, path: string, policy: UrlPolicy): Promise<URL> {
+  const url = await assertPublicUrl(`${config.instanceUrl}${path}`, policy).catch((error: Error) => {
+    throw new PublishError(`Mastodon instance refused: ${error.message}`, false);
+  });
+  return url;
+}
+
+const mastodon = {
+  async publish(config: { instanceUrl: string; accessToken: string }, post: Publication, policy: UrlPolicy): Promise<{ id?: string; url?: string }> {
+    const auth = { authorization: `Bearer ${config.accessToken}` };
+    const mediaIds: string[] = [];
+    if (post.media) {
+      const object = await post.media.read();
+      if (!object) throw new PublishError("the post's media is no longer stored", false);
+      const form = new FormData();
+      form.append("file", new File([await object.arrayBuffer()], post.media.filename, { type: post.media.contentType }));
+      const uploaded = await send(await instance(config, "/api/v2/media", policy), { method: "POST", headers: auth, body: form });
+      mediaIds.push(((await uploaded.json()) as { id: string }).id);
+    }
+    const body = new URLSearchParams({ status: post.text, visibility: "public" });
+    for (const id of mediaIds) body.append("media_ids[]", id);
+    const response = await send(await instance(config, "/api/v1/statuses", policy), {
+      method: "POST",
+      headers: { ...auth, "idempotency-key": `${post.postId}:mastodon` },
+      body,
+    });
+    const status = (await response.json()) as { id: string; url?: string };
+    return { id: status.id, url: status.url };
+  },
+  async engagement(config: { instanceUrl: string; accessToken: string }, statusId: string, policy: UrlPolicy): Promise<Engagement> {
+    const response = await send(await instance(config, `/api/v1/statuses/${encodeURIComponent(statusId)}`, policy), { headers: { authorization: `Bearer ${config.accessToken}` } });
+    const status = (await response.json()) as { favourites_count?: number; replies_count?: number; reblogs_count?: number };
+    // Mastodon does not count views.
+    return { views: 0, likes: status.favourites_count ?? 0, comments: status.replies_count ?? 0, shares: status.reblogs_count ?? 0 };
+  },
+};
+
+export const publishers = { webhook, mastodon } as const;

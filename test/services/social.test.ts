@@ -1,0 +1,194 @@
+/**
+ * Brands and posts through REST and the public review page, publication to the local Mastodon
+ * and a webhook receiver (real queue consumer and Durable Object alarms in workerd), exactly
+ * once per network under repeated alarms and deliveries, statistics, media retention.
+ */
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { inject } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { hmacHex } from "../../src/lib/signing";
+import { dispatchDuePosts, publishOne } from "../../src/services/publishing";
+import { expirePostMedia } from "../../src/services/posts";
+import { balanceOf, call, newAccount, postJson, uploadFixture, type TestAccount } from "../helpers/api";
+import { WebClient } from "../helpers/web";
+
+const mastodon = inject("mastodonBaseUrl");
+const hooks = inject("hookBaseUrl");
+let account: TestAccount;
+
+const api = (path: string, init: RequestInit = {}) => call(path, { ...init, headers: { ...account.auth, "content-type": "application/json", ...(init.headers ?? {}) } });
+const json = async <T = any>(response: Response, status = 200): Promise<T> => {
+  const body = await response.json();
+  expect(response.status, JSON.stringify(body)).toBe(status);
+  return body as T;
+};
+const statuses = async () => (await (await fetch(`${mastodon}/_test/statuses`)).json()) as { id: string; content: string; media_attachments: unknown[] }[];
+const hookLog = async (name: string) => (await (await fetch(`${hooks}/${name}/log`)).json()) as { headers: Record<string, string>; body: string }[];
+const uid = () => Math.random().toString(36).slice(2, 10);
+
+async function until<T>(probe: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (ok(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function brand(options: { requiresApproval?: boolean; hook?: string; channels?: unknown[] } = {}) {
+  return json(
+    await api("/api/v1/brands", {
+      method: "POST",
+      body: JSON.stringify({
+        name: `Brand ${uid()}`,
+        timeZone: "Europe/Paris",
+        requiresApproval: options.requiresApproval ?? true,
+        webhookUrl: options.hook ? `${hooks}/${options.hook}` : null,
+        channels: options.channels ?? [{ network: "mastodon", instanceUrl: mastodon, accessToken: "mastodon-test-token" }],
+      }),
+    }),
+  );
+}
+
+beforeAll(async () => {
+  account = await newAccount({ credits: 100 });
+});
+
+describe("brands and posts", () => {
+  it("validates brands: time zone, URLs, networks; other accounts see nothing", async () => {
+    const bad = await api("/api/v1/brands", { method: "POST", body: JSON.stringify({ name: "X", timeZone: "Mars/Olympus" }) });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as any).error.message).toMatch(/timeZone/);
+    const created = await brand();
+    expect(created).toMatchObject({ timeZone: "Europe/Paris", requiresApproval: true, networks: [{ network: "mastodon", target: mastodon }] });
+    expect(created.webhookSecret).toMatch(/^whsec_/);
+    const other = await newAccount({ credits: 1 });
+    expect((await call(`/api/v1/brands/${created.brandId}`, { headers: other.auth })).status).toBe(404);
+    const wrongNetwork = await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: created.brandId, text: "hi", networks: ["webhook"] }) });
+    expect(wrongNetwork.status).toBe(400);
+  });
+
+  it("keeps a post that needs approval out of the schedule until a client approves it on the review page", async () => {
+    const b = await brand({ hook: `events-${uid()}` });
+    const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "Nouvelle vidéo !", scheduledAt: "2030-06-01T09:30" }) }));
+    expect(post).toMatchObject({ state: "draft", scheduledAtLocal: "2030-06-01T09:30", scheduledAt: "2030-06-01T07:30:00.000Z", networks: ["mastodon"] });
+    const early = await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: "{}" });
+    expect(early.status).toBe(400);
+    expect(((await early.json()) as any).error.message).toMatch(/state draft cannot be scheduled.*client approval/);
+    expect((await api(`/api/v1/posts/${post.postId}/approval-links`, { method: "POST" })).status).toBe(400);
+    await json(await api(`/api/v1/posts/${post.postId}/submit`, { method: "POST", body: "{}" }));
+    const link = await json(await api(`/api/v1/posts/${post.postId}/approval-links`, { method: "POST" }));
+    expect(new Date(link.expiresAt).getTime() - Date.now()).toBeGreaterThan(13.9 * 24 * 3600_000);
+    const path = new URL(link.url).pathname;
+
+    const reviewer = new WebClient();
+    const page = await (await reviewer.get(path)).text();
+    expect(page).toContain("Nouvelle vidéo !");
+    expect(page).toContain("2030-06-01 09:30 (Europe/Paris)");
+    const noComment = await reviewer.post(path, { decision: "request_changes", reviewerName: "Camille" });
+    expect(noComment.status).toBe(400);
+    const changes = await reviewer.post(path, { decision: "request_changes", reviewerName: "Camille", comment: "Ajoute le lien" });
+    expect(changes.status).toBe(200);
+    let read = await json(await api(`/api/v1/posts/${post.postId}`));
+    expect(read.state).toBe("changes_requested");
+    expect(read.reviews).toMatchObject([{ decision: "changes_requested", reviewerName: "Camille", comment: "Ajoute le lien" }]);
+
+    await json(await api(`/api/v1/posts/${post.postId}`, { method: "PATCH", body: JSON.stringify({ text: "Nouvelle vidéo ! https://example.com" }) }));
+    await json(await api(`/api/v1/posts/${post.postId}/submit`, { method: "POST", body: "{}" }));
+    expect((await reviewer.post(path, { decision: "approve", reviewerName: "Camille" })).status).toBe(200);
+    read = await json(await api(`/api/v1/posts/${post.postId}`));
+    expect(read.state).toBe("approved");
+    expect(read.reviews.map((r: any) => r.decision)).toEqual(["changes_requested", "approved"]);
+    expect((await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: "{}" }))).state).toBe("scheduled");
+
+    // The decisions reached the brand's webhook, signed with its secret.
+    const events = await until(() => hookLog(new URL(b.webhookUrl).pathname.slice(1)), (log) => log.length >= 2);
+    expect(events.map((e) => JSON.parse(e.body).type)).toEqual(["post.changes_requested", "post.approved"]);
+    const first = events[0];
+    expect(first.headers["webhook-signature"]).toBe(`v1=${await hmacHex(b.webhookSecret, `${first.headers["webhook-timestamp"]}.${first.body}`)}`);
+
+    // Revoked links stop working.
+    const second = await json(await api(`/api/v1/posts/${(await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "autre" }) }))).postId}/submit`, { method: "POST", body: "{}" }));
+    const link2 = await json(await api(`/api/v1/posts/${second.postId}/approval-links`, { method: "POST" }));
+    await json(await api(`/api/v1/approval-links/${link2.linkId}`, { method: "DELETE" }));
+    expect((await call(new URL(link2.url).pathname)).status).toBe(404);
+    expect(await balanceOf(account)).toBe(100);
+  });
+
+  it("publishes at its time through the brand's alarm, once per network, and counts it", async () => {
+    const hook = `publish-${uid()}`;
+    const b = await brand({ requiresApproval: false, channels: [{ network: "mastodon", instanceUrl: mastodon, accessToken: "mastodon-test-token" }, { network: "webhook", url: `${hooks}/${hook}` }] });
+    const logo = await uploadFixture(account, "logo.png");
+    const before = (await statuses()).length;
+    const at = new Date(Date.now() + 1500).toISOString();
+    const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: `Publié ${uid()}`, media: { uploadId: logo.uploadId } }) }));
+    expect(post.media).toMatchObject({ filename: "logo.png", contentType: "image/png" });
+    await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }));
+    // Not before its time.
+    expect(await publishOne(env, post.postId, "mastodon", Date.now())).toBe("skipped");
+    const published = await until(async () => json(await api(`/api/v1/posts/${post.postId}`)), (p) => p.state === "published");
+    expect(published.state).toBe("published");
+    expect(Date.parse(published.publishedAt)).toBeGreaterThanOrEqual(Date.parse(at));
+    expect(published.deliveries.map((d: any) => [d.network, d.status]).sort()).toEqual([["mastodon", "sent"], ["webhook", "sent"]]);
+
+    // Repeated alarms, sweeps and messages publish nothing more.
+    const scheduler = env.BRAND_SCHEDULER.get(env.BRAND_SCHEDULER.idFromName(b.brandId));
+    await runDurableObjectAlarm(scheduler);
+    await dispatchDuePosts(env, null, Date.now());
+    await Promise.all([publishOne(env, post.postId, "mastodon", Date.now()), publishOne(env, post.postId, "webhook", Date.now())]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const mine = (await statuses()).slice(before).filter((s) => s.content.includes(post.text.split(" ")[1]));
+    expect(mine).toHaveLength(1);
+    expect(mine[0].media_attachments).toHaveLength(1);
+    const delivered = await hookLog(hook);
+    expect(delivered).toHaveLength(1);
+    expect(JSON.parse(delivered[0].body)).toMatchObject({ type: "post.publish", postId: post.postId, text: post.text, media: { filename: "logo.png" } });
+
+    // Engagement: Mastodon counts read back; the integration reports its own, signed.
+    await fetch(`${mastodon}/_test/statuses/${mine[0].id}/engagement`, { method: "POST", body: JSON.stringify({ favourites_count: 7, reblogs_count: 2, replies_count: 3 }) });
+    const report = JSON.stringify({ postId: post.postId, network: "webhook", views: 120, likes: 5 });
+    const ts = String(Math.floor(Date.now() / 1000));
+    const forged = await call("/api/integrations/engagement", { method: "POST", headers: { "webhook-timestamp": ts, "webhook-signature": "v1=00" }, body: report });
+    expect(forged.status).toBe(401);
+    const reported = await call("/api/integrations/engagement", { method: "POST", headers: { "webhook-timestamp": ts, "webhook-signature": `v1=${await hmacHex(b.webhookSecret, `${ts}.${report}`)}` }, body: report });
+    expect(reported.status).toBe(200);
+    const stats = await json(await api(`/api/v1/brands/${b.brandId}/stats`));
+    expect(stats.postsByState).toEqual({ published: 1 });
+    expect(stats.publishedByNetwork).toEqual({ mastodon: 1, webhook: 1 });
+    expect(stats.engagement).toMatchObject({ views: 120, likes: 12, comments: 3, shares: 2 });
+    expect(stats.engagement.byNetwork.mastodon).toEqual({ views: 0, likes: 7, comments: 3, shares: 2 });
+
+    // Media of published posts goes 30 days after publication.
+    const row = await env.DB.prepare("SELECT media_key FROM posts WHERE id = ?").bind(post.postId).first<{ media_key: string }>();
+    expect(await env.MEDIA.head(row!.media_key)).not.toBeNull();
+    expect(await expirePostMedia(env, Date.now() + 31 * 24 * 3600_000)).toBeGreaterThanOrEqual(1);
+    expect(await env.MEDIA.head(row!.media_key)).toBeNull();
+  });
+
+  it("retries a failing network and fails the post when a publisher refuses for good", async () => {
+    const b = await brand({ requiresApproval: false, channels: [{ network: "mastodon", instanceUrl: mastodon, accessToken: "wrong-token" }] });
+    const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "refusé" }) }));
+    await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: new Date(Date.now() + 500).toISOString() }) }));
+    const failed = await until(async () => json(await api(`/api/v1/posts/${post.postId}`)), (p) => p.state === "failed");
+    expect(failed.state).toBe("failed");
+    expect(failed.failure).toMatch(/401/);
+    expect(failed.deliveries[0]).toMatchObject({ network: "mastodon", status: "failed" });
+    // A post that ended cannot move again.
+    const again = await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: "{}" });
+    expect(((await again.json()) as any).error.message).toMatch(/state failed/);
+  });
+
+  it("cancels a scheduled post before its time: nothing is published", async () => {
+    const b = await brand({ requiresApproval: false });
+    const before = (await statuses()).length;
+    const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "annulé" }) }));
+    await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: new Date(Date.now() + 800).toISOString() }) }));
+    expect((await json(await api(`/api/v1/posts/${post.postId}/cancel`, { method: "POST", body: "{}" }))).state).toBe("cancelled");
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await dispatchDuePosts(env, null, Date.now());
+    expect((await statuses()).length).toBe(before);
+    expect((await api(`/api/v1/posts/${post.postId}`, { method: "DELETE" })).status).toBe(200);
+    expect((await api(`/api/v1/posts/${post.postId}`)).status).toBe(404);
+  });
+});
