@@ -16,6 +16,7 @@ import { uploadFromUrl } from "../services/uploads";
 import { getClonedVoice } from "../services/voices";
 import { toolNames, tools, type ToolName } from "../tools";
 import type { Rate } from "../tools/definition";
+import { registerSocialTools } from "./social-tools";
 
 export interface McpContext {
   env: Env;
@@ -24,7 +25,7 @@ export interface McpContext {
   origin: string;
 }
 
-type ToolResult = { content: { type: "text"; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
+export type ToolResult = { content: { type: "text"; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
 
 const ok = (data: Record<string, unknown>, text?: string): ToolResult => ({ content: [{ type: "text", text: text ?? JSON.stringify(data) }], structuredContent: data });
 
@@ -89,7 +90,10 @@ const mcpName = (tool: ToolName) => tool.replace(/-/g, "_");
 export function buildMcpServer(context: McpContext): McpServer {
   const server = new McpServer(
     { name: "media-credits-api", version: "1.0.0" },
-    { instructions: "Process video and audio for the signed-in account: upload media (upload_from_url), run a tool (it returns a jobId and spends credits), poll get_job until completed, then give the user the downloadUrl (valid 3 hours). get_balance shows the credits." },
+    {
+      instructions:
+        "Process video and audio for the signed-in account: upload media (upload_from_url), run a tool (it returns a jobId and spends credits), poll get_job until completed, then give the user the downloadUrl (valid 3 hours). get_balance shows the credits. Social posts (free): create_brand, create_post (media from an upload or a finished job), submit_post + create_approval_link when the brand needs client approval, schedule_post, then get_post and get_brand_stats.",
+    },
   );
 
   for (const tool of toolNames) {
@@ -208,5 +212,6 @@ export function buildMcpServer(context: McpContext): McpServer {
       }),
   );
 
+  registerSocialTools(server, context, (work) => guarded(context, work));
   return server;
 }

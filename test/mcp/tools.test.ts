@@ -7,7 +7,8 @@ import { parseBuffer } from "music-metadata";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, call, postJson } from "../helpers/api";
 import { BASE, connect, mcpClient } from "../helpers/mcp";
-import { expectLedgerMatches, ledgerOf } from "../helpers/web";
+import { expectLedgerMatches, ledgerOf, WebClient } from "../helpers/web";
+import { inject } from "vitest";
 
 type Result = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
 
@@ -114,5 +115,36 @@ describe("MCP tools", () => {
     expect(second.structuredContent!.jobId).toBe(first.structuredContent!.jobId);
     const debits = (await ledgerOf(accountId)).filter((e) => e.kind === "debit" && e.job_id === first.structuredContent!.jobId);
     expect(debits).toHaveLength(1);
+  });
+
+  it("manages a brand and a post through approval to publication, for free", async () => {
+    const debits = async () => (await ledgerOf(accountId)).filter((e) => e.kind === "debit").length;
+    const before = await debits();
+    const brand = await callTool("create_brand", { name: "Café Lumière", timeZone: "Europe/Paris", requiresApproval: true, channels: [{ network: "mastodon", instanceUrl: inject("mastodonBaseUrl"), accessToken: "mastodon-test-token" }] });
+    expect(brand.isError, brand.content[0].text).toBeFalsy();
+    const brandId = brand.structuredContent!.brandId as string;
+    const post = await callTool("create_post", { brandId, text: "Ouverture samedi ☕" });
+    const postId = post.structuredContent!.postId as string;
+    const early = await callTool("schedule_post", { postId, scheduledAt: new Date(Date.now() + 1000).toISOString() });
+    expect(early.isError).toBe(true);
+    expect(early.content[0].text).toMatch(/state draft/);
+    expect((await callTool("submit_post", { postId })).structuredContent!.state).toBe("pending_approval");
+    const link = await callTool("create_approval_link", { postId });
+    const reviewer = new WebClient();
+    const path = new URL(link.structuredContent!.url as string).pathname;
+    expect((await reviewer.post(path, { decision: "approve", reviewerName: "Élodie" })).status).toBe(200);
+    const approved = await callTool("get_post", { postId });
+    expect(approved.structuredContent).toMatchObject({ state: "approved", reviews: [{ decision: "approved", reviewerName: "Élodie" }] });
+    await callTool("schedule_post", { postId, scheduledAt: new Date(Date.now() + 800).toISOString() });
+    let state = "";
+    for (let i = 0; i < 100 && state !== "published"; i++) {
+      state = (await callTool("get_post", { postId })).structuredContent!.state as string;
+      if (state !== "published") await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(state).toBe("published");
+    const stats = await callTool("get_brand_stats", { brandId });
+    expect(stats.structuredContent).toMatchObject({ postsByState: { published: 1 }, publishedByNetwork: { mastodon: 1 }, approval: { reviewed: 1 } });
+    // Posts cost nothing: no debit was written for any of it.
+    expect(await debits()).toBe(before);
   });
 });
