@@ -40,6 +40,7 @@ export const tabs = [
   ["/app/jobs", "Jobs"],
   ["/app/voice", "Cloned voice"],
   ["/app/billing", "Billing"],
+  ["/app/posts", "Posts"],
   ["/app/connected", "Connected apps"],
 ] as const;
 

@@ -21,6 +21,10 @@ import { appCss, appJs } from "./assets";
 import { LoginPage, MessagePage, ResetPasswordPage, ResetRequestPage, SignOutPage, SignupPage } from "./pages/auth";
 import { BillingPage } from "./pages/billing";
 import { ConnectedAppsPage } from "./pages/connected";
+import { PostsPage } from "./pages/posts";
+import { listBrands } from "../services/brands";
+import { listPosts } from "../services/posts";
+import { brandStats } from "../services/post-stats";
 import { JobsPage } from "./pages/jobs";
 import { KeysPage } from "./pages/keys";
 import { LedgerPage } from "./pages/ledger";
@@ -156,7 +160,7 @@ export function webRoutes() {
   // --- Signed-in pages ------------------------------------------------------------------------
   // Registered on the web app itself: a sub-app's "*" middleware would also cover /login.
   const area = web;
-  for (const path of ["/", "/keys", "/keys/*", "/ledger", "/ledger.csv", "/jobs", "/voice", "/voice/*", "/billing", "/billing/*", "/connected", "/connected/*"]) {
+  for (const path of ["/", "/keys", "/keys/*", "/ledger", "/ledger.csv", "/jobs", "/voice", "/voice/*", "/billing", "/billing/*", "/connected", "/connected/*", "/posts"]) {
     area.use(path, requireSession);
   }
   const notice = (c: Context<WebEnv>) => NOTICES[c.req.query("done") ?? ""];
@@ -282,6 +286,20 @@ export function webRoutes() {
       return c.redirect("/app/billing?done=resumed", 303);
     }),
   );
+
+  area.get("/posts", async (c) => {
+    const account = c.get("account");
+    const now = Date.now();
+    const brands = await listBrands(c.env.DB, account.accountId);
+    const sections = await Promise.all(
+      brands.map(async (brand) => ({
+        brand,
+        stats: await brandStats(c.env, account.accountId, brand.brandId, now - 30 * 24 * 3600 * 1000, now + 1),
+        posts: await listPosts(c.env.DB, account.accountId, { brandId: brand.brandId }),
+      })),
+    );
+    return c.html(<PostsPage account={account} brands={sections} />);
+  });
 
   area.get("/connected", async (c) => {
     const account = c.get("account");
