@@ -18,6 +18,8 @@ const inspectorPort = Number(process.env.INSPECTOR_PORT ?? port + 1442);
 const base = `http://127.0.0.1:${port}`;
 const backendPort = Number(process.env.BACKEND_PORT ?? port + 1);
 const stripePort = Number(process.env.STRIPE_PORT ?? port + 2);
+const mastodonPort = Number(process.env.MASTODON_PORT ?? port + 3);
+const mastodonToken = "local-mastodon-token";
 const wranglerBin = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
 
@@ -72,21 +74,26 @@ const stripe = spawn(process.execPath, [path.join(root, "scripts", "local-stripe
   stdio: ["ignore", "inherit", "inherit"],
 });
 
+// A local Mastodon (scripts/local-mastodon) to publish brands' posts to.
+const mastodon = spawn(process.execPath, [path.join(root, "scripts", "local-mastodon", "server.ts"), "--port", String(mastodonPort), "--token", mastodonToken], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+
 const args = [wranglerBin, "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false"];
 args.push("--var", `BACKEND_URL:http://127.0.0.1:${backendPort}`, "--var", `PUBLIC_BASE_URL:${base}`);
-args.push("--var", `STRIPE_API_BASE:http://127.0.0.1:${stripePort}`, "--var", "DEV_MODE:true", "--var", `SIGNUP_CREDITS:${process.env.SIGNUP_CREDITS ?? 100}`);
+args.push("--var", `STRIPE_API_BASE:http://127.0.0.1:${stripePort}`, "--var", "DEV_MODE:true", "--var", "PUBLISH_ALLOW_PRIVATE_URLS:true", "--var", `SIGNUP_CREDITS:${process.env.SIGNUP_CREDITS ?? 100}`);
 if (process.env.ALLOW_PRIVATE_URLS === "true") args.push("--var", "ALLOW_PRIVATE_URLS:true");
 const wrangler = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
 const stop = () => {
   wrangler.kill("SIGINT");
   backend.kill("SIGTERM");
   stripe.kill("SIGTERM");
+  mastodon.kill("SIGTERM");
 };
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
 wrangler.on("exit", (code) => {
   backend.kill("SIGTERM");
   stripe.kill("SIGTERM");
+  mastodon.kill("SIGTERM");
   process.exit(code ?? 0);
 });
 backend.on("exit", (code) => {
@@ -144,6 +151,8 @@ try {
     docs         ${base}/docs
     developer    ${base}/app   sign in as ${account.email} / ${account.password}, or sign up (100 free credits)
     dev outbox   ${base}/app/dev/outbox (password-reset mail)
+    connector    ${base}/api/mcp   (paste into an assistant; OAuth fields empty)
+    local Mastodon http://127.0.0.1:${mastodonPort}  (access token ${mastodonToken}, for brands' channels)
     admin token  ${vars.ADMIN_TOKEN}
     API key      ${account.apiKey}   (account ${account.accountId}, ${balance.balance} credits)
 
