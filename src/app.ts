@@ -21,6 +21,7 @@ import { webhookRoutes } from "./routes/webhooks";
 import { webRoutes } from "./web/routes";
 import { authorizeRoutes } from "./web/authorize";
 import { reviewRoutes } from "./web/review";
+import { uploadPageRoutes } from "./web/upload-page";
 import { socialRoutes } from "./routes/v1/social";
 import { integrationRoutes } from "./routes/integrations";
 
@@ -65,6 +66,7 @@ export function buildApp() {
   app.route("/app", webRoutes());
   app.route("/authorize", authorizeRoutes());
   app.route("/review", reviewRoutes());
+  app.route("/upload", uploadPageRoutes());
   app.route("/api/integrations", integrationRoutes);
 
   app.doc31("/api/v1/openapi.json", (c) => ({

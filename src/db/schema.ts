@@ -322,3 +322,18 @@ export const postDeliveries = sqliteTable(
   },
   (t) => [uniqueIndex("post_deliveries_once").on(t.postId, t.network)],
 );
+
+/** One-time browser upload pages the connector hands out (capability ids stored as hashes). */
+export const uploadLinks = sqliteTable(
+  "upload_links",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    tokenHash: text("token_hash").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    /** Set once the file is uploaded: the link is then used up. */
+    uploadId: text("upload_id"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("upload_links_token").on(t.tokenHash)],
+);

@@ -13,6 +13,7 @@ import { describeZodError } from "../http";
 import { getAccount, getAccountDetails, type Caller } from "../services/accounts";
 import { createToolJob, getJobForKey } from "../services/jobs";
 import { uploadFromUrl } from "../services/uploads";
+import { createUploadLink, uploadLinkStatus } from "../services/upload-capabilities";
 import { getClonedVoice } from "../services/voices";
 import { toolNames, tools, type ToolName } from "../tools";
 import type { Rate } from "../tools/definition";
@@ -137,6 +138,30 @@ export function buildMcpServer(context: McpContext): McpServer {
         const policy = { allowPrivate: context.env.ALLOW_PRIVATE_URLS === "true", resolverUrl: context.env.DNS_RESOLVER_URL };
         return ok({ ...(await uploadFromUrl(context.env, context.accountId, url, policy, Date.now())) });
       }),
+  );
+
+  server.registerTool(
+    "create_upload_link",
+    {
+      title: "Let the person upload a local file",
+      description: "When the file is on the person's computer (not at a public URL): returns a link to a page, valid one hour and usable once, where they pick the file in their browser. Give them the link, then call get_upload_link until it shows the uploadId. Free.",
+      inputSchema: z.object({}),
+      outputSchema: z.object({ linkId: z.string(), url: z.string(), expiresAt: z.string() }),
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async () => guarded(context, async () => ok(await createUploadLink(context.env.DB, context.accountId, context.origin, Date.now()))),
+  );
+
+  server.registerTool(
+    "get_upload_link",
+    {
+      title: "Status of an upload link",
+      description: "Whether the person has uploaded through a link from create_upload_link: pending, expired, or uploaded with its uploadId (valid 3 hours).",
+      inputSchema: z.object({ linkId: z.string().min(1).max(64) }),
+      outputSchema: z.object({ status: z.enum(["pending", "expired", "uploaded"]), uploadId: z.string().optional() }),
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ linkId }: { linkId: string }) => guarded(context, async () => ok({ ...(await uploadLinkStatus(context.env.DB, context.accountId, linkId, Date.now())) })),
   );
 
   server.registerTool(

@@ -147,4 +147,28 @@ describe("MCP tools", () => {
     // Posts cost nothing: no debit was written for any of it.
     expect(await debits()).toBe(before);
   });
+
+  it("hands out a one-time upload page whose upload the assistant then reads", async () => {
+    const link = await callTool("create_upload_link");
+    expect(link.isError, link.content[0].text).toBeFalsy();
+    const url = new URL(link.structuredContent!.url as string);
+    expect((await callTool("get_upload_link", { linkId: link.structuredContent!.linkId })).structuredContent).toEqual({ status: "pending" });
+    const person = new WebClient(BASE);
+    const page = await person.get(url.pathname);
+    expect(await page.text()).toContain('type="file"');
+    const form = new FormData();
+    form.append("file", new File([new Uint8Array(await (await fetch(`${env.FIXTURE_BASE_URL}/tone.mp3`)).arrayBuffer())], "tone.mp3"));
+    const uploaded = await person.post(url.pathname, form);
+    expect(uploaded.status).toBe(200);
+    const uploadId = (await uploaded.text()).match(/data-testid="upload-id">(upl_[0-9A-Z]+)</)![1];
+    expect((await callTool("get_upload_link", { linkId: link.structuredContent!.linkId })).structuredContent).toEqual({ status: "uploaded", uploadId });
+    // Used once: the page is gone.
+    expect((await person.get(url.pathname)).status).toBe(404);
+    const again = new FormData();
+    again.append("file", new File([new Uint8Array(10)], "x.mp3"));
+    expect((await person.post(url.pathname, again)).status).toBe(404);
+    // The upload is the account's: the connector can use it.
+    const job = await callTool("extract_audio", { uploadId, format: "wav" });
+    expect(job.isError, job.content[0].text).toBeFalsy();
+  });
 });

@@ -1,0 +1,50 @@
+/**
+ * One-time upload pages for the connector: an assistant cannot read the person's disk, so it
+ * hands out a link (a 192-bit capability, valid one hour, used once) to a page where the person
+ * picks a local file; the upload id is then readable by the assistant.
+ */
+import { and, eq } from "drizzle-orm";
+import { orm } from "../db/client";
+import { uploadLinks } from "../db/schema";
+import type { Env } from "../env";
+import { invalidRequest, notFound } from "../errors";
+import { sha256Hex } from "../lib/hash";
+import { newId, randomToken } from "../lib/ids";
+import { uploadFromMultipart, type UploadResult } from "./uploads";
+
+export const UPLOAD_LINK_TTL_MS = 3600 * 1000;
+
+export async function createUploadLink(db: D1Database, accountId: string, origin: string, now: number) {
+  const token = randomToken(24);
+  const linkId = newId("ul", now);
+  const expiresAt = now + UPLOAD_LINK_TTL_MS;
+  await orm(db).insert(uploadLinks).values({ id: linkId, accountId, tokenHash: await sha256Hex(token), expiresAt, createdAt: now }).run();
+  return { linkId, url: `${origin}/upload/${token}`, expiresAt: new Date(expiresAt).toISOString() };
+}
+
+export type UploadLinkStatus = { status: "pending" | "expired" } | { status: "uploaded"; uploadId: string };
+
+export async function uploadLinkStatus(db: D1Database, accountId: string, linkId: string, now: number): Promise<UploadLinkStatus> {
+  const link = await orm(db).select().from(uploadLinks).where(and(eq(uploadLinks.id, linkId), eq(uploadLinks.accountId, accountId))).get();
+  if (!link) throw notFound("No such upload link.");
+  if (link.uploadId) return { status: "uploaded", uploadId: link.uploadId };
+  return { status: link.expiresAt > now ? "pending" : "expired" };
+}
+
+/** The open link of a token, or null when unknown, expired or already used. */
+export async function openUploadLink(db: D1Database, token: string, now: number) {
+  if (!token || token.length > 64) return null;
+  const link = await orm(db).select().from(uploadLinks).where(eq(uploadLinks.tokenHash, await sha256Hex(token))).get();
+  if (!link || link.uploadId || link.expiresAt <= now) return null;
+  return link;
+}
+
+/** Streams the page's file into an upload of the link's account, then uses the link up. */
+export async function uploadThroughLink(env: Env, token: string, request: Request, now: number): Promise<UploadResult> {
+  const link = await openUploadLink(env.DB, token, now);
+  if (!link) throw invalidRequest("This upload link is invalid, expired or already used.");
+  const result = await uploadFromMultipart(env, link.accountId, request, now);
+  const used = await orm(env.DB).update(uploadLinks).set({ uploadId: result.uploadId }).where(and(eq(uploadLinks.id, link.id), eq(uploadLinks.tokenHash, link.tokenHash))).returning().get();
+  if (!used) throw invalidRequest("This upload link was used meanwhile.");
+  return result;
+}
