@@ -13,13 +13,18 @@ import type { Caller } from "./services/accounts";
 
 export type AppEnv = { Bindings: Env; Variables: { caller: Caller } };
 
-/** "uploadIds.1: Invalid input" — the path names the field the caller must fix. */
+/**
+ * "uploadIds.1: Invalid input" — the path names the field the caller must fix; a body that is
+ * not an object says so. Zod does not keep the input in its issues, so "missing" is read from
+ * the message ("received undefined") rather than from `issue.input`.
+ */
 export function describeZodError(error: ZodError): string {
   return error.issues
     .slice(0, 5)
     .map((issue) => {
       const field = issue.path.join(".");
-      if (issue.code === "invalid_type" && issue.input === undefined) return `${field}: Required`;
+      if (!field && issue.code === "invalid_type") return "The body must be a JSON object.";
+      if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) return `${field}: Required`;
       return field ? `${field}: ${issue.message}` : issue.message;
     })
     .join("; ");

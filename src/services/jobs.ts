@@ -179,7 +179,7 @@ export async function getJobForKey(db: D1Database, caller: Caller, jobId: string
     .from(jobs)
     .where(and(eq(jobs.id, jobId), eq(jobs.keyId, caller.keyId), or(isNull(jobs.expiresAt), gt(jobs.expiresAt, now))))
     .get();
-  if (!job) throw notFound(`Job ${jobId} not found.`);
+  if (!job) throw notFound(`Job ${jobId.length > 64 ? `${jobId.slice(0, 32)}…` : jobId} not found.`);
   const view: JobStatusView = { jobId: job.id, status: job.status, progress: null };
   if (job.status === "completed" && job.resultFilename) {
     view.result = { url: `/api/download/${job.downloadId}`, filename: job.resultFilename };

@@ -165,7 +165,8 @@ export async function resolveUpload(db: D1Database, accountId: string, uploadId:
     .prepare("SELECT * FROM uploads WHERE id = ? AND account_id = ? AND expires_at > ?")
     .bind(uploadId, accountId, now)
     .first<Record<string, unknown>>();
-  if (!row) throw invalidRequest(`${field}: upload ${uploadId} is unknown or expired.`);
+  // Only a short prefix of what the caller sent is echoed back.
+  if (!row) throw invalidRequest(`${field}: upload ${uploadId.length > 64 ? `${uploadId.slice(0, 32)}…` : uploadId} is unknown or expired.`);
   return {
     id: row.id as string,
     accountId: row.account_id as string,

@@ -4,7 +4,8 @@ import type { MediaKind } from "../media/probe";
 import type { StoredUpload } from "../services/uploads";
 import type { InputRef } from "./definition";
 
-export const uploadId = z.string().min(1).openapi({ description: "uploadId returned by POST /api/v1/uploads", example: "upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB" });
+/** Ids are at most 64 characters: a longer one is refused before any lookup. */
+export const uploadId = z.string().min(1).max(64).openapi({ description: "uploadId returned by POST /api/v1/uploads (at most 64 characters)", example: "upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB" });
 
 export const hexColor = (fallback: string, description: string) =>
   z

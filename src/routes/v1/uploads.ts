@@ -10,7 +10,7 @@ import { uploadFromMultipart, uploadFromUrl } from "../../services/uploads";
 import { UploadResultSchema } from "./schemas";
 
 const UrlUploadSchema = z
-  .object({ url: z.string().min(1).openapi({ description: "Public http(s) URL of the media, 5 GB maximum", format: "uri" }) })
+  .object({ url: z.string().min(1).max(4096).openapi({ description: "Public http(s) URL of the media, 5 GB maximum; at most 4096 characters", format: "uri" }) })
   .openapi("UrlUploadRequest");
 
 export function uploadRoutes() {

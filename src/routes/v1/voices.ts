@@ -23,7 +23,7 @@ const register = createRoute({
   security,
   summary: "Register or replace the account's cloned voice (free)",
   description: "uploadId of an audio or video sample with at least 10 s of speech. The voice lasts until replaced or removed. CPU engines match the sample's pitch with the nearest catalogue voice; GPU engines clone it.",
-  request: { body: { required: true, content: { "application/json": { schema: z.object({ uploadId: z.string().min(1) }) } } } },
+  request: { body: { required: true, content: { "application/json": { schema: z.object({ uploadId: z.string().min(1).max(64) }) } } } },
   responses: { 200: json(ClonedVoiceSchema, "Registered"), ...pickErrors(400, 401) },
 });
 const show = createRoute({

@@ -1,0 +1,40 @@
+/**
+ * Regressions for findings of tries made from outside: bodies that are not objects, huge ids,
+ * and a wrong type reported as "Required". Every answer names the field (or says the body must be
+ * an object), echoes at most a short prefix, and charges nothing.
+ */
+import { describe, expect, it } from "vitest";
+import { balanceOf, call, callTool, expectError, newAccount, postJson } from "../helpers/api";
+
+describe("input findings", () => {
+  it("an array or a scalar body says the body must be a JSON object", async () => {
+    const account = await newAccount({ credits: 100 });
+    for (const body of [[], [{ uploadId: "x" }], 5, "text", null]) {
+      const response = await callTool(account, "convert", body);
+      const error = await expectError(response, 400, "invalid_request");
+      expect(error.error.message).toBe("The body must be a JSON object.");
+    }
+    expect(await balanceOf(account)).toBe(100);
+  });
+
+  it("caps ids at 64 characters and never echoes a huge one", async () => {
+    const account = await newAccount({ credits: 100 });
+    const huge = "u".repeat(100_000);
+    const response = await callTool(account, "convert", { uploadId: huge });
+    const error = await expectError(response, 400, "invalid_request", /^uploadId: /);
+    expect(error.error.message.length).toBeLessThan(200);
+    const job = await call(`/api/v1/jobs/${"j".repeat(5000)}`, { headers: account.auth });
+    // Job ids stay the contract's 404 (unknown job), with a short echo.
+    expect(job.status).toBe(404);
+    expect(JSON.stringify(await job.json()).length).toBeLessThan(300);
+  });
+
+  it("names the type of a wrong value instead of saying Required", async () => {
+    const account = await newAccount({ credits: 100 });
+    const voice = await postJson("/api/v1/voices/clone", { uploadId: 5 }, account.auth);
+    const error = await expectError(voice, 400, "invalid_request", /^uploadId: /);
+    expect(error.error.message).toMatch(/expected string, received number/);
+    const missing = await postJson("/api/v1/voices/clone", {}, account.auth);
+    await expectError(missing, 400, "invalid_request", /^uploadId: Required$/);
+  });
+});
