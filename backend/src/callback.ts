@@ -1,24 +1,17 @@
 /**
- * The job's result, POSTed to the Worker and signed:
+ * The job's result, POSTed to the Worker: the body is a CallbackBody and the headers carry its
+ * signature (protocol.ts: callbackHeaders, verifyCallbackSignature):
  *   x-backend-timestamp: <unix ms>
  *   x-backend-signature: sha256=<hex HMAC-SHA256(BACKEND_SECRET, timestamp + "." + body)>
  * Network errors and 5xx are retried with exponential backoff (a fresh timestamp each try);
  * a 4xx is final.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { CALLBACK_ERROR_MAX_CHARS, callbackHeaders, type CallbackBody } from "./protocol.ts";
 import { networkReason } from "./transfer.ts";
 
-export interface CallbackPayload {
-  jobId: string;
-  status: "completed" | "failed";
-  error?: string;
-  outputBytes?: number;
-  /** Wall time of the run: preparing, downloads, ffmpeg, upload (queue wait excluded). */
-  durationMs: number;
-  /** Time spent waiting for a free slot before the run. */
-  queuedMs?: number;
-}
+/** What the runner reports: the wire body, always with the run's duration. */
+export type CallbackPayload = CallbackBody & { durationMs: number };
 
 export interface CallbackResult {
   delivered: boolean;
@@ -30,24 +23,9 @@ export interface CallbackResult {
 
 export const DEFAULT_CALLBACK_DELAYS_MS = [500, 1000, 2000, 4000, 8000];
 
-export function signCallback(secret: string, timestamp: string, body: string): string {
-  return `sha256=${createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`;
-}
-
-/** The Worker-side check, kept here as the reference (and for the tests). */
-export function verifyCallbackSignature(
-  secret: string,
-  timestamp: string,
-  body: string,
-  signature: string,
-  options: { now?: number; toleranceMs?: number } = {},
-): boolean {
-  const ts = Number(timestamp);
-  if (!Number.isFinite(ts)) return false;
-  if (Math.abs((options.now ?? Date.now()) - ts) > (options.toleranceMs ?? 5 * 60_000)) return false;
-  const expected = Buffer.from(signCallback(secret, timestamp, body));
-  const given = Buffer.from(signature);
-  return expected.length === given.length && timingSafeEqual(expected, given);
+/** An error text cut to what the Worker accepts (a longer one would be refused with a final 400). */
+function fitError(error: string): string {
+  return error.length > CALLBACK_ERROR_MAX_CHARS ? `${error.slice(0, CALLBACK_ERROR_MAX_CHARS - 1)}…` : error;
 }
 
 export async function sendCallback(
@@ -55,21 +33,16 @@ export async function sendCallback(
   payload: CallbackPayload,
   options: { secret: string; delaysMs?: number[]; timeoutMs?: number },
 ): Promise<CallbackResult> {
-  const body = JSON.stringify(payload);
+  const body = JSON.stringify(payload.error === undefined ? payload : { ...payload, error: fitError(payload.error) });
   const delays = options.delaysMs ?? DEFAULT_CALLBACK_DELAYS_MS;
   let status: number | undefined;
   let error = "";
   for (let attempt = 0; ; attempt++) {
-    const timestamp = String(Date.now());
     try {
       const response = await fetch(url, {
         method: "POST",
         body,
-        headers: {
-          "content-type": "application/json",
-          "x-backend-timestamp": timestamp,
-          "x-backend-signature": signCallback(options.secret, timestamp, body),
-        },
+        headers: { "content-type": "application/json", ...(await callbackHeaders(options.secret, body)) },
         signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
         redirect: "manual",
       });

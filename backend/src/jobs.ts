@@ -1,210 +1,24 @@
 /**
- * Job requests (validation) and the runner: an in-memory table of jobs by id (idempotency), a
- * concurrency-limited queue, and one run per job in its own temporary directory:
- * files + fonts -> streamed downloads -> ffmpeg -> streamed upload -> signed callback.
+ * The job runner: an in-memory table of jobs by id (idempotency), a concurrency-limited queue,
+ * and one run per job in its own temporary directory:
+ * files + fonts -> streamed downloads -> ffmpeg or a speech job -> streamed upload -> signed callback.
+ * Requests arrive validated by parseJobRequest (protocol.ts, the wire contract with the Worker).
  */
 import { randomUUID } from "node:crypto";
 import { access, copyFile, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { z } from "zod";
 import { sendCallback, type CallbackPayload, type CallbackResult } from "./callback.ts";
 import { log } from "./config.ts";
 import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts";
+import { FONTS_SUBDIR, type JobRequest } from "./protocol.ts";
 import { downloadToFile, TransferError, uploadFile } from "./transfer.ts";
-import { CATALOGUE_VOICES } from "./speech/engines.ts";
 import { runSpeechJob } from "./speech/jobs.ts";
 import { SpeechError } from "./speech/proc.ts";
 import type { SpeechRuntime } from "./speech/runtime.ts";
 
 // ---------------------------------------------------------------------------------------------
-// Validation
-
-/** Flat file names in the work directory. `.`/`..` and a leading `-` (read as an option) are refused too. */
-export const SAFE_NAME = /^[A-Za-z0-9._-]{1,128}$/;
-/**
- * The fonts are also copied into this subdirectory: `subtitles=...:fontsdir=fonts` keeps
- * libass from loading every file of the work directory (the input video included, about its
- * size in RAM) as a candidate font, which `fontsdir=.` does.
- */
-export const FONTS_SUBDIR = "fonts";
-export const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
-export const MAX_DEADLINE_MS = 24 * 3600 * 1000;
-export const DEFAULT_DEADLINE_MS = 15 * 60 * 1000;
-
-const fileName = z
-  .string()
-  .regex(SAFE_NAME, "must match ^[A-Za-z0-9._-]{1,128}$")
-  .refine((n) => n !== "." && n !== ".." && !n.startsWith("-"), "must not be '.', '..' or start with '-'")
-  .refine((n) => n !== FONTS_SUBDIR, `'${FONTS_SUBDIR}' is reserved (the fonts' subdirectory)`);
-
-const httpUrl = z
-  .string()
-  .max(16_384)
-  .refine((value) => {
-    try {
-      const { protocol } = new URL(value);
-      return protocol === "http:" || protocol === "https:";
-    } catch {
-      return false;
-    }
-  }, "must be an http(s) URL");
-
-const FfmpegJobSchema = z.object({
-  jobId: z.string().regex(JOB_ID, "must match ^[A-Za-z0-9_-]{1,128}$"),
-  kind: z.literal("ffmpeg"),
-  args: z.array(z.string().max(65_536)).min(1).max(2_000),
-  inputs: z.array(z.object({ name: fileName, url: httpUrl })).max(64).default([]),
-  files: z.record(fileName, z.base64()).default({}),
-  fonts: z.array(fileName).max(64).default([]),
-  output: z.object({
-    name: fileName,
-    url: httpUrl,
-    contentType: z.string().regex(/^[\w.+-]+\/[\w.+-]+(\s*;.{0,200})?$/, "must be a MIME type"),
-  }),
-  callbackUrl: httpUrl,
-  deadlineMs: z.number().int().min(1).max(MAX_DEADLINE_MS).default(DEFAULT_DEADLINE_MS),
-});
-
-const mimeType = z.string().regex(/^[\w.+-]+\/[\w.+-]+(\s*;.{0,200})?$/, "must be a MIME type");
-const envelope = {
-  jobId: z.string().regex(JOB_ID, "must match ^[A-Za-z0-9_-]{1,128}$"),
-  output: z.object({ name: fileName, url: httpUrl, contentType: mimeType }),
-  callbackUrl: httpUrl,
-  deadlineMs: z.number().int().min(1).max(MAX_DEADLINE_MS).default(DEFAULT_DEADLINE_MS),
-};
-/** One downloaded input (audio or video). */
-const oneInput = z.array(z.object({ name: fileName, url: httpUrl })).length(1, "exactly one input is expected");
-/** "en", "fr-FR", "auto". */
-const language = z.string().regex(/^(auto|[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})?)$/, "must be 'auto' or an ISO 639-1 code");
-const voice = z.enum([...CATALOGUE_VOICES, "clone"]);
-/** The output of a voice-profile job, given back for voice "clone". */
-const cloneProfile = z.looseObject({
-  f0Median: z.number().min(40).max(600),
-  f0Range: z.tuple([z.number(), z.number()]).optional(),
-  speakingRate: z.number().optional(),
-  nearestVoice: z.enum(CATALOGUE_VOICES),
-  engine: z.string().optional(),
-});
-function requireProfile(job: { voice: string; cloneProfile?: unknown }, ctx: z.RefinementCtx): void {
-  if (job.voice === "clone" && !job.cloneProfile) {
-    ctx.addIssue({ code: "custom", path: ["cloneProfile"], message: "voice 'clone' needs a cloneProfile (from a voice-profile job)" });
-  }
-}
-
-const TranscribeJobSchema = z.object({
-  ...envelope,
-  kind: z.literal("transcribe"),
-  inputs: oneInput,
-  language: language.default("auto"),
-});
-const TtsJobSchema = z
-  .object({
-    ...envelope,
-    kind: z.literal("tts"),
-    text: z.string().min(1).max(100_000),
-    voice,
-    language: language.refine((l) => l !== "auto", "text to speech needs a language").default("fr"),
-    cloneProfile: cloneProfile.optional(),
-  })
-  .superRefine(requireProfile);
-const VoiceChangeJobSchema = z
-  .object({
-    ...envelope,
-    kind: z.literal("voice-change"),
-    inputs: oneInput,
-    voice,
-    language: language.refine((l) => l !== "auto", "voice change needs the spoken language").default("fr"),
-    cloneProfile: cloneProfile.optional(),
-  })
-  .superRefine(requireProfile);
-const VoiceProfileJobSchema = z.object({
-  ...envelope,
-  kind: z.literal("voice-profile"),
-  inputs: oneInput,
-  language: language.optional(),
-});
-
-/** Job kinds: native ffmpeg, and the speech kinds (src/speech/). */
-export const JobRequestSchema = z.discriminatedUnion("kind", [
-  FfmpegJobSchema,
-  TranscribeJobSchema,
-  TtsJobSchema,
-  VoiceChangeJobSchema,
-  VoiceProfileJobSchema,
-]);
-
-export type FfmpegJob = z.infer<typeof FfmpegJobSchema>;
-export type JobRequest = z.infer<typeof JobRequestSchema>;
-
-/** ffmpeg protocols (`ffmpeg -protocols`, 5.1) other than plain relative file names. */
-const PROTOCOLS =
-  "async|bluray|cache|concat|concatf|crypto|data|fd|ffrtmpcrypt|ffrtmphttp|file|ftp|gopher|gophers|hls|http|httpproxy|https|icecast|ipfs|ipns|md5|mmsh|mmst|pipe|prompeg|rist|rtmp|rtmpe|rtmps|rtmpt|rtmpte|rtmpts|rtp|sctp|sftp|smb|srt|srtp|subfile|tcp|tee|tls|udp|udplite|unix|zmq|amqp|librtmp|libsmbclient|libssh";
-const PROTOCOL_URL = new RegExp(`(^|[=|,;'"\\s])(${PROTOCOLS}):`, "i");
-/** `..` as a whole path segment or option value. */
-const PARENT_SEGMENT = /(^|[/\\=:,;'"|\s])\.\.($|[/\\:,;'"|\s])/;
-/** An absolute or home path as an option value inside a filter or option string. */
-const ABSOLUTE_VALUE = /[=:,;|]\s*['"]?\s*[/\\~]/;
-
-/**
- * Why `args` are unsafe, or null. Every path must stay in the work directory: no absolute or
- * home paths, no `..`, no protocol URLs (file:, http:, concat:, subfile,...); each `-i` names a
- * declared input or file (or is a lavfi graph after `-f lavfi`); the output name is written.
- */
-export function checkFfmpegArgs(args: string[], declared: Set<string>, outputName: string): string | null {
-  for (const [i, arg] of args.entries()) {
-    const where = `args[${i}]`;
-    if (arg.includes("\0")) return `${where} contains a NUL character`;
-    if (/^[/\\~]/.test(arg)) return `${where} is an absolute path: only names in the work directory are allowed`;
-    if (PARENT_SEGMENT.test(arg)) return `${where} refers to a parent directory ('..')`;
-    if (ABSOLUTE_VALUE.test(arg)) return `${where} contains an absolute path: only names in the work directory are allowed`;
-    if (PROTOCOL_URL.test(arg) || /^subfile,/i.test(arg)) return `${where} uses a protocol URL: only plain file names are allowed`;
-  }
-  let format: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === "-f") format = args[i + 1];
-    if (arg === "-safe" && args[i + 1] === "0") return `args[${i}]: '-safe 0' is not allowed`;
-    if (arg === "-i") {
-      const value = args[i + 1];
-      if (value === undefined) return `args[${i}]: '-i' has no value`;
-      if (format !== "lavfi" && !declared.has(value)) {
-        return `args[${i + 1}]: input '${value}' is not one of the declared inputs or files`;
-      }
-      format = undefined;
-      i++;
-    }
-  }
-  if (!args.includes(outputName)) return `args do not write the output '${outputName}'`;
-  return null;
-}
-
-export type ParseResult = { ok: true; job: JobRequest } | { ok: false; message: string; issues?: string[] };
-
-export function parseJobRequest(body: unknown): ParseResult {
-  const parsed = JobRequestSchema.safeParse(body);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(body)"}: ${issue.message}`);
-    return { ok: false, message: issues[0] ?? "invalid request", issues };
-  }
-  const job = parsed.data;
-  const names = [
-    ...("inputs" in job ? job.inputs.map((input) => input.name) : []),
-    ...("files" in job ? Object.keys(job.files) : []),
-    ...("fonts" in job ? job.fonts : []),
-    job.output.name,
-  ];
-  const seen = new Set<string>();
-  for (const name of names) {
-    if (seen.has(name)) return { ok: false, message: `file name '${name}' is used twice (inputs, files, fonts, output)` };
-    seen.add(name);
-  }
-  if (job.kind !== "ffmpeg") return { ok: true, job };
-  seen.delete(job.output.name);
-  const problem = checkFfmpegArgs(job.args, seen, job.output.name);
-  if (problem) return { ok: false, message: problem };
-  return { ok: true, job };
-}
+// Before a run: what the request's schema cannot know (the fonts on this machine), and the argv run
 
 /** The fonts of `job` missing from `fontsDir`. */
 export async function missingFonts(job: JobRequest, fontsDir: string): Promise<string[]> {

@@ -5,7 +5,8 @@
  *   POST /v1/jobs          202 {accepted: true}              Bearer BACKEND_SECRET
  *   GET  /v1/jobs/:jobId   {jobId, status, error?}          Bearer BACKEND_SECRET
  *   POST /v1/probe         {durationMs, streams...}         Bearer BACKEND_SECRET (full-read probe)
- * Start: `node src/server.ts` (Node 24 strips the types).
+ * The bodies of /v1/jobs, /v1/capabilities and the callbacks are defined in protocol.ts (shared
+ * with the Worker). Start: `node src/server.ts` (Node 24 strips the types).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import http from "node:http";
@@ -13,7 +14,8 @@ import type { AddressInfo } from "node:net";
 import { ConfigError, loadConfig, log, type Config } from "./config.ts";
 import { ffmpegVersion } from "./ffmpeg.ts";
 import { fullProbe } from "./probe.ts";
-import { JOB_ID, JobRunner, missingFonts, parseJobRequest } from "./jobs.ts";
+import { JobRunner, missingFonts } from "./jobs.ts";
+import { JOB_ID, parseJobRequest, type Capabilities, type JobKind } from "./protocol.ts";
 import { createSpeechRuntime, loadSpeechConfig, speechCapabilities, speechKinds } from "./speech/runtime.ts";
 
 export interface BackendServer {
@@ -76,7 +78,7 @@ export async function startServer(config: Config): Promise<BackendServer> {
   delete childEnv.BACKEND_SECRET;
   delete childEnv.OPENAI_AUDIO_API_KEY;
   const speech = await createSpeechRuntime(config.speech ?? loadSpeechConfig(), config.ffmpegPath, childEnv);
-  const kinds = ["ffmpeg", ...speechKinds(speech)];
+  const kinds: JobKind[] = ["ffmpeg", ...speechKinds(speech)];
   const runner = new JobRunner({
     secret: config.secret,
     ffmpegPath: config.ffmpegPath,
@@ -101,8 +103,8 @@ export async function startServer(config: Config): Promise<BackendServer> {
     if (pathname === "/v1/capabilities") {
       if (method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
       const { engines, ...speechFields } = speechCapabilities(speech);
-      return sendJson(res, 200, {
-        engines: { ffmpeg: version, ...(engines as Record<string, string>) },
+      const capabilities: Capabilities = {
+        engines: { ffmpeg: version, ...engines },
         kinds,
         ...speechFields,
         limits: {
@@ -110,7 +112,8 @@ export async function startServer(config: Config): Promise<BackendServer> {
           maxRequestBytes: config.maxRequestBytes,
         },
         load: runner.stats(),
-      });
+      };
+      return sendJson(res, 200, capabilities);
     }
 
     if (pathname === "/v1/probe") {

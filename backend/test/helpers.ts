@@ -247,3 +247,12 @@ export function writeScratch(dir: string, name: string, data: Buffer): string {
   writeFileSync(file, data);
   return file;
 }
+
+/** Waits for a condition the test can observe (a log line, a request, a cleaned directory) instead of sleeping. */
+export async function until(probe: () => boolean, timeoutMs = 10_000, what = "condition"): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,7 +1,7 @@
 /** Jobs end to end: real ffmpeg, real HTTP transfers, signed callbacks. */
 import { readFileSync, rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Backend, ffprobe, Fixture, hmac, jobBody, makeClip, scratchDir, writeScratch } from "./helpers.ts";
+import { Backend, ffprobe, Fixture, hmac, jobBody, makeClip, scratchDir, until, writeScratch } from "./helpers.ts";
 
 let backend: Backend;
 let fixture: Fixture;
@@ -103,7 +103,7 @@ describe("ffmpeg jobs", () => {
     const again = await backend.postJob(body);
     expect(again.status).toBe(202);
     expect(await again.json()).toEqual({ accepted: true });
-    await new Promise((r) => setTimeout(r, 400));
+    await until(() => backend.jobLogs().some((line) => line.jobId === "job_idem"), 10_000, "job_idem logged");
     expect(fixture.of("GET", "/media/idem")).toHaveLength(1);
     expect(fixture.of("PUT", "/upload/idem")).toHaveLength(1);
     expect(fixture.callbacks("idem")).toHaveLength(1);
@@ -151,7 +151,7 @@ describe("ffmpeg jobs", () => {
       status: "failed",
       error: "input 'in1.mp4' could not be downloaded: HTTP 404",
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => backend.leftovers().length === 0, 5_000, "work directory removed");
     expect(backend.leftovers()).toEqual([]);
   });
 
@@ -192,7 +192,7 @@ describe("ffmpeg jobs", () => {
     expect(elapsed).toBeGreaterThanOrEqual(1400);
     expect(elapsed).toBeLessThan(5000);
     expect(fixture.of("PUT", "/upload/slow")).toHaveLength(0);
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => backend.leftovers().length === 0, 5_000, "work directory removed");
     expect(backend.leftovers()).toEqual([]);
   });
 
@@ -205,7 +205,7 @@ describe("ffmpeg jobs", () => {
     for (const record of callbacks) expectSigned(record);
     expect(callbacks[1]!.at - callbacks[0]!.at).toBeGreaterThanOrEqual(450);
     expect(callbackJson(callbacks[1]!)).toMatchObject({ jobId: "job_cb500", status: "completed" });
-    await new Promise((r) => setTimeout(r, 1200));
+    await until(() => backend.jobLogs().some((line) => line.jobId === "job_cb500"), 10_000, "job_cb500 logged");
     expect(fixture.callbacks("cb500")).toHaveLength(2);
     const log = backend.jobLogs().find((line) => line.jobId === "job_cb500");
     expect(log).toMatchObject({ status: "completed", callback: "delivered", callbackAttempts: 2 });
@@ -215,7 +215,7 @@ describe("ffmpeg jobs", () => {
     fixture.callbackStatus = (key) => (key === "cb400" ? 400 : 200);
     await backend.postJob(jobBody(fixture, "cb400")); // no media: fails fast
     await fixture.waitForCallback("cb400");
-    await new Promise((r) => setTimeout(r, 800));
+    await until(() => backend.jobLogs().some((line) => line.jobId === "job_cb400"), 10_000, "job_cb400 logged");
     expect(fixture.callbacks("cb400")).toHaveLength(1);
     const log = backend.jobLogs().find((line) => line.jobId === "job_cb400");
     expect(log).toMatchObject({ status: "failed", callback: "failed: HTTP 400", callbackAttempts: 1 });
@@ -268,7 +268,7 @@ describe("concurrency", () => {
     try {
       await shortLived.postJob(jobBody(fixture, "longrun", { args: forever }));
       await shortLived.postJob(jobBody(fixture, "waiting"));
-      await new Promise((r) => setTimeout(r, 500));
+      await until(() => fixture.of("GET", "/media/longrun").length > 0, 10_000, "longrun started");
       shortLived.proc.kill("SIGTERM");
       expect(await shortLived.exited).toBe(0);
       const [running] = await fixture.waitForCallback("longrun", 1, 2000);

@@ -9,6 +9,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseWav, pitchStats, readWav } from "../src/speech/audio.ts";
+import { CapabilitiesSchema } from "../src/protocol.ts";
 import { LocalSynthesizer } from "../src/speech/local-tts.ts";
 import { Backend, ffmpeg, ffprobe, Fixture, hmac, jobBody, scratchDir } from "./helpers.ts";
 import { HAS_PICO, HAS_POCKETSPHINX, SENTENCE_EN, SENTENCE_FR, wer } from "./speech-helpers.ts";
@@ -89,6 +90,7 @@ describe.skipIf(!HAS_PICO || !HAS_POCKETSPHINX)("speech jobs", () => {
 
   it("lists the speech capabilities of the configured engines", async () => {
     const body = (await (await backend.fetch("/v1/capabilities")).json()) as Record<string, any>;
+    expect(CapabilitiesSchema.safeParse(body).error).toBeUndefined();
     expect(body.kinds).toEqual(["ffmpeg", "transcribe", "tts", "voice-change", "voice-profile"]);
     expect(body.transcription).toMatchObject({ languages: ["en"], engine: "pocketsphinx" });
     expect(body.tts).toMatchObject({ voices: ["lea", "camille", "thomas", "gilles"], clone: "cpu-match" });

@@ -1,8 +1,8 @@
 /** Pure parts, in process: argument checks, stderr summaries, signatures, the stderr tail. */
 import { describe, expect, it } from "vitest";
-import { signCallback, verifyCallbackSignature } from "../src/callback.ts";
 import { describeFfmpegFailure, summarizeStderr, TailBuffer } from "../src/ffmpeg.ts";
-import { checkFfmpegArgs, hardenArgs, parseJobRequest } from "../src/jobs.ts";
+import { hardenArgs } from "../src/jobs.ts";
+import { checkFfmpegArgs, parseJobRequest, signCallback, verifyCallbackSignature } from "../src/protocol.ts";
 import { hmac, SECRET } from "./helpers.ts";
 
 const declared = new Set(["in0.mp4", "in1.wav", "subs.ass", "list.txt"]);
@@ -94,14 +94,14 @@ describe("stderr", () => {
 });
 
 describe("callback signature", () => {
-  it("is HMAC-SHA256 over timestamp.body, verifiable with a tolerance", () => {
+  it("is HMAC-SHA256 over timestamp.body, verifiable with a tolerance", async () => {
     const body = JSON.stringify({ jobId: "job_1", status: "completed", durationMs: 5 });
     const now = Date.now();
-    const signature = signCallback(SECRET, String(now), body);
+    const signature = await signCallback(SECRET, String(now), body);
     expect(signature).toBe(hmac(String(now), body));
-    expect(verifyCallbackSignature(SECRET, String(now), body, signature, { now })).toBe(true);
-    expect(verifyCallbackSignature(SECRET, String(now), `${body} `, signature, { now })).toBe(false);
-    expect(verifyCallbackSignature("other", String(now), body, signature, { now })).toBe(false);
-    expect(verifyCallbackSignature(SECRET, String(now), body, signature, { now: now + 10 * 60_000 })).toBe(false);
+    expect(await verifyCallbackSignature(SECRET, String(now), body, signature, now)).toBe(true);
+    expect(await verifyCallbackSignature(SECRET, String(now), `${body} `, signature, now)).toBe(false);
+    expect(await verifyCallbackSignature("other", String(now), body, signature, now)).toBe(false);
+    expect(await verifyCallbackSignature(SECRET, String(now), body, signature, now + 10 * 60_000)).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * HMAC-SHA256 with the backend secret: short-lived capability tokens for the media URLs the
- * container backend reads and writes, and verification of the backend's signed callbacks.
+ * container backend reads and writes (and other expiring tokens). The backend's callbacks are
+ * verified with backend/src/protocol.ts (verifyCallbackSignature).
  */
 const encoder = new TextEncoder();
 
@@ -14,16 +15,6 @@ const toHex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padSta
 
 export async function hmacHex(secret: string, message: string): Promise<string> {
   return toHex(new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(message))));
-}
-
-/** Constant-time check of `sha256=<hex>` over `timestamp.body`, within `maxSkewMs`. */
-export async function verifyBodySignature(secret: string, body: string, timestamp: string | undefined, signature: string | undefined, now: number, maxSkewMs = 10 * 60 * 1000): Promise<boolean> {
-  if (!timestamp || !signature?.startsWith("sha256=")) return false;
-  if (!/^\d+$/.test(timestamp) || Math.abs(now - Number(timestamp)) > maxSkewMs) return false;
-  const hex = signature.slice("sha256=".length);
-  if (!/^[0-9a-f]{64}$/.test(hex)) return false;
-  const given = Uint8Array.from(hex.match(/../g)!.map((h) => parseInt(h, 16)));
-  return crypto.subtle.verify("HMAC", await hmacKey(secret), given, encoder.encode(`${timestamp}.${body}`));
 }
 
 export interface MediaGrant {

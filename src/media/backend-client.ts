@@ -1,27 +1,41 @@
 /**
- * Client of the container backend (backend/README.md has the protocol): it accepts a job at
- * once (202) and reports the outcome later through a signed callback. Transient failures
- * (network, 5xx) are retried; a 4xx means the request itself is wrong.
+ * Client of the container backend: it accepts a job at once (202) and reports the outcome
+ * later through a signed callback (src/routes/internal.ts). The request, the callback and their
+ * rules are backend/src/protocol.ts, shared with the backend; backend/README.md describes them.
+ * Transient failures (network, 5xx) are retried; a 4xx means the request itself is wrong.
  */
 import type { Env } from "../env";
+import { parseJobRequest, type JobKind, type JobRequest, type JobRequestInput } from "../../backend/src/protocol.ts";
+import type { MediaCommand } from "./tools/command";
 import { mediaUrl } from "./transfer-urls";
 
 export class BackendUnavailableError extends Error {}
 
-export interface BackendJob {
-  jobId: string;
-  kind: "ffmpeg" | "transcribe" | "tts" | "voice-change" | "voice-profile";
-  args?: string[];
-  inputs: { name: string; url: string }[];
-  files?: Record<string, string>;
-  fonts?: string[];
-  text?: string;
-  voice?: string;
-  language?: string;
-  cloneProfile?: unknown;
-  output: { name: string; url: string; contentType: string };
-  callbackUrl: string;
-  deadlineMs: number;
+/** A job request as sent to POST /v1/jobs. */
+export type BackendJob = JobRequestInput;
+
+type KindRequest<K extends JobKind> = Extract<JobRequestInput, { kind: K }>;
+
+/**
+ * The kind-specific fields of a request: args, files and fonts (ffmpeg); text, voice, language
+ * and cloneProfile (speech kinds). Which ones a kind needs is checked with the protocol's schema
+ * when the job is sent.
+ */
+export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile">>;
+
+const base64 = (bytes: Uint8Array) => {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+};
+
+/** The fields of an ffmpeg request for a media command: its args, its generated files in base64, its fonts. */
+export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts">): BackendJobFields {
+  return {
+    args: command.args,
+    files: Object.fromEntries(Object.entries(command.files).map(([name, bytes]) => [name, base64(bytes)])),
+    fonts: command.fonts,
+  };
 }
 
 export function backendConfigured(env: Env): boolean {
@@ -53,22 +67,22 @@ export async function submitToBackend(env: Env, job: BackendJob, attempts = 3): 
 export interface BackendTransfer {
   /** The backend's job id (a job's stages have ids of their own). */
   jobId: string;
-  kind: BackendJob["kind"];
+  kind: JobKind;
   inputs: { name: string; objectKey: string }[];
   output: { name: string; key: string; contentType: string };
   deadlineMs: number;
-  /** Kind-specific fields (args, files, fonts, text, voice...). */
-  fields: Omit<BackendJob, "jobId" | "kind" | "inputs" | "output" | "callbackUrl" | "deadlineMs">;
+  fields: BackendJobFields;
 }
 
 /**
- * Signs the media URLs (valid past the deadline, the upload of the result comes last) and
- * the callback URL, then submits. Throws BackendUnavailableError when the backend refuses or
- * cannot be reached.
+ * The request for `transfer`, with the media URLs signed (valid past the deadline, the upload
+ * of the result comes last) and the callback URL, checked as the backend checks it
+ * (parseJobRequest: schema, unique names, ffmpeg args). Throws BackendUnavailableError for a
+ * request the backend would refuse.
  */
-export async function startBackendJob(env: Env, transfer: BackendTransfer): Promise<void> {
+export async function backendJobRequest(env: Env, transfer: BackendTransfer): Promise<JobRequest> {
   const ttl = transfer.deadlineMs + 10 * 60 * 1000;
-  await submitToBackend(env, {
+  const checked = parseJobRequest({
     ...transfer.fields,
     jobId: transfer.jobId,
     kind: transfer.kind,
@@ -77,4 +91,11 @@ export async function startBackendJob(env: Env, transfer: BackendTransfer): Prom
     callbackUrl: `${env.PUBLIC_BASE_URL!.replace(/\/$/, "")}/internal/jobs/${transfer.jobId}/callback`,
     deadlineMs: transfer.deadlineMs,
   });
+  if (!checked.ok) throw new BackendUnavailableError(`the job request breaks the backend protocol (${checked.message})`);
+  return checked.job;
+}
+
+/** Builds, checks and submits the request. Throws BackendUnavailableError when it is refused or the backend cannot be reached. */
+export async function startBackendJob(env: Env, transfer: BackendTransfer): Promise<void> {
+  await submitToBackend(env, await backendJobRequest(env, transfer));
 }

@@ -6,6 +6,7 @@
  * the peak of its largest job for the isolate's lifetime. Core creation is cheap (~20 ms)
  * because the module is compiled once per isolate.
  */
+import { FONTS_SUBDIR, isSafeFileName } from "../../backend/src/protocol.ts";
 import { createFfmpegCore, type FFmpegCoreModule } from "../../wasm/ffmpeg-core";
 
 export interface FfmpegWasmRequest {
@@ -53,12 +54,12 @@ export const LOG_LIMIT_CHARS = 64 * 1024;
 const ERROR_TAIL_LINES = 8;
 /** MEMFS directory the command runs in, so relative names cannot clash with /dev or /tmp. */
 const WORK_DIR = "/job";
-/** A plain file name, or one inside the fonts directory (see tools/command.ts). */
-const SAFE_NAME = /^(fonts\/)?(?!\.{1,2}$)[A-Za-z0-9._-]{1,128}$/;
+/** A plain file name (the backend protocol's rule, as on the native backend), or one inside the fonts subdirectory. */
+const isSafeName = (name: string) => isSafeFileName(name.startsWith(`${FONTS_SUBDIR}/`) ? name.slice(FONTS_SUBDIR.length + 1) : name);
 
 export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegWasmResult> {
   const names = [...Object.keys(request.inputs), ...request.outputs];
-  const unsafe = names.find((name) => !SAFE_NAME.test(name));
+  const unsafe = names.find((name) => !isSafeName(name));
   if (unsafe !== undefined) throw new TypeError(`ffmpeg file name must be a plain file name: ${JSON.stringify(unsafe)}`);
 
   const core = await createFfmpegCore();
@@ -66,7 +67,7 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
   core.setLogger((entry) => log.add(entry.message));
   core.FS.mkdir(WORK_DIR);
   core.FS.chdir(WORK_DIR);
-  if (names.some((name) => name.startsWith("fonts/"))) core.FS.mkdir("fonts");
+  if (names.some((name) => name.startsWith(`${FONTS_SUBDIR}/`))) core.FS.mkdir(FONTS_SUBDIR);
   for (const [name, data] of Object.entries(request.inputs)) {
     // canOwn lets MEMFS keep the caller's bytes instead of copying them: inputs are the
     // largest allocation of a job and memory is what limits the size of a wasm job.

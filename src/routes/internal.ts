@@ -1,22 +1,15 @@
 /**
  * Endpoints the container backend calls: signed media URLs (streamed from and to R2, used when
- * R2 presigned URLs are not configured) and the signed job callback. Never used by clients.
+ * R2 presigned URLs are not configured) and the signed job callback, whose body and signature
+ * are backend/src/protocol.ts (shared with the backend). Never used by clients.
  */
 import { Hono } from "hono";
-import { z } from "zod";
 import type { AppEnv } from "../http";
 import { notFound, unauthorized, invalidRequest } from "../errors";
-import { verifyBodySignature, verifyGrant } from "../lib/signing";
+import { verifyGrant } from "../lib/signing";
 import { streamToR2 } from "../lib/r2-stream";
 import { parseBackendJobId } from "../services/job-stages";
-
-const CallbackSchema = z.object({
-  jobId: z.string(),
-  status: z.enum(["completed", "failed"]),
-  error: z.string().max(4000).optional(),
-  outputBytes: z.number().int().nonnegative().optional(),
-  durationMs: z.number().nonnegative().optional(),
-});
+import { CALLBACK_SIGNATURE_HEADER, CALLBACK_TIMESTAMP_HEADER, CallbackSchema, verifyCallbackSignature } from "../../backend/src/protocol.ts";
 
 /** Results are capped like uploads. */
 const MAX_RESULT_BYTES = 5_000_000_000;
@@ -38,11 +31,11 @@ export const internalRoutes = new Hono<AppEnv>()
   })
   .post("/jobs/:jobId/callback", async (c) => {
     const body = await c.req.text();
-    const valid = await verifyBodySignature(
+    const valid = await verifyCallbackSignature(
       c.env.BACKEND_SECRET ?? "",
+      c.req.header(CALLBACK_TIMESTAMP_HEADER),
       body,
-      c.req.header("x-backend-timestamp"),
-      c.req.header("x-backend-signature"),
+      c.req.header(CALLBACK_SIGNATURE_HEADER),
       Date.now(),
     );
     if (!valid) throw unauthorized("Invalid callback signature.");

@@ -10,7 +10,7 @@ import { orm, type Job } from "../db/client";
 import { clonedVoices, uploads } from "../db/schema";
 import type { Env } from "../env";
 import { JobFailure } from "../errors";
-import { backendConfigured, startBackendJob } from "../media/backend-client";
+import { backendConfigured, ffmpegJobFields, startBackendJob } from "../media/backend-client";
 import { runFfmpegWasm } from "../media/ffmpeg-wasm";
 import { loadFont } from "../media/font-data";
 import { chooseEngine, defaultRoutingConfig, type RoutingConfig, type RoutingDecision } from "../media/routing";
@@ -127,12 +127,6 @@ export async function runMediaOnWasm(env: Env, prepared: PreparedJob): Promise<J
   return mediaResultOf(prepared);
 }
 
-const base64 = (bytes: Uint8Array) => {
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(text);
-};
-
 function requireBackend(env: Env, why: string) {
   if (!backendConfigured(env) || !env.PUBLIC_BASE_URL) throw new JobFailure(`${why}, which is not configured on this server; credits refunded.`);
 }
@@ -147,11 +141,7 @@ export async function dispatchMediaToBackend(env: Env, jobId: string, prepared: 
     inputs: prepared.inputs,
     output: { name: command.outputName, key: prepared.resultKey, contentType: command.contentType },
     deadlineMs,
-    fields: {
-      args: command.args,
-      files: Object.fromEntries(Object.entries(command.files).map(([name, bytes]) => [name, base64(bytes)])),
-      fonts: command.fonts,
-    },
+    fields: ffmpegJobFields(command),
   });
 }
 

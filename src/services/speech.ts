@@ -1,8 +1,9 @@
 /**
  * What the speech engines of the configured backend can do (languages, voices), read from its
- * capabilities endpoint and cached briefly per isolate. Tool calls use it to refuse, before any
- * debit, a language no engine handles.
+ * capabilities endpoint (the document is backend/src/protocol.ts: CapabilitiesSchema) and cached
+ * briefly per isolate. Tool calls use it to refuse, before any debit, a language no engine handles.
  */
+import { CapabilitiesSchema } from "../../backend/src/protocol.ts";
 import type { Env } from "../env";
 
 export interface SpeechCapabilities {
@@ -24,10 +25,13 @@ export async function speechCapabilities(env: Env, now = Date.now()): Promise<Ca
       headers: { authorization: `Bearer ${env.BACKEND_SECRET}` },
     });
     if (!response.ok) return { state: "unreachable" };
-    const body = (await response.json()) as Partial<SpeechCapabilities>;
+    // A document that does not follow the protocol is treated as no answer (jobs fail and are refunded).
+    const parsed = CapabilitiesSchema.safeParse(await response.json());
+    if (!parsed.success) return { state: "unreachable" };
+    const body = parsed.data;
     const value: SpeechCapabilities = {
-      transcription: { languages: body.transcription?.languages ?? [], engine: body.transcription?.engine },
-      tts: { voices: body.tts?.voices ?? [], languages: body.tts?.languages ?? [], clone: body.tts?.clone },
+      transcription: { languages: body.transcription.languages, engine: body.transcription.engine },
+      tts: { voices: body.tts.voices, languages: body.tts.languages ?? [], clone: body.tts.clone },
       voiceChange: body.voiceChange,
     };
     cached = { at: now, url: env.BACKEND_URL, value };

@@ -4,6 +4,7 @@
  *   Synthesizer  local (SVOX Pico + rubberband, CPU) | openai
  * and the catalogue voices the product sells.
  */
+import { CATALOGUE_VOICES, type CatalogueVoice, type VoiceProfile } from "../protocol.ts";
 import { SpeechError } from "./proc.ts";
 
 export interface Word {
@@ -30,16 +31,6 @@ export interface Transcriber {
   transcribe(wavPath: string, language: string, signal?: AbortSignal): Promise<Transcript>;
 }
 
-/** A voice-profile measured from a sample (kind "voice-profile"), used by voice "clone". */
-export interface VoiceProfile {
-  f0Median: number;
-  /** 10th and 90th percentiles of f0 (Hz). */
-  f0Range?: [number, number];
-  speakingRate?: number;
-  nearestVoice: CatalogueVoice;
-  engine?: string;
-}
-
 export interface Synthesizer {
   readonly name: string;
   readonly voices: readonly CatalogueVoice[];
@@ -57,9 +48,6 @@ export interface Synthesizer {
     signal?: AbortSignal,
   ): Promise<void>;
 }
-
-export const CATALOGUE_VOICES = ["lea", "camille", "thomas", "gilles"] as const;
-export type CatalogueVoice = (typeof CATALOGUE_VOICES)[number];
 
 /**
  * Nominal median f0 of each catalogue voice (Hz), for French and for English text, measured on

@@ -9,14 +9,14 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { encodeWav, pitchStats, readWav, semitones } from "./audio.ts";
-import {
-  nearestVoice,
-  resolveTranscriptionLanguage,
-  VOICE_F0,
-  type CatalogueVoice,
-  type VoiceProfile,
-  type Word,
-} from "./engines.ts";
+import type {
+  TranscribeJobRequest,
+  TtsJobRequest,
+  VoiceChangeJobRequest,
+  VoiceProfile,
+  VoiceProfileJobRequest,
+} from "../protocol.ts";
+import { nearestVoice, resolveTranscriptionLanguage, VOICE_F0, type Word } from "./engines.ts";
 import { probeMedia, runTool, SpeechError, toMonoWav } from "./proc.ts";
 import type { SpeechRuntime } from "./runtime.ts";
 
@@ -28,34 +28,16 @@ export interface SpeechContext {
   setPhase(phase: string): void;
 }
 
-export interface TranscribeJob {
-  kind: "transcribe";
+/** The work directory's file names (the runner downloads the inputs and uploads the output). */
+interface Files {
   inputs: { name: string }[];
-  language: string;
   output: { name: string };
 }
-export interface TtsJob {
-  kind: "tts";
-  text: string;
-  voice: CatalogueVoice | "clone";
-  language: string;
-  cloneProfile?: VoiceProfile;
-  output: { name: string };
-}
-export interface VoiceChangeJob {
-  kind: "voice-change";
-  inputs: { name: string }[];
-  voice: CatalogueVoice | "clone";
-  language: string;
-  cloneProfile?: VoiceProfile;
-  output: { name: string };
-}
-export interface VoiceProfileJob {
-  kind: "voice-profile";
-  inputs: { name: string }[];
-  language?: string;
-  output: { name: string };
-}
+/** What each speech job reads of its request (protocol.ts). */
+export type TranscribeJob = Pick<TranscribeJobRequest, "kind" | "language"> & Files;
+export type TtsJob = Pick<TtsJobRequest, "kind" | "text" | "voice" | "language" | "cloneProfile"> & Pick<Files, "output">;
+export type VoiceChangeJob = Pick<VoiceChangeJobRequest, "kind" | "voice" | "language" | "cloneProfile"> & Files;
+export type VoiceProfileJob = Pick<VoiceProfileJobRequest, "kind" | "language"> & Files;
 export type SpeechJob = TranscribeJob | TtsJob | VoiceChangeJob | VoiceProfileJob;
 
 export const MIN_PROFILE_SECONDS = 10;

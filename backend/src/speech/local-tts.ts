@@ -20,14 +20,8 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { encodeWav, parseWav } from "./audio.ts";
-import {
-  baseLanguage,
-  CATALOGUE_VOICES,
-  splitSentences,
-  type CatalogueVoice,
-  type Synthesizer,
-  type VoiceProfile,
-} from "./engines.ts";
+import { CATALOGUE_VOICES, type CatalogueVoice, type VoiceProfile } from "../protocol.ts";
+import { baseLanguage, splitSentences, type Synthesizer } from "./engines.ts";
 import { runTool, SpeechError } from "./proc.ts";
 
 /** Pico language per ISO 639-1 code, and its voice's median f0 (Hz, measured). */

@@ -11,16 +11,14 @@
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { encodeWav, parseWav, type Pcm } from "./audio.ts";
+import { CATALOGUE_VOICES, type CatalogueVoice, type VoiceProfile } from "../protocol.ts";
 import {
   baseLanguage,
-  CATALOGUE_VOICES,
   resolveTranscriptionLanguage,
   splitSentences,
-  type CatalogueVoice,
   type Synthesizer,
   type Transcriber,
   type Transcript,
-  type VoiceProfile,
   type Word,
 } from "./engines.ts";
 import { runTool, SpeechError } from "./proc.ts";

@@ -4,7 +4,8 @@
  * container image has none): its job kinds are then refused with a clear error.
  */
 import { access } from "node:fs/promises";
-import { CATALOGUE_VOICES, type CatalogueVoice, type Synthesizer, type Transcriber } from "./engines.ts";
+import { CATALOGUE_VOICES, type Capabilities, type CatalogueVoice, type JobKind } from "../protocol.ts";
+import type { Synthesizer, Transcriber } from "./engines.ts";
 import { LocalSynthesizer } from "./local-tts.ts";
 import { DEFAULT_OPENAI_LANGUAGES, OpenAiSynthesizer, OpenAiTranscriber, type OpenAiOptions } from "./openai.ts";
 import { PocketsphinxTranscriber } from "./pocketsphinx.ts";
@@ -183,8 +184,8 @@ export async function createSpeechRuntime(
 }
 
 /** Job kinds the runtime can run (besides "ffmpeg"). */
-export function speechKinds(runtime: SpeechRuntime): string[] {
-  const kinds: string[] = [];
+export function speechKinds(runtime: SpeechRuntime): JobKind[] {
+  const kinds: JobKind[] = [];
   if (runtime.transcriber) kinds.push("transcribe");
   if (runtime.synthesizer) kinds.push("tts");
   if (runtime.synthesizer && (runtime.rubberband || runtime.transcriber)) kinds.push("voice-change");
@@ -192,7 +193,10 @@ export function speechKinds(runtime: SpeechRuntime): string[] {
   return kinds;
 }
 
-export function speechCapabilities(runtime: SpeechRuntime): Record<string, unknown> {
+/** The speech part of the capabilities document (protocol.ts: Capabilities), engines without ffmpeg. */
+export function speechCapabilities(
+  runtime: SpeechRuntime,
+): Pick<Capabilities, "transcription" | "tts" | "voiceChange"> & { engines: Omit<Capabilities["engines"], "ffmpeg"> } {
   const { transcriber, synthesizer } = runtime;
   const resynthesisLanguages =
     transcriber && synthesizer ? transcriber.languages.filter((l) => synthesizer.languages.includes(l)) : [];

@@ -4,6 +4,7 @@
  * working directory. The in-Worker engine (ffmpeg.wasm) and the container backend (native
  * ffmpeg) place the same files under the same names and run exactly these arguments.
  */
+import { FONTS_SUBDIR } from "../../../backend/src/protocol.ts";
 import type { ProbeResult } from "../types";
 
 /** An uploaded input, placed in the working directory as `name` (e.g. `in0.mp4`). */
@@ -38,9 +39,9 @@ export interface MediaCommand {
 
 /**
  * Fonts live in a subdirectory of their own: libass reads every file of its `fontsdir` into
- * memory, which must not include the (possibly huge) inputs.
+ * memory, which must not include the (possibly huge) inputs. The name is the backend protocol's.
  */
-export const FONTS_DIR = "fonts";
+export const FONTS_DIR = FONTS_SUBDIR;
 
 /** `clip.mov` + `mp4` -> `clip.mp4`; a safe stem (letters, digits, . _ -), `fallback` when none is left. */
 export function resultName(sourceFilename: string, extension: string, suffix = "", fallback = "result"): string {

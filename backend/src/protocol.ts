@@ -1,0 +1,341 @@
+/**
+ * The wire contract between the Worker (src/) and this backend: the one definition both sides
+ * import (the backend directly, the Worker as `../../backend/src/protocol.ts`, bundled by
+ * wrangler). Nothing else may describe these shapes:
+ *   - job requests (POST /v1/jobs): a zod schema per kind, and parseJobRequest, the checks a
+ *     request passes before anything runs (names unique, ffmpeg args kept in the work directory);
+ *   - file names (one rule for the backend's work directory and ffmpeg.wasm's), the fonts
+ *     subdirectory, job ids, deadline bounds, catalogue voices;
+ *   - the callback (its body, and its signature: HMAC-SHA256 over `timestamp.body`, the header
+ *     names, one clock-skew bound);
+ *   - the capabilities document (GET /v1/capabilities).
+ * Runtime-neutral: zod and WebCrypto only (no `node:` imports), so it runs in workerd and in
+ * Node 24; erasable TypeScript only (Node's type stripping).
+ */
+import { z } from "zod";
+
+// ---------------------------------------------------------------------------------------------
+// Names, ids, bounds
+
+/** Characters and length of a file name in the work directory (inputs, `files`, fonts, output). */
+export const SAFE_NAME = /^[A-Za-z0-9._-]{1,128}$/;
+/**
+ * The fonts are also placed in this subdirectory of the work directory: `subtitles=...:fontsdir=fonts`
+ * keeps libass from loading every file of the work directory (the input video included, about
+ * its size in RAM) as a candidate font, which `fontsdir=.` does. Reserved as a file name.
+ */
+export const FONTS_SUBDIR = "fonts";
+export const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
+export const MAX_DEADLINE_MS = 24 * 3600 * 1000;
+export const DEFAULT_DEADLINE_MS = 15 * 60 * 1000;
+
+/**
+ * A flat file name of the work directory: SAFE_NAME, not `.`/`..`, no leading `-` (ffmpeg would
+ * read it as an option), not FONTS_SUBDIR. The one rule of both engines: ffmpeg.wasm's runner
+ * used to accept a leading `-` and the name `fonts`; the backend's stricter rule is the one kept
+ * (no name the Worker's builders produce is affected).
+ */
+export const FileNameSchema = z
+  .string()
+  .regex(SAFE_NAME, "must match ^[A-Za-z0-9._-]{1,128}$")
+  .refine((n) => n !== "." && n !== ".." && !n.startsWith("-"), "must not be '.', '..' or start with '-'")
+  .refine((n) => n !== FONTS_SUBDIR, `'${FONTS_SUBDIR}' is reserved (the fonts' subdirectory)`);
+
+export function isSafeFileName(name: string): boolean {
+  return FileNameSchema.safeParse(name).success;
+}
+
+export const JobIdSchema = z.string().regex(JOB_ID, "must match ^[A-Za-z0-9_-]{1,128}$");
+
+/** The voices the product sells; "clone" is the account's own voice on top. */
+export const CATALOGUE_VOICES = ["lea", "camille", "thomas", "gilles"] as const;
+export type CatalogueVoice = (typeof CATALOGUE_VOICES)[number];
+
+// ---------------------------------------------------------------------------------------------
+// Job requests (POST /v1/jobs)
+
+const httpUrl = z
+  .string()
+  .max(16_384)
+  .refine((value) => {
+    try {
+      const { protocol } = new URL(value);
+      return protocol === "http:" || protocol === "https:";
+    } catch {
+      return false;
+    }
+  }, "must be an http(s) URL");
+
+const mimeType = z.string().regex(/^[\w.+-]+\/[\w.+-]+(\s*;.{0,200})?$/, "must be a MIME type");
+
+/** Fields every kind has. */
+const envelope = {
+  jobId: JobIdSchema,
+  output: z.object({ name: FileNameSchema, url: httpUrl, contentType: mimeType }),
+  callbackUrl: httpUrl,
+  deadlineMs: z.number().int().min(1).max(MAX_DEADLINE_MS).default(DEFAULT_DEADLINE_MS),
+};
+const namedUrl = z.object({ name: FileNameSchema, url: httpUrl });
+/** One downloaded input (audio or video). */
+const oneInput = z.array(namedUrl).length(1, "exactly one input is expected");
+/** "en", "fr-FR", "auto". */
+const language = z.string().regex(/^(auto|[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})?)$/, "must be 'auto' or an ISO 639-1 code");
+const voice = z.enum([...CATALOGUE_VOICES, "clone"]);
+
+/** What a voice-profile job writes, given back as `cloneProfile` for voice "clone". */
+export const VoiceProfileSchema = z.looseObject({
+  f0Median: z.number().min(40).max(600),
+  /** 10th and 90th percentiles of f0 (Hz). */
+  f0Range: z.tuple([z.number(), z.number()]).optional(),
+  speakingRate: z.number().optional(),
+  nearestVoice: z.enum(CATALOGUE_VOICES),
+  engine: z.string().optional(),
+});
+export type VoiceProfile = z.infer<typeof VoiceProfileSchema>;
+
+function requireProfile(job: { voice: string; cloneProfile?: unknown }, ctx: z.RefinementCtx): void {
+  if (job.voice === "clone" && !job.cloneProfile) {
+    ctx.addIssue({ code: "custom", path: ["cloneProfile"], message: "voice 'clone' needs a cloneProfile (from a voice-profile job)" });
+  }
+}
+
+export const FfmpegJobSchema = z.object({
+  ...envelope,
+  kind: z.literal("ffmpeg"),
+  /** ffmpeg's argv without the program name, over names of the work directory. */
+  args: z.array(z.string().max(65_536)).min(1).max(2_000),
+  inputs: z.array(namedUrl).max(64).default([]),
+  /** Generated files (ASS subtitles, drawtext's text), name -> base64 content. */
+  files: z.record(FileNameSchema, z.base64()).default({}),
+  /** Shipped fonts, copied from the backend's FONTS_DIR into the work directory and its FONTS_SUBDIR. */
+  fonts: z.array(FileNameSchema).max(64).default([]),
+});
+export const TranscribeJobSchema = z.object({
+  ...envelope,
+  kind: z.literal("transcribe"),
+  inputs: oneInput,
+  language: language.default("auto"),
+});
+export const TtsJobSchema = z
+  .object({
+    ...envelope,
+    kind: z.literal("tts"),
+    text: z.string().min(1).max(100_000),
+    voice,
+    language: language.refine((l) => l !== "auto", "text to speech needs a language").default("fr"),
+    cloneProfile: VoiceProfileSchema.optional(),
+  })
+  .superRefine(requireProfile);
+export const VoiceChangeJobSchema = z
+  .object({
+    ...envelope,
+    kind: z.literal("voice-change"),
+    inputs: oneInput,
+    voice,
+    language: language.refine((l) => l !== "auto", "voice change needs the spoken language").default("fr"),
+    cloneProfile: VoiceProfileSchema.optional(),
+  })
+  .superRefine(requireProfile);
+export const VoiceProfileJobSchema = z.object({
+  ...envelope,
+  kind: z.literal("voice-profile"),
+  inputs: oneInput,
+  language: language.optional(),
+});
+
+/** Job kinds: native ffmpeg, and the speech kinds (src/speech/). */
+export const JobRequestSchema = z.discriminatedUnion("kind", [
+  FfmpegJobSchema,
+  TranscribeJobSchema,
+  TtsJobSchema,
+  VoiceChangeJobSchema,
+  VoiceProfileJobSchema,
+]);
+
+/** A request as the backend works with it (defaults applied). */
+export type JobRequest = z.output<typeof JobRequestSchema>;
+/** A request as a client may send it (fields with defaults optional). */
+export type JobRequestInput = z.input<typeof JobRequestSchema>;
+export type JobKind = JobRequest["kind"];
+export type TranscribeJobRequest = z.output<typeof TranscribeJobSchema>;
+export type TtsJobRequest = z.output<typeof TtsJobSchema>;
+export type VoiceChangeJobRequest = z.output<typeof VoiceChangeJobSchema>;
+export type VoiceProfileJobRequest = z.output<typeof VoiceProfileJobSchema>;
+
+/** ffmpeg protocols (`ffmpeg -protocols`, 5.1) other than plain relative file names. */
+const PROTOCOLS =
+  "async|bluray|cache|concat|concatf|crypto|data|fd|ffrtmpcrypt|ffrtmphttp|file|ftp|gopher|gophers|hls|http|httpproxy|https|icecast|ipfs|ipns|md5|mmsh|mmst|pipe|prompeg|rist|rtmp|rtmpe|rtmps|rtmpt|rtmpte|rtmpts|rtp|sctp|sftp|smb|srt|srtp|subfile|tcp|tee|tls|udp|udplite|unix|zmq|amqp|librtmp|libsmbclient|libssh";
+const PROTOCOL_URL = new RegExp(`(^|[=|,;'"\\s])(${PROTOCOLS}):`, "i");
+/** `..` as a whole path segment or option value. */
+const PARENT_SEGMENT = /(^|[/\\=:,;'"|\s])\.\.($|[/\\:,;'"|\s])/;
+/** An absolute or home path as an option value inside a filter or option string. */
+const ABSOLUTE_VALUE = /[=:,;|]\s*['"]?\s*[/\\~]/;
+
+/**
+ * Why `args` are unsafe, or null. Every path must stay in the work directory: no absolute or
+ * home paths, no `..`, no protocol URLs (file:, http:, concat:, subfile,...); each `-i` names a
+ * declared input or file (or is a lavfi graph after `-f lavfi`); the output name is written.
+ */
+export function checkFfmpegArgs(args: string[], declared: Set<string>, outputName: string): string | null {
+  for (const [i, arg] of args.entries()) {
+    const where = `args[${i}]`;
+    if (arg.includes("\0")) return `${where} contains a NUL character`;
+    if (/^[/\\~]/.test(arg)) return `${where} is an absolute path: only names in the work directory are allowed`;
+    if (PARENT_SEGMENT.test(arg)) return `${where} refers to a parent directory ('..')`;
+    if (ABSOLUTE_VALUE.test(arg)) return `${where} contains an absolute path: only names in the work directory are allowed`;
+    if (PROTOCOL_URL.test(arg) || /^subfile,/i.test(arg)) return `${where} uses a protocol URL: only plain file names are allowed`;
+  }
+  let format: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "-f") format = args[i + 1];
+    if (arg === "-safe" && args[i + 1] === "0") return `args[${i}]: '-safe 0' is not allowed`;
+    if (arg === "-i") {
+      const value = args[i + 1];
+      if (value === undefined) return `args[${i}]: '-i' has no value`;
+      if (format !== "lavfi" && !declared.has(value)) {
+        return `args[${i + 1}]: input '${value}' is not one of the declared inputs or files`;
+      }
+      format = undefined;
+      i++;
+    }
+  }
+  if (!args.includes(outputName)) return `args do not write the output '${outputName}'`;
+  return null;
+}
+
+export type ParseResult = { ok: true; job: JobRequest } | { ok: false; message: string; issues?: string[] };
+
+/**
+ * A job request checked as the backend checks it before accepting it: the schema, every name
+ * used once (inputs, files, fonts, output), and for ffmpeg the args (checkFfmpegArgs). Whether
+ * the kind's engine is installed and the fonts exist is the backend's own business.
+ */
+export function parseJobRequest(body: unknown): ParseResult {
+  const parsed = JobRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(body)"}: ${issue.message}`);
+    return { ok: false, message: issues[0] ?? "invalid request", issues };
+  }
+  const job = parsed.data;
+  const names = [
+    ...("inputs" in job ? job.inputs.map((input) => input.name) : []),
+    ...("files" in job ? Object.keys(job.files) : []),
+    ...("fonts" in job ? job.fonts : []),
+    job.output.name,
+  ];
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) return { ok: false, message: `file name '${name}' is used twice (inputs, files, fonts, output)` };
+    seen.add(name);
+  }
+  if (job.kind !== "ffmpeg") return { ok: true, job };
+  seen.delete(job.output.name);
+  const problem = checkFfmpegArgs(job.args, seen, job.output.name);
+  if (problem) return { ok: false, message: problem };
+  return { ok: true, job };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Callback (POST callbackUrl, backend -> Worker)
+
+export const CALLBACK_TIMESTAMP_HEADER = "x-backend-timestamp";
+export const CALLBACK_SIGNATURE_HEADER = "x-backend-signature";
+/**
+ * How far a callback's timestamp may be from the receiver's clock. The backend's reference check
+ * allowed 5 min, the Worker 10 min; the stricter 5 min is kept (the backend signs each attempt
+ * right before sending it, so only clock drift counts).
+ */
+export const CALLBACK_MAX_SKEW_MS = 5 * 60 * 1000;
+/** Longest `error` the Worker accepts; the backend cuts longer texts. */
+export const CALLBACK_ERROR_MAX_CHARS = 4000;
+
+export const CallbackSchema = z.object({
+  jobId: JobIdSchema,
+  status: z.enum(["completed", "failed"]),
+  /** Meant for users; never contains URLs. */
+  error: z.string().max(CALLBACK_ERROR_MAX_CHARS).optional(),
+  outputBytes: z.number().int().nonnegative().optional(),
+  /** Wall time of the run: preparing, downloads, the work, upload (queue wait excluded). */
+  durationMs: z.number().nonnegative().optional(),
+  /** Time spent waiting for a free slot before the run. */
+  queuedMs: z.number().optional(),
+});
+export type CallbackBody = z.infer<typeof CallbackSchema>;
+
+const encoder = new TextEncoder();
+
+function hmacKey(secret: string) {
+  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+}
+
+/** `sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`. */
+export async function signCallback(secret: string, timestamp: string, body: string): Promise<string> {
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(`${timestamp}.${body}`)));
+  return `sha256=${Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** The two signature headers of a callback sent at `now` (unix ms). */
+export async function callbackHeaders(secret: string, body: string, now = Date.now()): Promise<Record<string, string>> {
+  const timestamp = String(now);
+  return {
+    [CALLBACK_TIMESTAMP_HEADER]: timestamp,
+    [CALLBACK_SIGNATURE_HEADER]: await signCallback(secret, timestamp, body),
+  };
+}
+
+/**
+ * Constant-time check (WebCrypto's HMAC verify) of a callback's signature over the raw body,
+ * with its timestamp (unix ms, digits only) within CALLBACK_MAX_SKEW_MS of `now`. An empty
+ * secret never verifies.
+ */
+export async function verifyCallbackSignature(
+  secret: string,
+  timestamp: string | null | undefined,
+  body: string,
+  signature: string | null | undefined,
+  now = Date.now(),
+): Promise<boolean> {
+  if (!secret || !timestamp || !signature) return false;
+  if (!/^\d{1,16}$/.test(timestamp) || Math.abs(now - Number(timestamp)) > CALLBACK_MAX_SKEW_MS) return false;
+  const hex = /^sha256=([0-9a-f]{64})$/.exec(signature)?.[1];
+  if (!hex) return false;
+  const given = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) given[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return crypto.subtle.verify("HMAC", await hmacKey(secret), given, encoder.encode(`${timestamp}.${body}`));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Capabilities (GET /v1/capabilities)
+
+export const CapabilitiesSchema = z.object({
+  /** Version or description of each engine: ffmpeg always, transcription/tts/rubberband when present. */
+  engines: z.looseObject({
+    ffmpeg: z.string(),
+    transcription: z.string().optional(),
+    tts: z.string().optional(),
+    rubberband: z.string().optional(),
+  }),
+  /** Job kinds this backend runs ("ffmpeg" and the speech kinds whose engines are installed); read as plain strings, so that a newer backend's kinds do not make the document unreadable. */
+  kinds: z.array(z.string()),
+  transcription: z.object({
+    languages: z.array(z.string()),
+    engine: z.string().optional(),
+    detectsLanguage: z.boolean().optional(),
+  }),
+  tts: z.object({
+    voices: z.array(z.string()),
+    languages: z.array(z.string()).optional(),
+    /** How "clone" is done ("cpu-match"). */
+    clone: z.string().optional(),
+    engine: z.string().optional(),
+  }),
+  voiceChange: z.object({
+    /** Languages both engines handle (voice change by resynthesis); others are signal-level. */
+    resynthesisLanguages: z.array(z.string()),
+    signalLevel: z.boolean(),
+  }),
+  limits: z.object({ maxConcurrentJobs: z.number().int(), maxRequestBytes: z.number().int() }),
+  load: z.object({ active: z.number().int(), queued: z.number().int(), known: z.number().int() }),
+});
+export type Capabilities = z.infer<typeof CapabilitiesSchema>;
