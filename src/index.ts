@@ -5,6 +5,7 @@ import { oauthProviderFor } from "./mcp/oauth";
 import type { Env, JobMessage } from "./env";
 import { consumePublishBatch, dispatchDuePosts, type PublishMessage } from "./services/publishing";
 import { expirePostMedia } from "./services/posts";
+import { deleteExpiredUploadLinks } from "./services/upload-capabilities";
 import { consumeDeadLetters, consumeJobs } from "./queues/consumer";
 import { runMaintenance } from "./services/maintenance";
 
@@ -31,6 +32,7 @@ export default {
     // The sweep behind the brands' alarms, and the 30-day retention of published posts' media.
     const publishing = await dispatchDuePosts(env, null, now);
     const postMedia = await expirePostMedia(env, now);
+    await deleteExpiredUploadLinks(env.DB, now);
     console.log("maintenance", JSON.stringify({ ...summary, postsQueued: publishing.queued, postMediaExpired: postMedia }));
   },
 } satisfies ExportedHandler<Env>;

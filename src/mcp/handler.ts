@@ -1,19 +1,61 @@
 /**
- * `/api/mcp`: MCP over streamable HTTP, stateless (a fresh server per request), reached only
- * through the OAuth provider with a valid access token (src/mcp/oauth.ts); `props` carries the
- * account the person authorized.
+ * `/api/mcp`: MCP over streamable HTTP, stateless: a fresh server per request, built for the
+ * account of the OAuth grant (authentication happened before this handler, in the OAuth
+ * provider of src/mcp/oauth.ts). One SDK handler per isolate serves every request; the
+ * request's account reaches the server factory through `authInfo`, the SDK's per-request
+ * channel for the principal. Modern (2026) exchanges answer JSON; 2025-era clients get the
+ * SDK's stateless legacy transport, which answers a single SSE event.
  */
-import { createMcpHandler } from "@modelcontextprotocol/server";
+import { createMcpHandler, type AuthInfo, type McpHttpHandler } from "@modelcontextprotocol/server";
+import { z } from "zod";
 import type { Env } from "../env";
-import type { McpGrantProps } from "./oauth";
-import { buildMcpServer } from "./server";
+import { MCP_SCOPE } from "./oauth";
+import { buildMcpServer, type McpContext } from "./server";
 
-export async function handleMcpRequest(request: Request, env: Env, props: McpGrantProps): Promise<Response> {
-  const origin = new URL(request.url).origin;
-  const handler = createMcpHandler(() => buildMcpServer({ env, accountId: props.accountId, origin }), { responseMode: "json" });
+/** What the OAuth grant says about the caller. */
+export interface McpProps {
+  accountId: string;
+  grantId?: string;
+  clientName?: string;
+}
+
+// Grant props come out of storage, maybe written by an older version: checked like any input.
+const McpPropsSchema = z.object({
+  accountId: z.string().min(1).max(64),
+  grantId: z.string().max(256).optional(),
+  clientName: z.string().max(200).optional(),
+});
+
+const rpcError = (status: number, message: string) => Response.json({ jsonrpc: "2.0", id: null, error: { code: -32603, message } }, { status });
+
+let shared: McpHttpHandler | undefined;
+
+function mcpHandler(): McpHttpHandler {
+  shared ??= createMcpHandler(
+    ({ authInfo }) => {
+      const context = authInfo?.extra?.context as McpContext | undefined;
+      if (!context) throw new Error("mcp: request without its account context");
+      return buildMcpServer(context);
+    },
+    // Tools answer in one piece: no progress notifications to stream.
+    { responseMode: "json" },
+  );
+  return shared;
+}
+
+export async function handleMcpRequest(request: Request, env: Env, props: McpProps): Promise<Response> {
+  const parsed = McpPropsSchema.safeParse(props);
+  if (!parsed.success) {
+    console.error("mcp: malformed grant props", parsed.error.message);
+    return rpcError(500, "The connection's grant is malformed; reconnect the connector.");
+  }
+  const context: McpContext = { env, origin: new URL(request.url).origin, ...parsed.data };
+  const authInfo: AuthInfo = { token: "", clientId: parsed.data.clientName ?? "", scopes: [MCP_SCOPE], extra: { context } };
   try {
-    return await handler.fetch(request);
-  } finally {
-    await handler.close();
+    return await mcpHandler().fetch(request, { authInfo });
+  } catch (error) {
+    // Tool failures are isError results already; this is the transport itself failing.
+    console.error("mcp: request failed", error instanceof Error ? error.stack : String(error));
+    return rpcError(500, "Internal error.");
   }
 }

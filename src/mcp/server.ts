@@ -12,18 +12,23 @@ import { AppError, InsufficientCreditsError } from "../errors";
 import { describeZodError } from "../http";
 import { getAccount, getAccountDetails, type Caller } from "../services/accounts";
 import { createToolJob, getJobForKey } from "../services/jobs";
+import { costOf } from "../services/pricing";
 import { uploadFromUrl } from "../services/uploads";
 import { createUploadLink, uploadLinkStatus } from "../services/upload-capabilities";
 import { getClonedVoice } from "../services/voices";
 import { toolNames, tools, type ToolName } from "../tools";
 import type { Rate } from "../tools/definition";
 import { registerSocialTools } from "./social-tools";
+import { mediaToolInput } from "./tool-input";
 
 export interface McpContext {
   env: Env;
   accountId: string;
   /** Origin the assistant called: download and billing URLs are absolute. */
   origin: string;
+  /** The OAuth grant and the name the assistant registered under, when the provider gives them. */
+  grantId?: string;
+  clientName?: string;
 }
 
 export type ToolResult = { content: { type: "text"; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
@@ -88,37 +93,37 @@ const JobEnvelope = z.object({
 
 const mcpName = (tool: ToolName) => tool.replace(/-/g, "_");
 
+/** A worked example of a per-minute price (pay as you go), from the same function that bills. */
+function example(tool: ToolName): string {
+  const rate = tools[tool].rates.payg;
+  if (rate.per !== "minute") return "";
+  return ` For example ${costOf("payg", tool, { durationMs: 10 * 60_000 })} credits for 10 minutes of media on pay as you go.`;
+}
+
 export function buildMcpServer(context: McpContext): McpServer {
   const server = new McpServer(
     { name: "media-credits-api", version: "1.0.0" },
     {
       instructions:
-        "Process video and audio for the signed-in account: upload media (upload_from_url), run a tool (it returns a jobId and spends credits), poll get_job until completed, then give the user the downloadUrl (valid 3 hours). get_balance shows the credits. Social posts (free): create_brand, create_post (media from an upload or a finished job), submit_post + create_approval_link when the brand needs client approval, schedule_post, then get_post and get_brand_stats.",
+        "Process video and audio for the signed-in account: upload media (upload_from_url for a public URL, create_upload_link then get_upload_link for a file on the person's computer), run a tool (it returns a jobId and spends credits), poll get_job until completed, then give the user the downloadUrl (valid 3 hours). get_balance shows the credits. Social posts (free): create_brand, create_post (media from an upload or a finished job), submit_post + create_approval_link when the brand needs client approval, schedule_post, then get_post and get_brand_stats.",
     },
   );
 
   for (const tool of toolNames) {
     const definition = tools[tool];
-    const shape = (definition.params as unknown as z.ZodObject).shape;
-    const input = z.object({
-      ...shape,
-      idempotencyKey: z.string().min(1).max(255).optional().describe("Send the same key to retry safely: the first answer is replayed and nothing is charged twice."),
-    });
     server.registerTool(
       mcpName(tool),
       {
         title: definition.summary,
-        description: `${definition.summary}. ${guidance[tool]} Cost: ${priceText(definition.rates.payg)} on pay as you go; ${priceText(definition.rates.plans)} on monthly plans. Returns a jobId: poll get_job until it is completed. A failed job is refunded automatically.`,
-        inputSchema: input,
+        description: `${definition.summary}. ${guidance[tool]} Cost: ${priceText(definition.rates.payg)} on pay as you go; ${priceText(definition.rates.plans)} on monthly plans (get_balance tells which applies).${example(tool)} Credits are taken when the job starts. Returns a jobId: poll get_job until it is completed. A failed job is refunded automatically.`,
+        // Checked by the registry's own schema (refinements and defaults included), REST's messages.
+        inputSchema: mediaToolInput(tool),
         outputSchema: JobEnvelope,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
-      async (args: Record<string, unknown>) =>
+      async ({ idempotencyKey, ...params }) =>
         guarded(context, async () => {
-          const { idempotencyKey, ...body } = args;
-          // The registry's own schema, refinements and defaults included: the same validation as REST.
-          const params = definition.params.parse(body) as never;
-          const envelope = await createToolJob(context.env, await callerOf(context), { tool, params, idempotencyKey: idempotencyKey as string | undefined }, Date.now());
+          const envelope = await createToolJob(context.env, await callerOf(context), { tool, params: params as never, idempotencyKey }, Date.now());
           return ok({ ...envelope }, `Job ${envelope.jobId} queued: ${envelope.creditsUsed} credits used, ${envelope.creditsRemaining} left, about ${envelope.estimatedSeconds} s.`);
         }),
     );
@@ -234,6 +239,28 @@ export function buildMcpServer(context: McpContext): McpServer {
           ...(clone ? [{ voice: "clone", kind: "clone" as const, status: clone.status }] : []),
         ];
         return ok({ voices });
+      }),
+  );
+
+  server.registerTool(
+    "get_cloned_voice",
+    {
+      title: "The account's cloned voice",
+      description:
+        "Whether the account has registered its own voice, and its status. When it has, text_to_speech and voice_change accept voice \"clone\" (at the cloned-voice rate shown in their descriptions). The sample (10 s of speech or more) is registered or deleted by the person in the developer area (manageUrl).",
+      inputSchema: z.object({}),
+      outputSchema: z.object({ registered: z.boolean(), status: z.string().optional(), createdAt: z.string().optional(), manageUrl: z.string() }),
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async () =>
+      guarded(context, async () => {
+        const manageUrl = `${context.origin}/app/voice`;
+        const clone = await getClonedVoice(context.env.DB, { accountId: context.accountId }).catch((error) => {
+          if (error instanceof AppError && error.code === "not_found") return null;
+          throw error;
+        });
+        if (!clone) return ok({ registered: false, manageUrl }, `No cloned voice is registered; the person can add one at ${manageUrl}.`);
+        return ok({ registered: true, status: clone.status, createdAt: clone.createdAt, manageUrl });
       }),
   );
 

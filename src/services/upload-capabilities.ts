@@ -3,7 +3,7 @@
  * hands out a link (a 192-bit capability, valid one hour, used once) to a page where the person
  * picks a local file; the upload id is then readable by the assistant.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { orm } from "../db/client";
 import { uploadLinks } from "../db/schema";
 import type { Env } from "../env";
@@ -44,7 +44,14 @@ export async function uploadThroughLink(env: Env, token: string, request: Reques
   const link = await openUploadLink(env.DB, token, now);
   if (!link) throw invalidRequest("This upload link is invalid, expired or already used.");
   const result = await uploadFromMultipart(env, link.accountId, request, now);
-  const used = await orm(env.DB).update(uploadLinks).set({ uploadId: result.uploadId }).where(and(eq(uploadLinks.id, link.id), eq(uploadLinks.tokenHash, link.tokenHash))).returning().get();
+  // Only the first of two uploads posted at once uses the link; the other is refused (its upload expires with the others).
+  const used = await orm(env.DB).update(uploadLinks).set({ uploadId: result.uploadId }).where(and(eq(uploadLinks.id, link.id), isNull(uploadLinks.uploadId))).returning().get();
   if (!used) throw invalidRequest("This upload link was used meanwhile.");
   return result;
+}
+
+/** Links are kept a day past their expiry (their status stays readable), then deleted. */
+export async function deleteExpiredUploadLinks(db: D1Database, now: number): Promise<number> {
+  const result = await db.prepare("DELETE FROM upload_links WHERE expires_at < ?").bind(now - 24 * 3600 * 1000).run();
+  return result.meta.changes;
 }

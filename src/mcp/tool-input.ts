@@ -1,0 +1,106 @@
+/**
+ * Input schemas of the ten registry tools as the connector advertises and checks them.
+ *
+ * Checking: the registry's own zod schema (refinements and defaults included), never a copy,
+ * with REST's messages ("end: must be greater than start", "uploadId: Required"), so a bad call
+ * comes back as an `isError` result naming the field, before anything is charged.
+ *
+ * Advertising: zod's JSON Schema of that schema (input side: fields with defaults are optional)
+ * plus each field's description from the OpenAPI metadata REST publishes (`.openapi({description})`
+ * lives in zod-to-openapi's registry, which zod's own JSON Schema does not read), worded for an
+ * assistant, plus the optional `idempotencyKey`.
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import type { ZodError } from "zod";
+import { describeZodError } from "../http";
+import { toolNames, tools, type ToolName, type ToolParams } from "../tools";
+
+export const idempotencyKeyField = z
+  .string()
+  .min(1)
+  .max(255)
+  .describe("Optional. Send the same key to retry a call safely: within 24 hours the first answer is replayed and nothing is charged twice.");
+
+export type MediaToolInput<K extends ToolName> = ToolParams[K] & { idempotencyKey?: string };
+
+type JsonObject = Record<string, unknown>;
+type Issue = { message: string; path?: PropertyKey[] };
+
+/** Wording of the REST descriptions that does not fit an assistant. */
+const forAssistants = (description: string) =>
+  description.replace(/uploadIds? returned by POST \/api\/v1\/uploads/g, (m) => `${m.startsWith("uploadIds") ? "uploadIds" : "uploadId"} from upload_from_url or create_upload_link`);
+
+let documented: Record<string, JsonObject> | undefined;
+
+/** The OpenAPI 3.1 components of the tools' request schemas, built once per isolate. */
+function documentedSchemas(): Record<string, JsonObject> {
+  if (documented) return documented;
+  const registry = new OpenAPIHono();
+  for (const tool of toolNames) registry.openAPIRegistry.register(`McpInput_${tool}`, tools[tool].params);
+  const doc = registry.getOpenAPI31Document({ openapi: "3.1.0", info: { title: "connector", version: "1" } });
+  documented = (doc.components?.schemas ?? {}) as Record<string, JsonObject>;
+  return documented;
+}
+
+function documentedProperties(tool: ToolName): Record<string, JsonObject> {
+  const schemas = documentedSchemas();
+  let schema: JsonObject | undefined = schemas[`McpInput_${tool}`];
+  // A schema that carries its own name (`.openapi("TrimRequest")`) may be emitted as a $ref to it.
+  const ref = schema?.$ref;
+  if (typeof ref === "string") schema = schemas[ref.replace("#/components/schemas/", "")];
+  return (schema?.properties ?? {}) as Record<string, JsonObject>;
+}
+
+const jsonSchemas = new Map<string, JsonObject>();
+
+function describedJsonSchema(tool: ToolName, options: { target: string; libraryOptions?: Record<string, unknown> }): JsonObject {
+  const cacheKey = `${tool}\n${options.target}`;
+  const cached = jsonSchemas.get(cacheKey);
+  if (cached) return cached;
+  const params = tools[tool].params as unknown as StandardSchemaWithJSON;
+  const schema = structuredClone(params["~standard"].jsonSchema.input(options as never)) as JsonObject;
+  const properties = (schema.properties ?? {}) as Record<string, JsonObject>;
+  const docs = documentedProperties(tool);
+  for (const [field, property] of Object.entries(properties)) {
+    const description = docs[field]?.description;
+    if (typeof description === "string" && property.description === undefined) property.description = forAssistants(description);
+  }
+  properties.idempotencyKey = { ...(idempotencyKeyField["~standard"].jsonSchema.input(options as never) as JsonObject) };
+  delete properties.idempotencyKey.$schema;
+  schema.properties = properties;
+  jsonSchemas.set(cacheKey, schema);
+  return schema;
+}
+
+const issuesOf = (error: ZodError, prefix: PropertyKey[] = []): Issue[] =>
+  // One message per issue, worded as REST words it (the path is inside the message).
+  error.issues.slice(0, 5).map((issue) => ({ message: describeZodError({ issues: [{ ...issue, path: [...prefix, ...issue.path] }] } as unknown as ZodError) }));
+
+/**
+ * The MCP input schema of a registry tool: validated by the tool's own schema, described for
+ * assistants. The handler receives the parsed parameters (defaults applied) and the key.
+ */
+export function mediaToolInput<K extends ToolName>(tool: K): StandardSchemaWithJSON<unknown, MediaToolInput<K>> {
+  const params = tools[tool].params as unknown as z.ZodType<ToolParams[K]>;
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "zod",
+      validate(value: unknown) {
+        const { idempotencyKey, ...body } = value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { idempotencyKey: undefined };
+        const issues: Issue[] = [];
+        const parsed = params.safeParse(body);
+        if (!parsed.success) issues.push(...issuesOf(parsed.error));
+        const key = idempotencyKey === undefined ? undefined : idempotencyKeyField.safeParse(idempotencyKey);
+        if (key && !key.success) issues.push(...issuesOf(key.error, ["idempotencyKey"]));
+        if (issues.length > 0 || !parsed.success) return { issues };
+        return { value: { ...parsed.data, ...(key?.success ? { idempotencyKey: key.data } : {}) } as MediaToolInput<K> };
+      },
+      jsonSchema: {
+        input: (options) => describedJsonSchema(tool, options),
+        output: (options) => describedJsonSchema(tool, options),
+      },
+    },
+  };
+}
