@@ -3,10 +3,9 @@
  * as it will look (text, image or video, networks, time in the brand's zone), with Approve and
  * Request changes (comment and name). No account needed; the link is the capability.
  */
-import { Hono, type Context } from "hono";
-import { csrf } from "hono/csrf";
+import type { Context } from "hono";
 import type { FC } from "hono/jsx";
-import type { Env } from "../env";
+import { capabilityPageApp } from "./capability-page";
 import { AppError } from "../errors";
 import { postForReview, reviewPost, type PostView } from "../services/posts";
 import { Notice, PublicPage } from "./layout";
@@ -64,14 +63,7 @@ const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?:
 const gone = (c: Context) => c.html(<MessagePage title="Link not valid" message="This review link is invalid, expired or was revoked. Ask for a new one." />, 404);
 
 export function reviewRoutes() {
-  const routes = new Hono<{ Bindings: Env }>();
-  routes.use("*", csrf());
-  routes.use("*", async (c, next) => {
-    await next();
-    c.header("Cache-Control", "no-store");
-    c.header("Referrer-Policy", "no-referrer");
-    c.header("X-Robots-Tag", "noindex");
-  });
+  const routes = capabilityPageApp();
   routes.get("/:token", async (c) => {
     const found = await postForReview(c.env.DB, c.req.param("token"), Date.now());
     return found ? c.html(<ReviewPage post={found.post} brandName={found.brand.name} token={c.req.param("token")} />) : gone(c);

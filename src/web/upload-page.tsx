@@ -2,22 +2,14 @@
  * `/upload/<capability>`: the one-time page where a person gives the assistant a local file. A
  * plain multipart form (works without JavaScript), streamed into storage like any upload.
  */
-import { Hono } from "hono";
-import { csrf } from "hono/csrf";
-import type { Env } from "../env";
+import { capabilityPageApp } from "./capability-page";
 import { AppError } from "../errors";
 import { openUploadLink, uploadThroughLink } from "../services/upload-capabilities";
 import { Notice, PublicPage } from "./layout";
 import { MessagePage } from "./pages/auth";
 
 export function uploadPageRoutes() {
-  const routes = new Hono<{ Bindings: Env }>();
-  routes.use("*", csrf());
-  routes.use("*", async (c, next) => {
-    await next();
-    c.header("Cache-Control", "no-store");
-    c.header("Referrer-Policy", "no-referrer");
-  });
+  const routes = capabilityPageApp();
   const gone = () => <MessagePage title="Link not valid" message="This upload link is invalid, expired or already used. Ask the assistant for a new one." />;
   routes.get("/:token", async (c) => {
     const link = await openUploadLink(c.env.DB, c.req.param("token"), Date.now());
