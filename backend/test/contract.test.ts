@@ -1,7 +1,7 @@
 /**
  * The Worker/backend contract (src/protocol.ts), end to end without a network: every media
  * tool's real ffmpeg command, built by the Worker's builders (src/media/tools/) from realistic
- * probes, sent by the Worker's client (src/media/backend-client.ts, fetch stubbed) and read
+ * probes, sent by the Worker's client (src/services/backend/client.ts, fetch stubbed) and read
  * back as the backend reads a POST /v1/jobs body (JSON, parseJobRequest, the fonts on disk).
  * Plus refusals: bad file names, unknown fonts, unsigned, tampered or old callbacks.
  *
@@ -16,7 +16,7 @@ import {
   ffmpegJobFields,
   startBackendJob,
   type BackendTransfer,
-} from "../../src/media/backend-client";
+} from "../../src/services/backend/client";
 import { cuesFromSrt } from "../../src/media/captions";
 import { buildCleanAudioCommand } from "../../src/media/tools/clean-audio";
 import type { MediaCommand, MediaInput } from "../../src/media/tools/command";

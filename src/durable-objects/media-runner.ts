@@ -9,7 +9,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { JobFailure } from "../errors";
-import { BackendUnavailableError } from "../media/backend-client";
+import { BackendUnavailableError } from "../services/backend/client";
 import { FfmpegError } from "../media/ffmpeg-wasm";
 import type { Transcript } from "../media/transcript";
 import {

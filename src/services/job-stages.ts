@@ -10,7 +10,7 @@ import { orm, type Job } from "../db/client";
 import { clonedVoices, uploads } from "../db/schema";
 import type { Env } from "../env";
 import { JobFailure } from "../errors";
-import { backendConfigured, ffmpegJobFields, startBackendJob } from "../media/backend-client";
+import { backendConfigured, ffmpegJobFields, startBackendJob } from "./backend/client";
 import { runFfmpegWasm } from "../media/ffmpeg-wasm";
 import { loadFont } from "../media/font-data";
 import { chooseEngine, defaultRoutingConfig, type RoutingConfig, type RoutingDecision } from "../media/routing";

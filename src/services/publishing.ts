@@ -12,7 +12,7 @@ import { brandChannels, brands, postDeliveries, posts } from "../db/schema";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { assertPublicUrl, type UrlPolicy } from "../lib/public-url";
-import { mediaUrl } from "../media/transfer-urls";
+import { mediaUrl } from "./backend/transfer-urls";
 import { publishers, PublishError, type Publication } from "./publishers";
 
 export type PublishMessage = { kind: "publish"; postId: string; network: string } | { kind: "brand_event"; brandId: string; event: Record<string, unknown> };

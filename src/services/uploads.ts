@@ -9,7 +9,7 @@ import { newId } from "../lib/ids";
 import { fetchPublic, UnsafeUrlError, type UrlPolicy } from "../lib/public-url";
 import { BodyTooLargeError, streamToR2 } from "../lib/r2-stream";
 import { probeR2Object, UnsupportedMediaError, type MediaKind, type ProbeResult } from "../media/probe";
-import { canProbeOnBackend, probeOnBackend } from "../media/backend-probe";
+import { canProbeOnBackend, probeOnBackend } from "./backend/probe";
 import { DurationUnknownError } from "../media/types";
 import type { Env } from "../env";
 

@@ -5,8 +5,8 @@
  * tests), HMAC-signed URLs served by this Worker, which stream from and to R2.
  */
 import { AwsClient } from "aws4fetch";
-import type { Env } from "../env";
-import { signGrant } from "../lib/signing";
+import type { Env } from "../../env";
+import { signGrant } from "../../lib/signing";
 
 export async function mediaUrl(env: Env, key: string, method: "GET" | "PUT", ttlMs: number, contentType?: string): Promise<string> {
   const exp = Date.now() + ttlMs;

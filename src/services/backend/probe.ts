@@ -3,10 +3,10 @@
  * budget, the backend measures it by reading the whole object with native ffmpeg (through a
  * signed URL). Without a backend, the probe's own 400 stands.
  */
-import type { Env } from "../env";
-import { backendConfigured } from "./backend-client";
+import type { Env } from "../../env";
+import { backendConfigured } from "./client";
 import { mediaUrl } from "./transfer-urls";
-import { UnsupportedMediaError, type DurationUnknownError, type ProbeResult } from "./types";
+import { UnsupportedMediaError, type DurationUnknownError, type ProbeResult } from "../../media/types";
 
 interface FullProbe {
   durationMs: number;

@@ -4,9 +4,9 @@
  * rules are backend/src/protocol.ts, shared with the backend; backend/README.md describes them.
  * Transient failures (network, 5xx) are retried; a 4xx means the request itself is wrong.
  */
-import type { Env } from "../env";
-import { parseJobRequest, type JobKind, type JobRequest, type JobRequestInput } from "../../backend/src/protocol.ts";
-import type { MediaCommand } from "./tools/command";
+import type { Env } from "../../env";
+import { parseJobRequest, type JobKind, type JobRequest, type JobRequestInput } from "../../../backend/src/protocol.ts";
+import type { MediaCommand } from "../../media/tools/command";
 import { mediaUrl } from "./transfer-urls";
 
 export class BackendUnavailableError extends Error {}
