@@ -3,6 +3,9 @@
  * whole), then identified from its content and probed for its duration with ranged reads.
  * A refused file leaves nothing behind: its object is deleted and no row is written.
  */
+import { and, eq, gt } from "drizzle-orm";
+import { orm } from "../db/client";
+import { uploads } from "../db/schema";
 import { createMultipartParser, drain } from "../lib/multipart";
 import { AppError, invalidRequest } from "../errors";
 import { newId } from "../lib/ids";
@@ -161,23 +164,13 @@ export async function uploadFromUrl(
  * expired; otherwise a 400 that names the field.
  */
 export async function resolveUpload(db: D1Database, accountId: string, uploadId: string, field: string, now: number): Promise<StoredUpload> {
-  const row = await db
-    .prepare("SELECT * FROM uploads WHERE id = ? AND account_id = ? AND expires_at > ?")
-    .bind(uploadId, accountId, now)
-    .first<Record<string, unknown>>();
+  const row = await orm(db)
+    .select()
+    .from(uploads)
+    .where(and(eq(uploads.id, uploadId), eq(uploads.accountId, accountId), gt(uploads.expiresAt, now)))
+    .get();
   // Only a short prefix of what the caller sent is echoed back.
   if (!row) throw invalidRequest(`${field}: upload ${uploadId.length > 64 ? `${uploadId.slice(0, 32)}…` : uploadId} is unknown or expired.`);
-  return {
-    id: row.id as string,
-    accountId: row.account_id as string,
-    objectKey: row.object_key as string,
-    filename: row.filename as string,
-    kind: row.kind as MediaKind,
-    container: row.container as string,
-    mimeType: row.mime_type as string,
-    sizeBytes: row.size_bytes as number,
-    durationMs: row.duration_ms as number,
-    probe: JSON.parse(row.probe as string) as ProbeResult,
-    expiresAt: row.expires_at as number,
-  };
+  const { createdAt: _created, probe, ...stored } = row;
+  return { ...stored, probe: JSON.parse(probe) as ProbeResult };
 }
