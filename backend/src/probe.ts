@@ -5,16 +5,9 @@
  * URL; only http(s) is allowed as input protocol.
  */
 import { spawn } from "node:child_process";
+import type { FullProbe } from "./protocol.ts";
 
-export interface FullProbe {
-  durationMs: number;
-  hasAudio: boolean;
-  hasVideo: boolean;
-  videoCodec?: string;
-  audioCodec?: string;
-  width?: number;
-  height?: number;
-}
+export type { FullProbe } from "./protocol.ts";
 
 const PROTOCOLS = ["-protocol_whitelist", "http,https,tcp,tls,crypto"];
 

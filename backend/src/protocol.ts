@@ -339,3 +339,18 @@ export const CapabilitiesSchema = z.object({
   load: z.object({ active: z.number().int(), queued: z.number().int(), known: z.number().int() }),
 });
 export type Capabilities = z.infer<typeof CapabilitiesSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Full-read probe (POST /v1/probe {url}): what the backend measured of a file whose headers give
+// no duration; 422 {message} when ffmpeg cannot read it.
+
+export const FullProbeSchema = z.object({
+  durationMs: z.number().nonnegative(),
+  hasAudio: z.boolean(),
+  hasVideo: z.boolean(),
+  videoCodec: z.string().optional(),
+  audioCodec: z.string().optional(),
+  width: z.number().int().positive().optional(),
+  height: z.number().int().positive().optional(),
+});
+export type FullProbe = z.infer<typeof FullProbeSchema>;

@@ -5,18 +5,10 @@
  */
 import type { Env } from "../../env";
 import { backendConfigured } from "./client";
+import { FullProbeSchema } from "../../../backend/src/protocol.ts";
 import { mediaUrl } from "./transfer-urls";
 import { UnsupportedMediaError, type DurationUnknownError, type ProbeResult } from "../../media/types";
 
-interface FullProbe {
-  durationMs: number;
-  hasAudio: boolean;
-  hasVideo: boolean;
-  videoCodec?: string;
-  audioCodec?: string;
-  width?: number;
-  height?: number;
-}
 
 export function canProbeOnBackend(env: Env): boolean {
   return backendConfigured(env) && Boolean(env.PUBLIC_BASE_URL || env.R2_ACCESS_KEY_ID);
@@ -39,7 +31,9 @@ export async function probeOnBackend(env: Env, key: string, unknown: DurationUnk
     throw new UnsupportedMediaError(`The file cannot be read: ${body.message ?? "unreadable"}.`);
   }
   if (!response.ok) throw unknown;
-  const probe = (await response.json()) as FullProbe;
+  const parsed = FullProbeSchema.safeParse(await response.json().catch(() => null));
+  if (!parsed.success) throw unknown;
+  const probe = parsed.data;
   if (!probe.hasAudio && !probe.hasVideo) throw new UnsupportedMediaError("The file contains neither an audio nor a video stream.");
   if (!(probe.durationMs > 0)) throw unknown;
   const kind = probe.hasVideo ? "video" : "audio";
