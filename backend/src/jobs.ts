@@ -128,6 +128,17 @@ export class JobRunner {
     return { jobId, status: entry.status, ...(entry.error ? { error: entry.error } : {}) };
   }
 
+  /**
+   * Stops a queued or running job at the Worker's request (the caller cancelled it): it fails,
+   * its work directory goes, and its callback reports the cancellation. False when unknown or done.
+   */
+  cancel(jobId: string): boolean {
+    const entry = this.#entries.get(jobId);
+    if (!entry || entry.finishedAt !== undefined || entry.abort.signal.aborted) return false;
+    entry.abort.abort(new JobAbort("cancelled by the caller"));
+    return true;
+  }
+
   /** "duplicate" when the id is already known (running or done): nothing more happens. */
   submit(job: JobRequest): "accepted" | "duplicate" | "closing" {
     if (this.#entries.has(job.jobId)) return "duplicate";

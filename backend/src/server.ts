@@ -4,6 +4,7 @@
  *   GET  /v1/capabilities  engines, job kinds, speech lists  Bearer BACKEND_SECRET
  *   POST /v1/jobs          202 {accepted: true}              Bearer BACKEND_SECRET
  *   GET  /v1/jobs/:jobId   {jobId, status, error?}          Bearer BACKEND_SECRET
+ *   DELETE /v1/jobs/:jobId {jobId, cancelled}               Bearer BACKEND_SECRET (the caller cancelled it)
  *   POST /v1/probe         {durationMs, streams...}         Bearer BACKEND_SECRET (full-read probe)
  * The bodies of /v1/jobs, /v1/capabilities and the callbacks are defined in protocol.ts (shared
  * with the Worker). Start: `node src/server.ts` (Node 24 strips the types).
@@ -164,8 +165,9 @@ export async function startServer(config: Config): Promise<BackendServer> {
 
     const jobMatch = /^\/v1\/jobs\/([^/]+)$/.exec(pathname);
     if (jobMatch) {
-      if (method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
       const jobId = decodeURIComponent(jobMatch[1]!);
+      if (method === "DELETE") return sendJson(res, 200, { jobId, cancelled: JOB_ID.test(jobId) && runner.cancel(jobId) });
+      if (method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET or DELETE");
       const status = JOB_ID.test(jobId) ? runner.status(jobId) : undefined;
       if (!status) throw new HttpError(404, "not_found", "unknown job");
       return sendJson(res, 200, status);

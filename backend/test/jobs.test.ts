@@ -280,4 +280,21 @@ describe("concurrency", () => {
       await shortLived.stop();
     }
   });
+
+  it("stops a running job the caller cancelled: failed callback, no upload, nothing left", async () => {
+    fixture.media.set("cancelme", clip);
+    const forever = ["-hide_banner", "-y", "-re", "-stream_loop", "-1", "-i", "in0.mp4", "-c", "copy", "out.mp4"];
+    await backend.postJob(jobBody(fixture, "cancelme", { args: forever }));
+    await until(() => fixture.of("GET", "/media/cancelme").length > 0, 10_000, "cancelme started");
+    const cancelled = await backend.fetch("/v1/jobs/job_cancelme", { method: "DELETE" });
+    expect(await cancelled.json()).toEqual({ jobId: "job_cancelme", cancelled: true });
+    const [callback] = await fixture.waitForCallback("cancelme", 1, 5000);
+    expect(callbackJson(callback!)).toMatchObject({ status: "failed" });
+    expect(callbackJson(callback!).error).toMatch(/^cancelled by the caller/);
+    expect(fixture.of("PUT", "/upload/cancelme")).toHaveLength(0);
+    await until(() => backend.leftovers().length === 0, 5_000, "work directory removed");
+    // Cancelling again, or an unknown job, changes nothing.
+    expect(await (await backend.fetch("/v1/jobs/job_cancelme", { method: "DELETE" })).json()).toEqual({ jobId: "job_cancelme", cancelled: false });
+    expect(await (await backend.fetch("/v1/jobs/job_nope", { method: "DELETE" })).json()).toEqual({ jobId: "job_nope", cancelled: false });
+  });
 });

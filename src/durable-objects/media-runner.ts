@@ -9,10 +9,11 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { JobFailure } from "../errors";
-import { BackendUnavailableError } from "../services/backend/client";
+import { BackendUnavailableError, cancelBackendJob } from "../services/backend/client";
 import { FfmpegError } from "../media/ffmpeg-wasm";
 import type { Transcript } from "../media/transcript";
 import {
+  backendJobId,
   dispatchMediaToBackend,
   dispatchSpeechStage,
   loadJobInputs,
@@ -78,6 +79,16 @@ export class MediaRunner extends DurableObject<Env> {
     return true;
   }
 
+  /** The caller cancelled the job (already failed and refunded): stop the pending stage and forget it. */
+  async cancel(jobId: string): Promise<void> {
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
+    if (!pending || pending.jobId !== jobId) return;
+    await cancelBackendJob(this.env, backendJobId(jobId, pending.stage));
+    await this.env.MEDIA.delete(pending.outputKey);
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+  }
+
   /** Watchdog: the backend never reported before the deadline. */
   async alarm(): Promise<void> {
     const pending = await this.ctx.storage.get<PendingStage>("pending");
@@ -110,7 +121,9 @@ export class MediaRunner extends DurableObject<Env> {
     const route = routeMediaStage(this.env, prepared);
     console.log("job route", job.id, job.tool, route.engine, route.reason);
     if (route.engine === "wasm") {
-      await completeJob(this.env.DB, job.id, await runMediaOnWasm(this.env, prepared), Date.now());
+      const result = await runMediaOnWasm(this.env, prepared);
+      // Cancelled while ffmpeg.wasm ran (it cannot be interrupted): the result is not kept.
+      if (!(await completeJob(this.env.DB, job.id, result, Date.now()))) await this.env.MEDIA.delete(result.key);
       await this.ctx.storage.deleteAll();
       return "completed";
     }

@@ -11,7 +11,7 @@ import type { Env } from "../env";
 import { AppError, InsufficientCreditsError } from "../errors";
 import { describeZodError } from "../http";
 import { getAccount, getAccountDetails, type Caller } from "../services/accounts";
-import { createToolJob, getJobForKey } from "../services/jobs";
+import { cancelJob, createToolJob, getJobForKey } from "../services/jobs";
 import { costOf } from "../services/pricing";
 import { uploadFromUrl } from "../services/uploads";
 import { createUploadLink, uploadLinkStatus } from "../services/upload-capabilities";
@@ -193,6 +193,22 @@ export function buildMcpServer(context: McpContext): McpServer {
           ...(job.result ? { downloadUrl: `${context.origin}${job.result.url}`, filename: job.result.filename } : {}),
           ...(job.error ? { error: job.error } : {}),
         });
+      }),
+  );
+
+  server.registerTool(
+    "cancel_job",
+    {
+      title: "Cancel a job",
+      description: "Stop a queued or processing job started through this connector (e.g. the person changed their mind or picked the wrong file): its credits are refunded in full. A job that already ended cannot be cancelled.",
+      inputSchema: z.object({ jobId: z.string().min(1).max(64) }),
+      outputSchema: z.object({ jobId: z.string(), status: z.enum(["queued", "processing", "completed", "failed"]), error: z.string().optional() }),
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    },
+    async ({ jobId }: { jobId: string }) =>
+      guarded(context, async () => {
+        const job = await cancelJob(context.env, await callerOf(context), jobId, Date.now());
+        return ok({ jobId: job.jobId, status: job.status, ...(job.error ? { error: job.error } : {}) });
       }),
   );
 

@@ -221,6 +221,27 @@ export async function completeJob(
   return update.meta.changes > 0;
 }
 
+/**
+ * The caller cancels a queued or processing job: it fails with a clear error and is refunded
+ * exactly once (the same guarded refund as any failure), and its runner stops the pending
+ * stage (the backend is told to stop). A job that already ended answers 400 naming its state.
+ */
+export async function cancelJob(env: Env, caller: Caller, jobId: string, now: number): Promise<JobStatusView> {
+  const current = await getJobForKey(env.DB, caller, jobId, now);
+  const ended = (status: string) => invalidRequest(`id: job ${current.jobId} is already ${status}; only a queued or processing job can be cancelled.`);
+  if (current.status === "completed" || current.status === "failed") throw ended(current.status);
+  if (!(await failAndRefund(env.DB, jobId, "Cancelled at the caller's request; credits refunded.", now, RESULT_TTL_MS))) {
+    throw ended((await getJobForKey(env.DB, caller, jobId, now)).status);
+  }
+  try {
+    await env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).cancel(jobId);
+  } catch (error) {
+    // Refunded already; a stage that still reports later finds the job ended and changes nothing.
+    console.warn("runner cancel failed", jobId, error instanceof Error ? error.message : String(error));
+  }
+  return getJobForKey(env.DB, caller, jobId, now);
+}
+
 /** Fails an active job and refunds it, exactly once whatever the retries. */
 export function failJob(db: D1Database, jobId: string, error: string, now: number): Promise<boolean> {
   return failAndRefund(db, jobId, error, now, RESULT_TTL_MS);

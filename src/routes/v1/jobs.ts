@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
-import { getJobForKey } from "../../services/jobs";
+import { cancelJob, getJobForKey } from "../../services/jobs";
 import { JobStatusSchema } from "./schemas";
 
 const route = createRoute({
@@ -18,7 +18,23 @@ const route = createRoute({
   },
 });
 
-export const jobRoutes = createRouter().openapi(route, async (c) => {
-  const view = await getJobForKey(c.env.DB, c.get("caller"), c.req.valid("param").id, Date.now());
-  return c.json(view, 200);
+const cancelRoute = createRoute({
+  method: "post",
+  path: "/jobs/{id}/cancel",
+  tags: ["Jobs"],
+  summary: "Cancel a queued or processing job (refunded in full, once)",
+  description: "The job ends as failed with the error 'Cancelled at the caller's request; credits refunded.' and its credits are refunded; processing on the backend is stopped. A job that already ended answers 400 naming its state; another key or an unknown job answers 404.",
+  security: [{ ApiKey: [] }],
+  request: { params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }) },
+  responses: {
+    200: { description: "The cancelled job", content: { "application/json": { schema: JobStatusSchema } } },
+    ...pickErrors(400, 401, 404),
+  },
 });
+
+export const jobRoutes = createRouter()
+  .openapi(route, async (c) => {
+    const view = await getJobForKey(c.env.DB, c.get("caller"), c.req.valid("param").id, Date.now());
+    return c.json(view, 200);
+  })
+  .openapi(cancelRoute, async (c) => c.json(await cancelJob(c.env, c.get("caller"), c.req.valid("param").id, Date.now()), 200));

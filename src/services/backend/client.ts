@@ -38,6 +38,20 @@ export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "
   };
 }
 
+/** Asks the backend to stop a job the caller cancelled; best effort (the job is already refunded). */
+export async function cancelBackendJob(env: Env, backendJobId: string): Promise<void> {
+  if (!backendConfigured(env)) return;
+  try {
+    const response = await fetch(`${env.BACKEND_URL!.replace(/\/$/, "")}/v1/jobs/${encodeURIComponent(backendJobId)}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${env.BACKEND_SECRET}` },
+    });
+    await response.body?.cancel();
+  } catch (error) {
+    console.warn("backend cancel failed", backendJobId, error instanceof Error ? error.message : String(error));
+  }
+}
+
 export function backendConfigured(env: Env): boolean {
   return Boolean(env.BACKEND_URL && env.BACKEND_SECRET);
 }
