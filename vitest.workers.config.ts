@@ -1,12 +1,27 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 
 export default defineConfig({
   plugins: [
     cloudflareTest(async (ctx) => ({
       wrangler: { configPath: "./wrangler.toml" },
+      main: "./test/worker-entry.ts",
       miniflare: {
+        // MediaRunner lives in the media Worker in production (script_name): here, in this script.
+        durableObjects: { MEDIA_RUNNER: "MediaRunner", BRAND_SCHEDULER: "BrandScheduler" },
+        // The media Worker's FONTS assets binding, served from the same folder.
+        serviceBindings: {
+          FONTS: async (request: Request) => {
+            const file = path.basename(new URL(request.url).pathname);
+            try {
+              return new Response(await readFile(path.join(import.meta.dirname, "assets/fonts", file)));
+            } catch {
+              return new Response("Not found", { status: 404 });
+            }
+          },
+        },
         bindings: {
           TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, "migrations")),
           // The fixture server started by test/global-setup.ts (loopback only).

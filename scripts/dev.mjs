@@ -11,6 +11,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { writeMediaWorkerConfig } from "./media-worker-config.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.PORT ?? 8787);
@@ -77,7 +78,12 @@ const stripe = spawn(process.execPath, [path.join(root, "scripts", "local-stripe
 // A local Mastodon (scripts/local-mastodon) to publish brands' posts to.
 const mastodon = spawn(process.execPath, [path.join(root, "scripts", "local-mastodon", "server.ts"), "--port", String(mastodonPort), "--token", mastodonToken], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
 
-const args = [wranglerBin, "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false"];
+// The API Worker and the media Worker (MediaRunner + ffmpeg.wasm) in one session; the media
+// Worker gets its settings through its own copy of wrangler.media.jsonc (.wrangler/dev/).
+const mediaVars = { ...vars, BACKEND_URL: `http://127.0.0.1:${backendPort}`, PUBLIC_BASE_URL: base };
+for (const name of ["MEDIA_ENGINE", "WASM_MEMORY_BUDGET_BYTES", "WASM_MAX_CPU_SECONDS"]) if (process.env[name]) mediaVars[name] = process.env[name];
+const mediaConfig = writeMediaWorkerConfig(path.join(root, ".wrangler", "dev"), mediaVars);
+const args = [wranglerBin, "dev", "-c", "wrangler.toml", "-c", mediaConfig, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false"];
 args.push("--var", `BACKEND_URL:http://127.0.0.1:${backendPort}`, "--var", `PUBLIC_BASE_URL:${base}`);
 args.push("--var", `STRIPE_API_BASE:http://127.0.0.1:${stripePort}`, "--var", "DEV_MODE:true", "--var", "PUBLISH_ALLOW_PRIVATE_URLS:true", "--var", `SIGNUP_CREDITS:${process.env.SIGNUP_CREDITS ?? 100}`);
 if (process.env.ALLOW_PRIVATE_URLS === "true") args.push("--var", "ALLOW_PRIVATE_URLS:true");

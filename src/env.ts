@@ -10,6 +10,8 @@ export interface Env {
   JOBS_QUEUE: Queue<JobMessage>;
   JOBS_DLQ: Queue<JobMessage>;
   MEDIA_RUNNER: DurableObjectNamespace<MediaRunner>;
+  /** The media Worker's static assets: the subtitle fonts ffmpeg.wasm reads (src/media/font-data.ts). */
+  FONTS?: Fetcher;
   /** One per brand: an alarm at its next due post. */
   BRAND_SCHEDULER: DurableObjectNamespace<BrandScheduler>;
   /** Publication of posts per network, and brand webhook events (retried; dead letters fail the post). */

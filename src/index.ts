@@ -1,4 +1,8 @@
-/** Worker entry: HTTP (behind the connector's OAuth provider), queue consumers, cron; exports the Durable Object classes. */
+/**
+ * Entry of the API Worker: HTTP (behind the connector's OAuth provider), queue consumers, cron;
+ * exports the BrandScheduler Durable Object. Jobs run in the media Worker (src/media-worker.ts),
+ * reached through the MEDIA_RUNNER binding.
+ */
 import { buildApp } from "./app";
 import { handleMcpRequest } from "./mcp/handler";
 import { oauthProviderFor } from "./mcp/oauth";
@@ -9,7 +13,6 @@ import { deleteExpiredUploadLinks } from "./services/upload-capabilities";
 import { consumeDeadLetters, consumeJobs } from "./queues/consumer";
 import { runMaintenance } from "./services/maintenance";
 
-export { MediaRunner } from "./durable-objects/media-runner";
 export { BrandScheduler } from "./durable-objects/brand-scheduler";
 
 const app = buildApp();

@@ -13,7 +13,6 @@ import { BackendUnavailableError, cancelBackendJob } from "../services/backend/c
 import { FfmpegError } from "../media/ffmpeg-wasm";
 import type { Transcript } from "../media/transcript";
 import {
-  backendJobId,
   dispatchMediaToBackend,
   dispatchSpeechStage,
   loadJobInputs,
@@ -27,8 +26,8 @@ import {
   speechPlanOf,
   storeTranscriptResult,
   type JobResult,
-  type StageName,
 } from "../services/job-stages";
+import { backendJobId, type StageName } from "../services/backend/stage-ids";
 import { claimJob, completeJob, failJob, loadJob, type JobRow } from "../services/jobs";
 
 /** What the object remembers while the backend works on a stage. */

@@ -8,7 +8,7 @@ import type { AppEnv } from "../http";
 import { notFound, unauthorized, invalidRequest } from "../errors";
 import { verifyGrant } from "../lib/signing";
 import { streamToR2 } from "../lib/r2-stream";
-import { parseBackendJobId } from "../services/job-stages";
+import { parseBackendJobId } from "../services/backend/stage-ids";
 import { CALLBACK_SIGNATURE_HEADER, CALLBACK_TIMESTAMP_HEADER, CallbackSchema, verifyCallbackSignature } from "../../backend/src/protocol.ts";
 
 /** Results are capped like uploads. */

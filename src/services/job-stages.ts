@@ -11,6 +11,7 @@ import { clonedVoices, uploads } from "../db/schema";
 import type { Env } from "../env";
 import { JobFailure } from "../errors";
 import { backendConfigured, ffmpegJobFields, startBackendJob } from "./backend/client";
+import { backendJobId, type SpeechKind } from "./backend/stage-ids";
 import { runFfmpegWasm } from "../media/ffmpeg-wasm";
 import { loadFont } from "../media/font-data";
 import { chooseEngine, defaultRoutingConfig, type RoutingConfig, type RoutingDecision } from "../media/routing";
@@ -34,9 +35,6 @@ export interface PreparedJob {
   resultKey: string;
 }
 
-export type SpeechKind = "transcribe" | "tts" | "voice-change" | "voice-profile";
-export type StageName = SpeechKind | "ffmpeg";
-
 /** A speech stage ready to send: what the backend reads and writes. */
 export interface SpeechStage {
   kind: SpeechKind;
@@ -47,15 +45,6 @@ export interface SpeechStage {
   contentType: string;
   /** The job's result when this stage writes it directly. */
   result?: JobResult;
-}
-
-/** A stage's backend job id: `<jobId>` for ffmpeg, `<jobId>-<stage>` otherwise (distinct, idempotent). */
-export const backendJobId = (jobId: string, stage: StageName) => (stage === "ffmpeg" ? jobId : `${jobId}-${stage}`);
-
-export function parseBackendJobId(id: string): { jobId: string; stage: StageName } | null {
-  const match = /^(job_[0-9A-Z]{26})(?:-(transcribe|tts|voice-change|voice-profile))?$/.exec(id);
-  if (!match) return null;
-  return { jobId: match[1], stage: (match[2] as SpeechKind | undefined) ?? "ffmpeg" };
 }
 
 /** The job's parameters, validated again at this trust boundary (a JSON column). */
@@ -121,7 +110,7 @@ export async function runMediaOnWasm(env: Env, prepared: PreparedJob): Promise<J
   const { command } = prepared;
   const files: Record<string, Uint8Array> = { ...command.files };
   for (const input of prepared.inputs) files[input.name] = await readObject(env, input.objectKey);
-  for (const font of command.fonts) files[`${FONTS_DIR}/${font}`] = await loadFont(font);
+  for (const font of command.fonts) files[`${FONTS_DIR}/${font}`] = await loadFont(env.FONTS, font);
   const run = await runFfmpegWasm({ args: command.args, inputs: files, outputs: [command.outputName] });
   await env.MEDIA.put(prepared.resultKey, run.outputs[command.outputName], { httpMetadata: { contentType: command.contentType } });
   return mediaResultOf(prepared);

@@ -13,6 +13,7 @@ import path from "node:path";
 import type { TestProject } from "vitest/node";
 import fixtureSetup from "../global-setup";
 import { startLocalStripe } from "../../scripts/local-stripe/server";
+import { writeMediaWorkerConfig } from "../../scripts/media-worker-config";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
@@ -46,7 +47,10 @@ function startWorker(name: string, port: number, vars: Record<string, string>, s
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
   const migrate = spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir], { cwd: root, env, encoding: "utf8" });
   if (migrate.status !== 0) throw new Error(`migrations for ${name} failed: ${migrate.stderr}`);
-  const args = [wranglerJs, "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", "0", "--persist-to", stateDir, "--show-interactive-dev-session=false"];
+  // Both Workers in one session: the API (first, it takes the --var flags) and the media Worker
+  // (its copy of the config carries the same settings as vars).
+  const mediaConfig = writeMediaWorkerConfig(stateDir, vars);
+  const args = [wranglerJs, "dev", "-c", "wrangler.toml", "-c", mediaConfig, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", "0", "--persist-to", stateDir, "--show-interactive-dev-session=false"];
   for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   const log = (chunk: Buffer) => {

@@ -3,6 +3,7 @@
  * whose frames are read back as raw RGB to check where and how the captions were drawn.
  * All the ffmpeg-running tests live in this one file: each file loading the wasm pays 15-20 s.
  */
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { loadFont } from "../../src/media/font-data";
@@ -255,14 +256,14 @@ describe("buildAss", () => {
 describe("fonts", () => {
   it.each(fontIds)("%s: the shipped file's family name is the one the ASS style uses", async (fontId) => {
     const { family, file } = subtitleFonts[fontId];
-    const bytes = await loadFont(file);
+    const bytes = await loadFont(env.FONTS, file);
     expect(bytes.byteLength).toBeGreaterThan(10_000);
     expect(new TextDecoder().decode(bytes.subarray(0, 4))).toBe("\u0000\u0001\u0000\u0000"); // TrueType sfnt
     expect(fontFamilyName(bytes)).toBe(family);
   });
 
   it("refuses unknown font files", async () => {
-    await expect(loadFont("../secrets.ttf")).rejects.toThrow(/unknown font file/);
+    await expect(loadFont(env.FONTS, "../secrets.ttf")).rejects.toThrow(/unknown font file/);
   });
 });
 
@@ -385,7 +386,7 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
     };
     const command = buildSubtitlesCommand(p, [input], buildAss(p, await cuesFromSrt(srt), VIDEO));
     const inputs: Record<string, Uint8Array> = { [input.name]: background.slice(), ...command.files };
-    for (const font of command.fonts) inputs[`fonts/${font}`] = await loadFont(font);
+    for (const font of command.fonts) inputs[`fonts/${font}`] = await loadFont(env.FONTS, font);
     const started = Date.now();
     const burned = await runFfmpegWasm({ args: command.args, inputs, outputs: [command.outputName] });
     const burnMs = Date.now() - started;

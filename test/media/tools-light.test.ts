@@ -65,7 +65,7 @@ const measurements: Measured[] = [];
 async function execute(tool: string, command: MediaCommand, sources: Source[]) {
   const inputs: Record<string, Uint8Array> = { ...command.files };
   for (const s of sources) inputs[s.input.name] = s.bytes.slice();
-  for (const font of command.fonts) inputs[`fonts/${font}`] = await loadFont(font);
+  for (const font of command.fonts) inputs[`fonts/${font}`] = await loadFont(env.FONTS, font);
   const started = performance.now();
   const run = await runFfmpegWasm({ args: command.args, inputs, outputs: [command.outputName] });
   measurements.push({ tool, ms: performance.now() - started, peakMiB: run.peakWasmBytes / MiB, estimateMiB: command.wasmHeapBytes / MiB });

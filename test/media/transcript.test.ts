@@ -2,7 +2,7 @@ import { parseText } from "media-captions";
 import { describe, expect, it } from "vitest";
 import { transcriptToSrt, transcriptToText, type Transcript } from "../../src/media/transcript";
 import { guessTextLanguage } from "../../src/media/text-language";
-import { parseBackendJobId } from "../../src/services/job-stages";
+import { parseBackendJobId } from "../../src/services/backend/stage-ids";
 
 const words = (spec: [string, number, number][]) => spec.map(([text, start, end]) => ({ text, start, end }));
 
