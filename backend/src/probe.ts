@@ -34,13 +34,14 @@ export async function fullProbe(url: string, ffmpegPath: string, timeoutMs = 10 
   const ffprobePath = ffmpegPath.replace(/ffmpeg$/, "ffprobe");
   const streams = await run(ffprobePath, ["-v", "error", ...PROTOCOLS, "-show_format", "-show_streams", "-of", "json", url], timeoutMs);
   if (streams.code !== 0) throw new Error(`the file cannot be read (${streams.stderr.trim().split("\n").pop() ?? "ffprobe failed"})`);
-  const parsed = JSON.parse(streams.stdout) as { format?: { duration?: string }; streams?: { codec_type?: string; codec_name?: string; width?: number; height?: number }[] };
+  const parsed = JSON.parse(streams.stdout) as { format?: { duration?: string }; streams?: FfprobeStream[] };
   const list = parsed.streams ?? [];
   const video = list.find((s) => s.codec_type === "video");
   const audio = list.find((s) => s.codec_type === "audio");
   // ffprobe scans fragmented MP4 for its length; only containers with no length at all need the demux.
   const stated = Number(parsed.format?.duration);
   const durationMs = Number.isFinite(stated) && stated > 0 ? Math.round(stated * 1000) : await demuxedDurationMs(url, ffmpegPath, timeoutMs);
+  const frameRate = video && frameRateOf(video);
   return {
     durationMs,
     hasAudio: audio !== undefined,
@@ -49,7 +50,34 @@ export async function fullProbe(url: string, ffmpegPath: string, timeoutMs = 10 
     audioCodec: audio?.codec_name,
     width: video?.width,
     height: video?.height,
+    ...(frameRate !== undefined ? { frameRate } : {}),
   };
+}
+
+interface FfprobeStream {
+  codec_type?: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  /** Fractions such as "30000/1001"; "0/0" when unknown. */
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+}
+
+/** Frames per second above this are a time base mistaken for a rate (cover art reports 90000/1), not video. */
+const MAX_FRAME_RATE = 1000;
+
+/**
+ * The average frame rate (frames / duration, what a variable-rate recording plays at), else the
+ * base rate; rounded to 3 decimals like the Worker's header probe (29.97 for 30000/1001).
+ */
+function frameRateOf(stream: FfprobeStream): number | undefined {
+  for (const fraction of [stream.avg_frame_rate, stream.r_frame_rate]) {
+    const match = /^(\d+)\/(\d+)$/.exec(fraction ?? "");
+    const rate = match ? Number(match[1]) / Number(match[2]) : Number.NaN;
+    if (Number.isFinite(rate) && rate > 0 && rate <= MAX_FRAME_RATE) return Math.round(rate * 1000) / 1000;
+  }
+  return undefined;
 }
 
 /** End time of the last packet, by demuxing everything without decoding. */

@@ -352,5 +352,7 @@ export const FullProbeSchema = z.object({
   audioCodec: z.string().optional(),
   width: z.number().int().positive().optional(),
   height: z.number().int().positive().optional(),
+  /** Frames per second of the first video stream (ffprobe's avg_frame_rate, else r_frame_rate), 3 decimals. */
+  frameRate: z.number().positive().optional(),
 });
 export type FullProbe = z.infer<typeof FullProbeSchema>;

@@ -1,4 +1,5 @@
 import { tokenizer as rangeTokenizer } from "@tokenizer/range";
+import type { IAudioMetadata } from "music-metadata";
 import { createTokenizerView, type IRandomAccessTokenizer, type ITokenizer } from "strtok3";
 import { readAt } from "./bytes";
 import { readAvi } from "./containers/avi";
@@ -23,6 +24,8 @@ const MIN_READ_BYTES = 4096;
  * MP4 with thousands of fragments, MP3/ADTS streams longer than ~15 minutes without a header.
  */
 const READ_LIMITS: ReadLimits = { maxBytes: 16 * 1024 * 1024, maxRequests: 32, maxReadAhead: 4 * 1024 * 1024 };
+/** Frame rates outside (0, MAX_FRAME_RATE] are header damage or timestamps, not a rate worth reporting. */
+const MAX_FRAME_RATE = 1000;
 
 /**
  * Identifies an uploaded object from its content and reads its duration and streams through
@@ -69,7 +72,7 @@ async function readStreams(format: SniffedFormat, source: IRandomAccessTokenizer
       return readOgg(source, head, format.label);
     case "isobmff": {
       const movie = await readMovieHeader(source, format.label);
-      const streams = summarizeMetadata(await parseMetadata(source));
+      const streams = summarize(await parseMetadata(source));
       // mvhd holds the presentation length (edit lists applied) that players and ffprobe show;
       // music-metadata only reports the first audio track's, and nothing for video-only files.
       return {
@@ -77,15 +80,23 @@ async function readStreams(format: SniffedFormat, source: IRandomAccessTokenizer
         durationSeconds: movie.durationSeconds ?? streams.durationSeconds,
         width: streams.width ?? movie.width,
         height: streams.height ?? movie.height,
+        frameRate: movie.frameRate ?? streams.frameRate,
       };
     }
     case "matroska": {
       const firstCluster = await findFirstCluster(source, format.label);
-      return summarizeMetadata(await parseMetadata(prefix(source, firstCluster, format)));
+      return summarize(await parseMetadata(prefix(source, firstCluster, format)));
     }
     default:
-      return summarizeMetadata(await parseMetadata(source));
+      return summarize(await parseMetadata(source));
   }
+}
+
+/** The streams music-metadata found, with the first video track's frame rate (Matroska: 1e9 / DefaultDuration). */
+function summarize(metadata: IAudioMetadata): StreamSummary {
+  const streams = summarizeMetadata(metadata);
+  const frameRate = metadata.format.trackInfo.find((track) => track.video !== undefined)?.video?.frameRate;
+  return frameRate === undefined ? streams : { ...streams, frameRate };
 }
 
 /** The first `length` bytes of the object as a tokenizer of their own. */
@@ -124,6 +135,11 @@ function toResult(format: SniffedFormat, streams: StreamSummary): ProbeResult {
   if (streams.hasVideo && streams.width && streams.height) {
     result.width = streams.width;
     result.height = streams.height;
+  }
+  const rate = streams.frameRate;
+  if (streams.hasVideo && rate !== undefined && Number.isFinite(rate) && rate > 0 && rate <= MAX_FRAME_RATE) {
+    // Three decimals keep 29.97 and 23.976 recognisable without the noise of integer nanosecond durations (30.0000003).
+    result.frameRate = Math.round(rate * 1000) / 1000;
   }
   return result;
 }

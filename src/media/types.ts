@@ -14,6 +14,12 @@ export interface ProbeResult {
   hasVideo: boolean;
   width?: number;
   height?: number;
+  /**
+   * Frames per second of the first video stream, rounded to 3 decimals (29.97 for 30000/1001),
+   * as the container states it: the rate of a constant-rate stream, the average of a variable
+   * one. Absent for audio and images, and when the headers do not say.
+   */
+  frameRate?: number;
 }
 
 /** The content is not an accepted media file; the message is meant for the user (HTTP 400). */
@@ -50,4 +56,6 @@ export interface StreamSummary {
   audioCodec?: string;
   width?: number;
   height?: number;
+  /** Frames per second of the first video stream, unrounded (e.g. 1e9 / Matroska DefaultDuration). */
+  frameRate?: number;
 }

@@ -5,7 +5,7 @@ import { recordingBucket, totalBytes, virtualBucket } from "./buckets";
 
 interface FfprobeReport {
   format: { duration?: string };
-  streams: { codec_type: string; codec_name: string; width?: number; height?: number }[];
+  streams: { codec_type: string; codec_name: string; width?: number; height?: number; avg_frame_rate?: string }[];
 }
 
 async function download(path: string): Promise<Uint8Array> {
@@ -81,6 +81,13 @@ describe("probeR2Object", () => {
     expect(result.audioCodec).toBe(audio?.codec_name);
     expect(result.width).toBe(video?.width);
     expect(result.height).toBe(video?.height);
+    if (video) {
+      // Every video fixture is 25 fps; test/media/frame-rate.test.ts covers 30 and 29.97.
+      const [num, den] = video.avg_frame_rate!.split("/").map(Number);
+      expect(result.frameRate).toBeCloseTo(num! / den!, 3);
+    } else {
+      expect(result.frameRate).toBeUndefined();
+    }
   });
 
   it("reads only the head, the tail and the moov of a file whose moov is at the end", async () => {

@@ -429,7 +429,7 @@ describe("buildMergeCommand (argv)", () => {
 
   it("uses the first input's frame rate once the probe reports one", () => {
     const first = stubInput({ width: 320, height: 240 });
-    (first.probe as ProbeResult & { frameRate?: number }).frameRate = 25;
+    first.probe.frameRate = 25;
     const graph = buildMergeCommand({}, [first, stubInput({})]).args.join(" ");
     expect(graph).toContain("fps=25,");
     expect(frameRateOf({ ...first.probe, frameRate: 29.97 } as ProbeResult)).toBe("30000/1001");

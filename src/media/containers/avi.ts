@@ -54,7 +54,14 @@ export async function readAvi(source: IRandomAccessTokenizer, label: string): Pr
     audioCodec: audio && audio.format.length >= 16 ? codecFromWaveFormatTag(waveFormatTag(audio.format), u16le(audio.format, 14)) : undefined,
     width: video && video.format.length >= 12 ? Math.abs(i32le(video.format, 4)) : header.width,
     height: video && video.format.length >= 12 ? Math.abs(i32le(video.format, 8)) : header.height,
+    frameRate: video && frameRate(video, header),
   };
+}
+
+/** The video stream's rate / scale (frames per second, what ffprobe reports); avih's frame period when strh lacks them. */
+function frameRate(video: AviStream, header: AviHeader): number | undefined {
+  if (video.scale > 0 && video.rate > 0) return video.rate / video.scale;
+  return header.microSecPerFrame > 0 ? 1e6 / header.microSecPerFrame : undefined;
 }
 
 async function readHeaderList(source: IRandomAccessTokenizer, label: string): Promise<Uint8Array> {

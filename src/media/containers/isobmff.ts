@@ -18,6 +18,8 @@ export interface MovieHeader {
   /** Coded size of the first video track, from its sample description (what ffprobe reports). */
   width?: number;
   height?: number;
+  /** Frames per second of the first video track, from its media time scale and sample durations. */
+  frameRate?: number;
 }
 
 /** Reads the movie header of an MP4/MOV, after checking that its top-level boxes are complete. */
@@ -27,11 +29,12 @@ export async function readMovieHeader(source: IRandomAccessTokenizer, label: str
   // parsers walk it; everything after this is served from the tokenizer's cache.
   await readAt(source, moov.start, moov.size);
   const header: MovieHeader = {};
+  let video: VideoTrack | undefined;
   for await (const box of children(source, moov, label)) {
     if (box.type === "mvhd") header.durationSeconds = parseMvhd(await payload(source, box, 32));
-    if (box.type === "trak" && header.width === undefined) Object.assign(header, await readVideoSize(source, box, label));
+    if (box.type === "trak" && video === undefined) video = await readVideoTrack(source, box, label);
   }
-  return header;
+  return { ...header, ...video };
 }
 
 /**
@@ -85,24 +88,58 @@ function parseMvhd(payload: Uint8Array): number | undefined {
   return timescale > 0 && !unset ? duration / timescale : undefined;
 }
 
+type VideoTrack = Pick<MovieHeader, "width" | "height" | "frameRate">;
+
 /**
- * music-metadata reports the size of video tracks only when it recognises their handler, which it
- * does not for QuickTime files (the data handler 'hdlr' in 'minf' overrides the media handler).
+ * Size and frame rate of a video track; undefined for other tracks. music-metadata reports the
+ * size of video tracks only when it recognises their handler, which it does not for QuickTime
+ * files (the data handler 'hdlr' in 'minf' overrides the media handler), and never their rate.
  */
-async function readVideoSize(source: IRandomAccessTokenizer, trak: Box, label: string): Promise<Pick<MovieHeader, "width" | "height">> {
+async function readVideoTrack(source: IRandomAccessTokenizer, trak: Box, label: string): Promise<VideoTrack | undefined> {
   const mdia = await child(source, trak, "mdia", label);
   const hdlr = mdia && (await child(source, mdia, "hdlr", label));
-  if (!mdia || !hdlr || fourCC(await payload(source, hdlr, 12), 8) !== "vide") return {};
+  if (!mdia || !hdlr || fourCC(await payload(source, hdlr, 12), 8) !== "vide") return undefined;
+  const track: VideoTrack = {};
+  const mdhd = await child(source, mdia, "mdhd", label);
   const minf = await child(source, mdia, "minf", label);
   const stbl = minf && (await child(source, minf, "stbl", label));
   const stsd = stbl && (await child(source, stbl, "stsd", label));
-  if (!stsd) return {};
+  const stts = stbl && (await child(source, stbl, "stts", label));
+  if (mdhd && stts) {
+    // The whole moov is in the tokenizer's cache: reading the sample-duration table costs no get.
+    const frameRate = parseFrameRate(await payload(source, mdhd, 24), await payload(source, stts, stts.size));
+    if (frameRate !== undefined) track.frameRate = frameRate;
+  }
+  if (!stsd) return track;
   // Full box header and entry count, then a VisualSampleEntry with width and height at bytes 32-35.
   const entry = await payload(source, stsd, 8 + 36);
-  if (entry.length < 8 + 36) return {};
+  if (entry.length < 8 + 36) return track;
   const width = u16be(entry, 8 + 32);
   const height = u16be(entry, 8 + 34);
-  return width > 0 && height > 0 ? { width, height } : {};
+  return width > 0 && height > 0 ? { ...track, width, height } : track;
+}
+
+/**
+ * Frames per second from the media time scale (mdhd) and the sample durations (stts), as
+ * ffprobe derives them: when every sample but possibly the last has one duration, the rate is
+ * time scale / that duration (r_frame_rate); otherwise samples / total duration (avg_frame_rate).
+ */
+function parseFrameRate(mdhd: Uint8Array, stts: Uint8Array): number | undefined {
+  const version1 = mdhd[0] === 1;
+  if (mdhd.length < (version1 ? 24 : 16) || stts.length < 8) return undefined;
+  const timescale = version1 ? u32be(mdhd, 20) : u32be(mdhd, 12);
+  const entries = Math.min(u32be(stts, 4), Math.floor((stts.length - 8) / 8));
+  if (timescale === 0 || entries === 0) return undefined;
+  const count = (i: number) => u32be(stts, 8 + i * 8);
+  const delta = (i: number) => u32be(stts, 12 + i * 8);
+  if ((entries === 1 || (entries === 2 && count(1) === 1)) && delta(0) > 0) return timescale / delta(0);
+  let samples = 0;
+  let ticks = 0;
+  for (let i = 0; i < entries; i++) {
+    samples += count(i);
+    ticks += count(i) * delta(i);
+  }
+  return samples > 0 && ticks > 0 ? (samples * timescale) / ticks : undefined;
 }
 
 async function* children(source: IRandomAccessTokenizer, parent: Box, label: string): AsyncGenerator<Box> {

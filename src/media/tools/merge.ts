@@ -4,7 +4,7 @@
  * The concat filter (not the concat demuxer) joins decoded frames, so inputs may differ in
  * codec, container, size, frame rate and audio layout: each one is first brought to the first
  * input's frame size (scaled to fit, aspect ratio kept, black bars, square pixels), frame rate
- * (the first input's once the probe reports one, 30 fps until then) and pixel format (yuv420p),
+ * (the first input's as probed, 30 fps when its headers state none) and pixel format (yuv420p),
  * its audio to 48 kHz stereo. An input without audio contributes silence of
  * its own length, so sound stays in sync with the picture of every segment; when no input has
  * audio the result has none.
@@ -14,21 +14,16 @@ import type { ProbeResult } from "../types";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
 import { audioEncoderArgs, seconds, videoEncoderArgs, wasmHeapEstimate } from "./encoders";
 
-/**
- * Frame rate when the first input's is unknown. ProbeResult carries no frame rate yet; a
- * probe that adds `frameRate` (frames per second) is used as soon as it exists.
- */
+/** Frame rate when the first input's is unknown (headers that state none, uploads probed before rates were read). */
 export const DEFAULT_MERGE_FRAME_RATE = 30;
 /** Frame size when the first input's is unknown (every video probe reports one in practice). */
 const FALLBACK_SIZE = { width: 1280, height: 720 };
 /** Decoders of all inputs are open at once: a rough per-input allowance, per source pixel. */
 const DECODER_HEAP_BYTES_PER_PIXEL = 12;
 
-type ProbeWithRate = ProbeResult & { frameRate?: number };
-
 /** The fps filter's rate: the first input's (NTSC rates as exact fractions) or the default. */
 export function frameRateOf(probe: ProbeResult): string {
-  const rate = (probe as ProbeWithRate).frameRate;
+  const rate = probe.frameRate;
   if (rate === undefined || !Number.isFinite(rate) || rate <= 0 || rate > 240) return String(DEFAULT_MERGE_FRAME_RATE);
   for (const base of [24, 30, 60]) {
     if (Math.abs(rate - (base * 1000) / 1001) < 0.005) return `${base * 1000}/1001`;

@@ -47,5 +47,6 @@ export async function probeOnBackend(env: Env, key: string, unknown: DurationUnk
     ...(probe.videoCodec ? { videoCodec: probe.videoCodec } : {}),
     ...(probe.audioCodec ? { audioCodec: probe.audioCodec } : {}),
     ...(probe.width ? { width: probe.width, height: probe.height } : {}),
+    ...(probe.hasVideo && probe.frameRate ? { frameRate: probe.frameRate } : {}),
   };
 }

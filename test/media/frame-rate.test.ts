@@ -1,0 +1,233 @@
+/**
+ * Frame rates: the header probe reads them from files of 25, 30 and 29.97 fps in every video
+ * container it accepts (checked against ffprobe's view of the same bytes), and merge takes the
+ * first input's rate while keeping each segment's sound on its picture. The media are made
+ * and measured by ffmpeg.wasm itself, which is also the engine that runs the merge here.
+ */
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
+import { probeR2Object } from "../../src/media/probe";
+import type { MediaInput } from "../../src/media/tools/command";
+import { buildMergeCommand, frameRateOf } from "../../src/media/tools/merge";
+import { createFfmpegCore } from "../../wasm/ffmpeg-core";
+import { parseWav } from "../helpers/audio-checks";
+import { recordingBucket } from "./buckets";
+
+// Pay the wasm transfer (15-20 s) under the hook timeout rather than in the first test.
+beforeAll(() => createFfmpegCore());
+
+/** Runs lavfi sources into a file with ffmpeg.wasm. */
+async function generate(name: string, args: string[]): Promise<Uint8Array> {
+  const run = await runFfmpegWasm({ args: ["-hide_banner", ...args, name], inputs: {}, outputs: [name] });
+  return run.outputs[name]!;
+}
+
+let stored = 0;
+/** Stores the bytes in R2 and probes them as an upload is probed; also returns how many gets it took. */
+async function probe(bytes: Uint8Array, filename: string) {
+  const key = `frame-rate/${stored++}-${filename}`;
+  await env.MEDIA.put(key, bytes);
+  const { bucket, reads } = recordingBucket(env.MEDIA);
+  return { result: await probeR2Object(bucket, key, bytes.byteLength), reads };
+}
+
+interface ProbedStream {
+  codec_type: string;
+  r_frame_rate?: string;
+  avg_frame_rate?: string;
+  start_time?: string;
+  duration?: string;
+}
+
+/** ffprobe (the one built into the same wasm core) over a file. */
+async function ffprobe(bytes: Uint8Array) {
+  const core = await createFfmpegCore();
+  const out: string[] = [];
+  core.setLogger((entry) => {
+    if (entry.type === "stdout") out.push(entry.message);
+  });
+  core.FS.writeFile("media", bytes.slice());
+  (core as unknown as { ffprobe(...args: string[]): number }).ffprobe("-v", "error", "-show_format", "-show_streams", "-of", "json", "media");
+  const probed = JSON.parse(out.join("\n")) as { streams: ProbedStream[]; format: { duration?: string } };
+  return { ...probed, video: probed.streams.find((s) => s.codec_type === "video"), audio: probed.streams.find((s) => s.codec_type === "audio") };
+}
+
+/** "30000/1001" -> 29.97002997... */
+function fraction(value: string | undefined): number {
+  const [num, den] = (value ?? "").split("/").map(Number);
+  return num! / den!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The header probe
+
+const rates = [
+  { arg: "25", expected: 25 },
+  { arg: "30", expected: 30 },
+  { arg: "30000/1001", expected: 29.97 },
+];
+
+/** One accepted video container each, with the codecs its users send. */
+const containers = [
+  { ext: "mp4", video: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"], audio: ["-c:a", "aac"] },
+  { ext: "mov", video: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"], audio: ["-c:a", "aac"] },
+  { ext: "m4v", video: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-f", "mp4"], audio: ["-c:a", "aac"] },
+  { ext: "webm", video: ["-c:v", "libvpx", "-b:v", "100k"], audio: ["-c:a", "libopus"] },
+  { ext: "mkv", video: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"], audio: ["-c:a", "aac"] },
+  { ext: "avi", video: ["-c:v", "mpeg4"], audio: ["-c:a", "libmp3lame"] },
+];
+
+const matrix = containers.flatMap((container) => rates.map((rate) => ({ ...container, ...rate, name: `${container.ext} at ${rate.arg} fps` })));
+
+describe("probeR2Object frame rate", () => {
+  it.each(matrix)("reads $name", async ({ ext, arg, expected, video, audio }) => {
+    const bytes = await generate(`clip.${ext}`, [
+      "-f", "lavfi", "-i", `testsrc2=size=64x48:rate=${arg}:duration=1`,
+      "-f", "lavfi", "-i", "sine=frequency=440:duration=1",
+      "-shortest", ...video, ...audio,
+    ]);
+    const [{ result }, reference] = await Promise.all([probe(bytes, `clip.${ext}`), ffprobe(bytes)]);
+
+    expect(result).toMatchObject({ kind: "video", hasVideo: true, hasAudio: true, frameRate: expected });
+    // What ffprobe reports for the same bytes, to the probe's three decimals.
+    expect(result.frameRate).toBeCloseTo(fraction(reference.video!.avg_frame_rate), 3);
+    expect(result.frameRate).toBeCloseTo(fraction(reference.video!.r_frame_rate), 3);
+  });
+
+  it("reads the video track of an MP4 whose audio track comes first", async () => {
+    const bytes = await generate("audio-first.mp4", [
+      "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=30000/1001:duration=1",
+      "-f", "lavfi", "-i", "sine=frequency=440:duration=1",
+      "-map", "1:a", "-map", "0:v", "-shortest", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac",
+    ]);
+    const reference = await ffprobe(bytes);
+    expect(reference.streams.map((s) => s.codec_type)).toEqual(["audio", "video"]);
+    const { result } = await probe(bytes, "audio-first.mp4");
+    expect(result).toMatchObject({ frameRate: 29.97, width: 64, height: 48 });
+    expect(frameRateOf(result)).toBe("30000/1001");
+  });
+
+  it("reports the average rate of a variable-rate MP4, as ffprobe does", async () => {
+    // 25 fps with frames 10-14 dropped: 20 frames over 1 s.
+    const bytes = await generate("vfr.mp4", [
+      "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:duration=1,select='not(between(n\\,10\\,14))'",
+      "-vsync", "vfr", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+    ]);
+    const [{ result }, reference] = await Promise.all([probe(bytes, "vfr.mp4"), ffprobe(bytes)]);
+    expect(result.frameRate).toBeCloseTo(fraction(reference.video!.avg_frame_rate), 3);
+    expect(result.frameRate).toBeCloseTo(20, 0);
+  });
+
+  it("reads the rate of a moov at the end without more gets than before", async () => {
+    const bytes = await generate("moov-end.mov", [
+      "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=30:duration=3", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+    ]);
+    const { result, reads } = await probe(bytes, "moov-end.mov");
+    expect(result.frameRate).toBe(30);
+    // Head, moov header and the moov itself: the sample tables come from the moov already read.
+    expect(reads.length).toBeLessThanOrEqual(4);
+  });
+
+  it("reports no rate for audio", async () => {
+    const bytes = await generate("tone.m4a", ["-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-c:a", "aac"]);
+    const { result } = await probe(bytes, "tone.m4a");
+    expect(result.kind).toBe("audio");
+    expect(result.frameRate).toBeUndefined();
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// merge: the first input's rate, and sound on picture in every segment
+
+/**
+ * A black clip with one marker: a white picture and a 1 kHz beep over the same 0.13 s from
+ * `at` seconds; silence elsewhere.
+ */
+function markedClipArgs(rate: string, duration: number, at: number, codecs: string[]): string[] {
+  const end = at + 0.13;
+  return [
+    "-f", "lavfi", "-i", `color=c=black:size=160x120:rate=${rate}:duration=${duration},drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='between(t,${at},${end})'`,
+    "-f", "lavfi", "-i", `aevalsrc='if(between(t,${at},${end}),0.5*sin(2*PI*1000*t),0)':s=48000:d=${duration}`,
+    ...codecs,
+  ];
+}
+
+/** Presentation times of the frames whose mean luma says white (the markers). */
+async function whiteFrameTimes(bytes: Uint8Array): Promise<number[]> {
+  const run = await runFfmpegWasm({
+    args: ["-hide_banner", "-i", "media.mp4", "-an", "-vf", "signalstats,metadata=mode=print:key=lavfi.signalstats.YAVG:file=yavg.txt", "-f", "null", "-"],
+    inputs: { "media.mp4": bytes.slice() },
+    outputs: ["yavg.txt"],
+  });
+  return whiteTimes(new TextDecoder().decode(run.outputs["yavg.txt"]));
+}
+
+/** Parses the metadata filter's "frame:N pts:P pts_time:T" / "lavfi.signalstats.YAVG=Y" pairs. */
+function whiteTimes(log: string): number[] {
+  const times: number[] = [];
+  let time = Number.NaN;
+  for (const line of log.split("\n")) {
+    const frame = /pts_time:(\S+)/.exec(line);
+    if (frame) time = Number(frame[1]);
+    const luma = /YAVG=(\S+)/.exec(line);
+    if (luma && Number(luma[1]) > 128) times.push(time);
+  }
+  return times;
+}
+
+/** Start times of the beeps: samples over a third of the peak, after at least 0.1 s below it. */
+function beepOnsets(samples: Int16Array, channels: number, sampleRate: number, startSeconds: number): number[] {
+  let peak = 0;
+  for (let i = 0; i < samples.length; i += channels) peak = Math.max(peak, Math.abs(samples[i]!));
+  const onsets: number[] = [];
+  let last = -Infinity;
+  for (let i = 0; i < samples.length / channels; i++) {
+    if (Math.abs(samples[i * channels]!) <= peak / 3) continue;
+    if (i - last > sampleRate / 10) onsets.push(startSeconds + i / sampleRate);
+    last = i;
+  }
+  return onsets;
+}
+
+/** First time of each run of consecutive frames (gaps over 0.1 s start a new run). */
+function runStarts(times: number[]): number[] {
+  return times.filter((time, i) => i === 0 || time - times[i - 1]! > 0.1);
+}
+
+describe("merge across frame rates on ffmpeg.wasm", () => {
+  it("a 25 fps MP4 then a 30 fps WebM: 25 fps out, sum of durations, each beep on its flash", async () => {
+    const first = await generate("first-25.mp4", markedClipArgs("25", 2.2, 1, ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac"]));
+    const second = await generate("second-30.webm", markedClipArgs("30", 2, 1.1, ["-c:v", "libvpx", "-b:v", "200k", "-c:a", "libopus"]));
+    const probes = [(await probe(first, "first-25.mp4")).result, (await probe(second, "second-30.webm")).result];
+    expect(probes.map((p) => p.frameRate)).toEqual([25, 30]);
+    const inputs: MediaInput[] = probes.map((p, i) => ({ name: `in${i}.${p.container}`, filename: `clip${i}.${p.container}`, sizeBytes: 0, probe: p }));
+
+    const command = buildMergeCommand({}, inputs);
+    expect(command.args.join(" ")).toContain("fps=25,");
+    const run = await runFfmpegWasm({ args: command.args, inputs: { "in0.mp4": first.slice(), "in1.webm": second.slice() }, outputs: [command.outputName] });
+    const out = run.outputs[command.outputName]!;
+
+    const probed = await ffprobe(out);
+    expect(probed.video).toMatchObject({ r_frame_rate: "25/1", avg_frame_rate: "25/1" });
+    const sum = probes.reduce((total, p) => total + p.durationMs / 1000, 0);
+    expect(Math.abs(Number(probed.format.duration) - sum)).toBeLessThanOrEqual(0.1);
+
+    const flashes = runStarts(await whiteFrameTimes(out));
+    const decoded = await runFfmpegWasm({
+      args: ["-hide_banner", "-i", "media.mp4", "-map", "0:a:0", "-ac", "1", "-c:a", "pcm_s16le", "-f", "wav", "audio.wav"],
+      inputs: { "media.mp4": out.slice() },
+      outputs: ["audio.wav"],
+    });
+    const wav = parseWav(decoded.outputs["audio.wav"]!);
+    const beeps = beepOnsets(wav.samples, wav.channels, wav.sampleRate, Number(probed.audio!.start_time ?? 0));
+    expect(flashes).toHaveLength(2);
+    expect(beeps).toHaveLength(2);
+    // The second segment starts where the first ends (2.2 s, plus at most one AAC frame of padding).
+    expect(flashes[1]! - 2.2 - 1.1).toBeGreaterThan(-0.04);
+    expect(flashes[1]! - 2.2 - 1.1).toBeLessThan(0.08);
+    const offsets = beeps.map((beep, i) => beep - flashes[i]!);
+    console.log(`merge 25+30 fps on ffmpeg.wasm: flashes at ${flashes.join(", ")} s, beeps at ${beeps.map((b) => b.toFixed(4)).join(", ")} s, audio - video ${offsets.map((o) => `${(o * 1000).toFixed(1)} ms`).join(", ")}`);
+    for (const offset of offsets) expect(Math.abs(offset)).toBeLessThanOrEqual(0.04);
+  });
+});
