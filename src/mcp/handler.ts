@@ -43,13 +43,13 @@ function mcpHandler(): McpHttpHandler {
   return shared;
 }
 
-export async function handleMcpRequest(request: Request, env: Env, props: McpProps): Promise<Response> {
+export async function handleMcpRequest(request: Request, env: Env, props: McpProps, ctx?: ExecutionContext): Promise<Response> {
   const parsed = McpPropsSchema.safeParse(props);
   if (!parsed.success) {
     console.error("mcp: malformed grant props", parsed.error.message);
     return rpcError(500, "The connection's grant is malformed; reconnect the connector.");
   }
-  const context: McpContext = { env, origin: new URL(request.url).origin, ...parsed.data };
+  const context: McpContext = { env, origin: new URL(request.url).origin, ...parsed.data, waitUntil: ctx ? (task) => ctx.waitUntil(task) : undefined };
   const authInfo: AuthInfo = { token: "", clientId: parsed.data.clientName ?? "", scopes: [MCP_SCOPE], extra: { context } };
   try {
     return await mcpHandler().fetch(request, { authInfo });

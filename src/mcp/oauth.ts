@@ -22,7 +22,7 @@ export interface McpGrantProps {
 
 interface Handlers {
   app: ExportedHandler<Env>;
-  mcp: (request: Request, env: Env, props: McpGrantProps) => Promise<Response>;
+  mcp: (request: Request, env: Env, props: McpGrantProps, ctx: ExecutionContext) => Promise<Response>;
 }
 
 const providers = new Map<string, OAuthProvider<Env>>();
@@ -40,7 +40,7 @@ export function oauthProviderFor(origin: string, handlers: Handlers): OAuthProvi
   if (!provider) {
     provider = new OAuthProvider<Env>({
       apiRoute: MCP_ROUTE,
-      apiHandler: { fetch: (request, env, ctx) => handlers.mcp(request, env, (ctx as unknown as { props: McpGrantProps }).props) },
+      apiHandler: { fetch: (request, env, ctx) => handlers.mcp(request, env, (ctx as unknown as { props: McpGrantProps }).props, ctx as unknown as ExecutionContext) },
       defaultHandler: handlers.app,
       authorizeEndpoint: "/authorize",
       tokenEndpoint: "/oauth/token",

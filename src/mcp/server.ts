@@ -29,6 +29,8 @@ export interface McpContext {
   /** The OAuth grant and the name the assistant registered under, when the provider gives them. */
   grantId?: string;
   clientName?: string;
+  /** Keeps work started by a call alive after its answer (a job's immediate start). */
+  waitUntil?: (task: Promise<unknown>) => void;
 }
 
 export type ToolResult = { content: { type: "text"; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
@@ -123,7 +125,7 @@ export function buildMcpServer(context: McpContext): McpServer {
       },
       async ({ idempotencyKey, ...params }) =>
         guarded(context, async () => {
-          const envelope = await createToolJob(context.env, await callerOf(context), { tool, params: params as never, idempotencyKey }, Date.now());
+          const envelope = await createToolJob(context.env, await callerOf(context), { tool, params: params as never, idempotencyKey }, Date.now(), context.waitUntil);
           return ok({ ...envelope }, `Job ${envelope.jobId} queued: ${envelope.creditsUsed} credits used, ${envelope.creditsRemaining} left, about ${envelope.estimatedSeconds} s.`);
         }),
     );

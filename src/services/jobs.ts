@@ -86,7 +86,13 @@ export interface CreateJobInput<K extends ToolName> {
  * in one atomic batch, debits the balance, appends the ledger entry and creates the queued
  * job; then dispatches it. Order of refusals: 400 (inputs) before 402 (credits).
  */
-export async function createToolJob<K extends ToolName>(env: Env, caller: Caller, input: CreateJobInput<K>, now: number): Promise<JobEnvelope> {
+export async function createToolJob<K extends ToolName>(
+  env: Env,
+  caller: Caller,
+  input: CreateJobInput<K>,
+  now: number,
+  waitUntil?: (task: Promise<unknown>) => void,
+): Promise<JobEnvelope> {
   const db = env.DB;
   const key = input.idempotencyKey;
   if (key !== undefined && (key.length === 0 || key.length > 255)) {
@@ -156,7 +162,19 @@ export async function createToolJob<K extends ToolName>(env: Env, caller: Caller
     await failAndRefund(db, jobId, "The job could not be dispatched; credits refunded.", Date.now(), RESULT_TTL_MS);
     throw new AppError("internal_error", "The job could not be dispatched; nothing was charged. Please retry.");
   }
+  // Start at once rather than after the queue's batching delay (up to max_batch_timeout). The
+  // queued message stays the durable path: it finds the job claimed and skips it, or runs it
+  // if this call never reached the runner.
+  waitUntil?.(startJobNow(env, jobId));
   return { jobId, status: "queued", creditsUsed: cost, creditsRemaining: await jobBalanceAfter(db, jobId), estimatedSeconds: estimated };
+}
+
+async function startJobNow(env: Env, jobId: string): Promise<void> {
+  try {
+    await env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).run(jobId);
+  } catch (error) {
+    console.warn("immediate start failed; the queue will deliver", jobId, error instanceof Error ? error.message : String(error));
+  }
 }
 
 async function jobBalanceAfter(db: D1Database, jobId: string): Promise<number> {

@@ -41,6 +41,7 @@ export function toolRoutes() {
         c.get("caller"),
         { tool, params, idempotencyKey: c.req.header("idempotency-key") },
         Date.now(),
+        (task) => c.executionCtx.waitUntil(task),
       );
       return c.json(envelope, 200);
     });
