@@ -8,9 +8,9 @@
 import { spawn, spawnSync } from "node:child_process";
 import { scryptSync } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { freePort, percentile } from "./util";
 import { startLocalStripe } from "../scripts/local-stripe/server";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -20,19 +20,7 @@ const SESSIONS = 50;
 const ROUNDS = 6;
 const PAGES = ["/app", "/app/keys", "/app/ledger", "/app/jobs", "/app/billing"];
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-};
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 async function timed(run: () => Promise<Response>): Promise<number> {

@@ -1,48 +1,94 @@
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
-import { chooseEngine as chooseWithConfig } from "../../src/media/routing";
+import { CALIBRATION, chooseEngine as chooseWithConfig, workloadOf } from "../../src/media/routing";
 import { routingConfig } from "../../src/services/job-stages";
 import type { MediaCommand, MediaInput } from "../../src/media/tools/command";
+import { buildConvertCommand } from "../../src/media/tools/convert";
+import { buildExtractAudioCommand } from "../../src/media/tools/extract-audio";
+import { buildSubtitlesCommand } from "../../src/media/tools/subtitles";
+import { buildTrimCommand } from "../../src/media/tools/trim";
+import { tools } from "../../src/tools";
 
 const MiB = 1024 * 1024;
 const env = (vars: Partial<Env> = {}) => vars as Env;
 /** Through the Worker's settings, as the job runner reads them. */
 const chooseEngine = (settings: Env, ...rest: Parameters<typeof chooseWithConfig> extends [unknown, ...infer R] ? R : never) =>
   chooseWithConfig(routingConfig(settings), ...rest);
-const command = (wasmHeapBytes: number, wasmCapable = true): MediaCommand => ({
-  args: [], files: {}, fonts: [], outputName: "out.mp4", resultFilename: "r.mp4", contentType: "video/mp4", wasmCapable, wasmHeapBytes,
-});
 const input = (sizeBytes: number, seconds: number, width = 1280, height = 720): MediaInput => ({
   name: "in0.mp4", filename: "a.mp4", sizeBytes,
-  probe: { kind: "video", container: "mp4", mimeType: "video/mp4", durationMs: seconds * 1000, hasAudio: true, hasVideo: true, width, height },
+  probe: { kind: "video", container: "mp4", mimeType: "video/mp4", durationMs: seconds * 1000, hasAudio: true, hasVideo: true, width, height, videoCodec: "h264", audioCodec: "aac" },
+});
+const reencode = (heap = 55 * MiB): MediaCommand => ({
+  args: ["-i", "in0.mp4", "-c:v", "libx264", "-preset", "veryfast", "-c:a", "aac", "out.mp4"],
+  files: {}, fonts: [], outputName: "out.mp4", resultFilename: "r.mp4", contentType: "video/mp4", wasmCapable: true, wasmHeapBytes: heap,
+});
+const copy = (): MediaCommand => ({ ...reencode(32 * MiB), args: ["-i", "in0.mp4", "-c", "copy", "out.mkv"] });
+const id = "upl_x";
+
+describe("the router's view of a command", () => {
+  it("reads the work from the builders' arguments", () => {
+    const clip = input(3_400_000, 10);
+    const trim = buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 2, end: 7 }), [clip]);
+    expect(workloadOf(trim, [clip])).toMatchObject({ kind: "x264", mediaSeconds: 5, draws: false });
+    expect(workloadOf(trim, [clip]).megapixelSeconds).toBeCloseTo(0.9216 * 5, 3);
+    const mkv = buildConvertCommand(tools.convert.params.parse({ uploadId: id, format: "mkv" }), [clip]);
+    expect(workloadOf(mkv, [clip]).kind).toBe("copy");
+    const mp3 = buildExtractAudioCommand(tools["extract-audio"].params.parse({ uploadId: id, format: "mp3" }), [clip]);
+    expect(workloadOf(mp3, [clip]).kind).toBe("audio");
+  });
+
+  it("counts drawing filters", () => {
+    const clip = input(3_400_000, 10);
+    const params = tools.subtitles.params.parse({ uploadId: id, srtContent: "1\n00:00:00,000 --> 00:00:01,000\nHi\n" });
+    const subtitles = buildSubtitlesCommand(params, [clip], "[Script Info]\n");
+    expect(workloadOf(subtitles, [clip])).toMatchObject({ kind: "x264", draws: true });
+  });
 });
 
-describe("engine routing", () => {
-  it("keeps a small copy or audio job in the Worker", () => {
-    expect(chooseEngine(env(), command(32 * MiB), [input(20 * MiB, 60)], true).engine).toBe("wasm");
+describe("engine routing by predicted completion time", () => {
+  it("keeps copies and audio jobs in the Worker: no dispatch or transfer to pay", () => {
+    const decision = chooseEngine(env(), copy(), [input(20 * MiB, 60)], true);
+    expect(decision.engine).toBe("wasm");
+    expect(decision.wasmSeconds).toBeLessThan(decision.backendSeconds);
+  });
+
+  it("sends a re-encode to the backend when it is predicted to finish first", () => {
+    const decision = chooseEngine(env(), reencode(), [input(3_400_000, 10)], true);
+    expect(decision.engine).toBe("backend");
+    expect(decision.reason).toMatch(/^faster: predicted wasm [\d.]+ s, backend [\d.]+ s$/);
+    expect(decision.backendSeconds).toBeLessThan(decision.wasmSeconds);
+  });
+
+  it("runs what fits in the Worker when no backend is configured", () => {
+    const small = [input(600_000, 4, 640, 360)];
+    expect(chooseEngine(env(), reencode(), small, false)).toMatchObject({ engine: "wasm", reason: "fits the in-Worker limits; no backend configured" });
+  });
+
+  it("never routes to wasm a job whose predicted CPU exceeds the limit, backend or not", () => {
+    for (const backend of [true, false]) {
+      const decision = chooseEngine(env(), reencode(), [input(5 * MiB, 30)], backend);
+      expect(decision.engine).toBe("backend");
+      expect(decision.reason).toMatch(/cpu .* > 20 s/);
+      expect(decision.cpuSeconds).toBeCloseTo(0.9216 * 30 * CALIBRATION.wasm.perMegapixelSecond.x264, 5);
+    }
   });
 
   it("sends inputs whose memory would not fit 128 MB to the backend", () => {
-    const decision = chooseEngine(env(), command(32 * MiB), [input(60 * MiB, 60)], true);
+    const decision = chooseEngine(env(), copy(), [input(60 * MiB, 60)], true);
     expect(decision.engine).toBe("backend");
     expect(decision.reason).toMatch(/memory/);
   });
 
-  it("sends long re-encodes to the backend by estimated CPU time, short ones stay", () => {
-    expect(chooseEngine(env(), command(55 * MiB), [input(5 * MiB, 30)], true).engine).toBe("backend");
-    expect(chooseEngine(env(), command(55 * MiB), [input(2 * MiB, 10, 320, 240)], true).engine).toBe("wasm");
-  });
-
   it("sends settings ffmpeg.wasm cannot run to the backend", () => {
-    expect(chooseEngine(env(), command(32 * MiB, false), [input(1 * MiB, 2)], true).engine).toBe("backend");
+    expect(chooseEngine(env(), { ...copy(), wasmCapable: false }, [input(1 * MiB, 2)], true).engine).toBe("backend");
   });
 
   it("follows configured thresholds and the forcing switch", () => {
     const small = [input(1 * MiB, 2, 320, 240)];
-    expect(chooseEngine(env({ WASM_MEMORY_BUDGET_BYTES: String(48 * MiB) }), command(55 * MiB), small, true).engine).toBe("backend");
-    expect(chooseEngine(env({ WASM_MEMORY_BUDGET_BYTES: String(48 * MiB) }), command(32 * MiB), small, true).engine).toBe("wasm");
-    expect(chooseEngine(env({ WASM_MAX_CPU_SECONDS: "0.01" }), command(32 * MiB), small, true).engine).toBe("backend");
-    expect(chooseEngine(env({ MEDIA_ENGINE: "backend" }), command(32 * MiB), small, true).engine).toBe("backend");
-    expect(chooseEngine(env({ MEDIA_ENGINE: "wasm" }), command(55 * MiB), [input(500 * MiB, 600)], true).engine).toBe("wasm");
+    expect(chooseEngine(env({ WASM_MEMORY_BUDGET_BYTES: String(48 * MiB) }), reencode(), small, false).engine).toBe("backend");
+    expect(chooseEngine(env({ WASM_MEMORY_BUDGET_BYTES: String(48 * MiB) }), copy(), small, true).engine).toBe("wasm");
+    expect(chooseEngine(env({ WASM_MAX_CPU_SECONDS: "0.0001" }), copy(), small, true).engine).toBe("backend");
+    expect(chooseEngine(env({ MEDIA_ENGINE: "backend" }), copy(), small, true).engine).toBe("backend");
+    expect(chooseEngine(env({ MEDIA_ENGINE: "wasm" }), reencode(), [input(500 * MiB, 600)], true).engine).toBe("wasm");
   });
 });

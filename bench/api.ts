@@ -1,0 +1,264 @@
+/**
+ * End to end through the API, as a user meets it: the container backend (native ffmpeg) and
+ * one `wrangler dev` session running both Workers (API + media), on this machine. For every
+ * media tool on a 720p 10 s and a 1080p 60 s clip: the route the router took (from the media
+ * Worker's log), the time from the tool call to the downloaded result, the same ffmpeg command
+ * run natively in this run, their ratio, and the fixed overhead (API time - native time); then
+ * the latency of tool calls at 20 calls/s while four jobs run on ffmpeg.wasm.
+ * `BENCH_ONLY=api npm run bench` (BENCH_API_SIZES=720p to skip the 1080p set).
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { freePort, percentile } from "./util";
+import type { MediaInput } from "../src/media/tools/command";
+import { writeMediaWorkerConfig } from "../scripts/media-worker-config";
+import { benchCases, type BenchInputs } from "./cases";
+import { FFMPEG, generateSources, probeResult, run, runNative } from "./media";
+
+const root = path.resolve(import.meta.dirname, "..");
+const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
+const ADMIN = "bench-admin";
+const SECRET = "bench-backend-secret";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The API body of each bench case (bench/cases.ts ids), given the uploads' ids. */
+export type Uploads = { clip: string; clip2: string; logo: string; speech: string };
+export const SRT = "1\n00:00:00,500 --> 00:00:03,000\nBonjour à tous, bienvenue !\n\n2\n00:00:03,500 --> 00:00:06,500\nLes sous-titres sont incrustés\n\n3\n00:00:07,000 --> 00:00:09,500\nMerci d'avoir regardé.\n";
+export const apiCalls: Record<string, (u: Uploads) => { tool: string; body: Record<string, unknown> }> = {
+  "extract-audio-mp3": (u) => ({ tool: "extract-audio", body: { uploadId: u.clip, format: "mp3" } }),
+  "convert-webm": (u) => ({ tool: "convert", body: { uploadId: u.clip, format: "webm" } }),
+  "convert-mkv": (u) => ({ tool: "convert", body: { uploadId: u.clip, format: "mkv" } }),
+  trim: (u) => ({ tool: "trim", body: { uploadId: u.clip, start: 2, end: 7 } }),
+  merge: (u) => ({ tool: "merge", body: { uploadIds: [u.clip, u.clip2] } }),
+  "watermark-text-fixe": (u) => ({ tool: "watermark", body: { uploadId: u.clip, watermarkText: "© Démo 2026", type: "fixe" } }),
+  "watermark-image-flottant": (u) => ({ tool: "watermark", body: { uploadId: u.clip, watermarkUploadId: u.logo, type: "flottant", interval: 3 } }),
+  "clean-audio": (u) => ({ tool: "clean-audio", body: { uploadId: u.speech } }),
+  subtitles: (u) => ({ tool: "subtitles", body: { uploadId: u.clip, srtContent: SRT } }),
+};
+
+export interface Stack {
+  base: string;
+  auth: { authorization: string };
+  routes: Map<string, string>;
+  stop: () => Promise<void>;
+}
+
+export async function startStack(state: string, extraVars: Record<string, string> = {}): Promise<Stack> {
+  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+  const backendPort = await freePort();
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const backend = spawn(process.execPath, [path.join(root, "backend/src/server.ts")], {
+    cwd: path.join(root, "backend"),
+    env: { ...process.env, PORT: String(backendPort), HOST: "127.0.0.1", BACKEND_SECRET: SECRET, FONTS_DIR: path.join(root, "assets/fonts") },
+    stdio: "ignore",
+  });
+  spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: root, env });
+  const vars = { ADMIN_TOKEN: ADMIN, BACKEND_SECRET: SECRET, BACKEND_URL: `http://127.0.0.1:${backendPort}`, PUBLIC_BASE_URL: base, ALLOW_PRIVATE_URLS: "true", ...extraVars };
+  const mediaConfig = writeMediaWorkerConfig(state, vars);
+  const args = [wranglerJs, "dev", "-c", "wrangler.toml", "-c", mediaConfig, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", "0", "--persist-to", state, "--show-interactive-dev-session=false"];
+  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
+  const worker: ChildProcess = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  // "job route <jobId> <tool> <engine> <reason>", logged by the media Worker for each command.
+  const routes = new Map<string, string>();
+  let pending = "";
+  worker.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    pending += chunk;
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) {
+      const match = /job route (job_\w+) \S+ (wasm|backend)/.exec(line);
+      if (match) routes.set(match[1]!, match[2]!);
+    }
+  });
+  worker.stderr!.resume();
+  for (let i = 0; ; i++) {
+    if (i > 400 || worker.exitCode !== null) throw new Error("wrangler dev did not start");
+    try {
+      if ((await fetch(`${base}/api/v1/openapi.json`)).ok) break;
+    } catch {}
+    await sleep(300);
+  }
+  const admin = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
+  const account = (await (await fetch(`${base}/api/admin/accounts`, { method: "POST", headers: admin, body: JSON.stringify({ email: `bench-${Date.now()}@example.com`, credits: 1_000_000 }) })).json()) as { accountId: string };
+  const key = (await (await fetch(`${base}/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: admin })).json()) as { apiKey: string };
+  return {
+    base,
+    auth: { authorization: `Bearer ${key.apiKey}` },
+    routes,
+    stop: async () => {
+      worker.kill("SIGTERM");
+      backend.kill("SIGTERM");
+      await sleep(500);
+    },
+  };
+}
+
+export async function uploadFile(stack: Stack, file: string): Promise<string> {
+  const form = new FormData();
+  form.append("file", new Blob([await readFile(file)]), path.basename(file));
+  const response = await fetch(`${stack.base}/api/v1/uploads`, { method: "POST", headers: stack.auth, body: form });
+  const body = (await response.json()) as { uploadId?: string };
+  if (!response.ok || !body.uploadId) throw new Error(`upload of ${file}: ${response.status} ${JSON.stringify(body)}`);
+  return body.uploadId;
+}
+
+interface ApiRun {
+  seconds: number;
+  jobId: string;
+  status: string;
+  error?: string;
+  outputBytes: number;
+}
+
+/** Tool call -> poll every 20 ms -> download: what a client waiting on the job sees. */
+export async function callTool(stack: Stack, tool: string, body: unknown, pollMs = 20): Promise<ApiRun> {
+  const started = performance.now();
+  const response = await fetch(`${stack.base}/api/v1/${tool}`, { method: "POST", headers: { ...stack.auth, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const envelope = (await response.json()) as { jobId?: string };
+  if (!response.ok || !envelope.jobId) throw new Error(`${tool}: ${response.status} ${JSON.stringify(envelope)}`);
+  for (;;) {
+    const job = (await (await fetch(`${stack.base}/api/v1/jobs/${envelope.jobId}`, { headers: stack.auth })).json()) as { status: string; error?: string; result?: { url: string } };
+    if (job.status === "failed") return { seconds: (performance.now() - started) / 1000, jobId: envelope.jobId, status: job.status, error: job.error, outputBytes: 0 };
+    if (job.status === "completed" && job.result) {
+      const download = await fetch(new URL(job.result.url, stack.base), { headers: stack.auth });
+      const bytes = (await download.arrayBuffer()).byteLength;
+      return { seconds: (performance.now() - started) / 1000, jobId: envelope.jobId, status: job.status, outputBytes: bytes };
+    }
+    await sleep(pollMs);
+  }
+}
+
+export async function makeInputs(dir: string, size: "720p" | "1080p") {
+  const sources = await generateSources(dir);
+  let clip = sources.clip;
+  let speech = sources.speech;
+  if (size === "1080p") {
+    clip = path.join(dir, "clip1080.mp4");
+    const made = await run(FFMPEG, [
+      "-hide_banner", "-nostdin", "-y",
+      "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30:duration=60",
+      "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=60",
+      "-map", "0:v", "-map", "1:a", "-c:v", "libx264", "-preset", "veryfast", "-b:v", "8M", "-g", "60", "-pix_fmt", "yuv420p",
+      "-c:a", "aac", "-b:a", "128k", "-ac", "2", "-movflags", "+faststart", "-shortest", clip,
+    ]);
+    if (made.code !== 0) throw new Error(made.stderr.slice(-1000));
+    speech = clip;
+  }
+  const input = async (name: string, file: string): Promise<MediaInput> => ({ name, filename: path.basename(file), sizeBytes: (await stat(file)).size, probe: await probeResult(file) });
+  const inputs: BenchInputs = {
+    clip: await input("in0.mp4", clip),
+    clip2: await input("in1.mp4", clip),
+    logo: await input("in1.png", sources.logo),
+    speech: await input(speech.endsWith(".wav") ? "in0.wav" : "in0.mp4", speech),
+  };
+  return { inputs, files: { clip, clip2: clip, logo: sources.logo, speech } };
+}
+
+/** The same command on native ffmpeg, inputs linked under their MediaInput names. */
+export async function nativeSeconds(dir: string, build: () => Promise<import("../src/media/tools/command").MediaCommand>, sources: Map<string, string>): Promise<number> {
+  const command = await build();
+  const work = await mkdtemp(path.join(dir, "native-"));
+  for (const [name, file] of sources) await writeFile(path.join(work, name), await readFile(file));
+  for (const [name, bytes] of Object.entries(command.files)) await writeFile(path.join(work, name), bytes);
+  if (command.fonts.length > 0) {
+    await run("mkdir", ["-p", path.join(work, "fonts")]);
+    for (const font of command.fonts) await writeFile(path.join(work, "fonts", font), await readFile(path.join(root, "assets/fonts", font)));
+  }
+  const result = await runNative(command.args, work);
+  await rm(work, { recursive: true, force: true });
+  if (result.code !== 0) throw new Error(`native ${command.args.join(" ")}: ${result.stderrTail}`);
+  return result.seconds;
+}
+
+export async function runApiBench(): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "bench-api-"));
+  const stack = await startStack(path.join(dir, "state"));
+  const sizes = (process.env.BENCH_API_SIZES ?? "720p,1080p").split(",") as ("720p" | "1080p")[];
+  const rows: string[][] = [];
+  const ratios: number[] = [];
+  try {
+    console.log(`\nAPI end to end on wrangler dev (API + media Workers) with the native backend, ${os.cpus().length} cores`);
+    for (const size of sizes) {
+      const sizeDir = path.join(dir, size);
+      await run("mkdir", ["-p", sizeDir]);
+      const { inputs, files } = await makeInputs(sizeDir, size);
+      const uploads: Uploads = { clip: await uploadFile(stack, files.clip), clip2: "", logo: await uploadFile(stack, files.logo), speech: "" };
+      uploads.clip2 = uploads.clip;
+      uploads.speech = files.speech === files.clip ? uploads.clip : await uploadFile(stack, files.speech);
+      const byName = new Map<MediaInput, string>([[inputs.clip, files.clip], [inputs.clip2, files.clip2], [inputs.logo, files.logo], [inputs.speech, files.speech]]);
+      for (const bench of benchCases(inputs)) {
+        const call = apiCalls[bench.id];
+        if (!call) continue;
+        const { tool, body } = call(uploads);
+        const native = await nativeSeconds(sizeDir, bench.build, new Map(bench.inputs.map((i) => [i.name, byName.get(i)!])));
+        const api = await callTool(stack, tool, body);
+        const route = stack.routes.get(api.jobId) ?? "?";
+        const ratio = api.seconds / native;
+        if (api.status === "completed") ratios.push(ratio);
+        rows.push([size, bench.label, route, api.status === "completed" ? api.seconds.toFixed(2) : `FAILED: ${api.error ?? "?"}`, native.toFixed(2), ratio.toFixed(2), (api.seconds - native).toFixed(2)]);
+        console.log(`  ${rows.at(-1)!.join(" | ")}`);
+      }
+    }
+    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length), 10));
+    const header = ["input", "tool", "route", "API s", "native s", "API/native", "overhead s"];
+    console.log(`\n| ${header.map((h, i) => h.padEnd(widths[i]!)).join(" | ")} |\n| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`);
+    for (const r of rows) console.log(`| ${r.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`);
+    const geo = Math.exp(ratios.reduce((s, r) => s + Math.log(r), 0) / ratios.length);
+    console.log(`geometric mean API/native over ${ratios.length} runs: ${geo.toFixed(2)} (goal <= 1.3); worst ${Math.max(...ratios).toFixed(2)} (goal <= 2)`);
+
+  } finally {
+    await stack.stop();
+  }
+  try {
+    await latencyUnderLoad(dir);
+  } finally {
+    if (process.env.BENCH_KEEP === "1") console.log(`kept ${dir}`);
+    else await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Tool calls at 20/s for 10 s while four re-encodes run on ffmpeg.wasm, against the same calls idle. */
+async function latencyUnderLoad(dir: string): Promise<void> {
+  const stack = await startStack(path.join(dir, "state-wasm"), { MEDIA_ENGINE: "wasm" });
+  try {
+    await measureLatency(stack, dir);
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function measureLatency(stack: Stack, dir: string): Promise<void> {
+  const sources = await generateSources(await mkdtemp(path.join(dir, "load-")));
+  const clip = await uploadFile(stack, sources.clip);
+  const audio = await uploadFile(stack, sources.speech);
+  const burst = async (): Promise<number[]> => {
+    const times: number[] = [];
+    const calls: Promise<void>[] = [];
+    for (let i = 0; i < 200; i++) {
+      calls.push(
+        (async () => {
+          const start = performance.now();
+          const response = await fetch(`${stack.base}/api/v1/extract-audio`, { method: "POST", headers: { ...stack.auth, "content-type": "application/json" }, body: JSON.stringify({ uploadId: audio, format: "mp3" }) });
+          await response.arrayBuffer();
+          times.push(performance.now() - start);
+        })(),
+      );
+      await sleep(50);
+    }
+    await Promise.all(calls);
+    return times;
+  };
+  const idle = await burst();
+  // Four 720p subtitle burn-ins on ffmpeg.wasm (MEDIA_ENGINE=wasm; each ~10-20 s of isolate CPU).
+  const heavy = [0, 1, 2, 3].map(() => callTool(stack, "subtitles", { uploadId: clip, srtContent: SRT }, 500));
+  await sleep(1000);
+  const loaded = await burst();
+  const heavyRuns = await Promise.all(heavy);
+  const routes = heavyRuns.map((r) => stack.routes.get(r.jobId) ?? "?").join(",");
+  console.log(`\ntool calls (POST /api/v1/extract-audio, 20/s for 10 s): idle p50 ${percentile(idle, 50).toFixed(1)} ms p99 ${percentile(idle, 99).toFixed(1)} ms;` +
+    ` with 4 subtitle jobs running (routes ${routes}) p50 ${percentile(loaded, 50).toFixed(1)} ms p99 ${percentile(loaded, 99).toFixed(1)} ms (goal p99 <= 50 ms)`);
+}
