@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { freePort, percentile } from "./util";
 import type { MediaInput } from "../src/media/tools/command";
-import { writeMediaWorkerConfig } from "../scripts/media-worker-config";
+import { startLocalWorkers } from "../scripts/local-workers";
 import { benchCases, type BenchInputs } from "./cases";
 import { FFMPEG, generateSources, probeResult, run, runNative } from "./media";
 
@@ -23,6 +23,7 @@ const ADMIN = "bench-admin";
 const SECRET = "bench-backend-secret";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const mb = (bytes?: number) => (bytes === undefined ? "?" : `${(bytes / 1e6).toFixed(1)} MB`);
 
 /** The API body of each bench case (bench/cases.ts ids), given the uploads' ids. */
 export type Uploads = { clip: string; clip2: string; logo: string; speech: string };
@@ -43,6 +44,8 @@ export interface Stack {
   base: string;
   auth: { authorization: string };
   routes: Map<string, string>;
+  /** The backend's own log of each job it ran: phases in ms. */
+  backendJobs: Map<string, { queuedMs?: number; downloadMs?: number; ffmpegMs?: number; uploadMs?: number; inputBytes?: number; outputBytes?: number }>;
   stop: () => Promise<void>;
 }
 
@@ -54,18 +57,29 @@ export async function startStack(state: string, extraVars: Record<string, string
   const backend = spawn(process.execPath, [path.join(root, "backend/src/server.ts")], {
     cwd: path.join(root, "backend"),
     env: { ...process.env, PORT: String(backendPort), HOST: "127.0.0.1", BACKEND_SECRET: SECRET, FONTS_DIR: path.join(root, "assets/fonts") },
-    stdio: "ignore",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const backendJobs: Stack["backendJobs"] = new Map();
+  let backendLog = "";
+  backend.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    backendLog += chunk;
+    const lines = backendLog.split("\n");
+    backendLog = lines.pop() ?? "";
+    for (const line of lines) {
+      try {
+        const entry = JSON.parse(line) as { event?: string; jobId?: string };
+        if (entry.event === "job" && entry.jobId) backendJobs.set(entry.jobId, entry);
+      } catch {}
+    }
   });
   spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: root, env });
   const vars = { ADMIN_TOKEN: ADMIN, BACKEND_SECRET: SECRET, BACKEND_URL: `http://127.0.0.1:${backendPort}`, PUBLIC_BASE_URL: base, ALLOW_PRIVATE_URLS: "true", ...extraVars };
-  const mediaConfig = writeMediaWorkerConfig(state, vars);
-  const args = [wranglerJs, "dev", "-c", "wrangler.toml", "-c", mediaConfig, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", "0", "--persist-to", state, "--show-interactive-dev-session=false"];
-  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
-  const worker: ChildProcess = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const { api: worker, media } = startLocalWorkers({ port, mediaPort: await freePort(), stateDir: state, registryDir: path.join(state, "registry"), vars, stdio: ["ignore", "pipe", "ignore"] });
   // "job route <jobId> <tool> <engine> <reason>", logged by the media Worker for each command.
   const routes = new Map<string, string>();
   let pending = "";
-  worker.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+  worker.stdout!.resume();
+  media.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
     pending += chunk;
     const lines = pending.split("\n");
     pending = lines.pop() ?? "";
@@ -74,7 +88,6 @@ export async function startStack(state: string, extraVars: Record<string, string
       if (match) routes.set(match[1]!, match[2]!);
     }
   });
-  worker.stderr!.resume();
   for (let i = 0; ; i++) {
     if (i > 400 || worker.exitCode !== null) throw new Error("wrangler dev did not start");
     try {
@@ -89,8 +102,10 @@ export async function startStack(state: string, extraVars: Record<string, string
     base,
     auth: { authorization: `Bearer ${key.apiKey}` },
     routes,
+    backendJobs,
     stop: async () => {
       worker.kill("SIGTERM");
+      media.kill("SIGTERM");
       backend.kill("SIGTERM");
       await sleep(500);
     },
@@ -199,12 +214,14 @@ export async function runApiBench(): Promise<void> {
         const route = stack.routes.get(api.jobId) ?? "?";
         const ratio = api.seconds / native;
         if (api.status === "completed") ratios.push(ratio);
-        rows.push([size, bench.label, route, api.status === "completed" ? api.seconds.toFixed(2) : `FAILED: ${api.error ?? "?"}`, native.toFixed(2), ratio.toFixed(2), (api.seconds - native).toFixed(2)]);
+        const phases = stack.backendJobs.get(api.jobId);
+        const where = phases ? `queue ${phases.queuedMs ?? 0} / in ${phases.downloadMs} / ffmpeg ${phases.ffmpegMs} / out ${phases.uploadMs} ms (${mb(phases.inputBytes)} in, ${mb(phases.outputBytes)} out)` : "-";
+        rows.push([size, bench.label, route, api.status === "completed" ? api.seconds.toFixed(2) : `FAILED: ${api.error ?? "?"}`, native.toFixed(2), ratio.toFixed(2), (api.seconds - native).toFixed(2), where]);
         console.log(`  ${rows.at(-1)!.join(" | ")}`);
       }
     }
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length), 10));
-    const header = ["input", "tool", "route", "API s", "native s", "API/native", "overhead s"];
+    const header = ["input", "tool", "route", "API s", "native s", "API/native", "overhead s", "backend's log"];
     console.log(`\n| ${header.map((h, i) => h.padEnd(widths[i]!)).join(" | ")} |\n| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`);
     for (const r of rows) console.log(`| ${r.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`);
     const geo = Math.exp(ratios.reduce((s, r) => s + Math.log(r), 0) / ratios.length);

@@ -11,7 +11,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { writeMediaWorkerConfig } from "./media-worker-config.ts";
+import { startLocalWorkers } from "./local-workers.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.PORT ?? 8787);
@@ -20,6 +20,7 @@ const base = `http://127.0.0.1:${port}`;
 const backendPort = Number(process.env.BACKEND_PORT ?? port + 1);
 const stripePort = Number(process.env.STRIPE_PORT ?? port + 2);
 const mastodonPort = Number(process.env.MASTODON_PORT ?? port + 3);
+const mediaPort = Number(process.env.MEDIA_PORT ?? port + 4);
 const mastodonToken = "local-mastodon-token";
 const wranglerBin = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
@@ -78,18 +79,31 @@ const stripe = spawn(process.execPath, [path.join(root, "scripts", "local-stripe
 // A local Mastodon (scripts/local-mastodon) to publish brands' posts to.
 const mastodon = spawn(process.execPath, [path.join(root, "scripts", "local-mastodon", "server.ts"), "--port", String(mastodonPort), "--token", mastodonToken], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
 
-// The API Worker and the media Worker (MediaRunner + ffmpeg.wasm) in one session; the media
-// Worker gets its settings through its own copy of wrangler.media.jsonc (.wrangler/dev/).
-const mediaVars = { ...vars, BACKEND_URL: `http://127.0.0.1:${backendPort}`, PUBLIC_BASE_URL: base };
+// The media Worker (MediaRunner + ffmpeg.wasm) and the API Worker, two wrangler dev processes
+// sharing .wrangler/state (scripts/local-workers.ts); .dev.vars gives both their secrets.
+const workerVars = {
+  BACKEND_URL: `http://127.0.0.1:${backendPort}`,
+  PUBLIC_BASE_URL: base,
+  STRIPE_API_BASE: `http://127.0.0.1:${stripePort}`,
+  DEV_MODE: "true",
+  PUBLISH_ALLOW_PRIVATE_URLS: "true",
+  SIGNUP_CREDITS: String(process.env.SIGNUP_CREDITS ?? 100),
+};
+if (process.env.ALLOW_PRIVATE_URLS === "true") workerVars.ALLOW_PRIVATE_URLS = "true";
+const mediaVars = {};
 for (const name of ["MEDIA_ENGINE", "WASM_MEMORY_BUDGET_BYTES", "WASM_MAX_CPU_SECONDS"]) if (process.env[name]) mediaVars[name] = process.env[name];
-const mediaConfig = writeMediaWorkerConfig(path.join(root, ".wrangler", "dev"), mediaVars);
-const args = [wranglerBin, "dev", "-c", "wrangler.toml", "-c", mediaConfig, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false"];
-args.push("--var", `BACKEND_URL:http://127.0.0.1:${backendPort}`, "--var", `PUBLIC_BASE_URL:${base}`);
-args.push("--var", `STRIPE_API_BASE:http://127.0.0.1:${stripePort}`, "--var", "DEV_MODE:true", "--var", "PUBLISH_ALLOW_PRIVATE_URLS:true", "--var", `SIGNUP_CREDITS:${process.env.SIGNUP_CREDITS ?? 100}`);
-if (process.env.ALLOW_PRIVATE_URLS === "true") args.push("--var", "ALLOW_PRIVATE_URLS:true");
-const wrangler = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+const { api: wrangler, media } = startLocalWorkers({
+  port,
+  mediaPort,
+  inspectorPort,
+  registryDir: path.join(root, ".wrangler", "registry"),
+  vars: workerVars,
+  mediaVars,
+  stdio: ["ignore", "inherit", "inherit"],
+});
 const stop = () => {
   wrangler.kill("SIGINT");
+  media.kill("SIGINT");
   backend.kill("SIGTERM");
   stripe.kill("SIGTERM");
   mastodon.kill("SIGTERM");
@@ -97,6 +111,7 @@ const stop = () => {
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
 wrangler.on("exit", (code) => {
+  media.kill("SIGINT");
   backend.kill("SIGTERM");
   stripe.kill("SIGTERM");
   mastodon.kill("SIGTERM");
@@ -152,6 +167,7 @@ try {
   console.log(`
   API ready
     base URL     ${base}
+    media Worker http://127.0.0.1:${mediaPort} (MediaRunner + ffmpeg.wasm; jobs only, no routes)
     backend      http://127.0.0.1:${backendPort} (native ffmpeg)
     local Stripe http://127.0.0.1:${stripePort} (checkout pages, signed webhooks)
     docs         ${base}/docs

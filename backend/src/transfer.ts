@@ -22,16 +22,80 @@ export function networkReason(err: unknown): string {
   return `network error (${message.replace(/https?:\/\/\S+/g, "<url>")})`;
 }
 
-/** GET `url` into `dest` (created, must not exist). Returns the byte count. */
+/** Ranged parts of a large download, fetched side by side (each streamed to its place in the file). */
+export const DOWNLOAD_PART_BYTES = 16 * 1024 * 1024;
+export const DOWNLOAD_PARALLELISM = 4;
+
+/**
+ * GET `url` into `dest` (created, must not exist). Returns the byte count.
+ *
+ * The first request asks for the first part only. A server that honours ranges (R2, presigned
+ * or served by the Worker) answers 206 with the total size, and the other parts follow on up
+ * to DOWNLOAD_PARALLELISM connections, each written at its offset: one stream is bounded by a
+ * single connection's throughput, several are not. A server that ignores ranges answers 200 and
+ * the whole body is streamed as it comes. Memory stays at a few stream buffers either way.
+ */
 export async function downloadToFile(
   url: string,
   dest: string,
   options: { label: string; signal?: AbortSignal },
 ): Promise<number> {
   const { label, signal } = options;
+  const first = await request(url, label, signal, `bytes=0-${DOWNLOAD_PART_BYTES - 1}`);
+  const total = first.status === 206 ? totalOfContentRange(first.headers.get("content-range")) : undefined;
+  if (first.status === 206 && total === undefined) {
+    await first.body?.cancel().catch(() => {});
+    throw new TransferError(`${label} could not be downloaded: unreadable Content-Range`);
+  }
+  if (total === undefined) {
+    // 200: the whole object in one stream.
+    const bytes = await streamTo(first, dest, { flags: "wx" }, label, signal);
+    const declared = first.headers.get("content-length");
+    if (declared !== null && Number(declared) !== bytes) {
+      throw new TransferError(`${label} download was truncated (${bytes} of ${declared} bytes)`);
+    }
+    return bytes;
+  }
+  const firstLength = Math.min(DOWNLOAD_PART_BYTES, total);
+  const parts: { start: number; length: number }[] = [];
+  for (let start = firstLength; start < total; start += DOWNLOAD_PART_BYTES) parts.push({ start, length: Math.min(DOWNLOAD_PART_BYTES, total - start) });
+  const written = await streamTo(first, dest, { flags: "wx" }, label, signal);
+  if (written !== firstLength) throw new TransferError(`${label} download was truncated (${written} of ${firstLength} bytes)`);
+  const local = new AbortController();
+  const partSignal = signal ? AbortSignal.any([signal, local.signal]) : local.signal;
+  let next = 0;
+  const worker = async () => {
+    while (next < parts.length) {
+      const part = parts[next++]!;
+      const response = await request(url, label, partSignal, `bytes=${part.start}-${part.start + part.length - 1}`);
+      if (response.status !== 206) {
+        await response.body?.cancel().catch(() => {});
+        throw new TransferError(`${label} could not be downloaded: HTTP ${response.status} for a part`);
+      }
+      const bytes = await streamTo(response, dest, { flags: "r+", start: part.start }, label, partSignal);
+      if (bytes !== part.length) throw new TransferError(`${label} download was truncated (part at ${part.start}: ${bytes} of ${part.length} bytes)`);
+    }
+  };
+  const results = await Promise.allSettled(
+    Array.from({ length: Math.min(DOWNLOAD_PARALLELISM, parts.length) }, () =>
+      worker().catch((err: unknown) => {
+        if (!local.signal.aborted) local.abort(err); // one failed part stops the others
+        throw err;
+      }),
+    ),
+  );
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
+    if (signal?.aborted) throw signal.reason;
+    throw failed.reason;
+  }
+  return total;
+}
+
+async function request(url: string, label: string, signal: AbortSignal | undefined, range: string): Promise<Response> {
   let response: Response;
   try {
-    response = await fetch(url, { signal, redirect: "follow" });
+    response = await fetch(url, { signal, redirect: "follow", headers: { range } });
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
     throw new TransferError(`${label} could not be downloaded: ${networkReason(err)}`);
@@ -40,6 +104,22 @@ export async function downloadToFile(
     await response.body?.cancel().catch(() => {});
     throw new TransferError(`${label} could not be downloaded: HTTP ${response.status}`);
   }
+  return response;
+}
+
+/** "bytes 0-99/1234" -> 1234. */
+function totalOfContentRange(header: string | null): number | undefined {
+  const match = /^bytes \d+-\d+\/(\d+)$/.exec(header?.trim() ?? "");
+  return match ? Number(match[1]) : undefined;
+}
+
+async function streamTo(
+  response: Response,
+  dest: string,
+  mode: { flags: "wx" | "r+"; start?: number },
+  label: string,
+  signal: AbortSignal | undefined,
+): Promise<number> {
   let bytes = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -51,16 +131,12 @@ export async function downloadToFile(
     await pipeline(
       Readable.fromWeb(response.body as unknown as NodeReadableStream<Uint8Array>),
       counter,
-      createWriteStream(dest, { flags: "wx" }),
+      createWriteStream(dest, mode),
       { signal },
     );
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
     throw new TransferError(`${label} download was interrupted: ${networkReason(err)}`);
-  }
-  const declared = response.headers.get("content-length");
-  if (declared !== null && Number(declared) !== bytes) {
-    throw new TransferError(`${label} download was truncated (${bytes} of ${declared} bytes)`);
   }
   return bytes;
 }

@@ -8,6 +8,7 @@ import type { AppEnv } from "../http";
 import { notFound, unauthorized, invalidRequest } from "../errors";
 import { verifyGrant } from "../lib/signing";
 import { streamToR2 } from "../lib/r2-stream";
+import { objectResponse } from "../services/downloads";
 import { parseBackendJobId } from "../services/backend/stage-ids";
 import { CALLBACK_SIGNATURE_HEADER, CALLBACK_TIMESTAMP_HEADER, CallbackSchema, verifyCallbackSignature } from "../../backend/src/protocol.ts";
 
@@ -18,15 +19,22 @@ export const internalRoutes = new Hono<AppEnv>()
   .get("/media/:token", async (c) => {
     const grant = await verifyGrant(c.env.BACKEND_SECRET ?? "", c.req.param("token"), Date.now());
     if (!grant || grant.method !== "GET") throw unauthorized("Invalid or expired media URL.");
-    const object = await c.env.MEDIA.get(grant.key);
-    if (!object) throw notFound("No such object.");
-    return new Response(object.body, { headers: { "content-length": String(object.size), "content-type": "application/octet-stream" } });
+    // Ranges let the backend fetch large inputs on several connections at once.
+    return objectResponse(c.env.MEDIA, grant.key, c.req.raw, new Headers({ "content-type": "application/octet-stream" }), "No such object.");
   })
   .put("/media/:token", async (c) => {
     const grant = await verifyGrant(c.env.BACKEND_SECRET ?? "", c.req.param("token"), Date.now());
     if (!grant || grant.method !== "PUT") throw unauthorized("Invalid or expired media URL.");
-    if (!c.req.raw.body) throw invalidRequest("Empty body.");
-    const { size } = await streamToR2(c.env.MEDIA, grant.key, c.req.raw.body, { maxBytes: MAX_RESULT_BYTES, contentType: grant.contentType });
+    const body = c.req.raw.body;
+    if (!body) throw invalidRequest("Empty body.");
+    const declared = Number(c.req.header("content-length") ?? NaN);
+    if (Number.isSafeInteger(declared) && declared > 0) {
+      if (declared > MAX_RESULT_BYTES) throw invalidRequest(`The result exceeds ${MAX_RESULT_BYTES} bytes.`);
+      // A known length goes to R2 as one streamed put, without copying chunks through JavaScript.
+      const stored = await c.env.MEDIA.put(grant.key, body, { httpMetadata: grant.contentType ? { contentType: grant.contentType } : undefined });
+      return c.json({ stored: true, size: stored?.size ?? declared }, 200);
+    }
+    const { size } = await streamToR2(c.env.MEDIA, grant.key, body, { maxBytes: MAX_RESULT_BYTES, contentType: grant.contentType });
     return c.json({ stored: true, size }, 200);
   })
   .post("/jobs/:jobId/callback", async (c) => {

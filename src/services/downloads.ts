@@ -38,16 +38,21 @@ export function parseRange(header: string | null, size: number): ByteRange {
 }
 
 export async function downloadResponse(bucket: R2Bucket, job: JobRow, request: Request): Promise<Response> {
-  const head = await bucket.head(job.resultKey!);
-  if (!head) throw notFound("This download does not exist or has expired.");
-  const size = head.size;
   const headers = new Headers({
     "content-type": job.resultContentType ?? "application/octet-stream",
     "content-disposition": `attachment; filename="${job.resultFilename}"`,
-    "accept-ranges": "bytes",
-    etag: head.httpEtag,
     "cache-control": "private, no-store",
   });
+  return objectResponse(bucket, job.resultKey!, request, headers, "This download does not exist or has expired.");
+}
+
+/** An R2 object as an HTTP answer: 200, or 206 for one `bytes=` range, 416 outside it; HEAD too. */
+export async function objectResponse(bucket: R2Bucket, key: string, request: Request, headers: Headers, missing: string): Promise<Response> {
+  const head = await bucket.head(key);
+  if (!head) throw notFound(missing);
+  const size = head.size;
+  headers.set("accept-ranges", "bytes");
+  headers.set("etag", head.httpEtag);
   const range = parseRange(request.headers.get("range"), size);
   if (range === "unsatisfiable") {
     headers.set("content-range", `bytes */${size}`);
@@ -60,13 +65,13 @@ export async function downloadResponse(bucket: R2Bucket, job: JobRow, request: R
     headers.set("content-range", `bytes ${range.offset}-${range.offset + range.length - 1}/${size}`);
     headers.set("content-length", String(range.length));
     if (isHead) return new Response(null, { status: 206, headers });
-    const object = await bucket.get(job.resultKey!, { range });
-    if (!object) throw notFound("This download does not exist or has expired.");
+    const object = await bucket.get(key, { range });
+    if (!object) throw notFound(missing);
     return new Response(object.body, { status: 206, headers });
   }
   headers.set("content-length", String(size));
   if (isHead) return new Response(null, { status: 200, headers });
-  const object = await bucket.get(job.resultKey!);
-  if (!object) throw notFound("This download does not exist or has expired.");
+  const object = await bucket.get(key);
+  if (!object) throw notFound(missing);
   return new Response(object.body, { status: 200, headers });
 }

@@ -13,7 +13,7 @@ import path from "node:path";
 import type { TestProject } from "vitest/node";
 import fixtureSetup from "../global-setup";
 import { startLocalStripe } from "../../scripts/local-stripe/server";
-import { writeMediaWorkerConfig } from "../../scripts/media-worker-config";
+import { startLocalWorkers } from "../../scripts/local-workers";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
@@ -31,34 +31,40 @@ function freePort(): Promise<number> {
   });
 }
 
-async function waitFor(url: string, child: ChildProcess, what: string, timeoutMs = 120_000): Promise<void> {
+/** Until `url` answers (2xx, or any status when `anyStatus`: the media Worker serves only 404). */
+async function waitFor(url: string, child: ChildProcess, what: string, timeoutMs = 120_000, anyStatus = false): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
     try {
-      if ((await fetch(url)).ok) return;
+      const response = await fetch(url);
+      await response.body?.cancel();
+      if (response.ok || anyStatus) return;
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
   throw new Error(`${what} did not answer at ${url}`);
 }
 
-function startWorker(name: string, port: number, vars: Record<string, string>, stateDir: string): ChildProcess {
+async function startWorker(name: string, port: number, vars: Record<string, string>, stateDir: string): Promise<ChildProcess[]> {
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
   const migrate = spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir], { cwd: root, env, encoding: "utf8" });
   if (migrate.status !== 0) throw new Error(`migrations for ${name} failed: ${migrate.stderr}`);
-  // Both Workers in one session: the API (first, it takes the --var flags) and the media Worker
-  // (its copy of the config carries the same settings as vars).
-  const mediaConfig = writeMediaWorkerConfig(stateDir, vars);
-  const args = [wranglerJs, "dev", "-c", "wrangler.toml", "-c", mediaConfig, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", "0", "--persist-to", stateDir, "--show-interactive-dev-session=false"];
-  for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
-  const log = (chunk: Buffer) => {
-    if (process.env.E2E_VERBOSE) process.stderr.write(`[${name}] ${chunk}`);
-  };
-  child.stdout?.on("data", log);
-  child.stderr?.on("data", log);
-  return child;
+  // The API and the media Worker as two processes sharing the state (scripts/local-workers.ts).
+  const mediaPort = await freePort();
+  const { api, media } = startLocalWorkers({ port, mediaPort, stateDir, registryDir: path.join(stateDir, "registry"), vars });
+  for (const [label, child] of [[name, api], [`${name}/media`, media]] as const) {
+    const log = (chunk: Buffer) => {
+      if (process.env.E2E_VERBOSE) process.stderr.write(`[${label}] ${chunk}`);
+    };
+    child.stdout?.on("data", log);
+    child.stderr?.on("data", log);
+  }
+  await Promise.all([
+    waitFor(`http://127.0.0.1:${port}/api/v1/openapi.json`, api, `wrangler dev (${name})`),
+    waitFor(`http://127.0.0.1:${mediaPort}/`, media, `wrangler dev (${name}/media)`, 120_000, true),
+  ]);
+  return [api, media];
 }
 
 export default async function setup(project: TestProject) {
@@ -83,7 +89,7 @@ export default async function setup(project: TestProject) {
   const forcedPort = await freePort();
   // The developer area of `main` pays through this local Stripe, which sends it signed webhooks.
   const stripe = await startLocalStripe({ secretKey: STRIPE.STRIPE_SECRET_KEY, webhookSecret: STRIPE.STRIPE_WEBHOOK_SECRET, webhookUrl: `http://127.0.0.1:${mainPort}/api/webhooks/stripe` });
-  children.push(
+  const started = await Promise.all([
     startWorker("main", mainPort, {
       ...common,
       BACKEND_URL: `http://127.0.0.1:${backendPort}`,
@@ -109,12 +115,8 @@ export default async function setup(project: TestProject) {
       // Every command on native ffmpeg: the jobs the router sends there when inputs are large.
       MEDIA_ENGINE: "backend",
     }, path.join(stateDir, "forced")),
-  );
-  await Promise.all([
-    waitFor(`http://127.0.0.1:${mainPort}/api/v1/openapi.json`, children[1], "wrangler dev (main)"),
-    waitFor(`http://127.0.0.1:${noBackendPort}/api/v1/openapi.json`, children[2], "wrangler dev (nobackend)"),
-    waitFor(`http://127.0.0.1:${forcedPort}/api/v1/openapi.json`, children[3], "wrangler dev (forced)"),
   ]);
+  children.push(...started.flat());
   project.provide("e2eForcedBackendUrl", `http://127.0.0.1:${forcedPort}`);
   project.provide("e2eMainUrl", `http://127.0.0.1:${mainPort}`);
   project.provide("e2eStripeUrl", stripe.url);

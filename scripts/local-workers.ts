@@ -1,0 +1,46 @@
+/**
+ * The two Workers under `wrangler dev`, as two processes: the media Worker
+ * (wrangler.media.jsonc: MediaRunner + ffmpeg.wasm) and the API Worker (wrangler.toml), which
+ * reaches the first through its script_name Durable Object binding via wrangler's dev registry.
+ * Two processes, not one multi-config session: workerd runs a process's isolates on one thread,
+ * and a wasm job blocks its isolate for seconds, so in one process API calls would wait behind
+ * media work (in production each Durable Object has its own isolate). Both share the persisted
+ * local state (D1, R2); a registry folder per stack keeps parallel stacks apart.
+ * Used by scripts/dev.mjs, test/e2e/setup.ts and bench/api.ts.
+ */
+import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+
+const root = path.resolve(import.meta.dirname, "..");
+const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
+
+export interface LocalWorkersOptions {
+  /** API port on 127.0.0.1; the media Worker listens on `mediaPort` (it serves nothing). */
+  port: number;
+  mediaPort: number;
+  inspectorPort?: number;
+  /** `--persist-to` folder; omitted: wrangler's default (.wrangler/state). */
+  stateDir?: string;
+  registryDir: string;
+  /** `--var`s of the API Worker; the media Worker gets the same plus `mediaVars`. */
+  vars: Record<string, string>;
+  mediaVars?: Record<string, string>;
+  stdio?: StdioOptions;
+}
+
+function wranglerDev(config: string, port: number, inspectorPort: number, vars: Record<string, string>, options: LocalWorkersOptions): ChildProcess {
+  const args = [wranglerJs, "dev", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false"];
+  if (options.stateDir) args.push("--persist-to", options.stateDir);
+  for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
+  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_REGISTRY_PATH: options.registryDir };
+  return spawn(process.execPath, args, { cwd: root, env, stdio: options.stdio ?? ["ignore", "pipe", "pipe"] });
+}
+
+/** Starts the media Worker, then the API Worker; the caller waits for the API to answer. */
+export function startLocalWorkers(options: LocalWorkersOptions): { api: ChildProcess; media: ChildProcess } {
+  mkdirSync(options.registryDir, { recursive: true });
+  const media = wranglerDev("wrangler.media.jsonc", options.mediaPort, 0, { ...options.vars, ...options.mediaVars }, options);
+  const api = wranglerDev("wrangler.toml", options.port, options.inspectorPort ?? 0, options.vars, options);
+  return { api, media };
+}
