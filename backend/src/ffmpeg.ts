@@ -1,8 +1,10 @@
 /**
  * Native ffmpeg: spawn without a shell, keep the tail of stderr, stop it on abort (deadline or
- * shutdown), and turn a failure into a short message a user can read.
+ * shutdown), and turn a failure into a short message a user can read; the argv of the two passes
+ * of a loudness-normalised job (protocol: FfmpegJobSchema.loudnorm).
  */
 import { spawn } from "node:child_process";
+import { LOUDNORM_FILTER, type LoudnormTarget } from "./protocol.ts";
 
 export const STDERR_TAIL_BYTES = 64 * 1024;
 
@@ -162,4 +164,79 @@ export function ffmpegVersion(ffmpegPath: string, timeoutMs = 10_000): Promise<s
       else reject(new FfmpegStartError(`${ffmpegPath} -version exited with code ${code}`));
     });
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two-pass loudnorm: the args hold one `loudnorm` filter and end with the output name (checked by
+// the protocol); pass 1 measures, pass 2 applies the measurement.
+
+/** What `loudnorm` printed with print_format=json (the input's figures, EBU R128). */
+export interface LoudnormMeasurement {
+  inputI: number;
+  inputTp: number;
+  inputLra: number;
+  inputThresh: number;
+  targetOffset: number;
+}
+
+const targetOptions = (target: LoudnormTarget) => `I=${target.integrated}:TP=${target.truePeak}:LRA=${target.lra}`;
+
+function withLoudnorm(args: string[], filter: string): string[] {
+  return args.map((arg) => arg.replace(LOUDNORM_FILTER, (_match, before: string) => `${before}${filter}`));
+}
+
+/** Pass 1: the same inputs and filters, `loudnorm` printing its measurement, the output to the null muxer. */
+export function loudnormMeasureArgs(args: string[], target: LoudnormTarget): string[] {
+  return ["-nostats", ...withLoudnorm(args.slice(0, -1), `loudnorm=${targetOptions(target)}:print_format=json`), "-f", "null", "-"];
+}
+
+/**
+ * Pass 2: the real args with the measured values and `linear=true` (ffmpeg keeps its dynamic mode
+ * when a linear gain would exceed the true-peak target). Without a measurement (silence, under
+ * the 0.4 s a loudness block needs) the filter becomes `anull`: nothing to normalise to.
+ */
+export function loudnormApplyArgs(args: string[], target: LoudnormTarget, measured: LoudnormMeasurement | null): string[] {
+  if (!measured) return withLoudnorm(args, "anull");
+  const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
+  const options = [
+    targetOptions(target),
+    `measured_I=${clamp(measured.inputI, -99, 0)}`,
+    `measured_TP=${clamp(measured.inputTp, -99, 99)}`,
+    `measured_LRA=${clamp(measured.inputLra, 0, 99)}`,
+    `measured_thresh=${clamp(measured.inputThresh, -99, 0)}`,
+    `offset=${clamp(measured.targetOffset, -99, 99)}`,
+    "linear=true",
+    "print_format=json",
+  ];
+  return withLoudnorm(args, `loudnorm=${options.join(":")}`);
+}
+
+/** The last JSON block loudnorm printed in `stderr`, as strings, or null. */
+function loudnormJson(stderr: string): Record<string, string> | null {
+  const block = stderr.match(/\{[^{}]*"input_i"[^{}]*\}/g)?.at(-1);
+  if (!block) return null;
+  try {
+    return JSON.parse(block) as Record<string, string>;
+  } catch {
+    return null;
+  }
+}
+
+/** The measurement of pass 1, or null when loudnorm printed none or measured nothing finite (silence: "-inf"). */
+export function parseLoudnormMeasurement(stderr: string): LoudnormMeasurement | null {
+  const json = loudnormJson(stderr);
+  if (!json) return null;
+  const measured = {
+    inputI: Number(json.input_i),
+    inputTp: Number(json.input_tp),
+    inputLra: Number(json.input_lra),
+    inputThresh: Number(json.input_thresh),
+    targetOffset: Number(json.target_offset),
+  };
+  return Object.values(measured).every(Number.isFinite) ? measured : null;
+}
+
+/** How pass 2 normalised ("linear" or "dynamic"), from its printed JSON. */
+export function loudnormType(stderr: string): string | undefined {
+  return loudnormJson(stderr)?.normalization_type;
 }

@@ -1,7 +1,8 @@
 /**
  * The job runner: an in-memory table of jobs by id (idempotency), a concurrency-limited queue,
  * and one run per job in its own temporary directory:
- * files + fonts -> streamed downloads -> ffmpeg or a speech job -> streamed upload -> signed callback.
+ * files + fonts -> streamed downloads -> ffmpeg (twice for a loudness-normalised job) or a speech
+ * job -> streamed upload -> signed callback.
  * Requests arrive validated by parseJobRequest (protocol.ts, the wire contract with the Worker).
  */
 import { randomUUID } from "node:crypto";
@@ -10,7 +11,15 @@ import os from "node:os";
 import path from "node:path";
 import { sendCallback, type CallbackPayload, type CallbackResult } from "./callback.ts";
 import { log } from "./config.ts";
-import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts";
+import {
+  describeFfmpegFailure,
+  FfmpegStartError,
+  loudnormApplyArgs,
+  loudnormMeasureArgs,
+  loudnormType,
+  parseLoudnormMeasurement,
+  runFfmpeg,
+} from "./ffmpeg.ts";
 import { FONTS_SUBDIR, type JobRequest } from "./protocol.ts";
 import { downloadToFile, TransferError, uploadFile } from "./transfer.ts";
 import { runSpeechJob } from "./speech/jobs.ts";
@@ -288,20 +297,35 @@ export class JobRunner {
       t = Date.now();
       let producer = "ffmpeg";
       if (job.kind === "ffmpeg") {
-        entry.phase = "running ffmpeg";
-        const run = await runFfmpeg({
-          ffmpegPath: this.#options.ffmpegPath,
-          args: hardenArgs(job.args),
-          cwd: workDir,
-          signal,
-          env: this.#childEnv,
-        });
-        timings.ffmpegMs = Date.now() - t;
-        if (run.aborted) {
-          entry.phase = "running ffmpeg (ffmpeg was stopped)";
-          throw signal.reason;
+        const ffmpeg = async (args: string[], phase: string) => {
+          entry.phase = phase;
+          const run = await runFfmpeg({
+            ffmpegPath: this.#options.ffmpegPath,
+            args: hardenArgs(args),
+            cwd: workDir,
+            signal,
+            env: this.#childEnv,
+          });
+          if (run.aborted) {
+            entry.phase = `${phase} (ffmpeg was stopped)`;
+            throw signal.reason;
+          }
+          if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure(run));
+          return run;
+        };
+        let args = job.args;
+        if (job.loudnorm) {
+          // Two-pass loudnorm (protocol: FfmpegJobSchema.loudnorm): measure, then apply.
+          const measure = await ffmpeg(loudnormMeasureArgs(job.args, job.loudnorm), "measuring the loudness (ffmpeg, first pass)");
+          args = loudnormApplyArgs(job.args, job.loudnorm, parseLoudnormMeasurement(measure.stderr));
+          timings.loudnormMeasureMs = Date.now() - t;
+          t = Date.now();
         }
-        if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure(run));
+        const run = await ffmpeg(args, "running ffmpeg");
+        timings.ffmpegMs = Date.now() - t;
+        // Logged: 1 when pass 2 normalised with one gain, 0 when ffmpeg used its dynamic mode.
+        const normalisation = job.loudnorm ? loudnormType(run.stderr) : undefined;
+        if (normalisation) timings.loudnormLinear = normalisation === "linear" ? 1 : 0;
       } else {
         producer = `the ${job.kind} job`;
         const speech = this.#options.speech;

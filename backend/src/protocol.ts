@@ -99,17 +99,47 @@ function requireProfile(job: { voice: string; cloneProfile?: unknown }, ctx: z.R
   }
 }
 
-export const FfmpegJobSchema = z.object({
-  ...envelope,
-  kind: z.literal("ffmpeg"),
-  /** ffmpeg's argv without the program name, over names of the work directory. */
-  args: z.array(z.string().max(65_536)).min(1).max(2_000),
-  inputs: z.array(namedUrl).max(64).default([]),
-  /** Generated files (ASS subtitles, drawtext's text), name -> base64 content. */
-  files: z.record(FileNameSchema, z.base64()).default({}),
-  /** Shipped fonts, copied from the backend's FONTS_DIR into the work directory and its FONTS_SUBDIR. */
-  fonts: z.array(FileNameSchema).max(64).default([]),
+/** One `loudnorm` filter (with or without options) inside a filter graph argument. */
+export const LOUDNORM_FILTER = /(^|[,;\]])\s*loudnorm(=[^,;[\]]*)?\s*(?=$|[,;[])/g;
+
+/** A loudness target (EBU R128 units, ffmpeg `loudnorm`'s ranges). */
+export const LoudnormTargetSchema = z.object({
+  /** Integrated loudness, LUFS. */
+  integrated: z.number().min(-70).max(-5),
+  /** Maximum true peak, dBTP. */
+  truePeak: z.number().min(-9).max(0),
+  /** Loudness range, LU. */
+  lra: z.number().min(1).max(50),
 });
+export type LoudnormTarget = z.infer<typeof LoudnormTargetSchema>;
+
+export const FfmpegJobSchema = z
+  .object({
+    ...envelope,
+    kind: z.literal("ffmpeg"),
+    /** ffmpeg's argv without the program name, over names of the work directory. */
+    args: z.array(z.string().max(65_536)).min(1).max(2_000),
+    inputs: z.array(namedUrl).max(64).default([]),
+    /** Generated files (ASS subtitles, drawtext's text), name -> base64 content. */
+    files: z.record(FileNameSchema, z.base64()).default({}),
+    /** Shipped fonts, copied from the backend's FONTS_DIR into the work directory and its FONTS_SUBDIR. */
+    fonts: z.array(FileNameSchema).max(64).default([]),
+    /**
+     * Two-pass loudness normalisation to this target. The args hold exactly one `loudnorm` filter
+     * (its own options are replaced) and end with the output name. The backend first runs the
+     * args with that filter measuring (`print_format=json`) and the output replaced by
+     * `-f null -`, then the real run with the measured values, `offset` and `linear=true` (ffmpeg
+     * falls back to its dynamic mode when a linear gain would break the true-peak limit; when
+     * nothing could be measured, as on silence or under 0.4 s, the filter becomes `anull`).
+     */
+    loudnorm: LoudnormTargetSchema.optional(),
+  })
+  .superRefine((job, ctx) => {
+    if (!job.loudnorm) return;
+    const filters = job.args.reduce((count, arg) => count + (arg.match(LOUDNORM_FILTER)?.length ?? 0), 0);
+    if (filters !== 1) ctx.addIssue({ code: "custom", path: ["args"], message: `with loudnorm, the args must hold exactly one loudnorm filter (found ${filters})` });
+    if (job.args.at(-1) !== job.output.name) ctx.addIssue({ code: "custom", path: ["args"], message: "with loudnorm, the last arg must be the output name" });
+  });
 export const TranscribeJobSchema = z.object({
   ...envelope,
   kind: z.literal("transcribe"),

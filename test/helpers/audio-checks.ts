@@ -1,7 +1,10 @@
 /**
  * Minimal readers of WAV, MP3 and ADTS streams, so tests check what ffmpeg actually wrote
- * (header fields, frame counts, the tone's frequency) rather than trusting its exit code.
+ * (header fields, frame counts, the tone's frequency) rather than trusting its exit code; and
+ * level measurements over time windows (RMS, a tone's level, band levels), so audio processing
+ * is judged by what it did to the signal. Runtime-neutral: workerd and Node.
  */
+import { fft } from "../../backend/src/speech/fft.ts";
 
 export interface WavInfo {
   audioFormat: number;
@@ -116,4 +119,89 @@ export function mp3FrameHeader(bytes: Uint8Array, offset: number): { sync: boole
     version: (bytes[offset + 1]! >> 3) & 0x03,
     layer: (bytes[offset + 1]! >> 1) & 0x03,
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Levels over time windows (mono samples in [-1, 1])
+
+/** The first channel of a 16-bit WAV as floats in [-1, 1]. */
+export function monoSamples(wav: WavInfo): Float32Array {
+  const frames = Math.floor(wav.samples.length / wav.channels);
+  const out = new Float32Array(frames);
+  for (let i = 0; i < frames; i++) out[i] = wav.samples[i * wav.channels]! / 32768;
+  return out;
+}
+
+function windowOf(samples: ArrayLike<number>, sampleRate: number, from: number, to: number): [number, number] {
+  const start = Math.max(0, Math.round(from * sampleRate));
+  const end = Math.min(samples.length, Math.round(to * sampleRate));
+  if (end - start < 2) throw new RangeError(`window ${from}-${to} s is outside the ${samples.length / sampleRate} s of audio`);
+  return [start, end];
+}
+
+const decibels = (power: number) => 10 * Math.log10(Math.max(power, 1e-20));
+
+/** RMS level (dBFS) between `from` and `to` seconds. */
+export function rmsDb(samples: ArrayLike<number>, sampleRate: number, from: number, to: number): number {
+  const [start, end] = windowOf(samples, sampleRate, from, to);
+  let sum = 0;
+  for (let i = start; i < end; i++) sum += samples[i]! ** 2;
+  return decibels(sum / (end - start));
+}
+
+/**
+ * Level (dBFS RMS) of the sine at `frequency` between `from` and `to` seconds (Goertzel over the
+ * window, Hann-weighted so that noise and other tones leak little into it).
+ */
+export function toneLevelDb(samples: ArrayLike<number>, sampleRate: number, frequency: number, from: number, to: number): number {
+  const [start, end] = windowOf(samples, sampleRate, from, to);
+  const n = end - start;
+  const coefficient = 2 * Math.cos((2 * Math.PI * frequency) / sampleRate);
+  let s1 = 0;
+  let s2 = 0;
+  let weights = 0;
+  for (let i = 0; i < n; i++) {
+    const w = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (n - 1));
+    weights += w;
+    const s0 = samples[start + i]! * w + coefficient * s1 - s2;
+    s2 = s1;
+    s1 = s0;
+  }
+  const amplitude = (2 * Math.sqrt(Math.max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2))) / weights;
+  return decibels(amplitude ** 2 / 2);
+}
+
+
+/**
+ * Level (dB, relative: compare bands or files with each other) of each frequency band
+ * `[low, high)` Hz between `from` and `to` seconds: the power spectrum of Hann-windowed 4096-sample
+ * blocks, half overlapped, summed per band.
+ */
+export function bandLevelsDb(samples: ArrayLike<number>, sampleRate: number, from: number, to: number, bands: [number, number][]): number[] {
+  const [start, end] = windowOf(samples, sampleRate, from, to);
+  const size = 4096;
+  const power = new Float64Array(size / 2);
+  const re = new Float64Array(size);
+  const im = new Float64Array(size);
+  let blocks = 0;
+  for (let offset = start; offset + size <= end; offset += size / 2) {
+    for (let i = 0; i < size; i++) {
+      re[i] = samples[offset + i]! * (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (size - 1)));
+      im[i] = 0;
+    }
+    fft(re, im);
+    for (let k = 0; k < size / 2; k++) power[k] = power[k]! + re[k]! ** 2 + im[k]! ** 2;
+    blocks++;
+  }
+  if (blocks === 0) throw new RangeError(`window ${from}-${to} s is shorter than one ${size}-sample block`);
+  return bands.map(([low, high]) => {
+    let sum = 0;
+    for (let k = Math.ceil((low * size) / sampleRate); k < Math.min(size / 2, (high * size) / sampleRate); k++) sum += power[k]!;
+    return decibels(sum / blocks / size);
+  });
+}
+
+/** Voice-to-noise ratio (dB): RMS of the voice window over RMS of the noise-only window. */
+export function voiceToNoiseDb(samples: ArrayLike<number>, sampleRate: number, voice: [number, number], noise: [number, number]): number {
+  return rmsDb(samples, sampleRate, ...voice) - rmsDb(samples, sampleRate, ...noise);
 }

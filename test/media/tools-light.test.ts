@@ -624,7 +624,7 @@ describe("buildCleanAudioCommand (argv)", () => {
   it("denoises, band-limits and levels the audio; copies the video", () => {
     const command = buildCleanAudioCommand({}, [stubInput({})]);
     expect(command.args.join(" ")).toContain(`-map 0:V:0 -c:v copy -map 0:a:0 -af ${CLEAN_AUDIO_FILTER} -c:a aac`);
-    expect(CLEAN_AUDIO_FILTER).toMatch(/highpass=f=80,lowpass=f=12000,afftdn=.*,afftdn=.*,dynaudnorm=/);
+    expect(CLEAN_AUDIO_FILTER).toMatch(/highpass=f=80,lowpass=f=12000,.*dynaudnorm=.*afftdn=.*afftdn=.*agate=.*alimiter=/);
     expect(command).toMatchObject({ resultFilename: "clip-clean.mp4", contentType: "video/mp4", wasmHeapBytes: 32 * MiB });
   });
 

@@ -1,43 +1,115 @@
 /**
- * clean-audio: removes background noise and evens out the voice; the picture, when there is
- * one, is copied untouched (`-c:v copy`: same packets, no re-encoding).
+ * clean-audio: removes background noise, keeps the voice and brings it to a steady loudness; the
+ * picture, when there is one, is copied untouched (`-c:v copy`: same packets, no re-encoding).
  *
- * The chain runs at 48 kHz, so the 12 kHz low-pass is valid whatever the source rate (the
- * rate is requested with `aformat` and ffmpeg inserts the resampler; an explicit `aresample`
- * fails on inputs whose channel layout is unknown, such as some mono WAV):
- * 1. `highpass=f=80`: rumble, handling noise and mains hum below the voice;
- * 2. `lowpass=f=12000`: hiss above the speech band;
- * 3. two passes of FFT denoising (`afftdn`) with noise tracking (`tn=1`): the first learns and
- *    removes the steady noise floor (20 dB), the second takes the residue (10 dB). On white
- *    noise 22 dB under a tone this took the signal-to-noise ratio from 22 dB to over 40 dB;
- *    with tracking, clean recordings are left nearly as they are;
- * 4. `dynaudnorm` with an RMS target (0.15, about -16 dBFS RMS) and a 0.84 peak ceiling
- *    (-1.5 dBFS): brings quiet and loud recordings to about -16 LUFS, the usual target for
- *    spoken content on the web and in podcasts (measured with ebur128: -15.3 and -16.2 LUFS
- *    for inputs 20 dB apart, the same signal-to-noise ratio as loudnorm). Its 3 s smoothing
- *    window (15 frames of 200 ms) follows changes of level without pumping, and up to 30x
- *    gain rescues very quiet recordings.
+ * The graph (CLEAN_AUDIO_FILTER, one `-af`; the backend's variant differs only at the end):
+ * 1. `aformat=sample_rates=48000`, `highpass=f=80`, `lowpass=f=12000`: one rate whatever the
+ *    source (ffmpeg inserts the resampler; an explicit `aresample` fails on inputs whose channel
+ *    layout is unknown, such as some mono WAV), rumble and hum below the voice, hiss above it;
+ * 2. `dynaudnorm` first, as a near-constant gain: 0.5 s frames, and the minimum gain over +/-4 s
+ *    (17 frames) smoothed, so the voice sits at a known level (frame RMS 0.1, -20 dBFS) before
+ *    anything judges levels. A pause shorter than about 8 s between words, or a noise-only start
+ *    shorter than about 4 s, takes the gain of the voice next to it instead of being lifted (the
+ *    old chain levelled last, with 3 s windows: it lifted the noise-only first seconds of a tone
+ *    over white noise by 3 dB, and the signal-to-noise ratio gained 0.4 dB). Alternative boundary
+ *    mode (`b=1`) so a quiet recording that starts with speech is raised from its first frame
+ *    (the default mode holds the gain at 1 for the first seconds, and the gate then cut that
+ *    speech); the 0.5 s of silence put in front (`adelay`, one frame) absorbs the fade from the
+ *    first frame's gain, which otherwise lifts a noise-only first half second. The 9 s of silence
+ *    put after (`apad`, more than the 8.5 s window) let files shorter than the window be
+ *    normalised at all and keep the end at the voice's gain;
+ * 3. two `afftdn` passes with fixed noise floors (-32 and -42 dB, 20 + 10 dB of reduction, no
+ *    tracking): on audio already at a known level, everything spectrally flat under the floors
+ *    goes, whatever the recording level. Noise tracking (`tn=1`, the old chain) adapts too slowly
+ *    and misjudges pink noise: on the same inputs it gained 5-27 dB depending on the level alone;
+ *    fixed floors on raw audio gained 30 dB but muffled quiet speech (-14 dB at 1.6-3.4 kHz for
+ *    speech at -46 dBFS). Each pass delays the audio by 1200 samples; `atrim` takes the lead and
+ *    the 2400 samples back, so the sound stays in sync with the copied picture (the old chain
+ *    played 50 ms late and lost its last 50 ms);
+ * 4. `agate` as a downward expander (threshold 0.03, -30.5 dBFS, ratio 3, at most -26 dB): after
+ *    step 2 the voice is 10-15 dB above it, the residual noise of pauses far below;
+ * 5. `volume=5dB` into `alimiter` (ceiling 0.84, -1.5 dBFS, auto-level off, latency compensated):
+ *    the in-Worker engine's loudness, as close to -16 LUFS as one pass allows;
+ * 6. the exact source length and timestamps: `amultiply` by a constant 1 carrying the timing of an
+ *    untouched copy of the input (`aeval`). The copy ends the stream where the source ends (the
+ *    padding goes) and keeps the source's start time, which `adelay` resets (an audio track
+ *    starting 0.46 s into a video stays there).
  *
- *    Not `loudnorm`: in its single-pass (dynamic) mode it works at 192 kHz and on ffmpeg.wasm
- *    it took 66-96 MiB of heap on mono and 138-239 MiB on stereo input (10-12 s at 44.1 kHz),
- *    more than a 128 MB isolate, and ran 3x slower; its linear mode needs a first measuring
- *    pass, which one command cannot do. This chain runs within the initial 32 MiB.
+ * Measured with native ffmpeg 5.1 on a 1 kHz tone and on flite speech over white or pink noise
+ * (3 s noise-only start, 2.5 s pause, voice from -46 to -13 dBFS RMS, signal-to-noise ratios
+ * 12-50 dB): noise-only passages 16-59 dB quieter relative to the voice (14-59 dB with the
+ * backend's two passes; the old chain: -4 to +27 dB); the voice band keeps its balance (1.6-3.4 kHz against 300-800 Hz: -1.3 to -1.6 dB),
+ * the quietest 5 % of speech blocks stay within 4.5 dB of the rest; the tone ends at -15.3 LUFS
+ * and flite's speech (very peaky: 17 dB from loudness to peak) at -19 LUFS. ffmpeg.wasm gives the
+ * same figures to 0.1 dB. The tests (test/media/clean-audio-quality.test.ts in workerd,
+ * test/e2e/clean-audio-quality.test.ts through the API on both engines) measure a 400 Hz + 3 kHz
+ * voice stand-in 23 dB over white noise: 54 and 57 dB less noise (start, pause) on both engines,
+ * the two tones within 0.05 dB of each other's balance, -14.9 LUFS on the Worker and -16.1 on the
+ * backend; flite speech 18 dB over pink noise: 25-27 and 39-43 dB, the voice band within 0.7 dB
+ * of the clean speech, -18.7 LUFS on the Worker and -16.1 on the backend.
+ *
+ * The backend (CLEAN_AUDIO_BACKEND_FILTER) runs the same graph with 9 dB into the limiter, then
+ * `loudnorm=I=-16:TP=-1.5:LRA=11` in two passes (backend/src/ffmpeg.ts: measure, then apply the
+ * measurement with `linear=true`) and back to 48 kHz. A tone gets one linear gain; speech keeps
+ * ffmpeg's dynamic mode, since one gain would pass -1.5 dBTP (below the measured gate its gain
+ * stays the linear offset, so pauses are not lifted either); the 4 extra dB into the limiter trim
+ * speech peaks so that it needs little gain (with 5 dB, speech ended at -17.0 LUFS).
+ *
+ * Not `loudnorm` on the Worker: in its single-pass (dynamic) mode it works at 192 kHz and on
+ * ffmpeg.wasm it took 66-96 MiB of heap on mono and 138-239 MiB on stereo input (10-12 s at
+ * 44.1 kHz), more than a 128 MB isolate, and ran 3x slower; its linear mode needs a first
+ * measuring pass, which one command cannot do. This graph stays within the initial 32 MiB of wasm
+ * heap on mono and stereo input (with 1 s dynaudnorm frames it took 46-55 MiB on stereo), but
+ * takes 80 MiB on 5.1, which the probe cannot tell apart (no channel count).
+ * Limits: a noise-only stretch longer than the window (over ~4 s at the start, ~8 s between
+ * words) is lifted towards the voice's level; speech more than ~10 dB under the loudest speech
+ * within 4 s is expanded by the gate.
  *
  * The result keeps the source's container and its usual audio codec (MP3 stays MP3, WAV stays
  * PCM, M4A stays AAC, a WebM keeps VP8/VP9 with Opus...).
  */
 import type { CleanAudioInput } from "../../tools/clean-audio";
+import type { LoudnormTarget } from "../../../backend/src/protocol.ts";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
 import { isAudioOnly, wasmHeapEstimate } from "./encoders";
 import { containerFamily, familyAudioArgs, familyContentType } from "./trim";
 
-export const CLEAN_AUDIO_FILTER = [
+/** One 0.5 s dynaudnorm frame of silence in front, at 48 kHz. */
+const LEAD_SAMPLES = 24_000;
+/** Two afftdn passes at 48 kHz, 1200 samples each. */
+const AFFTDN_DELAY_SAMPLES = 2_400;
+
+function cleanAudioGraph(makeupDb: number): string {
+  return [
+    "aformat=sample_rates=48000,highpass=f=80,lowpass=f=12000,asplit[a][ref]",
+    [
+      `[a]adelay=delays=${LEAD_SAMPLES}S:all=1`,
+      "apad=pad_dur=9",
+      "dynaudnorm=f=500:g=17:p=0.95:m=30:r=0.1:b=1",
+      "afftdn=nr=20:nf=-32",
+      "afftdn=nr=10:nf=-42",
+      `atrim=start_sample=${LEAD_SAMPLES + AFFTDN_DELAY_SAMPLES}`,
+      "agate=threshold=0.03:ratio=3:range=0.05:attack=10:release=300",
+      `volume=${makeupDb}dB`,
+      "alimiter=limit=0.84:level=0:latency=1",
+      "aformat=sample_fmts=fltp[x]",
+    ].join(","),
+    "[ref]aeval=exprs=1:c=same,aformat=sample_fmts=fltp[one]",
+    "[one][x]amultiply",
+  ].join(";");
+}
+
+/** What the backend normalises to: -16 LUFS integrated, the usual target for spoken content on the web and in podcasts. */
+export const CLEAN_AUDIO_LOUDNESS: LoudnormTarget = { integrated: -16, truePeak: -1.5, lra: 11 };
+
+/** The in-Worker graph (and the backend's up to its last stage). */
+export const CLEAN_AUDIO_FILTER = cleanAudioGraph(5);
+
+/** The backend's graph: 4 dB more into the limiter, then loudnorm (run in two passes) and back to 48 kHz (its dynamic mode works at 192 kHz). */
+export const CLEAN_AUDIO_BACKEND_FILTER = [
+  cleanAudioGraph(9),
+  `loudnorm=I=${CLEAN_AUDIO_LOUDNESS.integrated}:TP=${CLEAN_AUDIO_LOUDNESS.truePeak}:LRA=${CLEAN_AUDIO_LOUDNESS.lra}`,
   "aformat=sample_rates=48000",
-  "highpass=f=80",
-  "lowpass=f=12000",
-  "afftdn=nr=20:nf=-30:tn=1",
-  "afftdn=nr=10:nf=-40:tn=1",
-  "dynaudnorm=f=200:g=15:p=0.84:m=30:r=0.15",
 ].join(",");
 
 export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs: MediaInput[]): MediaCommand {
@@ -48,19 +120,20 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
   const family = containerFamily(probe);
   const audioOnly = isAudioOnly(probe);
   const outputName = `out.${family.extension}`;
+  const argsWith = (filter: string) => [
+    "-hide_banner",
+    "-y",
+    "-i", input.name,
+    ...(audioOnly ? [] : ["-map", "0:V:0", "-c:v", "copy"]),
+    "-map", "0:a:0",
+    "-af", filter,
+    ...familyAudioArgs(family, probe),
+    ...family.extraArgs,
+    "-f", family.muxer,
+    outputName,
+  ];
   return {
-    args: [
-      "-hide_banner",
-      "-y",
-      "-i", input.name,
-      ...(audioOnly ? [] : ["-map", "0:V:0", "-c:v", "copy"]),
-      "-map", "0:a:0",
-      "-af", CLEAN_AUDIO_FILTER,
-      ...familyAudioArgs(family, probe),
-      ...family.extraArgs,
-      "-f", family.muxer,
-      outputName,
-    ],
+    args: argsWith(CLEAN_AUDIO_FILTER),
     files: {},
     fonts: [],
     outputName,
@@ -68,5 +141,6 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
     contentType: familyContentType(probe),
     wasmCapable: true,
     wasmHeapBytes: wasmHeapEstimate(undefined),
+    backend: { args: argsWith(CLEAN_AUDIO_BACKEND_FILTER), loudnorm: CLEAN_AUDIO_LOUDNESS },
   };
 }

@@ -2,9 +2,10 @@
  * The one definition of a media tool run, shared by both engines: a tool's builder turns
  * validated parameters and probed inputs into ffmpeg arguments over plain file names in one
  * working directory. The in-Worker engine (ffmpeg.wasm) and the container backend (native
- * ffmpeg) place the same files under the same names and run exactly these arguments.
+ * ffmpeg) place the same files under the same names and run exactly these arguments; the
+ * backend runs the command's `backend` variant instead when it has one (two-pass loudnorm).
  */
-import { FONTS_SUBDIR } from "../../../backend/src/protocol.ts";
+import { FONTS_SUBDIR, type LoudnormTarget } from "../../../backend/src/protocol.ts";
 import type { ProbeResult } from "../types";
 
 /** An uploaded input, placed in the working directory as `name` (e.g. `in0.mp4`). */
@@ -35,6 +36,12 @@ export interface MediaCommand {
   wasmCapable: boolean;
   /** Rough extra wasm heap the encoder settings need, in bytes (FACTS: x264 no-lookahead 55 MiB, VP8 66.5 MiB). */
   wasmHeapBytes: number;
+  /**
+   * What the container backend runs instead of `args`, when native ffmpeg can do better than one
+   * ffmpeg.wasm run: two-pass loudness normalisation (clean-audio). Same files, fonts and output;
+   * the args hold one `loudnorm` filter, run twice as the protocol's `loudnorm` field says.
+   */
+  backend?: { args: string[]; loudnorm: LoudnormTarget };
 }
 
 /**

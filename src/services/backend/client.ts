@@ -17,11 +17,11 @@ export type BackendJob = JobRequestInput;
 type KindRequest<K extends JobKind> = Extract<JobRequestInput, { kind: K }>;
 
 /**
- * The kind-specific fields of a request: args, files and fonts (ffmpeg); text, voice, language
+ * The kind-specific fields of a request: args, files, fonts and loudnorm (ffmpeg); text, voice, language
  * and cloneProfile (speech kinds). Which ones a kind needs is checked with the protocol's schema
  * when the job is sent.
  */
-export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile">>;
+export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile">>;
 
 const base64 = (bytes: Uint8Array) => {
   let text = "";
@@ -29,12 +29,16 @@ const base64 = (bytes: Uint8Array) => {
   return btoa(text);
 };
 
-/** The fields of an ffmpeg request for a media command: its args, its generated files in base64, its fonts. */
-export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts">): BackendJobFields {
+/**
+ * The fields of an ffmpeg request for a media command: its args (the backend's own variant when it
+ * has one, with its two-pass loudnorm target), its generated files in base64, its fonts.
+ */
+export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts" | "backend">): BackendJobFields {
   return {
-    args: command.args,
+    args: command.backend?.args ?? command.args,
     files: Object.fromEntries(Object.entries(command.files).map(([name, bytes]) => [name, base64(bytes)])),
     fonts: command.fonts,
+    ...(command.backend ? { loudnorm: command.backend.loudnorm } : {}),
   };
 }
 
