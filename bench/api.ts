@@ -44,6 +44,8 @@ export interface Stack {
   base: string;
   auth: { authorization: string };
   routes: Map<string, string>;
+  /** The wrangler processes of both Workers (their workerd children are measured). */
+  pids: number[];
   /** The backend's own log of each job it ran: phases in ms. */
   backendJobs: Map<string, { queuedMs?: number; downloadMs?: number; ffmpegMs?: number; uploadMs?: number; inputBytes?: number; outputBytes?: number }>;
   stop: () => Promise<void>;
@@ -103,6 +105,7 @@ export async function startStack(state: string, extraVars: Record<string, string
     auth: { authorization: `Bearer ${key.apiKey}` },
     routes,
     backendJobs,
+    pids: [worker.pid!, media.pid!],
     stop: async () => {
       worker.kill("SIGTERM");
       media.kill("SIGTERM");
@@ -278,4 +281,86 @@ async function measureLatency(stack: Stack, dir: string): Promise<void> {
   const routes = heavyRuns.map((r) => stack.routes.get(r.jobId) ?? "?").join(",");
   console.log(`\ntool calls (POST /api/v1/extract-audio, 20/s for 10 s): idle p50 ${percentile(idle, 50).toFixed(1)} ms p99 ${percentile(idle, 99).toFixed(1)} ms;` +
     ` with 4 subtitle jobs running (routes ${routes}) p50 ${percentile(loaded, 50).toFixed(1)} ms p99 ${percentile(loaded, 99).toFixed(1)} ms (goal p99 <= 50 ms)`);
+}
+
+/** Peak RSS (MiB) of the stack's workerd processes (descendants of its wrangler processes) while `work` runs. */
+async function peakRss<T>(roots: number[], work: Promise<T>): Promise<{ value: T; peakMiB: number; idleMiB: number }> {
+  const sample = () => {
+    const rows = spawnSync("ps", ["-eo", "pid=,ppid=,rss=,comm="], { encoding: "utf8" }).stdout.trim().split("\n").map((line) => line.trim().split(/\s+/));
+    const inTree = new Set(roots);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const [pid, ppid] of rows) if (!inTree.has(Number(pid)) && inTree.has(Number(ppid))) (inTree.add(Number(pid)), (grew = true));
+    }
+    return rows.filter(([pid, , , comm]) => inTree.has(Number(pid)) && comm === "workerd").reduce((sum, [, , kb]) => sum + Number(kb) / 1024, 0);
+  };
+  const idleMiB = sample();
+  let peakMiB = idleMiB;
+  const timer = setInterval(() => (peakMiB = Math.max(peakMiB, sample())), 200);
+  try {
+    return { value: await work, peakMiB, idleMiB };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * Transfers of a 1 GB file: the upload through the API (multipart, streamed to R2), then a stream
+ * copy the router sends to the backend (too big for the isolate): the backend's log gives the
+ * download from and the upload to storage through the Worker's signed URLs.
+ * `BENCH_ONLY=transfer npm run bench`.
+ */
+export async function runTransferBench(): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "bench-transfer-"));
+  const stack = await startStack(path.join(dir, "state"));
+  try {
+    const clip = path.join(dir, "clip.mp4");
+    const big = path.join(dir, "big.mp4");
+    let made = await run(FFMPEG, ["-hide_banner", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30:duration=20", "-f", "lavfi", "-i", "sine=duration=20", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", "40M", "-c:a", "aac", "-shortest", clip]);
+    if (made.code !== 0) throw new Error(made.stderr.slice(-500));
+    const { size: clipBytes } = await stat(clip);
+    const loops = Math.max(0, Math.ceil(1e9 / clipBytes) - 1);
+    made = await run(FFMPEG, ["-hide_banner", "-nostdin", "-y", "-stream_loop", String(loops), "-i", clip, "-c", "copy", "-movflags", "+faststart", big]);
+    if (made.code !== 0) throw new Error(made.stderr.slice(-500));
+    const { size } = await stat(big);
+    const started = performance.now();
+    const uploaded = await peakRss(stack.pids, uploadStreamed(stack, big, size));
+    const uploadSeconds = (performance.now() - started) / 1000;
+    const copied = await peakRss(stack.pids, callTool(stack, "convert", { uploadId: uploaded.value, format: "mkv" }, 200));
+    const phases = stack.backendJobs.get(copied.value.jobId);
+    const rate = (bytes: number | undefined, ms: number | undefined) => (bytes && ms ? `${(bytes / 1e6 / (ms / 1000)).toFixed(0)} MB/s` : "?");
+    console.log(`\ntransfers of a ${(size / 1e6).toFixed(0)} MB file on wrangler dev (loopback; route ${stack.routes.get(copied.value.jobId) ?? "?"})`);
+    console.log(`| step | seconds | rate | workerd RSS idle -> peak MiB |`);
+    console.log(`| --- | --- | --- | --- |`);
+    console.log(`| upload through the API (multipart, streamed to R2) | ${uploadSeconds.toFixed(1)} | ${(size / 1e6 / uploadSeconds).toFixed(0)} MB/s | ${uploaded.idleMiB.toFixed(0)} -> ${uploaded.peakMiB.toFixed(0)} |`);
+    console.log(`| backend download of the input (signed URL, ranged parts) | ${((phases?.downloadMs ?? NaN) / 1000).toFixed(1)} | ${rate(phases?.inputBytes, phases?.downloadMs)} | ${copied.idleMiB.toFixed(0)} -> ${copied.peakMiB.toFixed(0)} (whole job) |`);
+    console.log(`| backend upload of the result (signed URL, one streamed put) | ${((phases?.uploadMs ?? NaN) / 1000).toFixed(1)} | ${rate(phases?.outputBytes, phases?.uploadMs)} | |`);
+    console.log(`| whole job (call to downloaded result) | ${copied.value.seconds.toFixed(1)} | | |`);
+  } finally {
+    await stack.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A multipart upload streamed from disk (no whole-file buffer in this process either). */
+async function uploadStreamed(stack: Stack, file: string, size: number): Promise<string> {
+  const boundary = `----bench${Date.now()}`;
+  const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="${path.basename(file)}"\r\ncontent-type: video/mp4\r\n\r\n`);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const { createReadStream } = await import("node:fs");
+  const { Readable } = await import("node:stream");
+  async function* parts() {
+    yield head;
+    for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) yield chunk as Buffer;
+    yield tail;
+  }
+  const response = await fetch(`${stack.base}/api/v1/uploads`, {
+    method: "POST",
+    headers: { ...stack.auth, "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(head.length + size + tail.length) },
+    body: Readable.toWeb(Readable.from(parts())) as unknown as ReadableStream,
+    duplex: "half",
+  } as RequestInit);
+  const body = (await response.json()) as { uploadId?: string };
+  if (!response.ok || !body.uploadId) throw new Error(`upload: ${response.status} ${JSON.stringify(body)}`);
+  return body.uploadId;
 }
