@@ -29,6 +29,8 @@ const fixtures: Record<string, string[]> = {
   "tone.m4a": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac"],
   "tone.ogg": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "libopus"],
   "tone.flac": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "flac"],
+  // 5.1 AAC: clean-audio on ffmpeg.wasm needs more heap per channel.
+  "surround.m4a": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-af", "pan=5.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0", "-c:a", "aac"],
   // 61 s of audio: one second over a minute, for the rounding edges of per-minute costs.
   "long-61s.mp3": ["-f", "lavfi", "-i", "sine=frequency=300:duration=61", "-c:a", "libmp3lame", "-b:a", "32k"],
   // Audio-only files in video containers: probed as kind "audio".

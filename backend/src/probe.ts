@@ -51,6 +51,7 @@ export async function fullProbe(url: string, ffmpegPath: string, timeoutMs = 10 
     width: video?.width,
     height: video?.height,
     ...(frameRate !== undefined ? { frameRate } : {}),
+    ...(audio?.channels && audio.channels <= 64 ? { audioChannels: audio.channels } : {}),
   };
 }
 
@@ -59,6 +60,7 @@ interface FfprobeStream {
   codec_name?: string;
   width?: number;
   height?: number;
+  channels?: number;
   /** Fractions such as "30000/1001"; "0/0" when unknown. */
   avg_frame_rate?: string;
   r_frame_rate?: string;

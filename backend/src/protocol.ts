@@ -384,5 +384,7 @@ export const FullProbeSchema = z.object({
   height: z.number().int().positive().optional(),
   /** Frames per second of the first video stream (ffprobe's avg_frame_rate, else r_frame_rate), 3 decimals. */
   frameRate: z.number().positive().optional(),
+  /** Channels of the first audio stream. */
+  audioChannels: z.number().int().min(1).max(64).optional(),
 });
 export type FullProbe = z.infer<typeof FullProbeSchema>;

@@ -31,6 +31,7 @@ export function summarizeMetadata(metadata: IAudioMetadata): StreamSummary {
     hasAudio: audio !== undefined || format.hasAudio === true,
     videoCodec: video?.codec,
     audioCodec: audio?.codec,
+    audioChannels: audio?.info.audio?.channels ?? format.numberOfChannels,
     width: video?.info.video?.pixelWidth,
     height: video?.info.video?.pixelHeight,
   };

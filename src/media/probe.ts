@@ -81,6 +81,7 @@ async function readStreams(format: SniffedFormat, source: IRandomAccessTokenizer
         width: streams.width ?? movie.width,
         height: streams.height ?? movie.height,
         frameRate: movie.frameRate ?? streams.frameRate,
+        audioChannels: movie.audioChannels ?? streams.audioChannels,
       };
     }
     case "matroska": {
@@ -135,6 +136,9 @@ function toResult(format: SniffedFormat, streams: StreamSummary): ProbeResult {
   if (streams.hasVideo && streams.width && streams.height) {
     result.width = streams.width;
     result.height = streams.height;
+  }
+  if (streams.hasAudio && streams.audioChannels !== undefined && Number.isInteger(streams.audioChannels) && streams.audioChannels > 0 && streams.audioChannels <= 64) {
+    result.audioChannels = streams.audioChannels;
   }
   const rate = streams.frameRate;
   if (streams.hasVideo && rate !== undefined && Number.isFinite(rate) && rate > 0 && rate <= MAX_FRAME_RATE) {

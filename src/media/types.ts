@@ -20,6 +20,8 @@ export interface ProbeResult {
    * one. Absent for audio and images, and when the headers do not say.
    */
   frameRate?: number;
+  /** Channels of the first audio stream (1 mono, 2 stereo, 6 for 5.1), when the headers say. */
+  audioChannels?: number;
 }
 
 /** The content is not an accepted media file; the message is meant for the user (HTTP 400). */
@@ -58,4 +60,5 @@ export interface StreamSummary {
   height?: number;
   /** Frames per second of the first video stream, unrounded (e.g. 1e9 / Matroska DefaultDuration). */
   frameRate?: number;
+  audioChannels?: number;
 }

@@ -5,7 +5,7 @@ import { recordingBucket, totalBytes, virtualBucket } from "./buckets";
 
 interface FfprobeReport {
   format: { duration?: string };
-  streams: { codec_type: string; codec_name: string; width?: number; height?: number; avg_frame_rate?: string }[];
+  streams: { codec_type: string; codec_name: string; width?: number; height?: number; avg_frame_rate?: string; channels?: number }[];
 }
 
 async function download(path: string): Promise<Uint8Array> {
@@ -53,6 +53,7 @@ const cases: Case[] = [
   { name: "tone.aac", kind: "audio", container: "aac", mimeType: "audio/aac" },
   { name: "tone.ogg", kind: "audio", container: "ogg", mimeType: "audio/ogg" },
   { name: "tone.flac", kind: "audio", container: "flac", mimeType: "audio/flac" },
+  { name: "surround.m4a", kind: "audio", container: "m4a", mimeType: "audio/mp4" },
   { name: "logo.png", kind: "image", container: "png", mimeType: "image/png" },
   { name: "logo.jpg", kind: "image", container: "jpeg", mimeType: "image/jpeg" },
   { name: "logo.webp", kind: "image", container: "webp", mimeType: "image/webp" },
@@ -81,6 +82,8 @@ describe("probeR2Object", () => {
     expect(result.audioCodec).toBe(audio?.codec_name);
     expect(result.width).toBe(video?.width);
     expect(result.height).toBe(video?.height);
+    // The channel count, where the container's headers state it (AVI's and raw ADTS's reader do not).
+    if (audio && !["clip.avi", "tone.aac"].includes(name)) expect(result.audioChannels).toBe(audio.channels);
     if (video) {
       // Every video fixture is 25 fps; test/media/frame-rate.test.ts covers 30 and 29.97.
       const [num, den] = video.avg_frame_rate!.split("/").map(Number);

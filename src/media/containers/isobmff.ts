@@ -20,6 +20,8 @@ export interface MovieHeader {
   height?: number;
   /** Frames per second of the first video track, from its media time scale and sample durations. */
   frameRate?: number;
+  /** Channels of the first audio track: AAC's decoder configuration when present, else the sample entry's count. */
+  audioChannels?: number;
 }
 
 /** Reads the movie header of an MP4/MOV, after checking that its top-level boxes are complete. */
@@ -32,7 +34,10 @@ export async function readMovieHeader(source: IRandomAccessTokenizer, label: str
   let video: VideoTrack | undefined;
   for await (const box of children(source, moov, label)) {
     if (box.type === "mvhd") header.durationSeconds = parseMvhd(await payload(source, box, 32));
-    if (box.type === "trak" && video === undefined) video = await readVideoTrack(source, box, label);
+    if (box.type !== "trak") continue;
+    const track = await readTrack(source, box, label);
+    if (track?.handler === "vide" && video === undefined) video = await readVideoTrack(source, track, label);
+    if (track?.handler === "soun" && header.audioChannels === undefined) header.audioChannels = await readAudioChannels(source, track, label);
   }
   return { ...header, ...video };
 }
@@ -90,19 +95,30 @@ function parseMvhd(payload: Uint8Array): number | undefined {
 
 type VideoTrack = Pick<MovieHeader, "width" | "height" | "frameRate">;
 
-/**
- * Size and frame rate of a video track; undefined for other tracks. music-metadata reports the
- * size of video tracks only when it recognises their handler, which it does not for QuickTime
- * files (the data handler 'hdlr' in 'minf' overrides the media handler), and never their rate.
- */
-async function readVideoTrack(source: IRandomAccessTokenizer, trak: Box, label: string): Promise<VideoTrack | undefined> {
+interface Track {
+  /** The media handler: "vide", "soun", ... */
+  handler: string;
+  mdia: Box;
+  stbl?: Box;
+}
+
+async function readTrack(source: IRandomAccessTokenizer, trak: Box, label: string): Promise<Track | undefined> {
   const mdia = await child(source, trak, "mdia", label);
   const hdlr = mdia && (await child(source, mdia, "hdlr", label));
-  if (!mdia || !hdlr || fourCC(await payload(source, hdlr, 12), 8) !== "vide") return undefined;
-  const track: VideoTrack = {};
-  const mdhd = await child(source, mdia, "mdhd", label);
+  if (!mdia || !hdlr) return undefined;
   const minf = await child(source, mdia, "minf", label);
   const stbl = minf && (await child(source, minf, "stbl", label));
+  return { handler: fourCC(await payload(source, hdlr, 12), 8), mdia, stbl };
+}
+
+/**
+ * Size and frame rate of a video track. music-metadata reports the size of video tracks only
+ * when it recognises their handler, which it does not for QuickTime files (the data handler
+ * 'hdlr' in 'minf' overrides the media handler), and never their rate.
+ */
+async function readVideoTrack(source: IRandomAccessTokenizer, { mdia, stbl }: Track, label: string): Promise<VideoTrack> {
+  const track: VideoTrack = {};
+  const mdhd = await child(source, mdia, "mdhd", label);
   const stsd = stbl && (await child(source, stbl, "stsd", label));
   const stts = stbl && (await child(source, stbl, "stts", label));
   if (mdhd && stts) {
@@ -117,6 +133,90 @@ async function readVideoTrack(source: IRandomAccessTokenizer, trak: Box, label: 
   const width = u16be(entry, 8 + 32);
   const height = u16be(entry, 8 + 34);
   return width > 0 && height > 0 ? { ...track, width, height } : track;
+}
+
+/** Bounds the sample entry searched for an 'esds' box (QuickTime nests it in a 'wave' box). */
+const MAX_SOUND_ENTRY_BYTES = 4096;
+
+/**
+ * The first audio track's channel count. MP4 writers leave the sample entry's count at its
+ * template value 2 for AAC, so the AudioSpecificConfig in 'esds' is read first, as ffprobe does.
+ */
+async function readAudioChannels(source: IRandomAccessTokenizer, { stbl }: Track, label: string): Promise<number | undefined> {
+  const stsd = stbl && (await child(source, stbl, "stsd", label));
+  if (!stsd) return undefined;
+  const table = await payload(source, stsd, 8 + MAX_SOUND_ENTRY_BYTES);
+  if (table.length < 8 + 26) return undefined;
+  const entry = table.subarray(8, 8 + Math.min(u32be(table, 8), table.length - 8));
+  const esds = findBytes(entry, "esds");
+  const fromConfig = esds < 0 ? undefined : aacChannels(entry.subarray(esds + 4));
+  if (fromConfig !== undefined) return fromConfig;
+  // SoundDescription version 2 moves the count elsewhere; versions 0 and 1 hold it at byte 24.
+  const version = u16be(entry, 16);
+  const count = u16be(entry, 24);
+  return version < 2 && count > 0 ? count : undefined;
+}
+
+function findBytes(bytes: Uint8Array, text: string): number {
+  outer: for (let i = 0; i + text.length <= bytes.length; i++) {
+    for (let j = 0; j < text.length; j++) if (bytes[i + j] !== text.charCodeAt(j)) continue outer;
+    return i;
+  }
+  return -1;
+}
+
+/**
+ * Channels from an 'esds' payload: ES_Descriptor, DecoderConfigDescriptor, then the
+ * AudioSpecificConfig's channelConfiguration (ISO 14496-1 and 14496-3). Undefined when the
+ * configuration is absent or defers to a program config element (0).
+ */
+function aacChannels(esds: Uint8Array): number | undefined {
+  let at = 4; // version and flags
+  const descriptor = (): { tag: number; end: number } | undefined => {
+    if (at >= esds.length) return undefined;
+    const tag = esds[at++];
+    let size = 0;
+    for (let k = 0; k < 4 && at < esds.length; k++) {
+      const byte = esds[at++];
+      size = (size << 7) | (byte & 0x7f);
+      if (!(byte & 0x80)) break;
+    }
+    return { tag, end: at + size };
+  };
+  const es = descriptor();
+  if (es?.tag !== 0x03) return undefined;
+  const flags = esds[at + 2];
+  at += 3;
+  if (flags & 0x80) at += 2; // dependsOn_ES_ID
+  if (flags & 0x40) at += 1 + (esds[at] ?? 0); // URL
+  if (flags & 0x20) at += 2; // OCR_ES_Id
+  const config = descriptor();
+  if (config?.tag !== 0x04) return undefined;
+  at += 13; // object type, stream type, buffer size, max and average bitrate
+  const specific = descriptor();
+  if (specific?.tag !== 0x05 || specific.end > esds.length) return undefined;
+  const bits = new BitReader(esds.subarray(at, specific.end));
+  if (bits.read(5) === 31) bits.read(6); // escaped audio object type
+  if (bits.read(4) === 15) bits.read(24); // explicit sampling frequency
+  const channelConfiguration = bits.read(4);
+  if (channelConfiguration === undefined || channelConfiguration === 0) return undefined;
+  return channelConfiguration === 7 ? 8 : channelConfiguration <= 6 ? channelConfiguration : undefined;
+}
+
+class BitReader {
+  private position = 0;
+  constructor(private readonly bytes: Uint8Array) {}
+
+  /** The next `count` bits, most significant first; undefined past the end. */
+  read(count: number): number | undefined {
+    let value = 0;
+    for (let i = 0; i < count; i++, this.position++) {
+      const byte = this.bytes[this.position >> 3];
+      if (byte === undefined) return undefined;
+      value = value * 2 + ((byte >> (7 - (this.position & 7))) & 1);
+    }
+    return value;
+  }
 }
 
 /**

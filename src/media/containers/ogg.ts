@@ -20,6 +20,7 @@ interface OggCodec {
   sampleRate: number;
   /** Opus: samples at 48 kHz the decoder drops at the start; not part of the playback duration. */
   preSkip: number;
+  channels: number;
 }
 
 /**
@@ -41,13 +42,15 @@ export async function readOgg(source: IRandomAccessTokenizer, head: Uint8Array, 
     hasAudio: true,
     hasVideo: false,
     audioCodec: codec.codec,
+    audioChannels: codec.channels,
   };
 }
 
 function identifyCodec(packet: Uint8Array): OggCodec | undefined {
   const magic = String.fromCharCode(...packet.subarray(0, 8));
-  if (magic === "OpusHead" && packet.length >= 19) return { codec: "opus", sampleRate: 48_000, preSkip: u16le(packet, 10) };
-  if (magic.startsWith("\x01vorbis") && packet.length >= 16) return { codec: "vorbis", sampleRate: u32le(packet, 12), preSkip: 0 };
+  // Channel count: OpusHead byte 9, the Vorbis identification header's byte 11.
+  if (magic === "OpusHead" && packet.length >= 19) return { codec: "opus", sampleRate: 48_000, preSkip: u16le(packet, 10), channels: packet[9] };
+  if (magic.startsWith("\x01vorbis") && packet.length >= 16) return { codec: "vorbis", sampleRate: u32le(packet, 12), preSkip: 0, channels: packet[11] };
   return undefined;
 }
 

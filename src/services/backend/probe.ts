@@ -48,5 +48,6 @@ export async function probeOnBackend(env: Env, key: string, unknown: DurationUnk
     ...(probe.audioCodec ? { audioCodec: probe.audioCodec } : {}),
     ...(probe.width ? { width: probe.width, height: probe.height } : {}),
     ...(probe.hasVideo && probe.frameRate ? { frameRate: probe.frameRate } : {}),
+    ...(probe.hasAudio && probe.audioChannels ? { audioChannels: probe.audioChannels } : {}),
   };
 }
