@@ -39,6 +39,9 @@ export default defineConfig({
           STRIPE_API_BASE: ctx.inject<string>("stripeBaseUrl"),
           // Publishers reach the local Mastodon and webhook receivers on loopback (URL uploads keep the SSRF rules).
           PUBLISH_ALLOW_PRIVATE_URLS: "true",
+          // test/routes/fuzz.test.ts: the corpus's seed and size (npm run fuzz raises the size).
+          FUZZ_SEED: process.env.FUZZ_SEED ?? "20261123",
+          FUZZ_PER_OPERATION: process.env.FUZZ_PER_OPERATION ?? "40",
         },
       },
     })),

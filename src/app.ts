@@ -77,7 +77,10 @@ export function buildApp() {
   app.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Media processing API" }));
   app.get("/", (c) => c.redirect("/docs"));
 
-  app.notFound((c) => errorResponse(c, new AppError("not_found", `No route ${c.req.method} ${c.req.path}.`)));
+  app.notFound((c) => {
+    const path = c.req.path.length > 80 ? `${c.req.path.slice(0, 80)}…` : c.req.path;
+    return errorResponse(c, new AppError("not_found", `No route ${c.req.method} ${path}.`));
+  });
   app.onError(handleError);
   return app;
 }

@@ -48,8 +48,12 @@ export class InsufficientCreditsError extends AppError {
   }
 }
 
+/** Messages may quote what the caller sent; whatever a message builds in, the envelope stays short. */
+export const MAX_ERROR_MESSAGE = 500;
+
 export function errorBody(error: AppError) {
-  return { error: { code: error.code, message: error.message, ...error.details } };
+  const message = error.message.length > MAX_ERROR_MESSAGE ? `${error.message.slice(0, MAX_ERROR_MESSAGE - 1)}…` : error.message;
+  return { error: { code: error.code, message, ...error.details } };
 }
 
 export const ErrorSchema = z

@@ -4,6 +4,7 @@ import { createTokenizerView, type IRandomAccessTokenizer, type ITokenizer } fro
 import { readAt } from "./bytes";
 import { readAvi } from "./containers/avi";
 import { readMovieHeader } from "./containers/isobmff";
+import { checkImage } from "./containers/image";
 import { findFirstCluster } from "./containers/matroska";
 import { readOgg } from "./containers/ogg";
 import { parseMetadata, summarizeMetadata } from "./metadata";
@@ -65,6 +66,7 @@ export async function probeR2Object(bucket: R2Bucket, key: string, size: number)
 async function readStreams(format: SniffedFormat, source: IRandomAccessTokenizer, head: Uint8Array): Promise<StreamSummary> {
   switch (format.family) {
     case "image":
+      await checkImage(source, format.container, format.label);
       return { hasAudio: false, hasVideo: false };
     case "avi":
       return readAvi(source, format.label);

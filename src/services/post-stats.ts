@@ -90,6 +90,8 @@ export async function reportEngagement(env: Env, rawBody: string, timestamp: str
   } catch {
     throw invalidRequest("The body must be JSON.");
   }
+  // null, an array or a scalar parse as JSON too (fuzzing found null answered 500).
+  if (typeof report !== "object" || report === null || Array.isArray(report)) throw invalidRequest("The body must be a JSON object.");
   if (typeof report.postId !== "string" || report.postId.length > 64) throw invalidRequest("postId: Required");
   const network = typeof report.network === "string" ? report.network : "webhook";
   const post = await orm(env.DB).select().from(posts).where(eq(posts.id, report.postId)).get();

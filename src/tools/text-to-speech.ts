@@ -4,12 +4,16 @@ import { requireClone } from "./checks";
 import { defineTool } from "./definition";
 import { voice } from "./fields";
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 export const TextToSpeechParams = z
   .object({
     text: z
       .string()
       .min(1)
       .refine((t) => t.trim().length > 0, "must not be empty")
+      // A lone UTF-16 surrogate ("\ud800" in JSON) is no character to speak or to count.
+      .refine((t) => !LONE_SURROGATE.test(t), "must be valid Unicode text (it holds a lone surrogate)")
       .refine((t) => [...t].length <= 100_000, "must be at most 100000 characters"),
     voice,
   })

@@ -308,7 +308,8 @@ export function webRoutes() {
     return c.html(<ConnectedAppsPage account={account} apps={apps} connectorUrl={connectorUrl} notice={notice(c)} />);
   });
   area.post("/connected/:grantId/revoke", async (c) => {
-    if (!c.env.OAUTH_PROVIDER) throw new Error("OAuth provider helpers missing");
+    // Served without the OAuth provider (plain http on a non-loopback host), no app can be connected.
+    if (!c.env.OAUTH_PROVIDER) return c.redirect("/app/connected?done=disconnected", 303);
     await revokeConnectedApp(c.env.OAUTH_PROVIDER, c.get("account").accountId, c.req.param("grantId")).catch((error) => {
       if (!(error instanceof AppError && error.code === "not_found")) throw error;
     });

@@ -177,6 +177,15 @@ describe("probeR2Object", () => {
       await refuses(bytes.slice(0, Math.floor(bytes.byteLength * 0.5)), "probe/truncated.avi", /truncated/);
     });
 
+    it.each([
+      ["logo.png", "png"],
+      ["logo.jpg", "jpg"],
+      ["logo.webp", "webp"],
+    ])("a truncated image (%s cut in half)", async (name, extension) => {
+      const bytes = await download(name);
+      await refuses(bytes.slice(0, bytes.byteLength >> 1), `probe/truncated.${extension}`, /image is truncated or corrupt/);
+    });
+
     it("random bytes", async () => {
       await refuses(pseudoRandomBytes(64 * 1024, 42), "probe/random.bin", /not a recognised/);
     });

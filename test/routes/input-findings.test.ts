@@ -29,6 +29,18 @@ describe("input findings", () => {
     expect(JSON.stringify(await job.json()).length).toBeLessThan(300);
   });
 
+  it("fuzzing findings: a lone surrogate is no text to speak, a huge unknown path is not echoed, a null engagement report is a 400", async () => {
+    const account = await newAccount({ credits: 100 });
+    const speech = await callTool(account, "text-to-speech", { text: "\ud800" });
+    await expectError(speech, 400, "invalid_request", /^text: must be valid Unicode/);
+    const unknown = await call(`/api/v1/${"x".repeat(5_000)}`, { headers: account.auth });
+    const error = await expectError(unknown, 404, "not_found");
+    expect(error.error.message.length).toBeLessThan(120);
+    const report = await call("/api/integrations/engagement", { method: "POST", body: "null" });
+    await expectError(report, 400, "invalid_request", /JSON object/);
+    expect(await balanceOf(account)).toBe(100);
+  });
+
   it("names the type of a wrong value instead of saying Required", async () => {
     const account = await newAccount({ credits: 100 });
     const voice = await postJson("/api/v1/voices/clone", { uploadId: 5 }, account.auth);
