@@ -31,6 +31,16 @@ export interface Env {
   /** Routing thresholds of the in-Worker engine (see src/media/routing.ts for defaults). */
   WASM_MEMORY_BUDGET_BYTES?: string;
   WASM_MAX_CPU_SECONDS?: string;
+  /** Lower bound of a processing job's deadline in seconds (default 900); the soak campaign shortens it. */
+  JOB_MIN_DEADLINE_SECONDS?: string;
+  /**
+   * Fault injection for the soak campaign (bench/soak.ts), probabilities 0 to 1, never set in
+   * production: the media runner resets itself mid-job, an R2 write of the runner fails, a job
+   * message is delivered again after it was handled.
+   */
+  FAULT_RUNNER_ABORT_RATE?: string;
+  FAULT_R2_PUT_FAIL_RATE?: string;
+  FAULT_QUEUE_REDELIVER_RATE?: string;
   /** R2's S3 API credentials: when set, the backend gets presigned R2 URLs instead of Worker-served ones. */
   R2_ACCOUNT_ID?: string;
   R2_ACCESS_KEY_ID?: string;
@@ -49,6 +59,14 @@ export interface Env {
   AUTH_SECRET?: string;
   /** Workers rate-limiting binding for sign-in, sign-up and reset requests. */
   AUTH_LIMITER?: RateLimit;
+  /**
+   * Request limits per API key (by plan) and per client address: one binding per row of the
+   * table in src/services/rate-limits.ts, which holds the same limits as wrangler.toml.
+   */
+  API_RATE_LIMIT?: RateLimit;
+  API_RATE_LIMIT_PRO?: RateLimit;
+  API_RATE_LIMIT_SCALE?: RateLimit;
+  PUBLIC_RATE_LIMIT?: RateLimit;
   /** Stripe secret key (sk_live_/sk_test_); locally the key of scripts/local-stripe.ts. */
   STRIPE_SECRET_KEY?: string;
   /** Signing secret of the Stripe webhook endpoint (whsec_...). */

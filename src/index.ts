@@ -11,7 +11,7 @@ import { consumePublishBatch, dispatchDuePosts, type PublishMessage } from "./se
 import { expirePostMedia } from "./services/posts";
 import { deleteExpiredUploadLinks } from "./services/upload-capabilities";
 import { consumeDeadLetters, consumeJobs } from "./queues/consumer";
-import { runMaintenance } from "./services/maintenance";
+import { maintainNow } from "./services/audit";
 
 export { BrandScheduler } from "./durable-objects/brand-scheduler";
 
@@ -31,7 +31,7 @@ export default {
   },
   async scheduled(_controller, env) {
     const now = Date.now();
-    const summary = await runMaintenance(env.DB, env.MEDIA, now);
+    const summary = await maintainNow(env.DB, env.MEDIA, now);
     // The sweep behind the brands' alarms, and the 30-day retention of published posts' media.
     const publishing = await dispatchDuePosts(env, null, now);
     const postMedia = await expirePostMedia(env, now);

@@ -19,6 +19,27 @@ export interface Config {
   shutdownGraceMs: number;
   /** Speech engines (TRANSCRIBE_ENGINE, TTS_ENGINE, ...): loadSpeechConfig in speech/runtime.ts. */
   speech?: SpeechConfig;
+  /** Fault injection for the soak campaign (bench/soak.ts); all off unless set. */
+  faults: Faults;
+}
+
+/** Probabilities per job (0 to 1) of the faults the soak campaign injects, and the delay of a slow job. */
+export interface Faults {
+  /** FAULT_SLOW_RATE: the job waits FAULT_SLOW_MS before it starts, to run past the Worker's deadline. */
+  slowRate: number;
+  slowMs: number;
+  /** FAULT_CALLBACK_DROP_RATE: the callback is never sent. */
+  callbackDropRate: number;
+  /** FAULT_CALLBACK_DUPLICATE_RATE: the callback is sent twice. */
+  callbackDuplicateRate: number;
+}
+
+function rate(env: NodeJS.ProcessEnv, name: string): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return 0;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw new ConfigError(`${name} must be a number between 0 and 1 (got "${raw}")`);
+  return value;
 }
 
 export class ConfigError extends Error {}
@@ -51,6 +72,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConcurrentJobs: integer(env, "MAX_CONCURRENT_JOBS", cpus, 1, 1024),
     maxRequestBytes: integer(env, "MAX_REQUEST_BYTES", 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 24 * 3600 * 1000),
+    faults: {
+      slowRate: rate(env, "FAULT_SLOW_RATE"),
+      slowMs: integer(env, "FAULT_SLOW_MS", 60_000, 0, 3600 * 1000),
+      callbackDropRate: rate(env, "FAULT_CALLBACK_DROP_RATE"),
+      callbackDuplicateRate: rate(env, "FAULT_CALLBACK_DUPLICATE_RATE"),
+    },
   };
 }
 

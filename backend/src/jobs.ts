@@ -6,11 +6,12 @@
  * Requests arrive validated by parseJobRequest (protocol.ts, the wire contract with the Worker).
  */
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { access, copyFile, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { sendCallback, type CallbackPayload, type CallbackResult } from "./callback.ts";
-import { log } from "./config.ts";
+import { log, type Faults } from "./config.ts";
 import {
   describeFfmpegFailure,
   FfmpegStartError,
@@ -96,6 +97,8 @@ export interface RunnerOptions {
   /** Finished jobs remembered for idempotency (older ones are forgotten first). */
   maxRemembered?: number;
   rememberMs?: number;
+  /** Injected faults (soak campaign only). */
+  faults?: Faults;
 }
 
 interface Outcome {
@@ -255,6 +258,12 @@ export class JobRunner {
     let dir: string | undefined;
     try {
       signal.throwIfAborted();
+      const faults = this.#options.faults;
+      if (faults && Math.random() < faults.slowRate) {
+        entry.phase = "delayed by FAULT_SLOW_RATE";
+        log("fault_slow", { jobId: job.jobId, delayMs: faults.slowMs });
+        await sleep(faults.slowMs, undefined, { signal });
+      }
       entry.phase = "preparing the work directory";
       dir = await mkdtemp(path.join(os.tmpdir(), `media-job-${job.jobId}-`));
       const workDir = dir;
@@ -384,10 +393,18 @@ export class JobRunner {
     let callback: CallbackResult;
     try {
       entry.job = undefined;
-      callback = await sendCallback(entry.callbackUrl, payload, {
-        secret: this.#options.secret,
-        delaysMs: this.#options.callbackDelaysMs,
-      });
+      const faults = this.#options.faults;
+      const send = () => sendCallback(entry.callbackUrl, payload, { secret: this.#options.secret, delaysMs: this.#options.callbackDelaysMs });
+      if (faults && Math.random() < faults.callbackDropRate) {
+        log("fault_callback_dropped", { jobId: entry.jobId });
+        callback = { delivered: false, attempts: 0, error: "dropped by FAULT_CALLBACK_DROP_RATE" };
+      } else {
+        callback = await send();
+        if (faults && Math.random() < faults.callbackDuplicateRate) {
+          log("fault_callback_duplicate", { jobId: entry.jobId });
+          await send();
+        }
+      }
     } catch (err) {
       callback = { delivered: false, attempts: 0, error: String(err) };
     }

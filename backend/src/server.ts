@@ -86,6 +86,7 @@ export async function startServer(config: Config): Promise<BackendServer> {
     fontsDir: config.fontsDir,
     maxConcurrentJobs: config.maxConcurrentJobs,
     speech,
+    faults: config.faults,
   });
   const secretHash = sha256(config.secret);
 

@@ -28,7 +28,8 @@ import {
   type JobResult,
 } from "../services/job-stages";
 import { backendJobId, type StageName } from "../services/backend/stage-ids";
-import { claimJob, completeJob, failJob, loadJob, type JobRow } from "../services/jobs";
+import { claimJob, completeJob, failJob, loadJob, MIN_DEADLINE_MS, type JobRow } from "../services/jobs";
+import { faultFires, withFailingWrites } from "../lib/faults";
 
 /** What the object remembers while the backend works on a stage. */
 interface PendingStage {
@@ -55,10 +56,20 @@ function userMessage(error: unknown): string {
 }
 
 export class MediaRunner extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env.FAULT_R2_PUT_FAIL_RATE ? { ...env, MEDIA: withFailingWrites(env.MEDIA, env.FAULT_R2_PUT_FAIL_RATE) } : env);
+  }
+
   /** Runs the job if it is still queued; a redelivered message finds it taken and returns. */
   async run(jobId: string): Promise<"completed" | "failed" | "dispatched" | "skipped"> {
-    const job = await claimJob(this.env.DB, jobId, Date.now());
+    const minDeadlineMs = this.env.JOB_MIN_DEADLINE_SECONDS ? Number(this.env.JOB_MIN_DEADLINE_SECONDS) * 1000 : undefined;
+    const job = await claimJob(this.env.DB, jobId, Date.now(), minDeadlineMs);
     if (!job) return "skipped";
+    // The watchdog is armed before any work: an object reset mid-job (eviction, crash, a deploy)
+    // keeps its alarm, which fails and refunds the job at its deadline.
+    await this.ctx.storage.put("claimed", jobId);
+    await this.ctx.storage.setAlarm(job.deadlineAt ?? Date.now() + MIN_DEADLINE_MS);
+    if (faultFires(this.env.FAULT_RUNNER_ABORT_RATE, "runner-reset")) this.ctx.abort("reset by FAULT_RUNNER_ABORT_RATE");
     return this.attempt(jobId, () => this.start(job));
   }
 
@@ -88,13 +99,16 @@ export class MediaRunner extends DurableObject<Env> {
     await this.ctx.storage.deleteAll();
   }
 
-  /** Watchdog: the backend never reported before the deadline. */
+  /** Watchdog: the job did not end before its deadline (the backend never reported, or the object was reset). */
   async alarm(): Promise<void> {
     const pending = await this.ctx.storage.get<PendingStage>("pending");
-    if (!pending) return;
-    const job = await loadJob(this.env.DB, pending.jobId);
+    const jobId = pending?.jobId ?? (await this.ctx.storage.get<string>("claimed"));
+    if (!jobId) return;
+    const job = await loadJob(this.env.DB, jobId);
     if (job?.status === "processing") {
-      await this.finish(pending.jobId, { status: "failed", error: "Processing did not finish in time; credits refunded." });
+      // Stop the backend first, so a late run does not write a result nobody will read.
+      if (pending) await cancelBackendJob(this.env, backendJobId(jobId, pending.stage));
+      await this.finish(jobId, { status: "failed", error: "Processing did not finish in time; credits refunded." });
     } else {
       await this.ctx.storage.deleteAll();
     }
@@ -123,6 +137,7 @@ export class MediaRunner extends DurableObject<Env> {
       const result = await runMediaOnWasm(this.env, prepared);
       // Cancelled while ffmpeg.wasm ran (it cannot be interrupted): the result is not kept.
       if (!(await completeJob(this.env.DB, job.id, result, Date.now()))) await this.env.MEDIA.delete(result.key);
+      await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       return "completed";
     }
@@ -156,6 +171,7 @@ export class MediaRunner extends DurableObject<Env> {
     if (!resultIsTranscript(job)) return this.startMedia(job, transcript);
     const result = await storeTranscriptResult(this.env, job, await loadJobInputs(this.env.DB, job), transcript);
     await completeJob(this.env.DB, job.id, result, Date.now());
+    await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     return "completed";
   }

@@ -8,6 +8,7 @@
 import type { Env, JobMessage } from "../env";
 import { failJob } from "../services/jobs";
 import { JobMessageSchema } from "./messages";
+import { faultFires } from "../lib/faults";
 
 export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   await Promise.all(
@@ -21,7 +22,9 @@ export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promi
       try {
         const runner = env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(parsed.data.jobId));
         await runner.run(parsed.data.jobId);
-        message.ack();
+        // Soak campaign: the queue delivers a handled message again, as at-least-once delivery may.
+        if (faultFires(env.FAULT_QUEUE_REDELIVER_RATE, "queue-redelivered") && message.attempts === 1) message.retry({ delaySeconds: 1 });
+        else message.ack();
       } catch (error) {
         console.error("job delivery failed", parsed.data.jobId, error instanceof Error ? error.message : String(error));
         message.retry({ delaySeconds: Math.min(60, 5 * 2 ** (message.attempts - 1)) });

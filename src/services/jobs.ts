@@ -211,10 +211,10 @@ export async function loadJob(db: D1Database, jobId: string): Promise<JobRow | n
 }
 
 /** queued -> processing, only once; returns the job when this caller took it. */
-export async function claimJob(db: D1Database, jobId: string, now: number): Promise<JobRow | null> {
+export async function claimJob(db: D1Database, jobId: string, now: number, minDeadlineMs = MIN_DEADLINE_MS): Promise<JobRow | null> {
   const claimed = await orm(db)
     .update(jobs)
-    .set({ status: "processing", startedAt: now, deadlineAt: sql`${now} + MAX(${MIN_DEADLINE_MS}, ${jobs.estimatedSeconds} * 10000)` })
+    .set({ status: "processing", startedAt: now, deadlineAt: sql`${now} + MAX(${minDeadlineMs}, ${jobs.estimatedSeconds} * 10000)` })
     .where(and(eq(jobs.id, jobId), eq(jobs.status, "queued")))
     .returning()
     .get();

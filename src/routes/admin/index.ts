@@ -5,7 +5,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import { createRouter, type AppEnv } from "../../http";
-import { pickErrors, unauthorized } from "../../errors";
+import { notFound, pickErrors, unauthorized } from "../../errors";
+import { auditAccount, findOrphans, maintainNow } from "../../services/audit";
 import { adjustPurchasedCredits } from "../../services/credits";
 import { createAccount, createApiKey, revokeApiKey } from "../../services/accounts";
 import { plans } from "../../services/pricing";
@@ -84,6 +85,48 @@ const revokeRoute = createRoute({
   responses: { 200: json(z.object({ keyId: z.string(), revoked: z.literal(true) }), "Revoked"), ...pickErrors(401, 404) },
 });
 
+const AuditOutput = z.object({
+  accountId: z.string(),
+  balance: z.int(),
+  ledgerTotal: z.int(),
+  jobs: z.object({ queued: z.int(), processing: z.int(), completed: z.int(), failed: z.int() }),
+  completedCost: z.int().openapi({ description: "Credits of the completed jobs" }),
+  failedNotRefunded: z.int(),
+  refundedNotFailed: z.int(),
+  paidNotDebited: z.int(),
+  consistent: z.boolean().openapi({ description: "balance = ledger sum, every failed job refunded once, no other refund, every paid job debited" }),
+});
+
+const auditRoute = createRoute({
+  method: "get",
+  path: "/accounts/{accountId}/audit",
+  tags: ["Admin"],
+  summary: "Check an account's balance against its ledger and its jobs",
+  security,
+  request: { params: z.object({ accountId: z.string().max(64) }) },
+  responses: { 200: json(AuditOutput, "Audit"), ...pickErrors(401, 404) },
+});
+
+const orphansRoute = createRoute({
+  method: "get",
+  path: "/storage/orphans",
+  tags: ["Admin"],
+  summary: "Objects of the media store that no upload or job refers to (older than 10 minutes); the maintenance run deletes them",
+  security,
+  request: { query: z.object({ graceSeconds: z.coerce.number().int().min(0).max(86_400).optional().openapi({ description: "Age below which an object is not counted (default 600: a write may be in flight)" }) }) },
+  responses: { 200: json(z.object({ scanned: z.int(), count: z.int(), orphans: z.array(z.string()).openapi({ description: "The first 100 keys" }) }), "Report"), ...pickErrors(401) },
+});
+
+const maintenanceRoute = createRoute({
+  method: "post",
+  path: "/maintenance",
+  tags: ["Admin"],
+  summary: "Run the cron's maintenance now: fail and refund jobs past their deadline, delete expired and orphaned objects",
+  security,
+  request: { query: z.object({ orphanGraceSeconds: z.coerce.number().int().min(0).max(86_400).optional().openapi({ description: "Orphans younger than this are kept (default 600); 0 only when no write is in flight" }) }) },
+  responses: { 200: json(z.record(z.string(), z.number()), "What it did"), ...pickErrors(401) },
+});
+
 export function adminRoutes() {
   const router = createRouter();
   router.use("*", requireAdmin);
@@ -97,6 +140,20 @@ export function adminRoutes() {
     const { amount, reason } = c.req.valid("json");
     const balance = await adjustPurchasedCredits(c.env.DB, c.req.valid("param").accountId, amount, reason, Date.now());
     return c.json({ balance }, 200);
+  });
+  router.openapi(auditRoute, async (c) => {
+    const audit = await auditAccount(c.env.DB, c.req.valid("param").accountId);
+    if (!audit) throw notFound("No such account.");
+    return c.json(audit, 200);
+  });
+  router.openapi(orphansRoute, async (c) => {
+    const { graceSeconds } = c.req.valid("query");
+    const report = await findOrphans(c.env.DB, c.env.MEDIA, Date.now(), { graceMs: graceSeconds === undefined ? undefined : graceSeconds * 1000 });
+    return c.json({ scanned: report.scanned, count: report.orphans.length, orphans: report.orphans.slice(0, 100) }, 200);
+  });
+  router.openapi(maintenanceRoute, async (c) => {
+    const { orphanGraceSeconds } = c.req.valid("query");
+    return c.json(await maintainNow(c.env.DB, c.env.MEDIA, Date.now(), orphanGraceSeconds === undefined ? undefined : orphanGraceSeconds * 1000), 200);
   });
   router.openapi(revokeRoute, async (c) => {
     const { keyId } = c.req.valid("param");
