@@ -6,8 +6,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { dispatchDuePosts } from "../services/publishing";
+import { withResilientD1 } from "../db/resilient-d1";
 
 export class BrandScheduler extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, withResilientD1(env));
+  }
+
   /** A post of `brandId` is due at `at`: the alarm fires then, or earlier if already set earlier. */
   async schedule(brandId: string, at: number): Promise<void> {
     await this.ctx.storage.put("brandId", brandId);

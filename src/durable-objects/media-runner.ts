@@ -30,6 +30,7 @@ import {
 import { backendJobId, type StageName } from "../services/backend/stage-ids";
 import { claimJob, completeJob, failJob, loadJob, MIN_DEADLINE_MS, type JobRow } from "../services/jobs";
 import { faultFires, withFailingWrites } from "../lib/faults";
+import { withResilientD1 } from "../db/resilient-d1";
 
 /** What the object remembers while the backend works on a stage. */
 interface PendingStage {
@@ -57,7 +58,8 @@ function userMessage(error: unknown): string {
 
 export class MediaRunner extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env.FAULT_R2_PUT_FAIL_RATE ? { ...env, MEDIA: withFailingWrites(env.MEDIA, env.FAULT_R2_PUT_FAIL_RATE) } : env);
+    const resilient = withResilientD1(env);
+    super(ctx, env.FAULT_R2_PUT_FAIL_RATE ? { ...resilient, MEDIA: withFailingWrites(env.MEDIA, env.FAULT_R2_PUT_FAIL_RATE) } : resilient);
   }
 
   /** Runs the job if it is still queued; a redelivered message finds it taken and returns. */
