@@ -98,7 +98,9 @@ export async function startStack(state: string, extraVars: Record<string, string
     await sleep(300);
   }
   const admin = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
-  const account = (await (await fetch(`${base}/api/admin/accounts`, { method: "POST", headers: admin, body: JSON.stringify({ email: `bench-${Date.now()}@example.com`, credits: 1_000_000 }) })).json()) as { accountId: string };
+  // The Scale plan: its keys may send 1000 requests per 10 s (src/services/rate-limits.ts), room
+  // for polling a job every 20 ms and for the 20 calls/s latency burst; the default (payg) is 100.
+  const account = (await (await fetch(`${base}/api/admin/accounts`, { method: "POST", headers: admin, body: JSON.stringify({ email: `bench-${Date.now()}@example.com`, credits: 1_000_000, plan: "scale" }) })).json()) as { accountId: string };
   const key = (await (await fetch(`${base}/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: admin })).json()) as { apiKey: string };
   return {
     base,

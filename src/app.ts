@@ -14,6 +14,7 @@ import { jobRoutes } from "./routes/v1/jobs";
 import { toolRoutes } from "./routes/v1/tools";
 import { uploadRoutes } from "./routes/v1/uploads";
 import { voiceRoutes } from "./routes/v1/voices";
+import { webhookSettingRoutes } from "./routes/v1/webhooks";
 import { adminRoutes } from "./routes/admin";
 import { downloadRoutes } from "./routes/download";
 import { internalRoutes } from "./routes/internal";
@@ -24,6 +25,8 @@ import { reviewRoutes } from "./web/review";
 import { uploadPageRoutes } from "./web/upload-page";
 import { socialRoutes } from "./routes/v1/social";
 import { integrationRoutes } from "./routes/integrations";
+import { documentRateLimits, limitPerAddress, limitPerKey } from "./rate-limiting";
+import { describeRateLimits } from "./services/rate-limits";
 
 const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.path === "/api/v1/openapi.json") return next();
@@ -39,9 +42,13 @@ Billing: whole credits, rounded up, at least 1 for a tool that is not free: per-
 
 ${describePrices()}
 
-Errors: every error has the shape {"error": {"code", "message"}}; codes invalid_request 400, unauthorized 401, insufficient_credits 402 (with balance and required), not_found 404, internal_error 500; rate_limited 429 is reserved for per-key rate limits, which /api/v1 does not enforce yet. When several apply: 401, then 400, then 402. A job read by another key answers 404, as an unknown job. Unknown, expired or other-account uploadIds answer 400 naming the field.
+Errors: every error has the shape {"error": {"code", "message"}}; codes invalid_request 400, unauthorized 401, insufficient_credits 402 (with balance and required), not_found 404, internal_error 500; rate_limited 429 (see Rate limits). When several apply: 401, then 429, then 400, then 402. A job read by another key answers 404, as an unknown job. Unknown, expired or other-account uploadIds answer 400 naming the field.
 
-Idempotency-Key on tool POSTs: same key and body within 24 h replays the first response with no new debit; a different body answers 400.`;
+Idempotency-Key on tool POSTs: same key and body within 24 h replays the first response with no new debit; a different body answers 400.
+
+Webhooks: a tool call's optional webhookUrl (or the account default, PUT /api/v1/account/webhook) receives a POST when the job completes or fails: {"type": "job.completed" | "job.failed", "timestamp", "data": <the job as GET /api/v1/jobs/{id} shows it>}, signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the account's whsec_ secret>). https to public hosts only (checked at the call, 400 otherwise, and again at each delivery); redirects are not followed; a non-2xx answer or no answer within 10 s is retried after 30 s, 2 min, 10 min, 1 h, 3 h, 6 h and 12 h. Every attempt is listed by GET /api/v1/jobs/{id}/webhooks.
+
+${describeRateLimits()}`;
 
 export function buildApp() {
   const app = createRouter();
@@ -52,12 +59,14 @@ export function buildApp() {
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "AdminToken", { type: "http", scheme: "bearer" });
 
-  app.use("/api/v1/*", requireApiKey);
+  app.use("*", limitPerAddress);
+  app.use("/api/v1/*", requireApiKey, limitPerKey);
   app.route("/api/v1", uploadRoutes());
   app.route("/api/v1", toolRoutes());
   app.route("/api/v1", jobRoutes);
   app.route("/api/v1", accountRoutes);
   app.route("/api/v1", voiceRoutes);
+  app.route("/api/v1", webhookSettingRoutes);
   app.route("/api/v1", socialRoutes);
   app.route("/api/admin", adminRoutes());
   app.route("/api/download", downloadRoutes);
@@ -69,11 +78,17 @@ export function buildApp() {
   app.route("/upload", uploadPageRoutes());
   app.route("/api/integrations", integrationRoutes);
 
-  app.doc31("/api/v1/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: { title: "Media processing API", version: "1.0.0", description: apiDescription },
-    servers: [{ url: new URL(c.req.url).origin }],
-  }));
+  app.get("/api/v1/openapi.json", (c) =>
+    c.json(
+      documentRateLimits(
+        app.getOpenAPI31Document({
+          openapi: "3.1.0",
+          info: { title: "Media processing API", version: "1.0.0", description: apiDescription },
+          servers: [{ url: new URL(c.req.url).origin }],
+        }),
+      ),
+    ),
+  );
   app.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Media processing API" }));
   app.get("/", (c) => c.redirect("/docs"));
 

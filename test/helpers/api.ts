@@ -36,6 +36,14 @@ export async function newAccount(options: { credits?: number; plan?: string } = 
   return { accountId, keyId, apiKey, auth: { authorization: `Bearer ${apiKey}` } };
 }
 
+/** Another key of the same account: a file of many calls spreads them over keys (each key is rate-limited). */
+export async function newKey(account: TestAccount): Promise<TestAccount> {
+  const response = await call(`/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: ADMIN });
+  expect(response.status).toBe(200);
+  const { keyId, apiKey } = (await response.json()) as { keyId: string; apiKey: string };
+  return { ...account, keyId, apiKey, auth: { authorization: `Bearer ${apiKey}` } };
+}
+
 export async function fixtureBytes(name: string): Promise<Uint8Array> {
   const response = await fetch(`${env.FIXTURE_BASE_URL}/${name}`);
   expect(response.status).toBe(200);
@@ -84,7 +92,10 @@ export async function callTool(account: TestAccount, tool: string, body: unknown
 
 type JobStatus = { jobId: string; status: string; progress: null; result?: { url: string; filename: string }; error?: string };
 
-/** Polls the job until it ends (the queue consumer and Durable Object really run). */
+/**
+ * Polls the job until it ends (the queue consumer and Durable Object really run), four times a
+ * second: well inside a key's rate limit (100 per 10 s) even across a long job.
+ */
 export async function waitForJob(account: TestAccount, jobId: string, timeoutMs = 60_000): Promise<JobStatus> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -93,7 +104,7 @@ export async function waitForJob(account: TestAccount, jobId: string, timeoutMs 
     const job = (await response.json()) as JobStatus;
     if (job.status === "completed" || job.status === "failed") return job;
     if (Date.now() > deadline) throw new Error(`job ${jobId} still ${job.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 

@@ -95,7 +95,7 @@ describe("errors and documentation", () => {
     expect(doc.info.version).toBe("1.0.0");
     for (const tool of ["subtitles", "transcribe", "clean-audio", "extract-audio", "convert", "merge", "watermark", "trim", "text-to-speech", "voice-change"]) {
       const op = doc.paths[`/api/v1/${tool}`].post;
-      expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "401", "402", "500"]);
+      expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "401", "402", "429", "500"]);
     }
     expect(doc.paths["/api/v1/uploads"].post).toBeDefined();
     expect(doc.paths["/api/v1/jobs/{id}"].get.responses["404"]).toBeDefined();
