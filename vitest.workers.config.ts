@@ -31,6 +31,9 @@ export default defineConfig({
           ALLOW_PRIVATE_URLS: "false",
           DNS_RESOLVER_URL: `${ctx.inject<string>("fixtureBaseUrl")}/dns-query`,
           AUTH_SECRET: "test-auth-secret",
+          // Job webhooks: the key every account's signing secret derives from; retries in seconds.
+          WEBHOOK_SIGNING_KEY: "test-webhook-signing-key",
+          WEBHOOK_RETRY_SCHEDULE: "1,1",
           DEV_MODE: "true",
           SIGNUP_CREDITS: "100",
           STRIPE_SECRET_KEY: "sk_test_workers",

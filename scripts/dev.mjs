@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run dev`: local stack on one machine. Creates .dev.vars (random ADMIN_TOKEN,
- * BACKEND_SECRET, AUTH_SECRET and local Stripe keys) when missing, applies the D1 migrations to
+ * BACKEND_SECRET, AUTH_SECRET, WEBHOOK_SIGNING_KEY and local Stripe keys) when missing, applies the D1 migrations to
  * the local state, starts the container backend (native ffmpeg) on $BACKEND_PORT (default
  * PORT + 1), the local Stripe on $STRIPE_PORT (default PORT + 2) and `wrangler dev` on
  * 127.0.0.1:$PORT (default 8787) wired to both, then makes sure a dev account with credits,
@@ -46,6 +46,7 @@ function readVars() {
     ADMIN_TOKEN: () => randomBytes(24).toString("base64url"),
     BACKEND_SECRET: () => randomBytes(24).toString("base64url"),
     AUTH_SECRET: () => randomBytes(32).toString("base64url"),
+    WEBHOOK_SIGNING_KEY: () => randomBytes(32).toString("base64url"),
     STRIPE_SECRET_KEY: () => `sk_test_local_${randomBytes(12).toString("hex")}`,
     STRIPE_WEBHOOK_SECRET: () => `whsec_${randomBytes(24).toString("base64url")}`,
   };

@@ -2,6 +2,7 @@ import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import type { BrandScheduler } from "./durable-objects/brand-scheduler";
 import type { MediaRunner } from "./durable-objects/media-runner";
 import type { PublishMessage } from "./services/publishing";
+import type { WebhookMessage } from "./services/webhooks";
 
 /** Bindings and settings of the Worker (wrangler.toml, .dev.vars, secrets). */
 export interface Env {
@@ -50,6 +51,12 @@ export interface Env {
   ALLOW_PRIVATE_URLS?: string;
   /** DNS-over-HTTPS JSON endpoint that URL ingestion uses to refuse names of private hosts. */
   DNS_RESOLVER_URL?: string;
+  /** Job webhook deliveries (src/services/webhooks.ts), one message per attempt. */
+  WEBHOOK_QUEUE?: Queue<WebhookMessage>;
+  /** Worker secret from which every account's webhook signing secret is derived (never stored in D1). */
+  WEBHOOK_SIGNING_KEY?: string;
+  /** Seconds between webhook attempts, comma-separated (default "30,120,600,3600,10800,21600,43200", about 22 h). */
+  WEBHOOK_RETRY_SCHEDULE?: string;
 
   /** Credits a new self-service account starts with (purchased credits; default 0). */
   SIGNUP_CREDITS?: string;

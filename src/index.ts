@@ -4,6 +4,7 @@
  * reached through the MEDIA_RUNNER binding.
  */
 import { buildApp } from "./app";
+import { withResilientD1 } from "./db/resilient-d1";
 import { handleMcpRequest } from "./mcp/handler";
 import { oauthProviderFor } from "./mcp/oauth";
 import type { Env, JobMessage } from "./env";
@@ -12,6 +13,7 @@ import { expirePostMedia } from "./services/posts";
 import { deleteExpiredUploadLinks } from "./services/upload-capabilities";
 import { consumeDeadLetters, consumeJobs } from "./queues/consumer";
 import { maintainNow } from "./services/audit";
+import { consumeWebhookBatch, sweepWebhooks } from "./services/webhooks";
 
 export { BrandScheduler } from "./durable-objects/brand-scheduler";
 
@@ -20,22 +22,28 @@ const app = buildApp();
 export default {
   // Everything passes through the OAuth provider: it serves the OAuth endpoints, guards
   // /api/mcp with access tokens, and hands every other request to the app unchanged.
-  fetch(request, env, ctx) {
+  fetch(request, rawEnv, ctx) {
+    const env = withResilientD1(rawEnv);
     const provider = oauthProviderFor(new URL(request.url).origin, { app: { fetch: (r, e, c) => app.fetch(r, e, c) }, mcp: handleMcpRequest });
     return provider ? provider.fetch(request, env, ctx) : app.fetch(request, env, ctx);
   },
-  async queue(batch, env) {
+  async queue(batch, rawEnv) {
+    const env = withResilientD1(rawEnv);
     if (batch.queue.startsWith("social-publish")) await consumePublishBatch(batch as MessageBatch<PublishMessage>, env);
+    else if (batch.queue.startsWith("job-webhooks")) await consumeWebhookBatch(batch, env);
     else if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch as MessageBatch<JobMessage>, env);
     else await consumeJobs(batch as MessageBatch<JobMessage>, env);
   },
-  async scheduled(_controller, env) {
+  async scheduled(_controller, rawEnv) {
+    const env = withResilientD1(rawEnv);
     const now = Date.now();
     const summary = await maintainNow(env.DB, env.MEDIA, now);
     // The sweep behind the brands' alarms, and the 30-day retention of published posts' media.
     const publishing = await dispatchDuePosts(env, null, now);
     const postMedia = await expirePostMedia(env, now);
     await deleteExpiredUploadLinks(env.DB, now);
-    console.log("maintenance", JSON.stringify({ ...summary, postsQueued: publishing.queued, postMediaExpired: postMedia }));
+    // Job webhooks nobody dispatched yet (jobs failed by the watchdog alarm) and old delivery logs.
+    const webhooks = await sweepWebhooks(env, now);
+    console.log("maintenance", JSON.stringify({ ...summary, postsQueued: publishing.queued, postMediaExpired: postMedia, webhooks }));
   },
 } satisfies ExportedHandler<Env>;

@@ -28,6 +28,12 @@ export const accounts = sqliteTable(
     stripeSubscriptionId: text("stripe_subscription_id"),
     /** 1 when the plan is cancelled and moves to solo at the end of the paid period. */
     planCancelAtPeriodEnd: integer("plan_cancel_at_period_end").notNull().default(0),
+    /** Default URL notified when a job ends (a call's own webhookUrl wins); migration 0005. */
+    webhookUrl: text("webhook_url"),
+    /** The webhook signing secret is derived from WEBHOOK_SIGNING_KEY and this version (rotation bumps it). */
+    webhookSecretVersion: integer("webhook_secret_version").notNull().default(1),
+    /** For 24 h after a rotation the previous secret signs too (a second `v1,` signature). */
+    webhookSecretRotatedAt: integer("webhook_secret_rotated_at"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
@@ -125,6 +131,8 @@ export const jobs = sqliteTable(
     finishedAt: integer("finished_at"),
     /** Job record and result readable until then (3 h after the end). */
     expiresAt: integer("expires_at"),
+    /** URL notified when the job ends (the call's webhookUrl or the account default); migration 0005. */
+    webhookUrl: text("webhook_url"),
   },
   (t) => [
     uniqueIndex("jobs_download_unique").on(t.downloadId),
@@ -336,4 +344,45 @@ export const uploadLinks = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [uniqueIndex("upload_links_token").on(t.tokenHash)],
+);
+
+/**
+ * Job webhooks (src/services/webhooks.ts): one delivery per job and terminal event, written in
+ * the same batch as the terminal state; `token` names the one queue message allowed to make
+ * the next attempt, `lease_until` frees a delivery whose consumer died mid-attempt.
+ */
+export const jobWebhooks = sqliteTable(
+  "job_webhooks",
+  {
+    /** The Standard Webhooks `webhook-id` (msg_...), the same on every attempt. */
+    id: text("id").primaryKey(),
+    jobId: text("job_id").notNull(),
+    accountId: text("account_id").notNull(),
+    event: text("event", { enum: ["job.completed", "job.failed"] }).notNull(),
+    url: text("url").notNull(),
+    status: text("status", { enum: ["pending", "delivered", "failed"] }).notNull().default("pending"),
+    /** The body, built once at the first attempt so every retry sends the same bytes. */
+    payload: text("payload"),
+    attempts: integer("attempts").notNull().default(0),
+    token: text("token"),
+    leaseUntil: integer("lease_until"),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [uniqueIndex("job_webhooks_once").on(t.jobId, t.event), index("job_webhooks_pending").on(t.status, t.nextAttemptAt)],
+);
+
+/** One row per delivery attempt: the delivery log of GET /api/v1/jobs/{id}/webhooks. */
+export const jobWebhookAttempts = sqliteTable(
+  "job_webhook_attempts",
+  {
+    deliveryId: text("delivery_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    startedAt: integer("started_at").notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    responseStatus: integer("response_status"),
+    error: text("error"),
+  },
+  (t) => [primaryKey({ columns: [t.deliveryId, t.attempt] })],
 );

@@ -4,7 +4,7 @@
  */
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
-export type IdPrefix = "acct" | "key" | "upl" | "job" | "led" | "dl" | "mail" | "brd" | "chn" | "pst" | "apl" | "rev" | "dlv" | "ul";
+export type IdPrefix = "acct" | "key" | "upl" | "job" | "led" | "dl" | "mail" | "brd" | "chn" | "pst" | "apl" | "rev" | "dlv" | "ul" | "msg";
 
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   let time = "";

@@ -7,6 +7,7 @@
  */
 import type { Env, JobMessage } from "../env";
 import { failJob } from "../services/jobs";
+import { dispatchJobWebhooks } from "../services/webhooks";
 import { JobMessageSchema } from "./messages";
 import { faultFires } from "../lib/faults";
 
@@ -22,6 +23,7 @@ export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promi
       try {
         const runner = env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(parsed.data.jobId));
         await runner.run(parsed.data.jobId);
+        await dispatchJobWebhooks(env, parsed.data.jobId);
         // Soak campaign: the queue delivers a handled message again, as at-least-once delivery may.
         if (faultFires(env.FAULT_QUEUE_REDELIVER_RATE, "queue-redelivered") && message.attempts === 1) message.retry({ delaySeconds: 1 });
         else message.ack();
@@ -38,6 +40,7 @@ export async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env)
     const parsed = JobMessageSchema.safeParse(message.body);
     if (parsed.success) {
       await failJob(env.DB, parsed.data.jobId, "The job could not be processed after several attempts; credits refunded.", Date.now());
+      await dispatchJobWebhooks(env, parsed.data.jobId);
     }
     message.ack();
   }

@@ -10,6 +10,7 @@ import { verifyGrant } from "../lib/signing";
 import { streamToR2 } from "../lib/r2-stream";
 import { objectResponse } from "../services/downloads";
 import { parseBackendJobId } from "../services/backend/stage-ids";
+import { dispatchJobWebhooks } from "../services/webhooks";
 import { CALLBACK_SIGNATURE_HEADER, CALLBACK_TIMESTAMP_HEADER, CallbackSchema, verifyCallbackSignature } from "../../backend/src/protocol.ts";
 
 /** Results are capped like uploads. */
@@ -62,5 +63,6 @@ export const internalRoutes = new Hono<AppEnv>()
       error: parsed.data.error ? `The media could not be processed: ${parsed.data.error}` : undefined,
       outputBytes: parsed.data.outputBytes,
     });
+    if (recorded) await dispatchJobWebhooks(c.env, target.jobId);
     return c.json({ recorded }, 200);
   });

@@ -8,6 +8,7 @@
 import { AppError, invalidRequest } from "../errors";
 import { newId } from "../lib/ids";
 import { planAllowance, type Plan } from "./pricing";
+import { outboxStatement } from "./webhooks";
 
 export const isConstraintError = (error: unknown, kind: "CHECK" | "UNIQUE") =>
   error instanceof Error && error.message.includes(`${kind} constraint failed`);
@@ -111,6 +112,8 @@ export async function failAndRefund(db: D1Database, jobId: string, error: string
          WHERE id = ?4 AND status IN ${ACTIVE}`,
       )
       .bind(error, now, now + retentionMs, jobId),
+    // The job's webhook, recorded with the state it reports (src/services/webhooks.ts).
+    outboxStatement(db, jobId, "failed", now),
   ]);
   return update.meta.changes > 0;
 }

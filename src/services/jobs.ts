@@ -17,6 +17,7 @@ import { balanceOf, debitStatements, failAndRefund, isConstraintError } from "./
 import { costOf, type ToolName } from "./pricing";
 import { resolveUpload, type StoredUpload } from "./uploads";
 import { speechCapabilities } from "./speech";
+import { dispatchJobWebhooks, outboxStatement, webhookUrlForCall } from "./webhooks";
 
 export const RESULT_TTL_MS = 3 * 3600 * 1000;
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -79,6 +80,8 @@ export interface CreateJobInput<K extends ToolName> {
   tool: K;
   params: ToolParams[K];
   idempotencyKey?: string;
+  /** The call's own webhook URL (part of the body, so of the Idempotency-Key comparison). */
+  webhookUrl?: string;
 }
 
 /**
@@ -99,7 +102,9 @@ export async function createToolJob<K extends ToolName>(
     throw invalidRequest("Idempotency-Key: must be 1 to 255 characters.");
   }
   // Compared after validation: a body that spells out a default is the same request.
-  const hash = key ? await bodyHash(input.tool, input.params) : "";
+  // The hash of the body as sent: without webhookUrl it is the hash of the tool's parameters.
+  const hashed = input.webhookUrl === undefined ? input.params : { ...input.params, webhookUrl: input.webhookUrl };
+  const hash = key ? await bodyHash(input.tool, hashed) : "";
   if (key) {
     const previous = await replay(db, caller, key, hash, now);
     if (previous) return previous;
@@ -117,6 +122,8 @@ export async function createToolJob<K extends ToolName>(
   }
   const context: ToolContext = { hasClonedVoice: await hasClonedVoice(db, caller.accountId), speech: () => speechCapabilities(env) };
   await spec.check?.(input.params, uploads, context);
+  // A refused webhookUrl is a 400 like any other field: nothing debited, no job.
+  const webhookUrl = await webhookUrlForCall(env, caller.accountId, input.webhookUrl);
 
   const quantity = spec.quantity(input.params, uploads);
   const cost = costOf(caller.plan, input.tool, quantity);
@@ -136,12 +143,12 @@ export async function createToolJob<K extends ToolName>(
     db
       .prepare(
         `INSERT INTO jobs (id, account_id, key_id, tool, params, input_upload_ids, status, cost, plan_debit, purchased_debit,
-           balance_after, estimated_seconds, download_id, created_at)
+           balance_after, estimated_seconds, download_id, created_at, webhook_url)
          SELECT ?1, a.id, ?2, ?3, ?4, ?5, 'queued', ?6, -l.plan_delta, -l.purchased_delta,
-           a.plan_credits + a.purchased_credits, ?7, ?8, ?9
+           a.plan_credits + a.purchased_credits, ?7, ?8, ?9, ?11
          FROM accounts a JOIN ledger l ON l.idempotency_key = 'debit:' || ?1 WHERE a.id = ?10`,
       )
-      .bind(jobId, caller.keyId, input.tool, JSON.stringify(input.params), JSON.stringify(uploads.map((u) => u.id)), cost, estimated, randomToken(24), now, caller.accountId),
+      .bind(jobId, caller.keyId, input.tool, JSON.stringify(input.params), JSON.stringify(uploads.map((u) => u.id)), cost, estimated, randomToken(24), now, caller.accountId, webhookUrl),
   ];
   try {
     await db.batch(statements);
@@ -172,6 +179,7 @@ export async function createToolJob<K extends ToolName>(
 async function startJobNow(env: Env, jobId: string): Promise<void> {
   try {
     await env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).run(jobId);
+    await dispatchJobWebhooks(env, jobId);
   } catch (error) {
     console.warn("immediate start failed; the queue will deliver", jobId, error instanceof Error ? error.message : String(error));
   }
@@ -198,6 +206,14 @@ export async function getJobForKey(db: D1Database, caller: Caller, jobId: string
     .where(and(eq(jobs.id, jobId), eq(jobs.keyId, caller.keyId), or(isNull(jobs.expiresAt), gt(jobs.expiresAt, now))))
     .get();
   if (!job) throw notFound(`Job ${jobId.length > 64 ? `${jobId.slice(0, 32)}…` : jobId} not found.`);
+  return jobView(job);
+}
+
+/**
+ * The job as its status endpoint shows it; webhooks send the same object. Only for a job the
+ * reader may see (getJobForKey checks the key and the expiry).
+ */
+export function jobView(job: JobRow): JobStatusView {
   const view: JobStatusView = { jobId: job.id, status: job.status, progress: null };
   if (job.status === "completed" && job.resultFilename) {
     view.result = { url: `/api/download/${job.downloadId}`, filename: job.resultFilename };
@@ -228,14 +244,17 @@ export async function completeJob(
   result: { key: string; filename: string; contentType: string },
   now: number,
 ): Promise<boolean> {
-  const update = await db
-    .prepare(
-      `UPDATE jobs SET status = 'completed', result_key = ?, result_filename = ?, result_content_type = ?,
-         finished_at = ?, expires_at = ?, deadline_at = NULL
-       WHERE id = ? AND status = 'processing'`,
-    )
-    .bind(result.key, result.filename, result.contentType, now, now + RESULT_TTL_MS, jobId)
-    .run();
+  const [update] = await db.batch([
+    db
+      .prepare(
+        `UPDATE jobs SET status = 'completed', result_key = ?, result_filename = ?, result_content_type = ?,
+           finished_at = ?, expires_at = ?, deadline_at = NULL
+         WHERE id = ? AND status = 'processing'`,
+      )
+      .bind(result.key, result.filename, result.contentType, now, now + RESULT_TTL_MS, jobId),
+    // The job's webhook, recorded with the state it reports (src/services/webhooks.ts).
+    outboxStatement(db, jobId, "completed", now),
+  ]);
   return update.meta.changes > 0;
 }
 
@@ -257,6 +276,7 @@ export async function cancelJob(env: Env, caller: Caller, jobId: string, now: nu
     // Refunded already; a stage that still reports later finds the job ended and changes nothing.
     console.warn("runner cancel failed", jobId, error instanceof Error ? error.message : String(error));
   }
+  await dispatchJobWebhooks(env, jobId);
   return getJobForKey(env.DB, caller, jobId, now);
 }
 

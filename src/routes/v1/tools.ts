@@ -15,10 +15,25 @@ const IdempotencyHeader = z.object({
   }),
 });
 
+/** Fields every tool call accepts besides the tool's own; they change neither the price nor the job's work. */
+const CallFields = z.object({
+  webhookUrl: z
+    .string()
+    .max(2048)
+    .optional()
+    .openapi({
+      description:
+        "Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.",
+      example: "https://example.com/hooks/media",
+    }),
+});
+
 export function toolRoutes() {
   const router = createRouter();
   for (const tool of toolNames) {
-    const { params: schema, summary } = tools[tool];
+    const { params: toolSchema, summary } = tools[tool];
+    // safeExtend keeps the tool's refinements (trim's end > start, watermark's text or image).
+    const schema = (toolSchema as z.ZodObject).safeExtend(CallFields.shape);
     const route = createRoute({
       method: "post",
       path: `/${tool}`,
@@ -35,11 +50,11 @@ export function toolRoutes() {
       },
     });
     router.openapi(route, async (c) => {
-      const params = c.req.valid("json") as never;
+      const { webhookUrl, ...params } = c.req.valid("json") as { webhookUrl?: string };
       const envelope = await createToolJob(
         c.env,
         c.get("caller"),
-        { tool, params, idempotencyKey: c.req.header("idempotency-key") },
+        { tool, params: params as never, idempotencyKey: c.req.header("idempotency-key"), webhookUrl },
         Date.now(),
         (task) => c.executionCtx.waitUntil(task),
       );
