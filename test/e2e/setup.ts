@@ -46,25 +46,52 @@ async function waitFor(url: string, child: ChildProcess, what: string, timeoutMs
   throw new Error(`${what} did not answer at ${url}`);
 }
 
+/** The last lines a child printed, to say why it stopped when it does. */
+function keepTail(child: ChildProcess, label: string): () => string {
+  let tail = "";
+  const log = (chunk: Buffer) => {
+    if (process.env.E2E_VERBOSE) process.stderr.write(`[${label}] ${chunk}`);
+    tail = (tail + chunk.toString()).slice(-4000);
+  };
+  child.stdout?.on("data", log);
+  child.stderr?.on("data", log);
+  return () => tail;
+}
+
+async function startWorkerOnce(name: string, port: number, vars: Record<string, string>, stateDir: string): Promise<ChildProcess[]> {
+  // The API and the media Worker as two processes sharing the state (scripts/local-workers.ts).
+  const mediaPort = await freePort();
+  const { api, media } = startLocalWorkers({ port, mediaPort, stateDir, registryDir: path.join(stateDir, "registry"), vars });
+  const tails = [keepTail(api, name), keepTail(media, `${name}/media`)];
+  try {
+    await Promise.all([
+      waitFor(`http://127.0.0.1:${port}/api/v1/openapi.json`, api, `wrangler dev (${name})`),
+      waitFor(`http://127.0.0.1:${mediaPort}/`, media, `wrangler dev (${name}/media)`, 120_000, true),
+    ]);
+  } catch (error) {
+    api.kill("SIGTERM");
+    media.kill("SIGTERM");
+    throw new Error(`${(error as Error).message}\n--- ${name} printed:\n${tails[0]()}\n--- ${name}/media printed:\n${tails[1]()}`);
+  }
+  return [api, media];
+}
+
+/**
+ * Migrates the stack's database and starts its two Workers. A start that fails (a port taken
+ * between freePort() and wrangler's bind, by another of the parallel stacks) is tried once
+ * more on new ports, and what the processes printed is reported.
+ */
 async function startWorker(name: string, port: number, vars: Record<string, string>, stateDir: string): Promise<ChildProcess[]> {
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
   const migrate = spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir], { cwd: root, env, encoding: "utf8" });
   if (migrate.status !== 0) throw new Error(`migrations for ${name} failed: ${migrate.stderr}`);
-  // The API and the media Worker as two processes sharing the state (scripts/local-workers.ts).
-  const mediaPort = await freePort();
-  const { api, media } = startLocalWorkers({ port, mediaPort, stateDir, registryDir: path.join(stateDir, "registry"), vars });
-  for (const [label, child] of [[name, api], [`${name}/media`, media]] as const) {
-    const log = (chunk: Buffer) => {
-      if (process.env.E2E_VERBOSE) process.stderr.write(`[${label}] ${chunk}`);
-    };
-    child.stdout?.on("data", log);
-    child.stderr?.on("data", log);
+  try {
+    return await startWorkerOnce(name, port, vars, stateDir);
+  } catch (error) {
+    process.stderr.write(`e2e setup: ${(error as Error).message}\ne2e setup: starting ${name} again\n`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    return startWorkerOnce(name, port, vars, stateDir);
   }
-  await Promise.all([
-    waitFor(`http://127.0.0.1:${port}/api/v1/openapi.json`, api, `wrangler dev (${name})`),
-    waitFor(`http://127.0.0.1:${mediaPort}/`, media, `wrangler dev (${name}/media)`, 120_000, true),
-  ]);
-  return [api, media];
 }
 
 export default async function setup(project: TestProject) {
