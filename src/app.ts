@@ -13,6 +13,7 @@ import { accountRoutes } from "./routes/v1/account";
 import { jobRoutes } from "./routes/v1/jobs";
 import { toolRoutes } from "./routes/v1/tools";
 import { uploadRoutes } from "./routes/v1/uploads";
+import { resumableUploadRoutes } from "./routes/v1/resumable-uploads";
 import { voiceRoutes } from "./routes/v1/voices";
 import { webhookSettingRoutes } from "./routes/v1/webhooks";
 import { adminRoutes } from "./routes/admin";
@@ -36,7 +37,7 @@ const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
 
 const apiDescription = `Prepaid-credit video and audio processing API.
 
-Flow: upload (multipart or URL) -> call a tool with the uploadId (credits are debited at once, job queued) -> poll GET /api/v1/jobs/{id} -> download result.url (prefix with the base URL; no Authorization needed, Range supported). A failed job is refunded in full, exactly once. Sources and results stay available for 3 hours.
+Flow: upload (multipart or URL) -> call a tool with the uploadId (credits are debited at once, job queued) -> poll GET /api/v1/jobs/{id} -> download result.url (prefix with the base URL; no Authorization needed, Range supported). A failed job is refunded in full, exactly once. Sources and results stay available for 3 hours. Files over 100 MB (the request body limit of Workers) go up in parts: POST /api/v1/uploads/multipart, PUT each part, POST .../complete.
 
 Billing: whole credits, rounded up, at least 1 for a tool that is not free: per-minute tools max(1, ceil(rate x seconds / 60)) on the probed duration (merge: sum of inputs; trim: end - start); text-to-speech max(1, ceil(rate x characters / 1000)) in Unicode code points.
 
@@ -62,6 +63,7 @@ export function buildApp() {
   app.use("*", limitPerAddress);
   app.use("/api/v1/*", requireApiKey, limitPerKey);
   app.route("/api/v1", uploadRoutes());
+  app.route("/api/v1", resumableUploadRoutes());
   app.route("/api/v1", toolRoutes());
   app.route("/api/v1", jobRoutes);
   app.route("/api/v1", accountRoutes);

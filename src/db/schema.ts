@@ -386,3 +386,41 @@ export const jobWebhookAttempts = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.deliveryId, t.attempt] })],
 );
+
+/**
+ * Resumable uploads (src/services/resumable-uploads.ts): an R2 multipart upload the client
+ * fills part by part. The session id is the upload id the completed file keeps.
+ */
+export const uploadSessions = sqliteTable(
+  "upload_sessions",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    objectKey: text("object_key").notNull(),
+    /** R2's id of the multipart upload, to resume it from any request. */
+    r2UploadId: text("r2_upload_id").notNull(),
+    filename: text("filename").notNull(),
+    contentType: text("content_type"),
+    sizeBytes: integer("size_bytes").notNull(),
+    partSize: integer("part_size").notNull(),
+    partCount: integer("part_count").notNull(),
+    /** Set while a complete call assembles and probes the file; parts are refused meanwhile. */
+    completingUntil: integer("completing_until"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("upload_sessions_account").on(t.accountId), index("upload_sessions_expires").on(t.expiresAt)],
+);
+
+/** The parts R2 has received, with the etags completion needs. */
+export const uploadSessionParts = sqliteTable(
+  "upload_session_parts",
+  {
+    sessionId: text("session_id").notNull(),
+    partNumber: integer("part_number").notNull(),
+    etag: text("etag").notNull(),
+    sizeBytes: integer("size_bytes").notNull(),
+    receivedAt: integer("received_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.partNumber] })],
+);

@@ -6,6 +6,7 @@
 import { deleteExpiredSessions } from "./sessions";
 import { renewDuePlans } from "./credits";
 import { failJob, IDEMPOTENCY_TTL_MS } from "./jobs";
+import { abortExpiredSessions } from "./resumable-uploads";
 
 export async function failStuckJobs(db: D1Database, now: number): Promise<number> {
   const stuck = await db
@@ -56,5 +57,6 @@ export async function runMaintenance(db: D1Database, bucket: R2Bucket, now: numb
   const expired = await deleteExpired(db, bucket, now);
   const renewed = await renewDuePlans(db, now);
   const sessions = await deleteExpiredSessions(db, now);
-  return { stuck, ...expired, renewed, sessions };
+  const resumableUploads = await abortExpiredSessions(db, bucket, now);
+  return { stuck, ...expired, renewed, sessions, resumableUploads };
 }

@@ -49,7 +49,7 @@ export function safeFilename(name: string | undefined, fallback: string): string
 
 const tooLarge = () => invalidRequest("file: larger than the 5 GB (5,000,000,000 bytes) limit.");
 
-async function finishUpload(
+export async function finishUpload(
   env: Env,
   p: { id: string; accountId: string; objectKey: string; filename: string; size: number; now: number },
 ): Promise<UploadResult> {
