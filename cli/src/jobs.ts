@@ -1,0 +1,55 @@
+/** Waiting for a job to end and downloading its result. */
+import { createWriteStream } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { type Api, type JobStatus, toApiError, unwrap } from "./client.ts";
+import type { Config } from "./config.ts";
+import { byteProgress, waitProgress } from "./progress.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls GET /api/v1/jobs/{id} (fast at first, then every 2 s) until completed or failed. */
+export async function waitForJob(api: Api, jobId: string, options: { quiet?: boolean; timeoutSeconds?: number } = {}): Promise<JobStatus> {
+  const progress = waitProgress(`job ${jobId}`, options.quiet);
+  const started = Date.now();
+  const deadline = started + (options.timeoutSeconds ?? 3600) * 1000;
+  for (let attempt = 0; ; attempt++) {
+    const job = unwrap(await api.GET("/api/v1/jobs/{id}", { params: { path: { id: jobId } } }));
+    progress.update(0, job.status);
+    if (job.status === "completed" || job.status === "failed") {
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      progress.stop(job.status === "completed" ? `completed in ${seconds} s` : `failed after ${seconds} s: ${job.error ?? "no reason given"}`);
+      return job;
+    }
+    if (Date.now() > deadline) throw new Error(`job ${jobId} is still ${job.status} after ${options.timeoutSeconds ?? 3600} s`);
+    await sleep(Math.min(2000, 100 * 2 ** Math.min(attempt, 5)));
+  }
+}
+
+/** Streams a completed job's result to `out` (through a temporary name, so a cut leaves no half file). */
+export async function downloadResult(config: Config, job: JobStatus, out: string, quiet = false): Promise<number> {
+  if (!job.result) throw new Error(`job ${job.jobId} has no result to download`);
+  const response = await fetch(`${config.baseUrl}${job.result.url}`);
+  if (!response.ok || !response.body) throw toApiError(response.status, await response.json().catch(() => undefined));
+  const total = Number(response.headers.get("content-length") ?? 0);
+  const progress = byteProgress(`download ${job.result.filename}`, total, quiet);
+  let bytes = 0;
+  const count = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length;
+      progress.update(bytes);
+      callback(null, chunk);
+    },
+  });
+  const partial = `${out}.part`;
+  try {
+    await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream), count, createWriteStream(partial));
+    await rename(partial, out);
+  } catch (error) {
+    await rm(partial, { force: true });
+    throw error;
+  }
+  progress.stop(`${out} (${(bytes / 1e6).toFixed(1)} MB)`);
+  return bytes;
+}

@@ -1,0 +1,177 @@
+/**
+ * The command-line client (cli/) against the e2e stack, run as a user runs it: a Node process
+ * with the key in its environment, progress on stderr, results on stdout and in files.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { renderTypes } from "../../cli/src/types-source";
+import { balance, ffprobe, FIXTURES, newClient, stream, type Client } from "./client";
+
+const root = path.resolve(import.meta.dirname, "../..");
+const main = path.join(root, "cli/src/main.ts");
+const scratch = mkdtempSync(path.join(tmpdir(), "e2e-cli-"));
+const SRT = "1\n00:00:00,500 --> 00:00:02,500\nBonjour depuis la CLI\n\n2\n00:00:03,000 --> 00:00:04,500\nDeuxième ligne\n";
+
+let client: Client;
+let configHome: string;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [main, ...args], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: scratch,
+        XDG_CONFIG_HOME: configHome,
+        MEDIA_CREDITS_BASE_URL: client.base,
+        MEDIA_CREDITS_API_KEY: client.auth.authorization.slice("Bearer ".length),
+        ...options.env,
+      },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout: stdout.trim(), stderr }));
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+beforeAll(async () => {
+  client = await newClient(inject("e2eMainUrl"));
+  configHome = mkdtempSync(path.join(scratch, "config-"));
+});
+
+describe("media-credits CLI", () => {
+  it("has types generated from the API's current OpenAPI document", async () => {
+    const document = (await (await fetch(`${client.base}/api/v1/openapi.json`)).json()) as object;
+    // A failure here means the API changed: regenerate with `npm run generate -w media-credits`.
+    expect(readFileSync(path.join(root, "cli/src/api-types.ts"), "utf8")).toBe(await renderTypes(document));
+  });
+
+  it("type-checks against those types (a renamed route or field fails here)", () => {
+    const result = spawnSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(root, "cli")], { encoding: "utf8" });
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+  });
+
+  it("runs as `npx media-credits` from the repository", () => {
+    const result = spawnSync("npx", ["--no-install", "media-credits", "--help"], { cwd: root, encoding: "utf8" });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain("media-credits <command>");
+  });
+
+  it("uploads, runs subtitles with --wait --out and writes a video with the burnt-in text", async () => {
+    const uploaded = await cli(["upload", path.join(FIXTURES, "clip.mp4")]);
+    expect(uploaded.code, uploaded.stderr).toBe(0);
+    expect(uploaded.stdout).toMatch(/^upl_\w+$/);
+    expect(uploaded.stderr).toMatch(/upload clip\.mp4: upl_\w+ \(\d+\.\d MB in/);
+
+    const srtFile = path.join(scratch, "subs.srt");
+    writeFileSync(srtFile, SRT);
+    const out = path.join(scratch, "clip.srt.mp4");
+    const before = await balance(client);
+    const run = await cli(["subtitles", uploaded.stdout, "--srt-content", `@${srtFile}`, "--style", "impact", "--wait", "--out", out]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(out);
+    expect(run.stderr).toMatch(/job job_\w+ queued: \d+ credits used/);
+    expect(run.stderr).toMatch(/completed in \d+\.\d s/);
+    const probe = ffprobe(out);
+    expect(stream(probe, "video")!.codec_name).toBe("h264");
+    expect(Number(probe.format.duration)).toBeCloseTo(Number(ffprobe(path.join(FIXTURES, "clip.mp4")).format.duration), 0);
+    expect(await balance(client)).toBeLessThan(before);
+  });
+
+  it("uploads a big file in resumable parts and, after an interruption, sends only the missing ones", async () => {
+    // 40 MB of real audio: a 210 s stereo 48 kHz WAV, three parts.
+    const file = path.join(scratch, "long.wav");
+    const made = spawnSync("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=210", "-ac", "2", file]);
+    expect(made.status, String(made.stderr)).toBe(0);
+    const size = statSync(file).size;
+    const fresh = await cli(["upload", file, "--resumable"]);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(fresh.stderr).toMatch(/upl_\w+ \(\d+\.\d MB in 3 parts in \d+\.\d s\)/);
+
+    // An interrupted upload: the session is open and only part 2 arrived.
+    const headers = { ...client.auth, "content-type": "application/json" };
+    const opened = (await (await fetch(`${client.base}/api/v1/uploads/multipart`, { method: "POST", headers, body: JSON.stringify({ filename: "long.wav", size }) })).json()) as { uploadId: string; partSize: number };
+    const bytes = readFileSync(file);
+    const part2 = await fetch(`${client.base}/api/v1/uploads/multipart/${opened.uploadId}/parts/2`, { method: "PUT", headers: client.auth, body: bytes.subarray(opened.partSize, 2 * opened.partSize) });
+    expect(part2.status).toBe(200);
+    const resumed = await cli(["upload", file, "--resume", opened.uploadId]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toBe(opened.uploadId);
+    expect(resumed.stderr).toContain("resumed with 2 of 3 parts to send");
+
+    // What arrived is the file: a trim near its end has the source's tone.
+    const out = path.join(scratch, "end.wav");
+    const trimmed = await cli(["trim", opened.uploadId, "--start", "205", "--end", "207", "--wait", "--out", out, "--quiet"]);
+    expect(trimmed.code, trimmed.stderr).toBe(0);
+    expect(Number(ffprobe(out).format.duration)).toBeCloseTo(2, 1);
+  });
+
+  it("types flag values by the tool's schema and prints the envelope, then waits on the job", async () => {
+    const uploaded = await cli(["upload", path.join(FIXTURES, "tone.mp3"), "--quiet"]);
+    const queued = await cli(["trim", uploaded.stdout, "--start", "0.5", "--end", "1.5", "--json"]);
+    expect(queued.code, queued.stderr).toBe(0);
+    const envelope = JSON.parse(queued.stdout) as { jobId: string; status: string; creditsUsed: number };
+    expect(envelope).toMatchObject({ status: "queued", creditsUsed: 1 });
+    const out = path.join(scratch, "trimmed.mp3");
+    const waited = await cli(["job", envelope.jobId, "--out", out, "--quiet"]);
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(Number(ffprobe(out).format.duration)).toBeCloseTo(1, 1);
+    expect(stream(ffprobe(out), "audio")!.codec_name).toBe("mp3");
+  });
+
+  it("refuses bad flags before calling the API, and reports the API's refusals with its code", async () => {
+    const uploaded = await cli(["upload", path.join(FIXTURES, "tone.mp3"), "--quiet"]);
+    const before = await balance(client);
+    const notNumber = await cli(["trim", uploaded.stdout, "--start", "abc", "--end", "2"]);
+    expect(notNumber.code).toBe(1);
+    expect(notNumber.stderr).toContain("--start takes a number");
+    const unknown = await cli(["extract-audio", uploaded.stdout, "--bitrate", "320"]);
+    expect(unknown.stderr).toMatch(/extract-audio has no field --bitrate; its fields: --upload-id, --format/);
+    const refused = await cli(["convert", uploaded.stdout, "--format", "gif"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^error 400 invalid_request: .*format/m);
+    const usage = await cli(["frobnicate"]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("unknown command frobnicate");
+    expect(await balance(client)).toBe(before);
+
+    const poor = await newClient(client.base, 0);
+    const broke = await cli(["extract-audio", uploaded.stdout], { env: { MEDIA_CREDITS_API_KEY: poor.auth.authorization.slice(7) } });
+    expect(broke.code).toBe(1);
+    expect(broke.stderr).toMatch(/error (400|402) (invalid_request|insufficient_credits)/);
+  });
+
+  it("lists the tools and a tool's fields from the OpenAPI document", async () => {
+    const tools = await cli(["tools"]);
+    expect(tools.stdout.split("\n").map((line) => line.split(/\s+/)[0]).sort()).toEqual(
+      ["clean-audio", "convert", "extract-audio", "merge", "subtitles", "text-to-speech", "transcribe", "trim", "voice-change", "watermark"],
+    );
+    const help = await cli(["help", "watermark"]);
+    expect(help.stdout).toContain("--type <string> (fixe | flottant)");
+    expect(help.stdout).toContain("--upload-id <string> (required)");
+  });
+
+  it("stores the key with login (mode 0600) and uses it without the environment variable", async () => {
+    const key = client.auth.authorization.slice(7);
+    const login = await cli(["login", "--base-url", client.base], { env: { MEDIA_CREDITS_API_KEY: "" }, input: `${key}\n` });
+    expect(login.code, login.stderr).toBe(0);
+    const file = path.join(configHome, "media-credits/config.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ apiKey: key, baseUrl: client.base });
+    const account = await cli(["account"], { env: { MEDIA_CREDITS_API_KEY: "", MEDIA_CREDITS_BASE_URL: "" } });
+    expect(account.code, account.stderr).toBe(0);
+    expect(JSON.parse(account.stdout).balance).toBe(await balance(client));
+  });
+});
