@@ -1,8 +1,11 @@
 /**
- * Upload memory: multipart bodies of growing size streamed through a real `wrangler dev`
- * (workerd, local R2) while the workerd process's resident memory is sampled. The baseline,
- * measured in the same run, is the idle RSS of that process and the size of each body: if
- * the Worker buffered uploads, the peak would grow with the size; streamed, it stays flat.
+ * Upload memory: bodies of growing size streamed through a real `wrangler dev` (workerd, local
+ * R2) while the workerd process's resident memory is sampled, on three paths of the same run:
+ * a multipart body the Worker parses and drains without storing (its field is not `file`: the
+ * request, the parser and the runtime, no R2), the same body stored (multipart to R2), and the
+ * resumable upload (16 MiB parts, one request each). If the drained path stays flat while the
+ * stored ones grow, the growth is the local R2 emulation's, not the Worker's.
+ * BENCH_UPLOAD_MIB=256,1024,4000 picks the sizes (a WAV stays under 4 GiB).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -51,8 +54,11 @@ function workerdRss(pid: number): number {
   return total;
 }
 
-/** A valid 44.1 kHz stereo 16-bit WAV of `bytes`, generated on the fly (silence). */
-function wavStream(bytes: number, boundary: string): ReadableStream<Uint8Array> {
+/** 96 kHz stereo 16-bit: 4,000 MiB last 3 h, under the 4-hour limit of uploads. */
+const SAMPLE_RATE = 96_000;
+
+/** A valid stereo 16-bit WAV of `bytes`, generated on the fly (silence). */
+function wavStream(bytes: number, boundary?: string, field = "file"): ReadableStream<Uint8Array> {
   const dataSize = bytes - 44;
   const header = Buffer.alloc(44);
   header.write("RIFF", 0);
@@ -61,14 +67,15 @@ function wavStream(bytes: number, boundary: string): ReadableStream<Uint8Array> 
   header.writeUInt32LE(16, 16);
   header.writeUInt16LE(1, 20);
   header.writeUInt16LE(2, 22);
-  header.writeUInt32LE(44100, 24);
-  header.writeUInt32LE(44100 * 4, 28);
+  header.writeUInt32LE(SAMPLE_RATE, 24);
+  header.writeUInt32LE(SAMPLE_RATE * 4, 28);
   header.writeUInt16LE(4, 32);
   header.writeUInt16LE(16, 34);
   header.write("data", 36);
   header.writeUInt32LE(dataSize, 40);
-  const preamble = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`);
-  const epilogue = Buffer.from(`\r\n--${boundary}--\r\n`);
+  // Without a boundary: the bare WAV (resumable parts are cut from it).
+  const preamble = boundary ? Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`) : Buffer.alloc(0);
+  const epilogue = boundary ? Buffer.from(`\r\n--${boundary}--\r\n`) : Buffer.alloc(0);
   const chunk = new Uint8Array(MiB);
   let sent = 0;
   let stage = 0;
@@ -83,7 +90,7 @@ function wavStream(bytes: number, boundary: string): ReadableStream<Uint8Array> 
         sent += n;
         if (sent >= dataSize) stage = 2;
       } else {
-        controller.enqueue(new Uint8Array(epilogue));
+        if (epilogue.length > 0) controller.enqueue(new Uint8Array(epilogue));
         controller.close();
       }
     },
@@ -101,7 +108,62 @@ async function waitFor(url: string, child: ChildProcess): Promise<void> {
   throw new Error("wrangler dev did not start");
 }
 
-export async function runUploadMemoryBench(sizesMiB = [16, 256, 1024]): Promise<void> {
+/** Reads exactly `length` bytes from a reader into chunks (a resumable part, streamed). */
+function take(reader: ReadableStreamDefaultReader<Uint8Array>, length: number, leftover: { bytes: Uint8Array }): ReadableStream<Uint8Array> {
+  let remaining = length;
+  return new ReadableStream({
+    async pull(controller) {
+      if (remaining === 0) return controller.close();
+      let chunk = leftover.bytes;
+      if (chunk.length === 0) {
+        const next = await reader.read();
+        if (next.done) return controller.close();
+        chunk = next.value;
+      }
+      const used = chunk.subarray(0, Math.min(chunk.length, remaining));
+      leftover.bytes = chunk.subarray(used.length);
+      remaining -= used.length;
+      controller.enqueue(used.slice());
+    },
+  });
+}
+
+type UploadPath = "multipart, drained (no R2)" | "multipart to R2" | "resumable parts to R2";
+
+async function upload(base: string, apiKey: string, bytes: number, path: UploadPath): Promise<{ status: number; durationSeconds?: number }> {
+  const auth = { authorization: `Bearer ${apiKey}` };
+  if (path !== "resumable parts to R2") {
+    const boundary = `bench${Date.now()}`;
+    const response = await fetch(`${base}/api/v1/uploads`, {
+      method: "POST",
+      headers: { ...auth, "content-type": `multipart/form-data; boundary=${boundary}` },
+      body: wavStream(bytes, boundary, path === "multipart to R2" ? "file" : "other"),
+      duplex: "half",
+    } as RequestInit);
+    const body = (await response.json()) as { durationSeconds?: number };
+    return { status: response.status, durationSeconds: body.durationSeconds };
+  }
+  const opened = await fetch(`${base}/api/v1/uploads/multipart`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ filename: "big.wav", size: bytes }) });
+  const session = (await opened.json()) as { uploadId: string; partSize: number; partCount: number };
+  const reader = wavStream(bytes).getReader();
+  const leftover = { bytes: new Uint8Array(0) };
+  for (let n = 1; n <= session.partCount; n++) {
+    const length = Math.min(session.partSize, bytes - (n - 1) * session.partSize);
+    const response = await fetch(`${base}/api/v1/uploads/multipart/${session.uploadId}/parts/${n}`, {
+      method: "PUT",
+      headers: { ...auth, "content-length": String(length) },
+      body: take(reader, length, leftover),
+      duplex: "half",
+    } as RequestInit);
+    await response.body?.cancel();
+    if (!response.ok) return { status: response.status };
+  }
+  const completed = await fetch(`${base}/api/v1/uploads/multipart/${session.uploadId}/complete`, { method: "POST", headers: auth });
+  const body = (await completed.json()) as { durationSeconds?: number };
+  return { status: completed.status, durationSeconds: body.durationSeconds };
+}
+
+export async function runUploadMemoryBench(sizesMiB = (process.env.BENCH_UPLOAD_MIB ?? "16,256,1024").split(",").map(Number)): Promise<void> {
   const state = mkdtempSync(path.join(os.tmpdir(), "bench-upload-"));
   const port = await freePort();
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
@@ -116,24 +178,22 @@ export async function runUploadMemoryBench(sizesMiB = [16, 256, 1024]): Promise<
     await new Promise((r) => setTimeout(r, 1000));
     const idle = workerdRss(child.pid!);
     console.log(`\nupload memory (wrangler dev, local R2): workerd idle RSS ${(idle / MiB).toFixed(0)} MiB`);
-    console.log("| body MiB | upload s | MiB/s | workerd peak RSS MiB | peak - idle MiB | (peak - idle) / body | status |");
-    console.log("| --- | --- | --- | --- | --- | --- | --- |");
+    console.log("| path | body MiB | upload s | MiB/s | workerd RSS before -> peak MiB | peak - before MiB | (peak - before) / body | status |");
+    console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    const paths: UploadPath[] = ["multipart, drained (no R2)", "multipart to R2", "resumable parts to R2"];
     for (const size of sizesMiB) {
-      const boundary = `bench${Date.now()}`;
-      let peak = workerdRss(child.pid!);
-      const sampler = setInterval(() => (peak = Math.max(peak, workerdRss(child.pid!))), 100);
-      const started = performance.now();
-      const response = await fetch(`${base}/api/v1/uploads`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${apiKey}`, "content-type": `multipart/form-data; boundary=${boundary}` },
-        body: wavStream(size * MiB, boundary),
-        duplex: "half",
-      } as RequestInit);
-      const body = (await response.json()) as { durationSeconds?: number };
-      const seconds = (performance.now() - started) / 1000;
-      clearInterval(sampler);
-      peak = Math.max(peak, workerdRss(child.pid!));
-      console.log(`| ${size} | ${seconds.toFixed(1)} | ${(size / seconds).toFixed(0)} | ${(peak / MiB).toFixed(0)} | ${((peak - idle) / MiB).toFixed(0)} | ${((peak - idle) / (size * MiB)).toFixed(2)} | ${response.status}${body.durationSeconds ? ` (${body.durationSeconds} s)` : ""} |`);
+      for (const uploadPath of paths) {
+        const before = workerdRss(child.pid!);
+        let peak = before;
+        const sampler = setInterval(() => (peak = Math.max(peak, workerdRss(child.pid!))), 100);
+        const started = performance.now();
+        const result = await upload(base, apiKey, size * MiB, uploadPath);
+        const seconds = (performance.now() - started) / 1000;
+        clearInterval(sampler);
+        peak = Math.max(peak, workerdRss(child.pid!));
+        const status = `${result.status}${result.durationSeconds ? ` (${result.durationSeconds} s)` : ""}`;
+        console.log(`| ${uploadPath} | ${size} | ${seconds.toFixed(1)} | ${(size / seconds).toFixed(0)} | ${(before / MiB).toFixed(0)} -> ${(peak / MiB).toFixed(0)} | ${((peak - before) / MiB).toFixed(0)} | ${((peak - before) / (size * MiB)).toFixed(2)} | ${status} |`);
+      }
     }
   } finally {
     child.kill("SIGTERM");
