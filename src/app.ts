@@ -45,6 +45,8 @@ ${describePrices()}
 
 Errors: every error has the shape {"error": {"code", "message"}}; codes invalid_request 400, unauthorized 401, insufficient_credits 402 (with balance and required), not_found 404, internal_error 500; rate_limited 429 (see Rate limits). When several apply: 401, then 429, then 400, then 402. A job read by another key answers 404, as an unknown job. Unknown, expired or other-account uploadIds answer 400 naming the field.
 
+Test-mode keys (mk_test_..., created in the developer area or by the operator): the same API; nothing is debited (creditsUsed 0, never 402), uploads and jobs of test keys are invisible to live keys and the other way round, a call processes at most 2 minutes of media or 1000 characters (400 otherwise), and every result is marked: video shows TEST burnt into its top right corner (so a test key's video is re-encoded, never stream-copied), and every file an ffmpeg command writes says TEST in its comment metadata (transcribe, text-to-speech and voice-change results are not marked). The cloned voice is live data: test keys use it but cannot register or delete it.
+
 Idempotency-Key on tool POSTs: same key and body within 24 h replays the first response with no new debit; a different body answers 400.
 
 Webhooks: a tool call's optional webhookUrl (or the account default, PUT /api/v1/account/webhook) receives a POST when the job completes or fails: {"type": "job.completed" | "job.failed", "timestamp", "data": <the job as GET /api/v1/jobs/{id} shows it>}, signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the account's whsec_ secret>). https to public hosts only (checked at the call, 400 otherwise, and again at each delivery); redirects are not followed; a non-2xx answer or no answer within 10 s is retried after 30 s, 2 min, 10 min, 1 h, 3 h, 6 h and 12 h. Every attempt is listed by GET /api/v1/jobs/{id}/webhooks.
@@ -56,7 +58,7 @@ export function buildApp() {
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
     type: "http",
     scheme: "bearer",
-    description: "Authorization: Bearer mk_live_...",
+    description: "Authorization: Bearer mk_live_... (or mk_test_...: test mode, see the API description)",
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "AdminToken", { type: "http", scheme: "bearer" });
 

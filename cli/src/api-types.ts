@@ -2961,10 +2961,13 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a live API key (shown once) */
+        /** Create an API key (shown once): live, or test with ?mode=test */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description test: an mk_test_ key (no credits spent, results marked TEST, test data apart) */
+                    mode?: "live" | "test";
+                };
                 header?: never;
                 path: {
                     accountId: string;
@@ -2982,7 +2985,18 @@ export interface paths {
                         "application/json": {
                             keyId: string;
                             apiKey: string;
+                            /** @enum {string} */
+                            mode: "live" | "test";
                         };
+                    };
+                };
+                /** @description Invalid request (`invalid_request`); the message names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */

@@ -58,6 +58,8 @@ export const apiKeys = sqliteTable(
     /** Updated at most once a minute by authentication. */
     lastUsedAt: integer("last_used_at"),
     revokedAt: integer("revoked_at"),
+    /** 'test' for mk_test_ keys and what they make (test-mode keys: no credits, results marked TEST); migration 0006. */
+    mode: text("mode", { enum: ["live", "test"] }).notNull().default("live"),
   },
   (t) => [uniqueIndex("api_keys_hash_unique").on(t.keyHash), index("api_keys_account").on(t.accountId)],
 );
@@ -97,6 +99,8 @@ export const uploads = sqliteTable(
     probe: text("probe").notNull(),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
+    /** 'test' for mk_test_ keys and what they make (test-mode keys: no credits, results marked TEST); migration 0006. */
+    mode: text("mode", { enum: ["live", "test"] }).notNull().default("live"),
   },
   (t) => [index("uploads_account").on(t.accountId), index("uploads_expires").on(t.expiresAt)],
 );
@@ -133,6 +137,8 @@ export const jobs = sqliteTable(
     expiresAt: integer("expires_at"),
     /** URL notified when the job ends (the call's webhookUrl or the account default); migration 0005. */
     webhookUrl: text("webhook_url"),
+    /** 'test' for mk_test_ keys and what they make (test-mode keys: no credits, results marked TEST); migration 0006. */
+    mode: text("mode", { enum: ["live", "test"] }).notNull().default("live"),
   },
   (t) => [
     uniqueIndex("jobs_download_unique").on(t.downloadId),
@@ -408,6 +414,8 @@ export const uploadSessions = sqliteTable(
     completingUntil: integer("completing_until"),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
+    /** 'test' for mk_test_ keys and what they make (test-mode keys: no credits, results marked TEST); migration 0006. */
+    mode: text("mode", { enum: ["live", "test"] }).notNull().default("live"),
   },
   (t) => [index("upload_sessions_account").on(t.accountId), index("upload_sessions_expires").on(t.expiresAt)],
 );

@@ -59,7 +59,7 @@ async function guarded(context: McpContext, work: () => Promise<ToolResult>): Pr
 /** Jobs made through the connector belong to the account's connector "key". */
 async function callerOf(context: McpContext): Promise<Caller> {
   const account = await getAccount(context.env.DB, context.accountId);
-  return { accountId: account.accountId, keyId: `mcp:${account.accountId}`, email: account.email, plan: account.plan };
+  return { accountId: account.accountId, keyId: `mcp:${account.accountId}`, email: account.email, plan: account.plan, mode: "live" };
 }
 
 const priceText = (rate: Rate) =>

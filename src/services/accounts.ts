@@ -1,6 +1,7 @@
 /**
- * Accounts and their API keys. A key is `mk_live_` + 192 random bits; only its SHA-256 is
- * stored, and it is shown once, when created. Revocation is read on every request.
+ * Accounts and their API keys. A key is `mk_live_` (or `mk_test_`: test mode, no credits spent,
+ * results marked TEST, data apart) + 192 random bits; only its SHA-256 is stored, and it is
+ * shown once, when created. Revocation is read on every request.
  */
 import { AppError, invalidRequest, unauthorized } from "../errors";
 import { sha256Hex } from "../lib/hash";
@@ -9,9 +10,12 @@ import { firstPeriodEnd, isConstraintError } from "./credits";
 import { planAllowance, restApiPlans, type Plan } from "./pricing";
 
 export const API_KEY_PREFIX = "mk_live_";
+export const TEST_KEY_PREFIX = "mk_test_";
+export type KeyMode = "live" | "test";
+export const keyModes: readonly KeyMode[] = ["live", "test"];
 /** "Last used" is precise to a minute, so a busy key writes at most once a minute. */
 const LAST_USED_RESOLUTION_MS = 60_000;
-const API_KEY_SHAPE = /^mk_live_[A-Za-z0-9_-]{32}$/;
+const API_KEY_SHAPE = /^mk_(live|test)_[A-Za-z0-9_-]{32}$/;
 
 export interface AccountView {
   accountId: string;
@@ -112,27 +116,28 @@ export function restAccessRefusal(plan: Plan): string | null {
 
 const MAX_KEY_NAME = 60;
 
-/** Creates a live key; the plain key is returned once and never stored. */
-export async function createApiKey(db: D1Database, accountId: string, now: number, name = "") {
+/** Creates a key (live unless `mode` says test); the plain key is returned once and never stored. */
+export async function createApiKey(db: D1Database, accountId: string, now: number, name = "", mode: KeyMode = "live") {
   await getAccount(db, accountId);
-  const apiKey = API_KEY_PREFIX + randomToken(24);
+  const apiKey = (mode === "test" ? TEST_KEY_PREFIX : API_KEY_PREFIX) + randomToken(24);
   const keyId = newId("key", now);
   await db
-    .prepare("INSERT INTO api_keys (id, account_id, key_hash, display_prefix, name, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-    .bind(keyId, accountId, await sha256Hex(apiKey), apiKey.slice(0, 12), name.trim().slice(0, MAX_KEY_NAME), now)
+    .prepare("INSERT INTO api_keys (id, account_id, key_hash, display_prefix, name, created_at, mode) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    .bind(keyId, accountId, await sha256Hex(apiKey), apiKey.slice(0, 12), name.trim().slice(0, MAX_KEY_NAME), now, mode)
     .run();
-  return { keyId, apiKey };
+  return { keyId, apiKey, mode };
 }
 
 /** A key made by the account owner: refused, with the reason, on plans without REST access. */
-export async function createOwnApiKey(db: D1Database, accountId: string, name: unknown, now: number) {
+export async function createOwnApiKey(db: D1Database, accountId: string, name: unknown, now: number, mode: unknown = "live") {
   const account = await getAccount(db, accountId);
   const refusal = restAccessRefusal(account.plan);
   if (refusal) throw invalidRequest(`${refusal} Choose a plan with API access in Billing to create keys.`);
   const label = typeof name === "string" ? name.trim() : "";
   if (!label) throw invalidRequest("Give the key a name, for instance where it is used.");
   if (label.length > MAX_KEY_NAME) throw invalidRequest(`Key names have at most ${MAX_KEY_NAME} characters.`);
-  return createApiKey(db, accountId, now, label);
+  if (mode !== "live" && mode !== "test") throw invalidRequest("A key is live or test.");
+  return createApiKey(db, accountId, now, label, mode);
 }
 
 export interface ApiKeyView {
@@ -142,13 +147,14 @@ export interface ApiKeyView {
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
+  mode: KeyMode;
 }
 
 export async function listApiKeys(db: D1Database, accountId: string): Promise<ApiKeyView[]> {
   const rows = await db
-    .prepare("SELECT id, name, display_prefix, created_at, last_used_at, revoked_at FROM api_keys WHERE account_id = ? ORDER BY created_at DESC")
+    .prepare("SELECT id, name, display_prefix, created_at, last_used_at, revoked_at, mode FROM api_keys WHERE account_id = ? ORDER BY created_at DESC")
     .bind(accountId)
-    .all<{ id: string; name: string; display_prefix: string; created_at: number; last_used_at: number | null; revoked_at: number | null }>();
+    .all<{ id: string; name: string; display_prefix: string; created_at: number; last_used_at: number | null; revoked_at: number | null; mode: KeyMode }>();
   return rows.results.map((r) => ({
     keyId: r.id,
     name: r.name,
@@ -156,6 +162,7 @@ export async function listApiKeys(db: D1Database, accountId: string): Promise<Ap
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
     revokedAt: r.revoked_at,
+    mode: r.mode,
   }));
 }
 
@@ -173,6 +180,8 @@ export interface Caller {
   keyId: string;
   email: string;
   plan: Plan;
+  /** A test key's calls spend nothing, see only test data and get results marked TEST. */
+  mode: KeyMode;
 }
 
 /** Resolves an `Authorization` header to the calling key, or throws 401. */
@@ -184,11 +193,11 @@ export async function authenticate(db: D1Database, authorization: string | undef
   if (!API_KEY_SHAPE.test(apiKey)) throw unauthorized("Invalid API key.");
   const row = await db
     .prepare(
-      `SELECT k.id AS key_id, k.revoked_at, k.last_used_at, a.id AS account_id, a.email, a.plan
+      `SELECT k.id AS key_id, k.revoked_at, k.last_used_at, k.mode, a.id AS account_id, a.email, a.plan
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
     )
     .bind(await sha256Hex(apiKey))
-    .first<{ key_id: string; revoked_at: number | null; last_used_at: number | null; account_id: string; email: string; plan: Plan }>();
+    .first<{ key_id: string; revoked_at: number | null; last_used_at: number | null; mode: KeyMode; account_id: string; email: string; plan: Plan }>();
   if (!row) throw unauthorized("Invalid API key.");
   if (row.revoked_at !== null) throw unauthorized("This API key has been revoked.");
   const refusal = restAccessRefusal(row.plan);
@@ -197,5 +206,5 @@ export async function authenticate(db: D1Database, authorization: string | undef
   if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
     await db.prepare("UPDATE api_keys SET last_used_at = ? WHERE id = ?").bind(now, row.key_id).run();
   }
-  return { accountId: row.account_id, keyId: row.key_id, email: row.email, plan: row.plan };
+  return { accountId: row.account_id, keyId: row.key_id, email: row.email, plan: row.plan, mode: row.mode };
 }

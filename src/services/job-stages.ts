@@ -16,6 +16,7 @@ import { runFfmpegWasm } from "../media/ffmpeg-wasm";
 import { loadFont } from "../media/font-data";
 import { chooseEngine, defaultRoutingConfig, type RoutingConfig, type RoutingDecision } from "../media/routing";
 import { FONTS_DIR, type MediaCommand, type MediaInput } from "../media/tools/command";
+import { withTestMark } from "../media/tools/test-mark";
 import type { Transcript } from "../media/transcript";
 import type { ProbeResult } from "../media/types";
 import { toolDefinition } from "../tools";
@@ -75,7 +76,9 @@ export function speechPlanOf(job: Job, inputs: StoredInput[]): SpeechPlan | unde
 export async function prepareMediaStage(env: Env, job: Job, inputs: StoredInput[], transcript?: Transcript): Promise<PreparedJob> {
   const definition = toolDefinition(job.tool);
   if (!definition.build) throw new JobFailure(`The ${job.tool} tool has no media stage; credits refunded.`);
-  const command = await definition.build(jobParams(job), inputs, { transcript });
+  const testMode = job.mode === "test";
+  const built = await definition.build(jobParams(job), inputs, { transcript, testMode });
+  const command = testMode ? withTestMark(built) : built;
   return { command, inputs, resultKey: `results/${job.id}/${command.resultFilename}` };
 }
 

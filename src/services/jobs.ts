@@ -11,7 +11,7 @@ import type { Env } from "../env";
 import { sha256Hex } from "../lib/hash";
 import { newId, randomToken } from "../lib/ids";
 import { estimateSeconds, tools, type ToolDefinitionOf, type ToolParams } from "../tools";
-import type { ToolContext } from "../tools/definition";
+import type { BillingQuantity, ToolContext } from "../tools/definition";
 import type { Caller } from "./accounts";
 import { balanceOf, debitStatements, failAndRefund, isConstraintError } from "./credits";
 import { costOf, type ToolName } from "./pricing";
@@ -113,7 +113,7 @@ export async function createToolJob<K extends ToolName>(
   const spec = tools[input.tool] as unknown as ToolDefinitionOf<K>;
   const uploads: StoredUpload[] = [];
   for (const ref of spec.inputs(input.params)) {
-    const upload = await resolveUpload(db, caller.accountId, ref.uploadId, ref.field, now);
+    const upload = await resolveUpload(db, caller.accountId, ref.uploadId, ref.field, now, caller.mode);
     if (!ref.accepts.includes(upload.kind)) {
       throw invalidRequest(`${ref.field}: this tool needs ${ref.accepts.join(" or ")}, the upload is ${upload.kind === "image" ? "an image" : upload.kind}.`);
     }
@@ -126,7 +126,9 @@ export async function createToolJob<K extends ToolName>(
   const webhookUrl = await webhookUrlForCall(env, caller.accountId, input.webhookUrl);
 
   const quantity = spec.quantity(input.params, uploads);
-  const cost = costOf(caller.plan, input.tool, quantity);
+  if (caller.mode === "test") checkTestModeBounds(quantity);
+  // A test key spends nothing: the job's debit (and any refund) is of 0 credits.
+  const cost = caller.mode === "test" ? 0 : costOf(caller.plan, input.tool, quantity);
   const estimated = estimateSeconds(input.tool, quantity);
   const jobId = newId("job", now);
 
@@ -143,12 +145,12 @@ export async function createToolJob<K extends ToolName>(
     db
       .prepare(
         `INSERT INTO jobs (id, account_id, key_id, tool, params, input_upload_ids, status, cost, plan_debit, purchased_debit,
-           balance_after, estimated_seconds, download_id, created_at, webhook_url)
+           balance_after, estimated_seconds, download_id, created_at, webhook_url, mode)
          SELECT ?1, a.id, ?2, ?3, ?4, ?5, 'queued', ?6, -l.plan_delta, -l.purchased_delta,
-           a.plan_credits + a.purchased_credits, ?7, ?8, ?9, ?11
+           a.plan_credits + a.purchased_credits, ?7, ?8, ?9, ?11, ?12
          FROM accounts a JOIN ledger l ON l.idempotency_key = 'debit:' || ?1 WHERE a.id = ?10`,
       )
-      .bind(jobId, caller.keyId, input.tool, JSON.stringify(input.params), JSON.stringify(uploads.map((u) => u.id)), cost, estimated, randomToken(24), now, caller.accountId, webhookUrl),
+      .bind(jobId, caller.keyId, input.tool, JSON.stringify(input.params), JSON.stringify(uploads.map((u) => u.id)), cost, estimated, randomToken(24), now, caller.accountId, webhookUrl, caller.mode),
   ];
   try {
     await db.batch(statements);
@@ -174,6 +176,19 @@ export async function createToolJob<K extends ToolName>(
   // if this call never reached the runner.
   waitUntil?.(startJobNow(env, jobId));
   return { jobId, status: "queued", creditsUsed: cost, creditsRemaining: await jobBalanceAfter(db, jobId), estimatedSeconds: estimated };
+}
+
+/** Test keys run real jobs for free, so what one call may process is bounded. */
+export const TEST_MODE_MAX_MEDIA_MS = 120_000;
+export const TEST_MODE_MAX_CHARACTERS = 1000;
+
+function checkTestModeBounds(quantity: BillingQuantity): void {
+  if ("durationMs" in quantity && quantity.durationMs > TEST_MODE_MAX_MEDIA_MS) {
+    throw invalidRequest(`Test keys process at most ${TEST_MODE_MAX_MEDIA_MS / 60_000} minutes of media per call; this call bills ${(quantity.durationMs / 1000).toFixed(1)} s. Use a live key.`);
+  }
+  if ("characters" in quantity && quantity.characters > TEST_MODE_MAX_CHARACTERS) {
+    throw invalidRequest(`Test keys speak at most ${TEST_MODE_MAX_CHARACTERS} characters per call; this text has ${quantity.characters}. Use a live key.`);
+  }
 }
 
 async function startJobNow(env: Env, jobId: string): Promise<void> {

@@ -12,6 +12,7 @@ import { AppError, invalidRequest, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import { finishUpload, MAX_UPLOAD_BYTES, safeFilename, type UploadResult } from "./uploads";
 import type { Env } from "../env";
+import type { Caller } from "./accounts";
 
 /** Every part but the last has this size: R2 wants equal parts of at least 5 MiB. */
 export const RESUMABLE_PART_SIZE = 16 * 1024 * 1024;
@@ -33,6 +34,8 @@ export interface SessionView {
 }
 
 type SessionRow = typeof uploadSessions.$inferSelect;
+/** Whose sessions: an account's, in the calling key's mode (test and live are apart). */
+type Owner = Pick<Caller, "accountId" | "mode">;
 
 const shortId = (id: string) => (id.length > 64 ? `${id.slice(0, 32)}…` : id);
 
@@ -40,27 +43,28 @@ export function partSizeOf(partNumber: number, session: Pick<SessionRow, "partSi
   return partNumber < session.partCount ? session.partSize : session.sizeBytes - (session.partCount - 1) * session.partSize;
 }
 
-async function findSession(db: D1Database, accountId: string, uploadId: string, now: number): Promise<SessionRow | undefined> {
+async function findSession(db: D1Database, owner: Owner, uploadId: string, now: number): Promise<SessionRow | undefined> {
   return orm(db)
     .select()
     .from(uploadSessions)
-    .where(and(eq(uploadSessions.id, uploadId), eq(uploadSessions.accountId, accountId), gt(uploadSessions.expiresAt, now)))
+    .where(and(eq(uploadSessions.id, uploadId), eq(uploadSessions.accountId, owner.accountId), eq(uploadSessions.mode, owner.mode), gt(uploadSessions.expiresAt, now)))
     .get();
 }
 
-async function requireSession(db: D1Database, accountId: string, uploadId: string, now: number): Promise<SessionRow> {
-  const session = await findSession(db, accountId, uploadId, now);
+async function requireSession(db: D1Database, owner: Owner, uploadId: string, now: number): Promise<SessionRow> {
+  const session = await findSession(db, owner, uploadId, now);
   if (!session) throw notFound(`Resumable upload ${shortId(uploadId)} is unknown, completed, aborted or expired.`);
   return session;
 }
 
 export async function createSession(
   env: Env,
-  accountId: string,
+  owner: Owner,
   request: { filename: string; size: number; contentType?: string },
   now: number,
 ): Promise<Omit<SessionView, "parts" | "contentType">> {
   if (request.size > MAX_UPLOAD_BYTES) throw invalidRequest("size: larger than the 5 GB (5,000,000,000 bytes) limit.");
+  const { accountId } = owner;
   const db = orm(env.DB);
   const open = await db
     .select({ n: count() })
@@ -88,12 +92,13 @@ export async function createSession(
     partCount,
     createdAt: now,
     expiresAt,
+    mode: owner.mode,
   });
   return { uploadId: id, filename, size: request.size, partSize: RESUMABLE_PART_SIZE, partCount, expiresAt: new Date(expiresAt).toISOString() };
 }
 
-export async function describeSession(db: D1Database, accountId: string, uploadId: string, now: number): Promise<SessionView> {
-  const session = await requireSession(db, accountId, uploadId, now);
+export async function describeSession(db: D1Database, owner: Owner, uploadId: string, now: number): Promise<SessionView> {
+  const session = await requireSession(db, owner, uploadId, now);
   const parts = await orm(db)
     .select()
     .from(uploadSessionParts)
@@ -118,14 +123,14 @@ export async function describeSession(db: D1Database, accountId: string, uploadI
  */
 export async function putPart(
   env: Env,
-  accountId: string,
+  owner: Owner,
   uploadId: string,
   partNumber: number,
   body: ReadableStream<Uint8Array> | null,
   declaredLength: number | undefined,
   now: number,
 ): Promise<{ uploadId: string; partNumber: number; size: number; receivedParts: number; partCount: number }> {
-  const session = await requireSession(env.DB, accountId, uploadId, now);
+  const session = await requireSession(env.DB, owner, uploadId, now);
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > session.partCount) {
     await body?.cancel();
     throw invalidRequest(`partNumber: must be an integer from 1 to ${session.partCount}.`);
@@ -165,7 +170,7 @@ export async function putPart(
     await piped;
     if (counted !== expected) throw wrongLength();
     // Completed or aborted by another call while this part was on its way.
-    const current = await findSession(env.DB, accountId, uploadId, Date.now());
+    const current = await findSession(env.DB, owner, uploadId, Date.now());
     if (!current || (current.completingUntil !== null && current.completingUntil > now)) {
       throw invalidRequest("The upload was completed or aborted while this part was being sent.");
     }
@@ -191,11 +196,11 @@ async function deleteSessionRows(db: D1Database, sessionId: string): Promise<voi
 }
 
 /** The result of an upload already made from this session (a repeated complete call). */
-async function completedUpload(db: D1Database, accountId: string, uploadId: string, now: number): Promise<UploadResult | undefined> {
+async function completedUpload(db: D1Database, owner: Owner, uploadId: string, now: number): Promise<UploadResult | undefined> {
   const row = await orm(db)
     .select({ id: uploads.id, durationMs: uploads.durationMs, expiresAt: uploads.expiresAt })
     .from(uploads)
-    .where(and(eq(uploads.id, uploadId), eq(uploads.accountId, accountId), gt(uploads.expiresAt, now)))
+    .where(and(eq(uploads.id, uploadId), eq(uploads.accountId, owner.accountId), eq(uploads.mode, owner.mode), gt(uploads.expiresAt, now)))
     .get();
   return row && { uploadId: row.id, durationSeconds: row.durationMs / 1000, expiresIn: Math.round((row.expiresAt - now) / 1000) };
 }
@@ -205,11 +210,11 @@ async function completedUpload(db: D1Database, accountId: string, uploadId: stri
  * 400 for media that cannot be used (then the object and the session are gone). Calling it
  * again after it succeeded answers the same upload.
  */
-export async function completeSession(env: Env, accountId: string, uploadId: string, now: number): Promise<UploadResult> {
+export async function completeSession(env: Env, owner: Owner, uploadId: string, now: number): Promise<UploadResult> {
   const db = env.DB;
-  const session = await findSession(db, accountId, uploadId, now);
+  const session = await findSession(db, owner, uploadId, now);
   if (!session) {
-    const done = await completedUpload(db, accountId, uploadId, now);
+    const done = await completedUpload(db, owner, uploadId, now);
     if (done) return done;
     throw notFound(`Resumable upload ${shortId(uploadId)} is unknown, aborted or expired.`);
   }
@@ -238,7 +243,7 @@ export async function completeSession(env: Env, accountId: string, uploadId: str
   }
   let result: UploadResult;
   try {
-    result = await finishUpload(env, { id: session.id, accountId, objectKey: session.objectKey, filename: session.filename, size: session.sizeBytes, now });
+    result = await finishUpload(env, { id: session.id, accountId: owner.accountId, objectKey: session.objectKey, filename: session.filename, size: session.sizeBytes, now, mode: session.mode });
   } catch (error) {
     // Refused media (finishUpload deleted the object) uses the session up; after any other
     // failure the assembled object stays and complete may be called again.
@@ -250,8 +255,8 @@ export async function completeSession(env: Env, accountId: string, uploadId: str
   return result;
 }
 
-export async function abortSession(env: Env, accountId: string, uploadId: string, now: number): Promise<{ uploadId: string; status: "aborted" }> {
-  const session = await requireSession(env.DB, accountId, uploadId, now);
+export async function abortSession(env: Env, owner: Owner, uploadId: string, now: number): Promise<{ uploadId: string; status: "aborted" }> {
+  const session = await requireSession(env.DB, owner, uploadId, now);
   await env.MEDIA.resumeMultipartUpload(session.objectKey, session.r2UploadId).abort();
   await deleteSessionRows(env.DB, session.id);
   return { uploadId: session.id, status: "aborted" };

@@ -15,6 +15,7 @@ import { probeR2Object, UnsupportedMediaError, type MediaKind, type ProbeResult 
 import { canProbeOnBackend, probeOnBackend } from "./backend/probe";
 import { DurationUnknownError } from "../media/types";
 import type { Env } from "../env";
+import type { KeyMode } from "./accounts";
 
 export const MAX_UPLOAD_BYTES = 5_000_000_000;
 export const UPLOAD_TTL_MS = 3 * 3600 * 1000;
@@ -51,7 +52,7 @@ const tooLarge = () => invalidRequest("file: larger than the 5 GB (5,000,000,000
 
 export async function finishUpload(
   env: Env,
-  p: { id: string; accountId: string; objectKey: string; filename: string; size: number; now: number },
+  p: { id: string; accountId: string; objectKey: string; filename: string; size: number; now: number; mode?: KeyMode },
 ): Promise<UploadResult> {
   const { DB: db, MEDIA: bucket } = env;
   let probe: ProbeResult;
@@ -71,10 +72,10 @@ export async function finishUpload(
   const filename = /\.[A-Za-z0-9]{2,4}$/.test(p.filename) ? p.filename : `${p.filename}.${probe.container}`;
   await db
     .prepare(
-      `INSERT INTO uploads (id, account_id, object_key, filename, kind, container, mime_type, size_bytes, duration_ms, probe, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO uploads (id, account_id, object_key, filename, kind, container, mime_type, size_bytes, duration_ms, probe, created_at, expires_at, mode)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(p.id, p.accountId, p.objectKey, filename, probe.kind, probe.container, probe.mimeType, p.size, probe.durationMs, JSON.stringify(probe), p.now, expiresAt)
+    .bind(p.id, p.accountId, p.objectKey, filename, probe.kind, probe.container, probe.mimeType, p.size, probe.durationMs, JSON.stringify(probe), p.now, expiresAt, p.mode ?? "live")
     .run();
   return { uploadId: p.id, durationSeconds: probe.durationMs / 1000, expiresIn: UPLOAD_TTL_MS / 1000 };
 }
@@ -94,6 +95,7 @@ export async function uploadFromMultipart(
   accountId: string,
   request: Request,
   now: number,
+  mode: KeyMode = "live",
 ): Promise<UploadResult> {
   const bucket = env.MEDIA;
   const declared = Number(request.headers.get("content-length") ?? "0");
@@ -116,7 +118,7 @@ export async function uploadFromMultipart(
     throw error;
   }
   if (!stored) throw invalidRequest("file: Required (multipart/form-data field named file).");
-  return finishUpload(env, { id, accountId, objectKey, now, ...stored });
+  return finishUpload(env, { id, accountId, objectKey, now, mode, ...stored });
 }
 
 /** `{url}`: downloads a public http(s) URL, streamed, under the SSRF rules. */
@@ -126,6 +128,7 @@ export async function uploadFromUrl(
   rawUrl: string,
   policy: UrlPolicy,
   now: number,
+  mode: KeyMode = "live",
 ): Promise<UploadResult> {
   const bucket = env.MEDIA;
   let response: Response;
@@ -156,21 +159,22 @@ export async function uploadFromUrl(
     throw invalidRequest(`url: the download broke off (${error instanceof Error ? error.message : "network error"}).`);
   }
   const filename = safeFilename(decodeURIComponent(new URL(response.url || rawUrl).pathname), "download");
-  return finishUpload(env, { id, accountId, objectKey, filename, size, now });
+  return finishUpload(env, { id, accountId, objectKey, filename, size, now, mode });
 }
 
 /**
- * An upload the caller may use as `field`: it must exist, belong to the account and not be
- * expired; otherwise a 400 that names the field.
+ * An upload the caller may use as `field`: it must exist, belong to the account, be of the
+ * caller's mode (a test key's uploads and a live key's are apart) and not be expired;
+ * otherwise a 400 that names the field.
  */
-export async function resolveUpload(db: D1Database, accountId: string, uploadId: string, field: string, now: number): Promise<StoredUpload> {
+export async function resolveUpload(db: D1Database, accountId: string, uploadId: string, field: string, now: number, mode: KeyMode = "live"): Promise<StoredUpload> {
   const row = await orm(db)
     .select()
     .from(uploads)
-    .where(and(eq(uploads.id, uploadId), eq(uploads.accountId, accountId), gt(uploads.expiresAt, now)))
+    .where(and(eq(uploads.id, uploadId), eq(uploads.accountId, accountId), eq(uploads.mode, mode), gt(uploads.expiresAt, now)))
     .get();
   // Only a short prefix of what the caller sent is echoed back.
   if (!row) throw invalidRequest(`${field}: upload ${uploadId.length > 64 ? `${uploadId.slice(0, 32)}…` : uploadId} is unknown or expired.`);
-  const { createdAt: _created, probe, ...stored } = row;
+  const { createdAt: _created, mode: _mode, probe, ...stored } = row;
   return { ...stored, probe: JSON.parse(probe) as ProbeResult };
 }

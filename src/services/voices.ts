@@ -23,7 +23,13 @@ const view = (row: { status: string; created_at: number }): ClonedVoiceView => (
   createdAt: new Date(row.created_at).toISOString(),
 });
 
-export async function registerClonedVoice(db: D1Database, bucket: R2Bucket, caller: Pick<Caller, "accountId">, uploadId: string, now: number): Promise<ClonedVoiceView> {
+/** The cloned voice is the account's live data: a test key may use it, not change it. */
+function refuseTestKey(caller: Partial<Pick<Caller, "mode">>): void {
+  if (caller.mode === "test") throw invalidRequest("The cloned voice is live account data: register or delete it with a live key (test keys can still speak with voice clone).");
+}
+
+export async function registerClonedVoice(db: D1Database, bucket: R2Bucket, caller: Pick<Caller, "accountId"> & Partial<Pick<Caller, "mode">>, uploadId: string, now: number): Promise<ClonedVoiceView> {
+  refuseTestKey(caller);
   const upload = await resolveUpload(db, caller.accountId, uploadId, "uploadId", now);
   if (upload.kind === "image" || !upload.probe.hasAudio) throw invalidRequest("uploadId: the sample must be audio or a video with an audio track.");
   if (upload.durationMs < MIN_SAMPLE_MS) {
@@ -51,7 +57,8 @@ export async function getClonedVoice(db: D1Database, caller: Pick<Caller, "accou
   return view(row);
 }
 
-export async function deleteClonedVoice(db: D1Database, bucket: R2Bucket, caller: Pick<Caller, "accountId">): Promise<void> {
+export async function deleteClonedVoice(db: D1Database, bucket: R2Bucket, caller: Pick<Caller, "accountId"> & Partial<Pick<Caller, "mode">>): Promise<void> {
+  refuseTestKey(caller);
   const row = await db.prepare("SELECT object_key FROM cloned_voices WHERE account_id = ?").bind(caller.accountId).first<{ object_key: string }>();
   if (!row) throw notFound("No cloned voice is registered on this account.");
   await db.prepare("DELETE FROM cloned_voices WHERE account_id = ?").bind(caller.accountId).run();

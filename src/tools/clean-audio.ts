@@ -13,5 +13,5 @@ export const cleanAudio = defineTool({
   inputs: (p) => singleInput(p.uploadId, mediaKinds, true),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
   workFactor: 0.3,
-  build: (p, inputs) => buildCleanAudioCommand(p, inputs),
+  build: (p, inputs, { testMode }) => buildCleanAudioCommand(p, inputs, { reencodeVideo: testMode }),
 });

@@ -13,5 +13,5 @@ export const convert = defineTool({
   inputs: (p) => singleInput(p.uploadId, mediaKinds),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
   workFactor: 0.5,
-  build: (p, inputs) => buildConvertCommand(p, inputs),
+  build: (p, inputs, { testMode }) => buildConvertCommand(p, inputs, { reencodeVideo: testMode }),
 });

@@ -56,6 +56,8 @@ export type SpeechPlan =
 /** What earlier stages produced for the ffmpeg stage (automatic subtitles use the transcript). */
 export interface BuildContext {
   transcript?: Transcript;
+  /** A test-mode job: its result is marked TEST (src/media/tools/test-mark.ts), so video is never stream-copied. */
+  testMode?: boolean;
 }
 
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {

@@ -7,7 +7,7 @@ import { Hono, type Context } from "hono";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
 import { AppError } from "../errors";
-import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey } from "../services/accounts";
+import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey, type KeyMode } from "../services/accounts";
 import { checkResetToken, limitAttempts, normalizeEmail, requestPasswordReset, resetPassword, signIn, signUp } from "../services/auth";
 import { cancelPlan, choosePlan, listPayments, resumePlan, startCreditCheckout } from "../services/billing";
 import { listConnectedApps, revokeConnectedApp } from "../services/connected-apps";
@@ -171,7 +171,7 @@ export function webRoutes() {
     return c.html(<OverviewPage account={account} usage={usage} activeKeys={keys.filter((k) => !k.revokedAt).length} />);
   });
 
-  const keysPage = async (c: Context<WebEnv>, extra: { created?: { apiKey: string; name: string }; error?: string } = {}, status: 200 | 400 = 200) => {
+  const keysPage = async (c: Context<WebEnv>, extra: { created?: { apiKey: string; name: string; mode: KeyMode }; error?: string } = {}, status: 200 | 400 = 200) => {
     const account = c.get("account");
     const keys = await listApiKeys(c.env.DB, account.accountId);
     return c.html(<KeysPage account={account} keys={keys} refusal={restAccessRefusal(account.plan)} notice={notice(c)} {...extra} />, status);
@@ -180,8 +180,8 @@ export function webRoutes() {
   area.post("/keys", async (c) => {
     const form = await c.req.parseBody();
     try {
-      const { apiKey } = await createOwnApiKey(c.env.DB, c.get("account").accountId, form.name, Date.now());
-      return keysPage(c, { created: { apiKey, name: text(form.name).trim() } });
+      const { apiKey, mode } = await createOwnApiKey(c.env.DB, c.get("account").accountId, form.name, Date.now(), form.mode ?? "live");
+      return keysPage(c, { created: { apiKey, name: text(form.name).trim(), mode } });
     } catch (error) {
       return keysPage(c, { error: userError(error).message }, 400);
     }

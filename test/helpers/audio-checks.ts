@@ -205,3 +205,32 @@ export function bandLevelsDb(samples: ArrayLike<number>, sampleRate: number, fro
 export function voiceToNoiseDb(samples: ArrayLike<number>, sampleRate: number, voice: [number, number], noise: [number, number]): number {
   return rmsDb(samples, sampleRate, ...voice) - rmsDb(samples, sampleRate, ...noise);
 }
+
+/** A 16-bit PCM WAV built in memory: `seconds` of a tone at `frequency` Hz (0: silence), any size a test needs. */
+export function makeWav(p: { seconds: number; sampleRate: number; channels: number; frequency?: number }): Uint8Array {
+  const frames = p.sampleRate * p.seconds;
+  const blockAlign = p.channels * 2;
+  const dataBytes = frames * blockAlign;
+  const bytes = new Uint8Array(44 + dataBytes);
+  const view = new DataView(bytes.buffer);
+  const ascii = (offset: number, text: string) => [...text].forEach((ch, i) => view.setUint8(offset + i, ch.charCodeAt(0)));
+  ascii(0, "RIFF");
+  view.setUint32(4, 36 + dataBytes, true);
+  ascii(8, "WAVEfmt ");
+  view.setUint32(16, 16, true);
+  view.setUint16(20, 1, true);
+  view.setUint16(22, p.channels, true);
+  view.setUint32(24, p.sampleRate, true);
+  view.setUint32(28, p.sampleRate * blockAlign, true);
+  view.setUint16(32, blockAlign, true);
+  view.setUint16(34, 16, true);
+  ascii(36, "data");
+  view.setUint32(40, dataBytes, true);
+  if (p.frequency) {
+    for (let i = 0; i < frames; i++) {
+      const sample = Math.round(Math.sin((2 * Math.PI * p.frequency * i) / p.sampleRate) * 8000);
+      for (let c = 0; c < p.channels; c++) view.setInt16(44 + i * blockAlign + c * 2, sample, true);
+    }
+  }
+  return bytes;
+}

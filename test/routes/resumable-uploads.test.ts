@@ -8,36 +8,7 @@ import { describe, expect, it } from "vitest";
 import { balanceOf, call, expectError, newAccount, postJson, type TestAccount } from "../helpers/api";
 import { runMaintenance } from "../../src/services/maintenance";
 import { RESUMABLE_PART_SIZE } from "../../src/services/resumable-uploads";
-
-const SAMPLE_RATE = 48_000;
-
-/** A stereo 16-bit WAV of `seconds` of a 440 Hz tone: real media, as large as needed. */
-function wav(seconds: number): Uint8Array {
-  const frames = SAMPLE_RATE * seconds;
-  const dataBytes = frames * 4;
-  const bytes = new Uint8Array(44 + dataBytes);
-  const view = new DataView(bytes.buffer);
-  const ascii = (offset: number, text: string) => [...text].forEach((ch, i) => view.setUint8(offset + i, ch.charCodeAt(0)));
-  ascii(0, "RIFF");
-  view.setUint32(4, 36 + dataBytes, true);
-  ascii(8, "WAVE");
-  ascii(12, "fmt ");
-  view.setUint32(16, 16, true);
-  view.setUint16(20, 1, true);
-  view.setUint16(22, 2, true);
-  view.setUint32(24, SAMPLE_RATE, true);
-  view.setUint32(28, SAMPLE_RATE * 4, true);
-  view.setUint16(32, 4, true);
-  view.setUint16(34, 16, true);
-  ascii(36, "data");
-  view.setUint32(40, dataBytes, true);
-  for (let i = 0; i < frames; i++) {
-    const sample = Math.round(Math.sin((2 * Math.PI * 440 * i) / SAMPLE_RATE) * 8000);
-    view.setInt16(44 + i * 4, sample, true);
-    view.setInt16(46 + i * 4, sample, true);
-  }
-  return bytes;
-}
+import { makeWav } from "../helpers/audio-checks";
 
 async function sha256(data: ArrayBuffer | Uint8Array): Promise<string> {
   return [...new Uint8Array(await crypto.subtle.digest("SHA-256", data))].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -81,7 +52,7 @@ async function objects(accountId: string): Promise<number> {
 
 describe("resumable uploads", () => {
   const seconds = 210;
-  const file = wav(seconds); // 40.3 MB: three parts of 16 MiB, 16 MiB and the rest
+  const file = makeWav({ seconds, sampleRate: 48_000, channels: 2, frequency: 440 }); // 40.3 MB: three parts of 16 MiB, 16 MiB and the rest
 
   it("assembles a file sent in parts, one dropped and sent later, one sent twice, and probes it", async () => {
     const account = await newAccount({ credits: 10 });

@@ -31,6 +31,24 @@ describe("API keys page", () => {
     expect(await (await client.get("/app/keys?done=revoked")).text()).toContain("revoked");
   });
 
+  it("creates a test key next to live keys, listed as test, spending nothing", async () => {
+    const { client, accountId } = await signedUpClient();
+    const html = await (await client.post("/app/keys", { name: "staging", mode: "test" })).text();
+    const apiKey = html.match(/mk_test_[A-Za-z0-9_-]{32}/)![0];
+    expect(html).toContain("Test key “staging” created.");
+    expect(html).toContain("results are marked TEST");
+    const list = await (await client.get("/app/keys")).text();
+    expect(list).toMatch(/<select name="mode">/);
+    expect(list).toContain('<span class="badge queued">test</span>');
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const upload = await uploadBytes({ accountId, keyId: "", apiKey, auth }, await fixtureBytes("tone.mp3"), "tone.mp3");
+    const { uploadId } = (await upload.json()) as { uploadId: string };
+    const job = await callTool({ accountId, keyId: "", apiKey, auth }, "extract-audio", { uploadId });
+    expect(((await job.json()) as { creditsUsed: number }).creditsUsed).toBe(0);
+    expect(((await (await call("/api/v1/account", { headers: auth })).json()) as { balance: number }).balance).toBe(100);
+    expect((await client.post("/app/keys", { name: "odd", mode: "sandbox" })).status).toBe(400);
+  });
+
   it("cannot revoke another account's key, and refuses an empty name", async () => {
     const { client } = await signedUpClient();
     const other = await signedUpClient();

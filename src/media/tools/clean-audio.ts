@@ -71,7 +71,7 @@
 import type { CleanAudioInput } from "../../tools/clean-audio";
 import type { LoudnormTarget } from "../../../backend/src/protocol.ts";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
-import { isAudioOnly, wasmHeapEstimate } from "./encoders";
+import { EVEN_SIZE_FILTER, isAudioOnly, videoEncoderArgs, wasmHeapEstimate } from "./encoders";
 import { containerFamily, familyAudioArgs, familyContentType } from "./trim";
 
 const MiB = 1024 * 1024;
@@ -114,7 +114,8 @@ export const CLEAN_AUDIO_BACKEND_FILTER = [
   "aformat=sample_rates=48000",
 ].join(",");
 
-export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs: MediaInput[]): MediaCommand {
+/** `reencodeVideo`: re-encode the picture instead of copying it (a test-mode result gets a mark drawn on it). */
+export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs: MediaInput[], options: { reencodeVideo?: boolean } = {}): MediaCommand {
   const input = inputs[0];
   if (input === undefined) throw new TypeError("clean-audio takes one input");
   const { probe } = input;
@@ -122,11 +123,13 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
   const family = containerFamily(probe);
   const audioOnly = isAudioOnly(probe);
   const outputName = `out.${family.extension}`;
+  const reencode = !audioOnly && options.reencodeVideo === true;
+  const videoArgs = reencode ? ["-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs(family.video, probe.width, probe.height)] : ["-c:v", "copy"];
   const argsWith = (filter: string) => [
     "-hide_banner",
     "-y",
     "-i", input.name,
-    ...(audioOnly ? [] : ["-map", "0:V:0", "-c:v", "copy"]),
+    ...(audioOnly ? [] : ["-map", "0:V:0", ...videoArgs]),
     "-map", "0:a:0",
     "-af", filter,
     ...familyAudioArgs(family, probe),
@@ -143,7 +146,7 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
     contentType: familyContentType(probe),
     wasmCapable: true,
     // 32 MiB for mono and stereo; 5.1 took 80 MiB in workerd (12 MiB per channel above two).
-    wasmHeapBytes: wasmHeapEstimate(undefined, undefined, undefined, Math.max(0, (probe.audioChannels ?? 2) - 2) * 12 * MiB),
+    wasmHeapBytes: wasmHeapEstimate(reencode ? family.video : undefined, probe.width, probe.height, Math.max(0, (probe.audioChannels ?? 2) - 2) * 12 * MiB),
     backend: { args: argsWith(CLEAN_AUDIO_BACKEND_FILTER), loudnorm: CLEAN_AUDIO_LOUDNESS },
   };
 }

@@ -90,14 +90,15 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
   },
 };
 
-export function buildConvertCommand(params: Pick<ConvertInput, "format">, inputs: MediaInput[]): MediaCommand {
+/** `reencodeVideo`: never copy the video (a test-mode result gets a mark drawn on it). */
+export function buildConvertCommand(params: Pick<ConvertInput, "format">, inputs: MediaInput[], options: { reencodeVideo?: boolean } = {}): MediaCommand {
   const input = inputs[0];
   if (input === undefined) throw new TypeError("convert takes one input");
   const target = convertTargets[params.format];
   const { probe } = input;
   const audioOnly = isAudioOnly(probe);
 
-  const copyVideo = !audioOnly && probe.videoCodec !== undefined && target.copyVideo.includes(probe.videoCodec);
+  const copyVideo = !audioOnly && !options.reencodeVideo && probe.videoCodec !== undefined && target.copyVideo.includes(probe.videoCodec);
   const copyAudio = probe.audioCodec !== undefined && target.copyAudio.includes(probe.audioCodec);
 
   const videoArgs: string[] = [];

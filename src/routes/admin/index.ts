@@ -46,10 +46,13 @@ const createKeyRoute = createRoute({
   method: "post",
   path: "/accounts/{accountId}/keys",
   tags: ["Admin"],
-  summary: "Create a live API key (shown once)",
+  summary: "Create an API key (shown once): live, or test with ?mode=test",
   security,
-  request: { params: z.object({ accountId: z.string() }) },
-  responses: { 200: json(z.object({ keyId: z.string(), apiKey: z.string() }), "Key created"), ...pickErrors(401, 404) },
+  request: {
+    params: z.object({ accountId: z.string() }),
+    query: z.object({ mode: z.enum(["live", "test"]).default("live").openapi({ description: "test: an mk_test_ key (no credits spent, results marked TEST, test data apart)" }) }),
+  },
+  responses: { 200: json(z.object({ keyId: z.string(), apiKey: z.string(), mode: z.enum(["live", "test"]) }), "Key created"), ...pickErrors(400, 401, 404) },
 });
 
 const creditsRoute = createRoute({
@@ -135,7 +138,7 @@ export function adminRoutes() {
     const passwordHash = password === undefined ? undefined : await hashPassword(password);
     return c.json(await createAccount(c.env.DB, { ...input, passwordHash }, Date.now()), 200);
   });
-  router.openapi(createKeyRoute, async (c) => c.json(await createApiKey(c.env.DB, c.req.valid("param").accountId, Date.now()), 200));
+  router.openapi(createKeyRoute, async (c) => c.json(await createApiKey(c.env.DB, c.req.valid("param").accountId, Date.now(), "", c.req.valid("query").mode), 200));
   router.openapi(creditsRoute, async (c) => {
     const { amount, reason } = c.req.valid("json");
     const balance = await adjustPurchasedCredits(c.env.DB, c.req.valid("param").accountId, amount, reason, Date.now());

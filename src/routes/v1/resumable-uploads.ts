@@ -137,12 +137,12 @@ export function resumableUploadRoutes() {
       await body?.cancel();
       throw invalidRequest("Content-Length: must be a whole number of bytes.");
     }
-    return c.json(await putPart(c.env, c.get("caller").accountId, uploadId, Number(partNumber), body, declared, Date.now()), 200);
+    return c.json(await putPart(c.env, c.get("caller"), uploadId, Number(partNumber), body, declared, Date.now()), 200);
   });
 
   return router
-    .openapi(createSessionRoute, async (c) => c.json(await createSession(c.env, c.get("caller").accountId, c.req.valid("json"), Date.now()), 200))
-    .openapi(describeRoute, async (c) => c.json(await describeSession(c.env.DB, c.get("caller").accountId, c.req.valid("param").uploadId, Date.now()), 200))
-    .openapi(completeRoute, async (c) => c.json(await completeSession(c.env, c.get("caller").accountId, c.req.valid("param").uploadId, Date.now()), 200))
-    .openapi(abortRoute, async (c) => c.json(await abortSession(c.env, c.get("caller").accountId, c.req.valid("param").uploadId, Date.now()), 200));
+    .openapi(createSessionRoute, async (c) => c.json(await createSession(c.env, c.get("caller"), c.req.valid("json"), Date.now()), 200))
+    .openapi(describeRoute, async (c) => c.json(await describeSession(c.env.DB, c.get("caller"), c.req.valid("param").uploadId, Date.now()), 200))
+    .openapi(completeRoute, async (c) => c.json(await completeSession(c.env, c.get("caller"), c.req.valid("param").uploadId, Date.now()), 200))
+    .openapi(abortRoute, async (c) => c.json(await abortSession(c.env, c.get("caller"), c.req.valid("param").uploadId, Date.now()), 200));
 }

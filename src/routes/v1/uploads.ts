@@ -44,7 +44,7 @@ export function uploadRoutes() {
     const caller = c.get("caller");
     const now = Date.now();
     if (contentType.startsWith("multipart/form-data")) {
-      return c.json(await uploadFromMultipart(c.env, caller.accountId, c.req.raw, now), 200);
+      return c.json(await uploadFromMultipart(c.env, caller.accountId, c.req.raw, now, caller.mode), 200);
     }
     if (/^application\/json\b/.test(contentType)) {
       const body = await c.req.json().catch(() => {
@@ -53,7 +53,7 @@ export function uploadRoutes() {
       const parsed = UrlUploadSchema.safeParse(body);
       if (!parsed.success) throw invalidRequest(describeZodError(parsed.error));
       const policy = { allowPrivate: c.env.ALLOW_PRIVATE_URLS === "true", resolverUrl: c.env.DNS_RESOLVER_URL };
-      return c.json(await uploadFromUrl(c.env, caller.accountId, parsed.data.url, policy, now), 200);
+      return c.json(await uploadFromUrl(c.env, caller.accountId, parsed.data.url, policy, now, caller.mode), 200);
     }
     throw invalidRequest("Send multipart/form-data with a file field, or application/json with a url field.");
   });

@@ -1,5 +1,5 @@
 import type { FC } from "hono/jsx";
-import type { AccountDetails, ApiKeyView } from "../../services/accounts";
+import type { AccountDetails, ApiKeyView, KeyMode } from "../../services/accounts";
 import { dateTime } from "../format";
 import { AppPage, DataTable, Notice } from "../layout";
 
@@ -7,7 +7,7 @@ export const KeysPage: FC<{
   account: AccountDetails;
   keys: ApiKeyView[];
   refusal: string | null;
-  created?: { apiKey: string; name: string };
+  created?: { apiKey: string; name: string; mode: KeyMode };
   error?: string;
   notice?: string;
 }> = ({ account, keys, refusal, created, error, notice }) => (
@@ -17,8 +17,13 @@ export const KeysPage: FC<{
     {created && (
       <div class="card" data-testid="new-key">
         <p>
-          <strong>Key “{created.name}” created.</strong> Copy it now: it is shown only once and only its hash is stored.
+          <strong>{created.mode === "test" ? "Test key" : "Key"} “{created.name}” created.</strong> Copy it now: it is shown only once and only its hash is stored.
         </p>
+        {created.mode === "test" && (
+          <p class="muted">
+            Test keys spend no credits, see only what test keys uploaded, take at most 2 minutes of media or 1000 characters per call, and their results are marked TEST.
+          </p>
+        )}
         <div class="secret">
           <input id="new-key" readonly value={created.apiKey} aria-label="New API key" />
           <button type="button" data-copy="new-key">
@@ -40,16 +45,24 @@ export const KeysPage: FC<{
           Name
           <input name="name" maxlength={60} required placeholder="e.g. production server" />
         </label>
+        <label>
+          Mode
+          <select name="mode">
+            <option value="live" selected>Live (spends credits)</option>
+            <option value="test">Test (free, results marked TEST)</option>
+          </select>
+        </label>
         <button type="submit">Create key</button>
       </form>
     )}
-    <DataTable columns={["Name", "Key", "Created", "Last used", "Status", ""]} empty="No keys yet." count={keys.length}>
+    <DataTable columns={["Name", "Key", "Mode", "Created", "Last used", "Status", ""]} empty="No keys yet." count={keys.length}>
       {keys.map((key) => (
         <tr data-key-id={key.keyId}>
           <td>{key.name || <span class="muted">(unnamed)</span>}</td>
           <td>
             <code>{key.prefix}…</code>
           </td>
+          <td>{key.mode === "test" ? <span class="badge queued">test</span> : <span class="badge">live</span>}</td>
           <td>{dateTime(key.createdAt)}</td>
           <td>{key.lastUsedAt ? dateTime(key.lastUsedAt) : <span class="muted">never</span>}</td>
           <td>{key.revokedAt ? <span class="badge revoked">revoked</span> : <span class="badge active">active</span>}</td>

@@ -1,0 +1,152 @@
+/**
+ * Test-mode keys (mk_test_) through the Worker: the same API, nothing spent, data apart from
+ * live keys', bounded work, and results marked TEST (drawn on video, in the metadata of all).
+ * Jobs really run on ffmpeg.wasm (this test Worker has no backend).
+ */
+import { env } from "cloudflare:workers";
+import { parseBuffer } from "music-metadata";
+import { describe, expect, it } from "vitest";
+import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
+import { makeWav } from "../helpers/audio-checks";
+import { ADMIN, balanceOf, call, callTool, expectError, expectLedgerConsistent, newAccount, postJson, uploadBytes, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
+
+async function testKey(account: TestAccount): Promise<TestAccount> {
+  const response = await call(`/api/admin/accounts/${account.accountId}/keys?mode=test`, { method: "POST", headers: ADMIN });
+  const body = (await response.json()) as { keyId: string; apiKey: string; mode: string };
+  expect(response.status, JSON.stringify(body)).toBe(200);
+  expect(body.mode).toBe("test");
+  return { ...account, keyId: body.keyId, apiKey: body.apiKey, auth: { authorization: `Bearer ${body.apiKey}` } };
+}
+
+async function resultOf(account: TestAccount, tool: string, body: unknown): Promise<{ bytes: Uint8Array; envelope: { creditsUsed: number; creditsRemaining: number } }> {
+  const response = await callTool(account, tool, body);
+  const envelope = (await response.json()) as { jobId: string; creditsUsed: number; creditsRemaining: number };
+  expect(response.status, JSON.stringify(envelope)).toBe(200);
+  const job = await waitForJob(account, envelope.jobId, 120_000);
+  expect(job.status, job.error).toBe("completed");
+  return { bytes: new Uint8Array(await (await call(job.result!.url)).arrayBuffer()), envelope };
+}
+
+const WIDTH = 320;
+const HEIGHT = 240;
+
+async function frameAt(bytes: Uint8Array, name: string, second: number): Promise<Uint8Array> {
+  const run = await runFfmpegWasm({
+    args: ["-ss", String(second), "-i", name, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "out.rgb"],
+    inputs: { [name]: bytes },
+    outputs: ["out.rgb"],
+  });
+  return run.outputs["out.rgb"]!;
+}
+
+/** Pixels that differ by more than codec noise, in the top-right corner (the mark) and elsewhere. */
+function differences(a: Uint8Array, b: Uint8Array) {
+  let corner = 0;
+  let elsewhere = 0;
+  for (let y = 0; y < HEIGHT; y++) {
+    for (let x = 0; x < WIDTH; x++) {
+      const i = (y * WIDTH + x) * 3;
+      if (Math.abs(a[i] - b[i]) + Math.abs(a[i + 1] - b[i + 1]) + Math.abs(a[i + 2] - b[i + 2]) <= 90) continue;
+      if (x >= WIDTH / 2 && y < HEIGHT / 4) corner++;
+      else elsewhere++;
+    }
+  }
+  return { corner, elsewhere };
+}
+
+describe("test-mode keys", () => {
+  it("are mk_test_ keys that authenticate and list as test keys", async () => {
+    const account = await newAccount();
+    const key = await testKey(account);
+    expect(key.apiKey).toMatch(/^mk_test_[A-Za-z0-9_-]{32}$/);
+    expect((await call("/api/v1/account", { headers: key.auth })).status).toBe(200);
+    const row = await env.DB.prepare("SELECT mode, key_hash FROM api_keys WHERE id = ?").bind(key.keyId).first<{ mode: string; key_hash: string }>();
+    expect(row!.mode).toBe("test");
+    expect(row!.key_hash).not.toContain(key.apiKey.slice(8));
+    await expectError(await call(`/api/admin/accounts/${account.accountId}/keys?mode=sandbox`, { method: "POST", headers: ADMIN }), 400, "invalid_request", /mode/);
+  });
+
+  it("keep test and live uploads apart", async () => {
+    const account = await newAccount({ credits: 100 });
+    const key = await testKey(account);
+    const testUpload = await uploadFixture(key, "tone.mp3");
+    const liveUpload = await uploadFixture(account, "tone.mp3");
+    await expectError(await callTool(account, "extract-audio", { uploadId: testUpload.uploadId }), 400, "invalid_request", /^uploadId: upload upl_\w+ is unknown or expired/);
+    await expectError(await callTool(key, "extract-audio", { uploadId: liveUpload.uploadId }), 400, "invalid_request", /^uploadId: upload upl_\w+ is unknown or expired/);
+    expect(await balanceOf(account)).toBe(100);
+    // The cloned voice is live account data.
+    await expectError(await postJson("/api/v1/voices/clone", { uploadId: testUpload.uploadId }, key.auth), 400, "invalid_request", /live key/);
+  });
+
+  it("spend nothing, even on an empty balance, and mark video results TEST where a live key's are not", async () => {
+    const account = await newAccount({ credits: 0 });
+    const key = await testKey(account);
+    const testClip = await uploadFixture(key, "clip.mp4");
+    const marked = await resultOf(key, "convert", { uploadId: testClip.uploadId, format: "mkv" });
+    expect(marked.envelope).toMatchObject({ creditsUsed: 0, creditsRemaining: 0 });
+    expect(await balanceOf(account)).toBe(0);
+    await expectLedgerConsistent(account);
+
+    const live = await newAccount({ credits: 100 });
+    const liveClip = await uploadFixture(live, "clip.mp4");
+    const plain = await resultOf(live, "convert", { uploadId: liveClip.uploadId, format: "mkv" });
+    expect(plain.envelope.creditsUsed).toBeGreaterThan(0);
+
+    const diff = differences(await frameAt(marked.bytes, "in.mkv", 1), await frameAt(plain.bytes, "in.mkv", 1));
+    // The mark: a box of about 90 x 40 pixels in the corner; the rest is the same picture.
+    expect(diff.corner).toBeGreaterThan(1000);
+    expect(diff.elsewhere).toBeLessThan(WIDTH * HEIGHT * 0.01);
+
+    // Trim draws it too (its -vf chain), and the file says TEST.
+    const trimmed = await resultOf(key, "trim", { uploadId: testClip.uploadId, start: 0.5, end: 1.5 });
+    const meta = await parseBuffer(trimmed.bytes, { mimeType: "video/mp4" }, { duration: true });
+    expect(JSON.stringify(meta.common.comment)).toContain("TEST");
+    expect(await balanceOf(account)).toBe(0);
+  });
+
+  it("mark the video of every tool that makes one: filter graphs, subtitle chains and re-encoded copies", async () => {
+    const account = await newAccount({ credits: 0 });
+    const key = await testKey(account);
+    const clip = await uploadFixture(key, "clip.mp4");
+    const source = await frameAt(new Uint8Array(await (await fetch(`${env.FIXTURE_BASE_URL}/clip.mp4`)).arrayBuffer()), "in.mp4", 1);
+    const srt = "1\n00:00:00,000 --> 00:00:03,000\nBonjour\n";
+    for (const [tool, body] of [
+      ["merge", { uploadIds: [clip.uploadId, clip.uploadId] }],
+      ["clean-audio", { uploadId: clip.uploadId }],
+      ["subtitles", { uploadId: clip.uploadId, srtContent: srt }],
+    ] as const) {
+      const { bytes, envelope } = await resultOf(key, tool, body);
+      expect(envelope.creditsUsed, tool).toBe(0);
+      const diff = differences(await frameAt(bytes, "in.mp4", 1), source);
+      expect(diff.corner, `${tool}: the mark`).toBeGreaterThan(1000);
+    }
+    expect(await balanceOf(account)).toBe(0);
+  });
+
+  it("mark audio results in their metadata", async () => {
+    const account = await newAccount({ credits: 0 });
+    const key = await testKey(account);
+    const tone = await uploadFixture(key, "tone.mp3");
+    const { bytes, envelope } = await resultOf(key, "extract-audio", { uploadId: tone.uploadId, format: "mp3" });
+    expect(envelope.creditsUsed).toBe(0);
+    const meta = await parseBuffer(bytes, { mimeType: "audio/mpeg" }, { duration: true });
+    // ffmpeg writes an MP3's comment as an ID3v2 user text frame (TXXX:comment).
+    expect(meta.native["ID3v2.4"]).toContainEqual({ id: "TXXX:comment", value: "TEST" });
+    expect(meta.format.duration).toBeGreaterThan(1);
+  });
+
+  it("refuse work over their bounds and change nothing", async () => {
+    const account = await newAccount({ credits: 0 });
+    const key = await testKey(account);
+    const response = await uploadBytes(key, makeWav({ seconds: 130, sampleRate: 8000, channels: 1 }), "long.wav");
+    expect(response.status).toBe(200);
+    const { uploadId } = (await response.json()) as { uploadId: string };
+    await expectError(await callTool(key, "extract-audio", { uploadId }), 400, "invalid_request", /Test keys process at most 2 minutes of media per call; this call bills 130\.0 s/);
+    // Within the bounds the same upload is fine: 2 s of it.
+    expect((await callTool(key, "trim", { uploadId, start: 0, end: 2 })).status).toBe(200);
+    const jobs = await env.DB.prepare("SELECT COUNT(*) AS n, SUM(cost) AS cost FROM jobs WHERE account_id = ?").bind(account.accountId).first<{ n: number; cost: number }>();
+    expect(jobs).toEqual({ n: 1, cost: 0 });
+    expect(await balanceOf(account)).toBe(0);
+    await expectLedgerConsistent(account);
+  });
+});
