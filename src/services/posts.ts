@@ -103,7 +103,8 @@ async function attachMedia(env: Env, accountId: string, postId: string, media: {
     const upload = await resolveUpload(env.DB, accountId, media.uploadId, "media.uploadId", now);
     source = { key: upload.objectKey, filename: upload.filename, contentType: upload.mimeType };
   } else if (media.jobId) {
-    const job = await orm(env.DB).select().from(jobs).where(and(eq(jobs.id, media.jobId), eq(jobs.accountId, accountId))).get();
+    // A test key's result is marked TEST: never published.
+    const job = await orm(env.DB).select().from(jobs).where(and(eq(jobs.id, media.jobId), eq(jobs.accountId, accountId), eq(jobs.mode, "live"))).get();
     if (!job || job.status !== "completed" || !job.resultKey || (job.expiresAt ?? 0) <= now) throw invalidRequest("media.jobId: no completed job result with this id is available.");
     source = { key: job.resultKey, filename: job.resultFilename!, contentType: job.resultContentType ?? "application/octet-stream" };
   } else {

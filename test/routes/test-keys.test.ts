@@ -18,13 +18,13 @@ async function testKey(account: TestAccount): Promise<TestAccount> {
   return { ...account, keyId: body.keyId, apiKey: body.apiKey, auth: { authorization: `Bearer ${body.apiKey}` } };
 }
 
-async function resultOf(account: TestAccount, tool: string, body: unknown): Promise<{ bytes: Uint8Array; envelope: { creditsUsed: number; creditsRemaining: number } }> {
+async function resultOf(account: TestAccount, tool: string, body: unknown): Promise<{ bytes: Uint8Array; jobId: string; envelope: { creditsUsed: number; creditsRemaining: number } }> {
   const response = await callTool(account, tool, body);
   const envelope = (await response.json()) as { jobId: string; creditsUsed: number; creditsRemaining: number };
   expect(response.status, JSON.stringify(envelope)).toBe(200);
   const job = await waitForJob(account, envelope.jobId, 120_000);
   expect(job.status, job.error).toBe("completed");
-  return { bytes: new Uint8Array(await (await call(job.result!.url)).arrayBuffer()), envelope };
+  return { bytes: new Uint8Array(await (await call(job.result!.url)).arrayBuffer()), jobId: envelope.jobId, envelope };
 }
 
 const WIDTH = 320;
@@ -84,6 +84,9 @@ describe("test-mode keys", () => {
     const testClip = await uploadFixture(key, "clip.mp4");
     const marked = await resultOf(key, "convert", { uploadId: testClip.uploadId, format: "mkv" });
     expect(marked.envelope).toMatchObject({ creditsUsed: 0, creditsRemaining: 0 });
+    // A result marked TEST is never published: a post cannot take it as media.
+    const brand = (await (await postJson("/api/v1/brands", { name: "Test brand", timeZone: "Europe/Paris" }, account.auth)).json()) as { brandId: string };
+    await expectError(await postJson("/api/v1/posts", { brandId: brand.brandId, text: "hello", media: { jobId: marked.jobId } }, account.auth), 400, "invalid_request", /media\.jobId/);
     expect(await balanceOf(account)).toBe(0);
     await expectLedgerConsistent(account);
 

@@ -146,7 +146,9 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
     contentType: familyContentType(probe),
     wasmCapable: true,
     // 32 MiB for mono and stereo; 5.1 took 80 MiB in workerd (12 MiB per channel above two).
-    wasmHeapBytes: wasmHeapEstimate(reencode ? family.video : undefined, probe.width, probe.height, Math.max(0, (probe.audioChannels ?? 2) - 2) * 12 * MiB),
+    // A re-encoded picture (test mode) adds the encoder's buffers, and the audio graph no longer
+    // fits the base heap beside them (9.3 MiB measured at 720p stereo, 12 with margin).
+    wasmHeapBytes: wasmHeapEstimate(reencode ? family.video : undefined, probe.width, probe.height, Math.max(0, (probe.audioChannels ?? 2) - 2) * 12 * MiB + (reencode ? 12 * MiB : 0)),
     backend: { args: argsWith(CLEAN_AUDIO_BACKEND_FILTER), loudnorm: CLEAN_AUDIO_LOUDNESS },
   };
 }
