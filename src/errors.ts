@@ -3,6 +3,7 @@
  * AppError; the HTTP layer, the MCP connector and the queue consumer each map it once.
  */
 import { z } from "@hono/zod-openapi";
+import { jsonContent } from "./lib/openapi";
 
 export const errorCodes = [
   "invalid_request",
@@ -76,19 +77,15 @@ export const InsufficientCreditsSchema = z
   })
   .openapi("InsufficientCreditsError");
 
-const json = (schema: z.ZodType, description: string) => ({
-  description,
-  content: { "application/json": { schema } },
-});
 
 /** OpenAPI response entries for the errors a route can answer. */
 export const errorResponses = {
-  400: json(ErrorSchema, "Invalid request (`invalid_request`); the message names the field"),
-  401: json(ErrorSchema, "API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`)"),
-  402: json(InsufficientCreditsSchema, "Balance lower than the cost (`insufficient_credits`), with `balance` and `required`"),
-  404: json(ErrorSchema, "Unknown or expired resource (`not_found`)"),
-  429: json(ErrorSchema, "Too many requests (`rate_limited`), with a Retry-After header"),
-  500: json(ErrorSchema, "Unexpected server error (`internal_error`)"),
+  400: jsonContent(ErrorSchema, "Invalid request (`invalid_request`); the message names the field"),
+  401: jsonContent(ErrorSchema, "API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`)"),
+  402: jsonContent(InsufficientCreditsSchema, "Balance lower than the cost (`insufficient_credits`), with `balance` and `required`"),
+  404: jsonContent(ErrorSchema, "Unknown or expired resource (`not_found`)"),
+  429: jsonContent(ErrorSchema, "Too many requests (`rate_limited`), with a Retry-After header"),
+  500: jsonContent(ErrorSchema, "Unexpected server error (`internal_error`)"),
 } as const;
 
 export function pickErrors<K extends keyof typeof errorResponses>(...statuses: K[]) {

@@ -24,3 +24,6 @@ export function randomToken(bytes = 24): string {
   const raw = crypto.getRandomValues(new Uint8Array(bytes));
   return btoa(String.fromCharCode(...raw)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
+
+/** An id the caller sent, as an error message may quote it: whole up to 64 characters, else a short prefix. */
+export const quotedId = (id: string): string => (id.length > 64 ? `${id.slice(0, 32)}…` : id);

@@ -9,7 +9,7 @@ import { jobs } from "../db/schema";
 import { AppError, InsufficientCreditsError, invalidRequest, notFound } from "../errors";
 import type { Env } from "../env";
 import { sha256Hex } from "../lib/hash";
-import { newId, randomToken } from "../lib/ids";
+import { newId, quotedId, randomToken } from "../lib/ids";
 import { estimateSeconds, tools, type ToolDefinitionOf, type ToolParams } from "../tools";
 import type { BillingQuantity, ToolContext } from "../tools/definition";
 import type { Caller } from "./accounts";
@@ -220,7 +220,7 @@ export async function getJobForKey(db: D1Database, caller: Caller, jobId: string
     .from(jobs)
     .where(and(eq(jobs.id, jobId), eq(jobs.keyId, caller.keyId), or(isNull(jobs.expiresAt), gt(jobs.expiresAt, now))))
     .get();
-  if (!job) throw notFound(`Job ${jobId.length > 64 ? `${jobId.slice(0, 32)}…` : jobId} not found.`);
+  if (!job) throw notFound(`Job ${quotedId(jobId)} not found.`);
   return jobView(job);
 }
 

@@ -9,7 +9,7 @@ import { and, asc, count, eq, gt } from "drizzle-orm";
 import { orm } from "../db/client";
 import { uploads, uploadSessionParts, uploadSessions } from "../db/schema";
 import { AppError, invalidRequest, notFound } from "../errors";
-import { newId } from "../lib/ids";
+import { newId, quotedId } from "../lib/ids";
 import { finishUpload, MAX_UPLOAD_BYTES, safeFilename, type UploadResult } from "./uploads";
 import type { Env } from "../env";
 import type { Caller } from "./accounts";
@@ -37,8 +37,6 @@ type SessionRow = typeof uploadSessions.$inferSelect;
 /** Whose sessions: an account's, in the calling key's mode (test and live are apart). */
 type Owner = Pick<Caller, "accountId" | "mode">;
 
-const shortId = (id: string) => (id.length > 64 ? `${id.slice(0, 32)}…` : id);
-
 export function partSizeOf(partNumber: number, session: Pick<SessionRow, "partSize" | "partCount" | "sizeBytes">): number {
   return partNumber < session.partCount ? session.partSize : session.sizeBytes - (session.partCount - 1) * session.partSize;
 }
@@ -53,7 +51,7 @@ async function findSession(db: D1Database, owner: Owner, uploadId: string, now: 
 
 async function requireSession(db: D1Database, owner: Owner, uploadId: string, now: number): Promise<SessionRow> {
   const session = await findSession(db, owner, uploadId, now);
-  if (!session) throw notFound(`Resumable upload ${shortId(uploadId)} is unknown, completed, aborted or expired.`);
+  if (!session) throw notFound(`Resumable upload ${quotedId(uploadId)} is unknown, completed, aborted or expired.`);
   return session;
 }
 
@@ -216,7 +214,7 @@ export async function completeSession(env: Env, owner: Owner, uploadId: string, 
   if (!session) {
     const done = await completedUpload(db, owner, uploadId, now);
     if (done) return done;
-    throw notFound(`Resumable upload ${shortId(uploadId)} is unknown, aborted or expired.`);
+    throw notFound(`Resumable upload ${quotedId(uploadId)} is unknown, aborted or expired.`);
   }
   const parts = await orm(db).select().from(uploadSessionParts).where(eq(uploadSessionParts.sessionId, session.id)).orderBy(asc(uploadSessionParts.partNumber)).all();
   const received = new Set(parts.map((part) => part.partNumber));

@@ -8,7 +8,7 @@ import { orm } from "../db/client";
 import { uploads } from "../db/schema";
 import { createMultipartParser, drain } from "../lib/multipart";
 import { AppError, invalidRequest } from "../errors";
-import { newId } from "../lib/ids";
+import { newId, quotedId } from "../lib/ids";
 import { fetchPublic, UnsafeUrlError, type UrlPolicy } from "../lib/public-url";
 import { BodyTooLargeError, streamToR2 } from "../lib/r2-stream";
 import { probeR2Object, UnsupportedMediaError, type MediaKind, type ProbeResult } from "../media/probe";
@@ -174,7 +174,7 @@ export async function resolveUpload(db: D1Database, accountId: string, uploadId:
     .where(and(eq(uploads.id, uploadId), eq(uploads.accountId, accountId), eq(uploads.mode, mode), gt(uploads.expiresAt, now)))
     .get();
   // Only a short prefix of what the caller sent is echoed back.
-  if (!row) throw invalidRequest(`${field}: upload ${uploadId.length > 64 ? `${uploadId.slice(0, 32)}…` : uploadId} is unknown or expired.`);
+  if (!row) throw invalidRequest(`${field}: upload ${quotedId(uploadId)} is unknown or expired.`);
   const { createdAt: _created, mode: _mode, probe, ...stored } = row;
   return { ...stored, probe: JSON.parse(probe) as ProbeResult };
 }

@@ -18,7 +18,7 @@ import { z } from "zod";
 import ipaddr from "ipaddr.js";
 import type { Env } from "../env";
 import { AppError, invalidRequest, notFound } from "../errors";
-import { newId, randomToken } from "../lib/ids";
+import { newId, quotedId, randomToken } from "../lib/ids";
 import { assertPublicUrl, UnsafeUrlError, type UrlPolicy } from "../lib/public-url";
 import type { Caller } from "./accounts";
 import { jobView, loadJob, type JobStatusView } from "./jobs";
@@ -375,7 +375,7 @@ export interface WebhookDeliveryView {
  */
 export async function webhookLogForKey(db: D1Database, caller: Caller, jobId: string): Promise<{ jobId: string; deliveries: WebhookDeliveryView[] }> {
   const job = await db.prepare("SELECT id FROM jobs WHERE id = ? AND key_id = ?").bind(jobId, caller.keyId).first<{ id: string }>();
-  if (!job) throw notFound(`Job ${jobId.length > 64 ? `${jobId.slice(0, 32)}…` : jobId} not found.`);
+  if (!job) throw notFound(`Job ${quotedId(jobId)} not found.`);
   return { jobId: job.id, deliveries: await webhookLog(db, job.id) };
 }
 

@@ -13,6 +13,7 @@ import { plans } from "../../services/pricing";
 import { constantTimeEqual } from "../../lib/constant-time";
 import { hashPassword } from "../../lib/password";
 import { MIN_PASSWORD_LENGTH } from "../../services/auth";
+import { jsonContent } from "../../lib/openapi";
 
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const expected = c.env.ADMIN_TOKEN;
@@ -21,7 +22,6 @@ export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const security = [{ AdminToken: [] }];
 
 const AccountInput = z.object({
@@ -39,7 +39,7 @@ const createAccountRoute = createRoute({
   summary: "Create an account",
   security,
   request: { body: { required: true, content: { "application/json": { schema: AccountInput } } } },
-  responses: { 200: json(AccountOutput, "Account created"), ...pickErrors(400, 401) },
+  responses: { 200: jsonContent(AccountOutput, "Account created"), ...pickErrors(400, 401) },
 });
 
 const createKeyRoute = createRoute({
@@ -52,7 +52,7 @@ const createKeyRoute = createRoute({
     params: z.object({ accountId: z.string() }),
     query: z.object({ mode: z.enum(["live", "test"]).default("live").openapi({ description: "test: an mk_test_ key (no credits spent, results marked TEST, test data apart)" }) }),
   },
-  responses: { 200: json(z.object({ keyId: z.string(), apiKey: z.string(), mode: z.enum(["live", "test"]) }), "Key created"), ...pickErrors(400, 401, 404) },
+  responses: { 200: jsonContent(z.object({ keyId: z.string(), apiKey: z.string(), mode: z.enum(["live", "test"]) }), "Key created"), ...pickErrors(400, 401, 404) },
 });
 
 const creditsRoute = createRoute({
@@ -75,7 +75,7 @@ const creditsRoute = createRoute({
       },
     },
   },
-  responses: { 200: json(z.object({ balance: z.int() }), "New balance"), ...pickErrors(400, 401, 404) },
+  responses: { 200: jsonContent(z.object({ balance: z.int() }), "New balance"), ...pickErrors(400, 401, 404) },
 });
 
 const revokeRoute = createRoute({
@@ -85,7 +85,7 @@ const revokeRoute = createRoute({
   summary: "Revoke an API key (effective on the next request)",
   security,
   request: { params: z.object({ keyId: z.string() }) },
-  responses: { 200: json(z.object({ keyId: z.string(), revoked: z.literal(true) }), "Revoked"), ...pickErrors(401, 404) },
+  responses: { 200: jsonContent(z.object({ keyId: z.string(), revoked: z.literal(true) }), "Revoked"), ...pickErrors(401, 404) },
 });
 
 const AuditOutput = z.object({
@@ -107,7 +107,7 @@ const auditRoute = createRoute({
   summary: "Check an account's balance against its ledger and its jobs",
   security,
   request: { params: z.object({ accountId: z.string().max(64) }) },
-  responses: { 200: json(AuditOutput, "Audit"), ...pickErrors(401, 404) },
+  responses: { 200: jsonContent(AuditOutput, "Audit"), ...pickErrors(401, 404) },
 });
 
 const orphansRoute = createRoute({
@@ -117,7 +117,7 @@ const orphansRoute = createRoute({
   summary: "Objects of the media store that no upload or job refers to (older than 10 minutes); the maintenance run deletes them",
   security,
   request: { query: z.object({ graceSeconds: z.coerce.number().int().min(0).max(86_400).optional().openapi({ description: "Age below which an object is not counted (default 600: a write may be in flight)" }) }) },
-  responses: { 200: json(z.object({ scanned: z.int(), count: z.int(), orphans: z.array(z.string()).openapi({ description: "The first 100 keys" }) }), "Report"), ...pickErrors(401) },
+  responses: { 200: jsonContent(z.object({ scanned: z.int(), count: z.int(), orphans: z.array(z.string()).openapi({ description: "The first 100 keys" }) }), "Report"), ...pickErrors(401) },
 });
 
 const maintenanceRoute = createRoute({
@@ -127,7 +127,7 @@ const maintenanceRoute = createRoute({
   summary: "Run the cron's maintenance now: fail and refund jobs past their deadline, delete expired and orphaned objects",
   security,
   request: { query: z.object({ orphanGraceSeconds: z.coerce.number().int().min(0).max(86_400).optional().openapi({ description: "Orphans younger than this are kept (default 600); 0 only when no write is in flight" }) }) },
-  responses: { 200: json(z.record(z.string(), z.number()), "What it did"), ...pickErrors(401) },
+  responses: { 200: jsonContent(z.record(z.string(), z.number()), "What it did"), ...pickErrors(401) },
 });
 
 export function adminRoutes() {

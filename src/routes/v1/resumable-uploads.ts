@@ -9,9 +9,9 @@ import { invalidRequest, pickErrors } from "../../errors";
 import { MAX_UPLOAD_BYTES } from "../../services/uploads";
 import { abortSession, completeSession, createSession, describeSession, MAX_OPEN_SESSIONS_PER_ACCOUNT, putPart, RESUMABLE_PART_SIZE } from "../../services/resumable-uploads";
 import { UploadResultSchema } from "./schemas";
+import { jsonContent } from "../../lib/openapi";
 
 const common = { tags: ["Uploads"], security: [{ ApiKey: [] }] };
-const json = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
 
 const UploadIdParam = z.object({
   uploadId: z.string().min(1).max(64).openapi({ param: { name: "uploadId", in: "path" }, description: "The id answered when the upload was opened (64 characters at most)" }),
@@ -68,7 +68,7 @@ const createSessionRoute = createRoute({
     `list what arrived with GET /uploads/multipart/{uploadId} to resume after an interruption, then POST .../complete. ` +
     `Every part but the last is exactly partSize bytes. At most ${MAX_OPEN_SESSIONS_PER_ACCOUNT} sessions open per account; an uncompleted session is aborted after 24 hours.`,
   request: { body: { required: true, content: { "application/json": { schema: CreateSchema } } } },
-  responses: { 200: json(SessionSchema, "Session opened"), ...pickErrors(400, 401) },
+  responses: { 200: jsonContent(SessionSchema, "Session opened"), ...pickErrors(400, 401) },
 });
 
 const describeRoute = createRoute({
@@ -77,7 +77,7 @@ const describeRoute = createRoute({
   path: "/uploads/multipart/{uploadId}",
   summary: "A resumable upload and the parts received so far",
   request: { params: UploadIdParam },
-  responses: { 200: json(SessionStateSchema, "Session state"), ...pickErrors(401, 404) },
+  responses: { 200: jsonContent(SessionStateSchema, "Session state"), ...pickErrors(401, 404) },
 });
 
 const completeRoute = createRoute({
@@ -89,7 +89,7 @@ const completeRoute = createRoute({
     "Every part must have been received (400 lists the missing ones). The file is then detected and probed like a direct upload and the answer is the same: " +
     "the upload id (the session's) to pass to the tools. Media that cannot be used answer 400 and are deleted. Calling complete again after it succeeded answers the same upload.",
   request: { params: UploadIdParam },
-  responses: { 200: json(UploadResultSchema, "Upload stored"), ...pickErrors(400, 401, 404) },
+  responses: { 200: jsonContent(UploadResultSchema, "Upload stored"), ...pickErrors(400, 401, 404) },
 });
 
 const abortRoute = createRoute({
@@ -98,7 +98,7 @@ const abortRoute = createRoute({
   path: "/uploads/multipart/{uploadId}",
   summary: "Abort a resumable upload and discard its parts",
   request: { params: UploadIdParam },
-  responses: { 200: json(z.object({ uploadId: z.string(), status: z.literal("aborted") }).openapi("ResumableUploadAborted"), "Aborted"), ...pickErrors(401, 404) },
+  responses: { 200: jsonContent(z.object({ uploadId: z.string(), status: z.literal("aborted") }).openapi("ResumableUploadAborted"), "Aborted"), ...pickErrors(401, 404) },
 });
 
 const PART_PATH = /^\d{1,5}$/;
@@ -117,7 +117,7 @@ export function resumableUploadRoutes() {
       params: UploadIdParam.extend({ partNumber: z.string().regex(PART_PATH).openapi({ param: { name: "partNumber", in: "path" }, description: "1 to partCount", example: "1" }) }),
       body: { required: true, content: { "application/octet-stream": { schema: z.any().openapi({ type: "string", format: "binary" }) } } },
     },
-    responses: { 200: json(PartResultSchema, "Part stored"), ...pickErrors(400, 401, 404) },
+    responses: { 200: jsonContent(PartResultSchema, "Part stored"), ...pickErrors(400, 401, 404) },
   });
 
   router.put("/uploads/multipart/:uploadId/parts/:partNumber", async (c) => {

@@ -9,6 +9,7 @@ import { createBrand, getBrand, listBrands, updateBrand } from "../../services/b
 import { postStates } from "../../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, postMedia, revokeApprovalLink, updatePost } from "../../services/posts";
 import { brandStats } from "../../services/post-stats";
+import { jsonContent } from "../../lib/openapi";
 
 const id = z.string().min(1).max(64);
 const network = z.enum(["webhook", "mastodon"]);
@@ -77,24 +78,23 @@ const Stats = z
   })
   .openapi("BrandStats");
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const body = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
 const tags = ["Brands and posts"];
 const security = [{ ApiKey: [] }];
 const route = <R extends Parameters<typeof createRoute>[0]>(r: R) => createRoute({ tags, security, ...r });
 
 export const socialRoutes = createRouter()
-  .openapi(route({ method: "post", path: "/brands", summary: "Create a brand", request: body(BrandInput), responses: { 200: json(Brand, "Brand"), ...pickErrors(400, 401) } }), async (c) =>
+  .openapi(route({ method: "post", path: "/brands", summary: "Create a brand", request: body(BrandInput), responses: { 200: jsonContent(Brand, "Brand"), ...pickErrors(400, 401) } }), async (c) =>
     c.json(await createBrand(c.env.DB, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
   )
-  .openapi(route({ method: "get", path: "/brands", summary: "List the account's brands", responses: { 200: json(z.object({ brands: z.array(Brand) }), "Brands"), ...pickErrors(401) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/brands", summary: "List the account's brands", responses: { 200: jsonContent(z.object({ brands: z.array(Brand) }), "Brands"), ...pickErrors(401) } }), async (c) =>
     c.json({ brands: await listBrands(c.env.DB, c.get("caller").accountId) }, 200),
   )
-  .openapi(route({ method: "get", path: "/brands/{brandId}", summary: "A brand", request: { params: z.object({ brandId: id }) }, responses: { 200: json(Brand, "Brand"), ...pickErrors(401, 404) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/brands/{brandId}", summary: "A brand", request: { params: z.object({ brandId: id }) }, responses: { 200: jsonContent(Brand, "Brand"), ...pickErrors(401, 404) } }), async (c) =>
     c.json(await getBrand(c.env.DB, c.get("caller").accountId, c.req.valid("param").brandId), 200),
   )
   .openapi(
-    route({ method: "patch", path: "/brands/{brandId}", summary: "Change a brand (channels, when given, replace its networks)", request: { params: z.object({ brandId: id }), ...body(BrandInput.partial()) }, responses: { 200: json(Brand, "Brand"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "patch", path: "/brands/{brandId}", summary: "Change a brand (channels, when given, replace its networks)", request: { params: z.object({ brandId: id }), ...body(BrandInput.partial()) }, responses: { 200: jsonContent(Brand, "Brand"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await updateBrand(c.env.DB, c.get("caller").accountId, c.req.valid("param").brandId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
@@ -103,7 +103,7 @@ export const socialRoutes = createRouter()
       path: "/brands/{brandId}/stats",
       summary: "Statistics of a brand over a period (default: the last 30 days)",
       request: { params: z.object({ brandId: id }), query: z.object({ from: z.string().max(40).optional(), to: z.string().max(40).optional() }) },
-      responses: { 200: json(Stats, "Statistics"), ...pickErrors(400, 401, 404) },
+      responses: { 200: jsonContent(Stats, "Statistics"), ...pickErrors(400, 401, 404) },
     }),
     async (c) => {
       const { from, to } = c.req.valid("query");
@@ -113,26 +113,26 @@ export const socialRoutes = createRouter()
       return c.json(await brandStats(c.env, c.get("caller").accountId, c.req.valid("param").brandId, start, end), 200);
     },
   )
-  .openapi(route({ method: "post", path: "/posts", summary: "Create a post (a draft)", request: body(PostInput), responses: { 200: json(Post, "Post"), ...pickErrors(400, 401, 404) } }), async (c) =>
+  .openapi(route({ method: "post", path: "/posts", summary: "Create a post (a draft)", request: body(PostInput), responses: { 200: jsonContent(Post, "Post"), ...pickErrors(400, 401, 404) } }), async (c) =>
     c.json(await createPost(c.env, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
-    route({ method: "get", path: "/posts", summary: "List posts", request: { query: z.object({ brandId: id.optional(), state: z.enum(postStates).optional() }) }, responses: { 200: json(z.object({ posts: z.array(Post) }), "Posts"), ...pickErrors(400, 401) } }),
+    route({ method: "get", path: "/posts", summary: "List posts", request: { query: z.object({ brandId: id.optional(), state: z.enum(postStates).optional() }) }, responses: { 200: jsonContent(z.object({ posts: z.array(Post) }), "Posts"), ...pickErrors(400, 401) } }),
     async (c) => c.json({ posts: await listPosts(c.env.DB, c.get("caller").accountId, c.req.valid("query")) }, 200),
   )
-  .openapi(route({ method: "get", path: "/posts/{postId}", summary: "A post, with its reviews and deliveries", request: { params: z.object({ postId: id }) }, responses: { 200: json(Post, "Post"), ...pickErrors(401, 404) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/posts/{postId}", summary: "A post, with its reviews and deliveries", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(Post, "Post"), ...pickErrors(401, 404) } }), async (c) =>
     c.json(await getPost(c.env.DB, c.get("caller").accountId, c.req.valid("param").postId), 200),
   )
   .openapi(
-    route({ method: "patch", path: "/posts/{postId}", summary: "Edit a post (an approved post of a brand that needs approval goes back to draft)", request: { params: z.object({ postId: id }), ...body(PostInput.omit({ brandId: true }).partial()) }, responses: { 200: json(Post, "Post"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "patch", path: "/posts/{postId}", summary: "Edit a post (an approved post of a brand that needs approval goes back to draft)", request: { params: z.object({ postId: id }), ...body(PostInput.omit({ brandId: true }).partial()) }, responses: { 200: jsonContent(Post, "Post"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await updatePost(c.env, c.get("caller").accountId, c.req.valid("param").postId, c.req.valid("json") as never, Date.now()), 200),
   )
-  .openapi(route({ method: "delete", path: "/posts/{postId}", summary: "Delete a post and its media", request: { params: z.object({ postId: id }) }, responses: { 200: json(z.object({ postId: z.string(), deleted: z.literal(true) }), "Deleted"), ...pickErrors(400, 401, 404) } }), async (c) => {
+  .openapi(route({ method: "delete", path: "/posts/{postId}", summary: "Delete a post and its media", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(z.object({ postId: z.string(), deleted: z.literal(true) }), "Deleted"), ...pickErrors(400, 401, 404) } }), async (c) => {
     await deletePost(c.env, c.get("caller").accountId, c.req.valid("param").postId);
     return c.json({ postId: c.req.valid("param").postId, deleted: true as const }, 200);
   })
   .openapi(
-    route({ method: "post", path: "/posts/{postId}/approval-links", summary: "A shareable review link for the client (valid 14 days, revocable, no account needed)", request: { params: z.object({ postId: id }) }, responses: { 200: json(z.object({ linkId: z.string(), url: z.string(), expiresAt: z.string() }), "Link"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "post", path: "/posts/{postId}/approval-links", summary: "A shareable review link for the client (valid 14 days, revocable, no account needed)", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(z.object({ linkId: z.string(), url: z.string(), expiresAt: z.string() }), "Link"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await createApprovalLink(c.env, c.get("caller").accountId, c.req.valid("param").postId, new URL(c.req.url).origin, Date.now()), 200),
   )
   .openapi(
@@ -141,7 +141,7 @@ export const socialRoutes = createRouter()
       path: "/posts/{postId}/{action}",
       summary: "Move a post: submit (for approval), schedule, unschedule, cancel; 400 names the state when the move is not allowed",
       request: { params: z.object({ postId: id, action: z.enum(["submit", "schedule", "unschedule", "cancel"]) }), body: { required: false, content: { "application/json": { schema: z.object({ scheduledAt: z.string().max(40).optional() }) } } } },
-      responses: { 200: json(Post, "Post"), ...pickErrors(400, 401, 404) },
+      responses: { 200: jsonContent(Post, "Post"), ...pickErrors(400, 401, 404) },
     }),
     async (c) => {
       const { postId, action } = c.req.valid("param");
@@ -150,7 +150,7 @@ export const socialRoutes = createRouter()
       return c.json(await actOnPost(c.env, c.get("caller").accountId, postId, action, { scheduledAt }, Date.now()), 200);
     },
   )
-  .openapi(route({ method: "delete", path: "/approval-links/{linkId}", summary: "Revoke a review link", request: { params: z.object({ linkId: id }) }, responses: { 200: json(z.object({ linkId: z.string(), revoked: z.literal(true) }), "Revoked"), ...pickErrors(401, 404) } }), async (c) => {
+  .openapi(route({ method: "delete", path: "/approval-links/{linkId}", summary: "Revoke a review link", request: { params: z.object({ linkId: id }) }, responses: { 200: jsonContent(z.object({ linkId: z.string(), revoked: z.literal(true) }), "Revoked"), ...pickErrors(401, 404) } }), async (c) => {
     await revokeApprovalLink(c.env.DB, c.get("caller").accountId, c.req.valid("param").linkId, Date.now());
     return c.json({ linkId: c.req.valid("param").linkId, revoked: true as const }, 200);
   })

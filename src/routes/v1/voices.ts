@@ -3,6 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
 import { deleteClonedVoice, getClonedVoice, registerClonedVoice } from "../../services/voices";
+import { jsonContent } from "../../lib/openapi";
 
 const ClonedVoiceSchema = z
   .object({
@@ -12,7 +13,6 @@ const ClonedVoiceSchema = z
   })
   .openapi("ClonedVoice");
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const tags = ["Voices"];
 const security = [{ ApiKey: [] }];
 
@@ -24,7 +24,7 @@ const register = createRoute({
   summary: "Register or replace the account's cloned voice (free)",
   description: "uploadId of an audio or video sample with at least 10 s of speech. The voice lasts until replaced or removed. CPU engines match the sample's pitch with the nearest catalogue voice; GPU engines clone it.",
   request: { body: { required: true, content: { "application/json": { schema: z.object({ uploadId: z.string().min(1).max(64) }) } } } },
-  responses: { 200: json(ClonedVoiceSchema, "Registered"), ...pickErrors(400, 401) },
+  responses: { 200: jsonContent(ClonedVoiceSchema, "Registered"), ...pickErrors(400, 401) },
 });
 const show = createRoute({
   method: "get",
@@ -32,7 +32,7 @@ const show = createRoute({
   tags,
   security,
   summary: "The account's cloned voice",
-  responses: { 200: json(ClonedVoiceSchema, "Registered voice"), ...pickErrors(401, 404) },
+  responses: { 200: jsonContent(ClonedVoiceSchema, "Registered voice"), ...pickErrors(401, 404) },
 });
 const remove = createRoute({
   method: "delete",
@@ -40,7 +40,7 @@ const remove = createRoute({
   tags,
   security,
   summary: "Remove the account's cloned voice",
-  responses: { 200: json(z.object({ voice: z.literal("clone"), status: z.literal("deleted") }), "Removed"), ...pickErrors(401, 404) },
+  responses: { 200: jsonContent(z.object({ voice: z.literal("clone"), status: z.literal("deleted") }), "Removed"), ...pickErrors(401, 404) },
 });
 
 export const voiceRoutes = createRouter()

@@ -6,6 +6,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
 import { getAccountWebhook, MAX_WEBHOOK_URL_LENGTH, rotateAccountWebhookSecret, setAccountWebhookUrl, webhookLogForKey } from "../../services/webhooks";
+import { jsonContent } from "../../lib/openapi";
 
 const AccountWebhookSchema = z
   .object({
@@ -39,7 +40,6 @@ const WebhookLogSchema = z
   })
   .openapi("WebhookLog");
 
-const json = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
 const common = { tags: ["Webhooks"], security: [{ ApiKey: [] }] };
 
 const getRoute = createRoute({
@@ -47,7 +47,7 @@ const getRoute = createRoute({
   method: "get",
   path: "/account/webhook",
   summary: "The account's default webhook URL and signing secret",
-  responses: { 200: json(AccountWebhookSchema, "Webhook settings"), ...pickErrors(401, 500) },
+  responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings"), ...pickErrors(401, 500) },
 });
 
 const putRoute = createRoute({
@@ -59,7 +59,7 @@ const putRoute = createRoute({
   request: {
     body: { required: true, content: { "application/json": { schema: z.object({ url: z.string().max(MAX_WEBHOOK_URL_LENGTH).openapi({ example: "https://example.com/hooks/media" }) }) } } },
   },
-  responses: { 200: json(AccountWebhookSchema, "Webhook settings"), ...pickErrors(400, 401, 500) },
+  responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings"), ...pickErrors(400, 401, 500) },
 });
 
 const deleteRoute = createRoute({
@@ -68,7 +68,7 @@ const deleteRoute = createRoute({
   path: "/account/webhook",
   summary: "Remove the account's default webhook URL",
   description: "Jobs already created keep the URL they were created with.",
-  responses: { 200: json(AccountWebhookSchema, "Webhook settings"), ...pickErrors(401, 500) },
+  responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings"), ...pickErrors(401, 500) },
 });
 
 const rotateRoute = createRoute({
@@ -78,7 +78,7 @@ const rotateRoute = createRoute({
   summary: "Replace the webhook signing secret",
   description:
     "The new secret signs every attempt from now on, pending retries included. For 24 hours each delivery carries two signatures in webhook-signature (new secret first, then the previous one), so a receiver can switch without missing events; after that only the new one.",
-  responses: { 200: json(AccountWebhookSchema, "Webhook settings with the new secret"), ...pickErrors(401, 500) },
+  responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings with the new secret"), ...pickErrors(401, 500) },
 });
 
 const logRoute = createRoute({
@@ -89,7 +89,7 @@ const logRoute = createRoute({
   description:
     "One delivery per terminal event (job.completed or job.failed), with every attempt: time, duration, HTTP status or error. Attempts retry a non-2xx answer after 30 s, 2 min, 10 min, 1 h, 3 h, 6 h and 12 h (8 attempts, about 22 h). Readable only by the key that created the job (404 otherwise, as GET /api/v1/jobs/{id}), for as long as deliveries may go on: past the 3 hours of the job record, until the job row is purged a day later.",
   request: { params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }) },
-  responses: { 200: json(WebhookLogSchema, "Delivery log"), ...pickErrors(401, 404) },
+  responses: { 200: jsonContent(WebhookLogSchema, "Delivery log"), ...pickErrors(401, 404) },
 });
 
 export const webhookSettingRoutes = createRouter()
