@@ -116,7 +116,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   };
   startBackend();
   spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", path.join(dir, "state")], { cwd: root, env });
-  const { api, media } = startLocalWorkers({
+  const { api, media } = await startLocalWorkers({
     port,
     mediaPort: await freePort(),
     stateDir: path.join(dir, "state"),

@@ -93,14 +93,21 @@ const workerVars = {
 if (process.env.ALLOW_PRIVATE_URLS === "true") workerVars.ALLOW_PRIVATE_URLS = "true";
 const mediaVars = {};
 for (const name of ["MEDIA_ENGINE", "WASM_MEMORY_BUDGET_BYTES", "WASM_MAX_CPU_SECONDS"]) if (process.env[name]) mediaVars[name] = process.env[name];
-const { api: wrangler, media } = startLocalWorkers({
-  port,
-  mediaPort,
-  inspectorPort,
-  registryDir: path.join(root, ".wrangler", "registry"),
-  vars: workerVars,
-  mediaVars,
-  stdio: ["ignore", "inherit", "inherit"],
+const helpers = [backend, stripe, mastodon];
+const { api: wrangler, media } = await startLocalWorkers(
+  {
+    port,
+    mediaPort,
+    inspectorPort,
+    registryDir: path.join(root, ".wrangler", "registry"),
+    vars: workerVars,
+    mediaVars,
+    stdio: ["ignore", "inherit", "inherit"],
+  },
+).catch((error) => {
+  console.error(error.message);
+  for (const child of helpers) child.kill("SIGTERM");
+  process.exit(1);
 });
 const stop = () => {
   wrangler.kill("SIGINT");

@@ -37,10 +37,41 @@ function wranglerDev(config: string, port: number, inspectorPort: number, vars: 
   return spawn(process.execPath, args, { cwd: root, env, stdio: options.stdio ?? ["ignore", "pipe", "pipe"] });
 }
 
-/** Starts the media Worker, then the API Worker; the caller waits for the API to answer. */
-export function startLocalWorkers(options: LocalWorkersOptions): { api: ChildProcess; media: ChildProcess } {
+/** Until something answers on 127.0.0.1:`port` (the media Worker serves only 404s). */
+async function untilListening(port: number, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev (media Worker) exited with ${child.exitCode}`);
+    try {
+      await fetch(`http://127.0.0.1:${port}/`);
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  throw new Error(`wrangler dev (media Worker) did not listen on port ${port} within ${timeoutMs / 1000} s`);
+}
+
+/**
+ * Starts the media Worker and, once it listens, the API Worker; the caller waits for the API to
+ * answer. One after the other: two workerd processes opening the shared SQLite state at the same
+ * moment can fail to start with SQLITE_BUSY ("The Workers runtime failed to start").
+ * `onSpawn` sees each process as soon as it exists (to keep what it prints).
+ */
+export async function startLocalWorkers(
+  options: LocalWorkersOptions,
+  onSpawn: (name: "api" | "media", child: ChildProcess) => void = () => {},
+): Promise<{ api: ChildProcess; media: ChildProcess }> {
   mkdirSync(options.registryDir, { recursive: true });
   const media = wranglerDev("wrangler.media.jsonc", options.mediaPort, 0, { ...options.vars, ...options.mediaVars }, options);
+  onSpawn("media", media);
+  try {
+    await untilListening(options.mediaPort, media);
+  } catch (error) {
+    media.kill("SIGTERM");
+    throw error;
+  }
   const api = wranglerDev("wrangler.toml", options.port, options.inspectorPort ?? 0, options.vars, options);
+  onSpawn("api", api);
   return { api, media };
 }

@@ -31,15 +31,15 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Until `url` answers (2xx, or any status when `anyStatus`: the media Worker serves only 404). */
-async function waitFor(url: string, child: ChildProcess, what: string, timeoutMs = 120_000, anyStatus = false): Promise<void> {
+/** Until `url` answers 2xx. */
+async function waitFor(url: string, child: ChildProcess, what: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
     try {
       const response = await fetch(url);
       await response.body?.cancel();
-      if (response.ok || anyStatus) return;
+      if (response.ok) return;
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
@@ -61,19 +61,19 @@ function keepTail(child: ChildProcess, label: string): () => string {
 async function startWorkerOnce(name: string, port: number, vars: Record<string, string>, stateDir: string): Promise<ChildProcess[]> {
   // The API and the media Worker as two processes sharing the state (scripts/local-workers.ts).
   const mediaPort = await freePort();
-  const { api, media } = startLocalWorkers({ port, mediaPort, stateDir, registryDir: path.join(stateDir, "registry"), vars });
-  const tails = [keepTail(api, name), keepTail(media, `${name}/media`)];
+  const tails = { api: () => "", media: () => "" };
+  const spawned: ChildProcess[] = [];
   try {
-    await Promise.all([
-      waitFor(`http://127.0.0.1:${port}/api/v1/openapi.json`, api, `wrangler dev (${name})`),
-      waitFor(`http://127.0.0.1:${mediaPort}/`, media, `wrangler dev (${name}/media)`, 120_000, true),
-    ]);
+    const { api } = await startLocalWorkers({ port, mediaPort, stateDir, registryDir: path.join(stateDir, "registry"), vars }, (which, child) => {
+      spawned.push(child);
+      tails[which] = keepTail(child, which === "api" ? name : `${name}/media`);
+    });
+    await waitFor(`http://127.0.0.1:${port}/api/v1/openapi.json`, api, `wrangler dev (${name})`);
   } catch (error) {
-    api.kill("SIGTERM");
-    media.kill("SIGTERM");
-    throw new Error(`${(error as Error).message}\n--- ${name} printed:\n${tails[0]()}\n--- ${name}/media printed:\n${tails[1]()}`);
+    for (const child of spawned) child.kill("SIGTERM");
+    throw new Error(`${(error as Error).message}\n--- ${name} printed:\n${tails.api()}\n--- ${name}/media printed:\n${tails.media()}`);
   }
-  return [api, media];
+  return spawned;
 }
 
 /**
