@@ -33,8 +33,8 @@ import type { SpeechRuntime } from "./speech/runtime.ts";
 /** The fonts of `job` missing from `fontsDir`. */
 export async function missingFonts(job: JobRequest, fontsDir: string): Promise<string[]> {
   const missing: string[] = [];
-  if (job.kind !== "ffmpeg") return missing;
-  for (const font of job.fonts) {
+  const fonts = job.kind === "ffmpeg" ? job.fonts : "finish" in job ? (job.finish?.fonts ?? []) : [];
+  for (const font of fonts) {
     try {
       await access(path.join(fontsDir, font));
     } catch {
@@ -268,7 +268,8 @@ export class JobRunner {
       dir = await mkdtemp(path.join(os.tmpdir(), `media-job-${job.jobId}-`));
       const workDir = dir;
       const files = job.kind === "ffmpeg" ? job.files : {};
-      const fonts = job.kind === "ffmpeg" ? job.fonts : [];
+      const finish = "finish" in job ? job.finish : undefined;
+      const fonts = job.kind === "ffmpeg" ? job.fonts : (finish?.fonts ?? []);
       const inputs = "inputs" in job ? job.inputs : [];
       for (const [name, content] of Object.entries(files)) {
         await writeFile(path.join(workDir, name), Buffer.from(content, "base64"));
@@ -305,23 +306,23 @@ export class JobRunner {
 
       t = Date.now();
       let producer = "ffmpeg";
+      const ffmpeg = async (args: string[], phase: string) => {
+        entry.phase = phase;
+        const run = await runFfmpeg({
+          ffmpegPath: this.#options.ffmpegPath,
+          args: hardenArgs(args),
+          cwd: workDir,
+          signal,
+          env: this.#childEnv,
+        });
+        if (run.aborted) {
+          entry.phase = `${phase} (ffmpeg was stopped)`;
+          throw signal.reason;
+        }
+        if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure(run));
+        return run;
+      };
       if (job.kind === "ffmpeg") {
-        const ffmpeg = async (args: string[], phase: string) => {
-          entry.phase = phase;
-          const run = await runFfmpeg({
-            ffmpegPath: this.#options.ffmpegPath,
-            args: hardenArgs(args),
-            cwd: workDir,
-            signal,
-            env: this.#childEnv,
-          });
-          if (run.aborted) {
-            entry.phase = `${phase} (ffmpeg was stopped)`;
-            throw signal.reason;
-          }
-          if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure(run));
-          return run;
-        };
         let args = job.args;
         if (job.loudnorm) {
           // Two-pass loudnorm (protocol: FfmpegJobSchema.loudnorm): measure, then apply.
@@ -340,7 +341,9 @@ export class JobRunner {
         const speech = this.#options.speech;
         if (!speech) throw new JobFailure(`job kind '${job.kind}' is not available on this media backend`);
         entry.phase = `running the ${job.kind} job`;
-        const speechTimings = await runSpeechJob(job, {
+        // With a finish pass, the speech job writes the pass's input and the pass writes the output.
+        const speechJob = finish ? { ...job, output: { ...job.output, name: finish.input } } : job;
+        const speechTimings = await runSpeechJob(speechJob, {
           workDir,
           signal,
           runtime: speech,
@@ -348,6 +351,11 @@ export class JobRunner {
         });
         Object.assign(timings, speechTimings);
         timings.speechMs = Date.now() - t;
+        if (finish) {
+          t = Date.now();
+          await ffmpeg(finish.args, "finishing the result (ffmpeg)");
+          timings.finishMs = Date.now() - t;
+        }
       }
       const outputPath = path.join(workDir, job.output.name);
       const info = await stat(outputPath).catch(() => undefined);

@@ -146,6 +146,24 @@ export const TranscribeJobSchema = z.object({
   inputs: oneInput,
   language: language.default("auto"),
 });
+/**
+ * An ffmpeg pass over a speech job's result before it is uploaded (the TEST mark of a test-mode
+ * key's result): the speech stage writes `input`, then `args` (argv over work-directory names,
+ * ending with `output.name`; `fonts` placed as for an ffmpeg job) turn it into the output.
+ */
+export const FinishSchema = z.object({
+  input: FileNameSchema,
+  args: z.array(z.string().max(4_096)).min(1).max(200),
+  fonts: z.array(FileNameSchema).max(8).default([]),
+});
+export type FinishPass = z.output<typeof FinishSchema>;
+
+function checkFinish(job: { output: { name: string }; finish?: FinishPass }, ctx: z.RefinementCtx): void {
+  if (!job.finish) return;
+  if (job.finish.input === job.output.name) ctx.addIssue({ code: "custom", path: ["finish", "input"], message: "the finish pass must read another file than the output" });
+  if (job.finish.args.at(-1) !== job.output.name) ctx.addIssue({ code: "custom", path: ["finish", "args"], message: "the finish pass's last arg must be the output name" });
+}
+
 export const TtsJobSchema = z
   .object({
     ...envelope,
@@ -154,8 +172,10 @@ export const TtsJobSchema = z
     voice,
     language: language.refine((l) => l !== "auto", "text to speech needs a language").default("fr"),
     cloneProfile: VoiceProfileSchema.optional(),
+    finish: FinishSchema.optional(),
   })
-  .superRefine(requireProfile);
+  .superRefine(requireProfile)
+  .superRefine(checkFinish);
 export const VoiceChangeJobSchema = z
   .object({
     ...envelope,
@@ -164,8 +184,10 @@ export const VoiceChangeJobSchema = z
     voice,
     language: language.refine((l) => l !== "auto", "voice change needs the spoken language").default("fr"),
     cloneProfile: VoiceProfileSchema.optional(),
+    finish: FinishSchema.optional(),
   })
-  .superRefine(requireProfile);
+  .superRefine(requireProfile)
+  .superRefine(checkFinish);
 export const VoiceProfileJobSchema = z.object({
   ...envelope,
   kind: z.literal("voice-profile"),

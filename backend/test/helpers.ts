@@ -22,12 +22,12 @@ export async function ffmpeg(args: string[]): Promise<void> {
 
 export interface Probe {
   streams: { codec_type: string; codec_name: string; width?: number; height?: number }[];
-  format: { duration: string; format_name: string };
+  format: { duration: string; format_name: string; tags?: { comment?: string } };
 }
 
 export async function ffprobe(file: string): Promise<Probe> {
   const { stdout } = await run("ffprobe", [
-    "-v", "error", "-show_entries", "stream=codec_type,codec_name,width,height:format=duration,format_name",
+    "-v", "error", "-show_entries", "stream=codec_type,codec_name,width,height:format=duration,format_name:format_tags=comment",
     "-of", "json", file,
   ]);
   return JSON.parse(stdout) as Probe;

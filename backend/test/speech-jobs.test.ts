@@ -172,6 +172,27 @@ describe.skipIf(!HAS_PICO || !HAS_POCKETSPHINX)("speech jobs", () => {
     expect(pitchStats(pcm).median).toBeLessThan(140);
   });
 
+  it("runs the finish pass over the spoken WAV before uploading it (test-mode mark)", async () => {
+    const finish = { input: "speech.wav", args: ["-hide_banner", "-y", "-i", "speech.wav", "-c", "copy", "-metadata", "comment=TEST", "out.wav"] };
+    const wrong = await backend.postJob(
+      speechBody("finbad", { kind: "tts", text: "x", voice: "lea", language: "en", output: { name: "out.wav", contentType: "audio/wav" }, finish: { ...finish, args: finish.args.slice(0, -1) } }),
+    );
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as { message: string }).message).toMatch(/last arg must be the output name/);
+    await backend.postJob(
+      speechBody("fin", { kind: "tts", inputs: undefined, text: "Hello there.", voice: "lea", language: "en", output: { name: "out.wav", contentType: "audio/wav" }, finish }),
+    );
+    const [callback] = await fixture.waitForCallback("fin", 1, 60_000);
+    expect(payload(callback!)).toMatchObject({ status: "completed" });
+    const [put] = fixture.of("PUT", "/upload/fin");
+    const output = path.join(scratch, "fin-out.wav");
+    writeFileSync(output, put!.body);
+    const probe = await ffprobe(output);
+    expect(probe.format.tags?.comment).toBe("TEST");
+    expect(Number(probe.format.duration)).toBeGreaterThan(0.5);
+    expect(parseWav(put!.body).sampleRate).toBe(24_000);
+  });
+
   it("changes the voice by resynthesis (English): same duration, video copied, pitch toward the target", async () => {
     fixture.media.set("vc", speechClip);
     await backend.postJob(

@@ -2088,6 +2088,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request (`invalid_request`); the message names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
                 401: {
                     headers: {
@@ -2181,6 +2190,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Brand"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`); the message names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
@@ -2509,6 +2527,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Post"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`); the message names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
@@ -2848,6 +2875,15 @@ export interface paths {
                             /** @enum {boolean} */
                             revoked: true;
                         };
+                    };
+                };
+                /** @description Invalid request (`invalid_request`); the message names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */

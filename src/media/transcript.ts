@@ -55,12 +55,19 @@ function srt(cues: { start: number; end: number; text: string }[]): string {
   return cues.map((cue, i) => `${i + 1}\n${srtTime(cue.start)} --> ${srtTime(Math.max(cue.end, cue.start + 0.001))}\n${cue.text}\n`).join("\n");
 }
 
-export function transcriptToSrt(transcript: Transcript, mode: "phrase" | "mot"): string {
-  if (mode === "mot") return srt(cleanWords(transcript.words));
-  return srt(phrases(transcript.words).map((group) => ({ start: group[0].start, end: group.at(-1)!.end, text: group.map((w) => w.text).join(" ") })));
+/** `mark` (a test key's TEST): one more cue of a second after the last, the others untouched. */
+export function transcriptToSrt(transcript: Transcript, mode: "phrase" | "mot", mark?: string): string {
+  const cues =
+    mode === "mot"
+      ? cleanWords(transcript.words)
+      : phrases(transcript.words).map((group) => ({ start: group[0].start, end: group.at(-1)!.end, text: group.map((w) => w.text).join(" ") }));
+  if (mark === undefined) return srt(cues);
+  const end = cues.reduce((latest, cue) => Math.max(latest, cue.end), 0);
+  return srt([...cues, { start: end, end: end + 1, text: mark }]);
 }
 
-export function transcriptToText(transcript: Transcript): string {
+/** `mark` (a test key's TEST): a last line of its own. */
+export function transcriptToText(transcript: Transcript, mark?: string): string {
   const text = transcript.text.trim() || phrases(transcript.words).map((g) => g.map((w) => w.text).join(" ")).join("\n");
-  return `${text}\n`;
+  return mark === undefined ? `${text}\n` : `${text}\n${mark}\n`;
 }

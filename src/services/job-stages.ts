@@ -16,7 +16,8 @@ import { runFfmpegWasm } from "../media/ffmpeg-wasm";
 import { loadFont } from "../media/font-data";
 import { chooseEngine, defaultRoutingConfig, type RoutingConfig, type RoutingDecision } from "../media/routing";
 import { FONTS_DIR, type MediaCommand, type MediaInput } from "../media/tools/command";
-import { withTestMark } from "../media/tools/test-mark";
+import { testMarkFinish, withTestMark } from "../media/tools/test-mark";
+import type { FinishPass } from "../../backend/src/protocol.ts";
 import type { Transcript } from "../media/transcript";
 import type { ProbeResult } from "../media/types";
 import { toolDefinition } from "../tools";
@@ -40,7 +41,7 @@ export interface PreparedJob {
 export interface SpeechStage {
   kind: SpeechKind;
   inputs: StoredInput[];
-  fields: { text?: string; voice?: string; language?: string; cloneProfile?: unknown };
+  fields: { text?: string; voice?: string; language?: string; cloneProfile?: unknown; finish?: FinishPass };
   outputKey: string;
   outputName: string;
   contentType: string;
@@ -173,9 +174,12 @@ export async function planSpeechStage(env: Env, job: Job, inputs: StoredInput[],
     cloneProfile = JSON.parse(voice.profile);
   }
   const result: JobResult = { ...plan.result, key: `results/${job.id}/${plan.result.filename}` };
-  const fields = { voice: plan.voice, language: plan.language, cloneProfile, ...(plan.kind === "tts" ? { text: plan.text } : {}) };
   const extension = plan.result.filename.split(".").pop();
-  return { kind: plan.kind, inputs, fields, outputKey: result.key, outputName: `out.${extension}`, contentType: result.contentType, result };
+  const outputName = `out.${extension}`;
+  // A test key's result is marked like every other tool's, by an ffmpeg pass on the backend.
+  const finish = job.mode === "test" ? testMarkFinish(`speech.${extension}`, outputName, result.contentType) : undefined;
+  const fields = { voice: plan.voice, language: plan.language, cloneProfile, finish, ...(plan.kind === "tts" ? { text: plan.text } : {}) };
+  return { kind: plan.kind, inputs, fields, outputKey: result.key, outputName, contentType: result.contentType, result };
 }
 
 export async function dispatchSpeechStage(env: Env, jobId: string, stage: SpeechStage, deadlineMs: number): Promise<void> {
@@ -203,7 +207,7 @@ export const resultIsTranscript = (job: Job) => toolDefinition(job.tool).fromTra
 export async function storeTranscriptResult(env: Env, job: Job, inputs: StoredInput[], transcript: Transcript): Promise<JobResult> {
   const definition = toolDefinition(job.tool);
   if (!definition.fromTranscript) throw new JobFailure(`The ${job.tool} tool does not produce a transcript; credits refunded.`);
-  const file = definition.fromTranscript(jobParams(job), transcript, inputs[0]?.filename);
+  const file = definition.fromTranscript(jobParams(job), transcript, inputs[0]?.filename, { testMode: job.mode === "test" });
   const key = `results/${job.id}/${file.filename}`;
   await env.MEDIA.put(key, file.content, { httpMetadata: { contentType: file.contentType } });
   return { key, filename: file.filename, contentType: file.contentType };

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { resultName } from "../media/tools/command";
+import { TEST_MARK_TEXT } from "../media/tools/test-mark";
 import { transcriptToSrt, transcriptToText } from "../media/transcript";
 import { checkTranscriptionLanguage } from "./checks";
 import { defineTool } from "./definition";
@@ -28,8 +29,8 @@ export const transcribe = defineTool({
   check: (p, _u, context) => checkTranscriptionLanguage(p.language, context),
   workFactor: 0.8,
   speech: (p) => ({ kind: "transcribe", language: p.language }),
-  fromTranscript: (p, transcript, source) =>
+  fromTranscript: (p, transcript, source, { testMode }) =>
     p.format === "srt"
-      ? { content: transcriptToSrt(transcript, p.srtSplitMode), filename: resultName(source ?? "transcript", "srt", "", "transcript"), contentType: "application/x-subrip; charset=utf-8" }
-      : { content: transcriptToText(transcript), filename: resultName(source ?? "transcript", "txt", "", "transcript"), contentType: "text/plain; charset=utf-8" },
+      ? { content: transcriptToSrt(transcript, p.srtSplitMode, testMode ? TEST_MARK_TEXT : undefined), filename: resultName(source ?? "transcript", "srt", "", "transcript"), contentType: "application/x-subrip; charset=utf-8" }
+      : { content: transcriptToText(transcript, testMode ? TEST_MARK_TEXT : undefined), filename: resultName(source ?? "transcript", "txt", "", "transcript"), contentType: "text/plain; charset=utf-8" },
 });

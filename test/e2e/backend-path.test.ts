@@ -4,7 +4,7 @@
  */
 import path from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { download, ffprobe, FIXTURES, frameAt, generate, newClient, pixel, runTool, stream, upload, type Client } from "./client";
+import { balance, download, ffprobe, FIXTURES, frameAt, generate, markPixels, newClient, pixel, runTool, stream, testKeyOf, upload, type Client } from "./client";
 
 let client: Client;
 let clip: { uploadId: string; durationSeconds: number };
@@ -57,5 +57,25 @@ describe("on the native backend", () => {
       for (let y = 0; y < 240; y++) for (let x = 0; x < 320; x++) if (pixel(frame, 320, x, y)[0] > 150) bright++;
       expect(bright).toBeGreaterThan(30);
     }
+  });
+
+  it("marks a test key's results TEST as the in-Worker engine does, spending nothing", async () => {
+    const key = await testKeyOf(client);
+    const before = await balance(client);
+    const black = generate("black-test-key.mp4", ["-f", "lavfi", "-i", "color=c=black:size=320x240:rate=25:duration=2", "-c:v", "libx264", "-pix_fmt", "yuv420p"]);
+    const source = await upload(key, black);
+    for (const [tool, body] of [["trim", { start: 0, end: 1.5 }], ["convert", { format: "mkv" }]] as const) {
+      const job = await runTool(key, tool, { uploadId: source.uploadId, ...body });
+      expect(job.creditsUsed).toBe(0);
+      const file = await download(key, job);
+      const probe = ffprobe(file);
+      expect(probe.format.tags?.comment ?? probe.format.tags?.COMMENT).toBe("TEST");
+      expect(stream(probe, "video")!.codec_name).toBe("h264");
+      // The source is black: the mark's white letters are the only bright pixels, all in the top right.
+      const { corner, elsewhere } = markPixels(file);
+      expect(corner, tool).toBeGreaterThan(100);
+      expect(elsewhere, tool).toBe(0);
+    }
+    expect(await balance(client)).toBe(before);
   });
 });

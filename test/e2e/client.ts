@@ -22,6 +22,14 @@ export async function newClient(base: string, credits = 10_000): Promise<Client>
   return { base, auth: { authorization: `Bearer ${key.apiKey}` }, accountId: account.accountId };
 }
 
+/** A test-mode key (mk_test_) of the same account: free calls, its own uploads, marked results. */
+export async function testKeyOf(client: Client): Promise<Client> {
+  const response = await fetch(`${client.base}/api/admin/accounts/${client.accountId}/keys?mode=test`, { method: "POST", headers: ADMIN });
+  const key = (await response.json()) as { apiKey: string };
+  expect(response.status, JSON.stringify(key)).toBe(200);
+  return { ...client, auth: { authorization: `Bearer ${key.apiKey}` } };
+}
+
 export async function upload(client: Client, file: string): Promise<{ uploadId: string; durationSeconds: number }> {
   const form = new FormData();
   form.append("file", new Blob([readFileSync(file)]), path.basename(file));
@@ -67,7 +75,7 @@ export async function download(client: Client, job: FinishedJob): Promise<string
 }
 
 export interface Probe {
-  format: { format_name: string; duration: string };
+  format: { format_name: string; duration: string; tags?: Record<string, string> };
   streams: { codec_type: string; codec_name: string; width?: number; height?: number; r_frame_rate?: string; sample_rate?: string }[];
 }
 
@@ -87,6 +95,24 @@ export function frameAt(file: string, seconds: number, width: number, height: nu
 export function pixel(frame: Buffer, width: number, x: number, y: number): [number, number, number] {
   const i = (y * width + x) * 3;
   return [frame[i], frame[i + 1], frame[i + 2]];
+}
+
+/**
+ * Bright pixels of a 320x240 black video's frame at 1 s, in the top right (where a test key's
+ * TEST mark is drawn) and elsewhere.
+ */
+export function markPixels(file: string): { corner: number; elsewhere: number } {
+  const frame = frameAt(file, 1, 320, 240);
+  let corner = 0;
+  let elsewhere = 0;
+  for (let y = 0; y < 240; y++) {
+    for (let x = 0; x < 320; x++) {
+      if (pixel(frame, 320, x, y)[0] <= 180) continue;
+      if (x >= 160 && y < 60) corner++;
+      else elsewhere++;
+    }
+  }
+  return { corner, elsewhere };
 }
 
 /** Overall RMS level in dB of the audio of `file` after `filter` (ffmpeg astats). */

@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { parseText } from "media-captions";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { balance, download, ffprobe, frameAt, generate, newClient, pixel, runTool, stream, upload, type Client } from "./client";
+import { balance, download, ffprobe, frameAt, generate, markPixels, newClient, pixel, runTool, stream, testKeyOf, upload, type Client } from "./client";
 
 const SENTENCE = "the quick brown fox jumps over the lazy dog";
 let client: Client;
@@ -115,12 +115,16 @@ function medianPitch(file: string): number {
   return pitches[Math.floor(pitches.length / 2)] ?? 0;
 }
 
+/** A black 320x240 video whose sound is the spoken sentence. */
+function talkingVideo(): string {
+  return generate("talking.mp4", ["-f", "lavfi", "-i", "color=c=black:size=320x240:rate=25", "-i", speechWav, "-shortest", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac"]);
+}
+
 describe("video speech tools", () => {
   let talking: { uploadId: string; durationSeconds: number };
 
   beforeAll(async () => {
-    const file = generate("talking.mp4", ["-f", "lavfi", "-i", "color=c=black:size=320x240:rate=25", "-i", speechWav, "-shortest", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac"]);
-    talking = await upload(client, file);
+    talking = await upload(client, talkingVideo());
   });
 
   it("burns automatic subtitles from the recognised words", async () => {
@@ -159,5 +163,45 @@ describe("video speech tools", () => {
     expect(job.creditsUsed).toBe(1);
     const file = await download(client, job);
     expect(Number(ffprobe(file).format.duration)).toBeGreaterThan(0.5);
+  });
+});
+
+describe("test-mode keys on the speech tools", () => {
+  it("mark spoken audio, transcripts and voice-changed video with TEST, spending nothing", async () => {
+    const key = await testKeyOf(client);
+    const before = await balance(client);
+
+    const tts = await runTool(key, "text-to-speech", { text: `${SENTENCE}.`, voice: "thomas" });
+    expect(tts.creditsUsed).toBe(0);
+    const wav = await download(key, tts);
+    const wavProbe = ffprobe(wav);
+    expect(wavProbe.format.tags?.comment).toBe("TEST");
+    expect(stream(wavProbe, "audio")!.codec_name).toBe("pcm_s16le");
+    expect(Number(wavProbe.format.duration)).toBeGreaterThan(1.5);
+
+    const spoken = await upload(key, wav);
+    const text = readFileSync(await download(key, await runTool(key, "transcribe", { uploadId: spoken.uploadId, language: "en" })), "utf8");
+    const lines = text.trim().split("\n");
+    expect(lines.at(-1)).toBe("TEST");
+    expect(wordErrorRate(SENTENCE, lines.slice(0, -1).join(" "))).toBeLessThanOrEqual(0.5);
+    const srt = readFileSync(await download(key, await runTool(key, "transcribe", { uploadId: spoken.uploadId, language: "en", format: "srt" })), "utf8");
+    const { cues, errors } = await parseText(srt, { type: "srt", strict: true });
+    expect(errors).toEqual([]);
+    expect(cues.length).toBeGreaterThan(1);
+    expect(cues.at(-1)!.text).toBe("TEST");
+
+    const talking = await upload(key, talkingVideo());
+    const changed = await download(key, await runTool(key, "voice-change", { uploadId: talking.uploadId, voice: "lea", language: "en" }));
+    const probe = ffprobe(changed);
+    expect(probe.format.tags?.comment).toBe("TEST");
+    expect(stream(probe, "video")!.codec_name).toBe("h264");
+    expect(Math.abs(Number(probe.format.duration) - talking.durationSeconds)).toBeLessThanOrEqual(0.15);
+    expect(medianPitch(changed)).toBeGreaterThan(medianPitch(wav) + 30);
+    // The source is black: the mark's white letters are the only bright pixels, all in the top right.
+    const { corner, elsewhere } = markPixels(changed);
+    expect(corner).toBeGreaterThan(100);
+    expect(elsewhere).toBe(0);
+
+    expect(await balance(client)).toBe(before);
   });
 });

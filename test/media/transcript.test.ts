@@ -32,6 +32,17 @@ describe("transcript files", () => {
     expect(transcriptToText(punctuated)).toBe("Bonjour. Ça va ?\n");
   });
 
+  it("marks a test key's transcript with a last TEST cue or line, the rest untouched", async () => {
+    for (const mode of ["phrase", "mot"] as const) {
+      const plain = (await parseText(transcriptToSrt(unpunctuated, mode), { type: "srt", strict: true })).cues;
+      const { cues, errors } = await parseText(transcriptToSrt(unpunctuated, mode, "TEST"), { type: "srt", strict: true });
+      expect(errors).toEqual([]);
+      expect(cues.slice(0, -1).map((c) => [c.text, c.startTime, c.endTime])).toEqual(plain.map((c) => [c.text, c.startTime, c.endTime]));
+      expect(cues.at(-1)).toMatchObject({ text: "TEST", startTime: 3, endTime: 4 });
+    }
+    expect(transcriptToText({ ...unpunctuated, text: "the quick brown fox" }, "TEST")).toBe("the quick brown fox\nTEST\n");
+  });
+
   it("gives one cue per word in mot mode, monotonic", async () => {
     const { cues } = await parseText(transcriptToSrt(unpunctuated, "mot"), { type: "srt", strict: true });
     expect(cues).toHaveLength(8);

@@ -138,6 +138,26 @@ describe("test-mode keys", () => {
     expect(meta.format.duration).toBeGreaterThan(1);
   });
 
+  it("cannot read or change brands and posts, which are live data, and change nothing", async () => {
+    const account = await newAccount({ credits: 0 });
+    const key = await testKey(account);
+    const refusal = /Brands and posts are live data \(a post reaches real networks\): test keys cannot read or change them/;
+    const brand = { name: "Acme", timeZone: "Europe/Paris", channels: [{ network: "webhook", url: "http://127.0.0.1:9/hook" }] };
+    await expectError(await postJson("/api/v1/brands", brand, key.auth), 400, "invalid_request", refusal);
+    const live = await postJson("/api/v1/brands", brand, account.auth);
+    expect(live.status).toBe(200);
+    const { brandId } = (await live.json()) as { brandId: string };
+    await expectError(await call("/api/v1/brands", { headers: key.auth }), 400, "invalid_request", refusal);
+    await expectError(await call(`/api/v1/brands/${brandId}`, { headers: key.auth }), 400, "invalid_request", refusal);
+    await expectError(await postJson("/api/v1/posts", { brandId, text: "hello" }, key.auth), 400, "invalid_request", refusal);
+    await expectError(await call("/api/v1/posts", { headers: key.auth }), 400, "invalid_request", refusal);
+    await expectError(await call("/api/v1/approval-links/x", { method: "DELETE", headers: key.auth }), 400, "invalid_request", refusal);
+    const rows = await env.DB.prepare("SELECT (SELECT COUNT(*) FROM brands WHERE account_id = ?1) AS brands, (SELECT COUNT(*) FROM posts WHERE account_id = ?1) AS posts").bind(account.accountId).first();
+    expect(rows).toEqual({ brands: 1, posts: 0 });
+    // The live key is unaffected.
+    expect((await call("/api/v1/brands", { headers: account.auth })).status).toBe(200);
+  });
+
   it("refuse work over their bounds and change nothing", async () => {
     const account = await newAccount({ credits: 0 });
     const key = await testKey(account);

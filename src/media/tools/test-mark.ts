@@ -6,7 +6,9 @@
  * after the final `[v]` of a `-filter_complex` graph. Tools that copy video packets (convert,
  * clean-audio) re-encode instead in test mode, through their `reencodeVideo` option.
  */
+import type { FinishPass } from "../../../backend/src/protocol.ts";
 import { FONTS_DIR, type MediaCommand } from "./command";
+import { EVEN_SIZE_FILTER, videoEncoderArgs } from "./encoders";
 import { WATERMARK_FONT } from "./watermark";
 
 export const TEST_MARK_TEXT = "TEST";
@@ -47,4 +49,26 @@ export function withTestMark(command: MediaCommand): MediaCommand {
     wasmHeapBytes: video ? command.wasmHeapBytes + TEST_MARK_HEAP_BYTES : command.wasmHeapBytes,
     backend: command.backend && { ...command.backend, args: markArgs(command.backend.args, command.outputName, video) },
   };
+}
+
+/**
+ * The mark of a result the speech backend writes itself (text-to-speech, voice-change), as the
+ * backend's finish pass: the speech stage writes `input`, this command writes `output` from it
+ * with the same mark as every other result (video re-encoded with TEST drawn on it and its
+ * audio copied; audio copied with the comment).
+ */
+export function testMarkFinish(input: string, output: string, contentType: string): FinishPass {
+  const video = contentType.startsWith("video/");
+  const streams = video ? ["-map", "0:v:0", "-map", "0:a?", "-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs("x264"), "-c:a", "copy", "-movflags", "+faststart"] : ["-c", "copy"];
+  const marked = withTestMark({
+    args: ["-hide_banner", "-y", "-i", input, ...streams, output],
+    files: {},
+    fonts: [],
+    outputName: output,
+    resultFilename: output,
+    contentType,
+    wasmCapable: false,
+    wasmHeapBytes: 0,
+  });
+  return { input, args: marked.args, fonts: marked.fonts };
 }

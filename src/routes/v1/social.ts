@@ -4,7 +4,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
-import { pickErrors } from "../../errors";
+import { invalidRequest, pickErrors } from "../../errors";
 import { createBrand, getBrand, listBrands, updateBrand } from "../../services/brands";
 import { postStates } from "../../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, postMedia, revokeApprovalLink, updatePost } from "../../services/posts";
@@ -81,9 +81,23 @@ const Stats = z
 const body = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
 const tags = ["Brands and posts"];
 const security = [{ ApiKey: [] }];
-const route = <R extends Parameters<typeof createRoute>[0]>(r: R) => createRoute({ tags, security, ...r });
+const route = <R extends Parameters<typeof createRoute>[0]>(r: R) => createRoute({ tags, security, ...r, responses: { ...r.responses, ...pickErrors(400) } });
 
-export const socialRoutes = createRouter()
+const TEST_KEY_REFUSAL =
+  "Brands and posts are live data (a post reaches real networks): test keys cannot read or change them. Use a live key; test keys can make the media a post will carry.";
+
+/** Registered before the routes, so every brand, post and approval-link path refuses test keys first. */
+function liveKeysOnly(router: ReturnType<typeof createRouter>) {
+  for (const path of ["/brands", "/brands/*", "/posts", "/posts/*", "/approval-links/*"]) {
+    router.use(path, async (c, next) => {
+      if (c.get("caller").mode === "test") throw invalidRequest(TEST_KEY_REFUSAL);
+      await next();
+    });
+  }
+  return router;
+}
+
+export const socialRoutes = liveKeysOnly(createRouter())
   .openapi(route({ method: "post", path: "/brands", summary: "Create a brand", request: body(BrandInput), responses: { 200: jsonContent(Brand, "Brand"), ...pickErrors(400, 401) } }), async (c) =>
     c.json(await createBrand(c.env.DB, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
   )

@@ -21,7 +21,7 @@ type KindRequest<K extends JobKind> = Extract<JobRequestInput, { kind: K }>;
  * and cloneProfile (speech kinds). Which ones a kind needs is checked with the protocol's schema
  * when the job is sent.
  */
-export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile">>;
+export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish">>;
 
 const base64 = (bytes: Uint8Array) => {
   let text = "";
