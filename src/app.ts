@@ -82,16 +82,20 @@ export function buildApp() {
   app.route("/upload", uploadPageRoutes());
   app.route("/api/integrations", integrationRoutes);
 
-  app.get("/api/v1/openapi.json", (c) =>
-    c.json(
-      documentRateLimits(
-        app.getOpenAPI31Document({
-          openapi: "3.1.0",
-          info: { title: "Media processing API", version: "1.0.0", description: apiDescription },
-          servers: [{ url: new URL(c.req.url).origin }],
-        }),
-      ),
-    ),
+  // Two documents from one registry: the public one holds only /api/v1 (the contract's paths);
+  // the operator's routes are described at /api/admin/openapi.json, behind the admin token.
+  const document = (origin: string, prefix: string, info: { title: string; description: string }) => {
+    const doc = documentRateLimits(app.getOpenAPI31Document({ openapi: "3.1.0", info: { ...info, version: "1.0.0" }, servers: [{ url: origin }] }));
+    doc.paths = Object.fromEntries(Object.entries(doc.paths ?? {}).filter(([path]) => path.startsWith(prefix)));
+    return doc;
+  };
+  app.get("/api/v1/openapi.json", (c) => {
+    const doc = document(new URL(c.req.url).origin, "/api/v1/", { title: "Media processing API", description: apiDescription });
+    delete doc.components?.securitySchemes?.AdminToken;
+    return c.json(doc);
+  });
+  app.get("/api/admin/openapi.json", (c) =>
+    c.json(document(new URL(c.req.url).origin, "/api/admin/", { title: "Media processing API: operator routes", description: "Accounts, keys, credits, audits and storage maintenance; every route takes Authorization: Bearer <ADMIN_TOKEN>." })),
   );
   app.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Media processing API" }));
   app.get("/", (c) => c.redirect("/docs"));

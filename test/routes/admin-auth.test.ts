@@ -100,6 +100,12 @@ describe("errors and documentation", () => {
     expect(doc.paths["/api/v1/uploads"].post).toBeDefined();
     expect(doc.paths["/api/v1/jobs/{id}"].get.responses["404"]).toBeDefined();
     expect(doc.paths["/api/v1/account"].get).toBeDefined();
+    // Only the contract's paths; the operator's routes have their own document, behind the admin token.
+    expect(Object.keys(doc.paths).filter((path) => !path.startsWith("/api/v1/"))).toEqual([]);
+    expect((await call("/api/admin/openapi.json")).status).toBe(401);
+    const admin = (await (await call("/api/admin/openapi.json", { headers: ADMIN })).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(admin.paths)).toEqual(expect.arrayContaining(["/api/admin/accounts", "/api/admin/accounts/{accountId}/keys", "/api/admin/accounts/{accountId}/credits"]));
+    expect(Object.keys(admin.paths).every((path) => path.startsWith("/api/admin/"))).toBe(true);
     const docs = await call("/docs");
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain("/api/v1/openapi.json");

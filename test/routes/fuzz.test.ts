@@ -149,9 +149,12 @@ describe("fuzzing", () => {
     // A job is read with the key that created it (another key gets 404).
     const accepted: { jobId: string; creditsUsed: number; authorization: string }[] = [];
     const tally: Tally = { lastBody: "", requests: 0, byStatus: new Map(), failures: [] };
-    const document = await (await call("/api/v1/openapi.json")).json();
-    const operations = operationsOf(document as never);
+    // The public document (/api/v1) and the operator's (/api/admin, behind the admin token).
+    const publicDocument = await (await call("/api/v1/openapi.json")).json();
+    const adminDocument = await (await call("/api/admin/openapi.json", { headers: ADMIN })).json();
+    const operations = [...operationsOf(publicDocument as never), ...operationsOf(adminDocument as never)];
     expect(operations.length).toBeGreaterThan(25);
+    expect(operations.filter((operation) => operation.path.startsWith("/api/admin/")).length).toBeGreaterThanOrEqual(7);
 
     for (const operation of operations) {
       const cases: (() => { path: string; init: RequestInit })[] = [];
