@@ -5,10 +5,12 @@
  * request, the parser and the runtime, no R2), the same body stored (multipart to R2), and the
  * resumable upload (16 MiB parts, one request each). If the drained path stays flat while the
  * stored ones grow, the growth is the local R2 emulation's, not the Worker's.
- * BENCH_UPLOAD_MIB=256,1024,4000 picks the sizes (a WAV stays under 4 GiB).
+ * BENCH_UPLOAD_MIB=256,1024,4000 picks the sizes: up to 4,095 MiB a WAV generated on the fly,
+ * above (a RIFF header stops at 4 GiB) a Matroska of PCM silence written first by native ffmpeg
+ * (96 kHz stereo: 4,750 MiB last 3.6 h, under the 4-hour and 5 GB limits of uploads).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createReadStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -57,6 +59,41 @@ function workerdRss(pid: number): number {
 /** 96 kHz stereo 16-bit: 4,000 MiB last 3 h, under the 4-hour limit of uploads. */
 const SAMPLE_RATE = 96_000;
 
+/** What is uploaded: a WAV made on the fly, or a file on disk. */
+interface Source {
+  filename: string;
+  bytes: number;
+  /** The file's bytes, wrapped in one multipart part when `boundary` is given. */
+  open(boundary?: string, field?: string): ReadableStream<Uint8Array>;
+}
+
+const WAV_MAX_BYTES = 4 * 1024 * MiB - 1;
+
+async function sourceOf(bytes: number, scratch: string): Promise<Source> {
+  if (bytes <= WAV_MAX_BYTES) return { filename: "big.wav", bytes, open: (boundary, field) => wavStream(bytes, boundary, field) };
+  const file = path.join(scratch, "big.mkv");
+  const seconds = Math.floor(bytes / (SAMPLE_RATE * 4));
+  const made = spawnSync("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", `anullsrc=r=${SAMPLE_RATE}:cl=stereo`, "-t", String(seconds), "-c:a", "pcm_s16le", "-f", "matroska", file]);
+  if (made.status !== 0) throw new Error(`ffmpeg could not write ${file}: ${made.stderr}`);
+  const size = statSync(file).size;
+  return { filename: "big.mkv", bytes: size, open: (boundary, field) => fileStream(file, boundary, field) };
+}
+
+const multipartEnvelope = (boundary: string | undefined, field: string, filename: string, contentType: string) => ({
+  preamble: boundary ? Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: ${contentType}\r\n\r\n`) : Buffer.alloc(0),
+  epilogue: boundary ? Buffer.from(`\r\n--${boundary}--\r\n`) : Buffer.alloc(0),
+});
+
+function fileStream(file: string, boundary?: string, field = "file"): ReadableStream<Uint8Array> {
+  const { preamble, epilogue } = multipartEnvelope(boundary, field, path.basename(file), "video/x-matroska");
+  async function* chunks() {
+    if (preamble.length > 0) yield new Uint8Array(preamble);
+    for await (const chunk of createReadStream(file, { highWaterMark: MiB })) yield new Uint8Array(chunk as Buffer);
+    if (epilogue.length > 0) yield new Uint8Array(epilogue);
+  }
+  return ReadableStream.from(chunks());
+}
+
 /** A valid stereo 16-bit WAV of `bytes`, generated on the fly (silence). */
 function wavStream(bytes: number, boundary?: string, field = "file"): ReadableStream<Uint8Array> {
   const dataSize = bytes - 44;
@@ -74,8 +111,7 @@ function wavStream(bytes: number, boundary?: string, field = "file"): ReadableSt
   header.write("data", 36);
   header.writeUInt32LE(dataSize, 40);
   // Without a boundary: the bare WAV (resumable parts are cut from it).
-  const preamble = boundary ? Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`) : Buffer.alloc(0);
-  const epilogue = boundary ? Buffer.from(`\r\n--${boundary}--\r\n`) : Buffer.alloc(0);
+  const { preamble, epilogue } = multipartEnvelope(boundary, field, "big.wav", "audio/wav");
   const chunk = new Uint8Array(MiB);
   let sent = 0;
   let stage = 0;
@@ -130,22 +166,23 @@ function take(reader: ReadableStreamDefaultReader<Uint8Array>, length: number, l
 
 type UploadPath = "multipart, drained (no R2)" | "multipart to R2" | "resumable parts to R2";
 
-async function upload(base: string, apiKey: string, bytes: number, path: UploadPath): Promise<{ status: number; durationSeconds?: number }> {
+async function upload(base: string, apiKey: string, source: Source, path: UploadPath): Promise<{ status: number; durationSeconds?: number }> {
   const auth = { authorization: `Bearer ${apiKey}` };
+  const { bytes } = source;
   if (path !== "resumable parts to R2") {
     const boundary = `bench${Date.now()}`;
     const response = await fetch(`${base}/api/v1/uploads`, {
       method: "POST",
       headers: { ...auth, "content-type": `multipart/form-data; boundary=${boundary}` },
-      body: wavStream(bytes, boundary, path === "multipart to R2" ? "file" : "other"),
+      body: source.open(boundary, path === "multipart to R2" ? "file" : "other"),
       duplex: "half",
     } as RequestInit);
     const body = (await response.json()) as { durationSeconds?: number };
     return { status: response.status, durationSeconds: body.durationSeconds };
   }
-  const opened = await fetch(`${base}/api/v1/uploads/multipart`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ filename: "big.wav", size: bytes }) });
+  const opened = await fetch(`${base}/api/v1/uploads/multipart`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ filename: source.filename, size: bytes }) });
   const session = (await opened.json()) as { uploadId: string; partSize: number; partCount: number };
-  const reader = wavStream(bytes).getReader();
+  const reader = source.open().getReader();
   const leftover = { bytes: new Uint8Array(0) };
   for (let n = 1; n <= session.partCount; n++) {
     const length = Math.min(session.partSize, bytes - (n - 1) * session.partSize);
@@ -182,17 +219,19 @@ export async function runUploadMemoryBench(sizesMiB = (process.env.BENCH_UPLOAD_
     console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
     const paths: UploadPath[] = ["multipart, drained (no R2)", "multipart to R2", "resumable parts to R2"];
     for (const size of sizesMiB) {
+      const source = await sourceOf(size * MiB, state);
       for (const uploadPath of paths) {
         const before = workerdRss(child.pid!);
         let peak = before;
         const sampler = setInterval(() => (peak = Math.max(peak, workerdRss(child.pid!))), 100);
         const started = performance.now();
-        const result = await upload(base, apiKey, size * MiB, uploadPath);
+        const result = await upload(base, apiKey, source, uploadPath);
         const seconds = (performance.now() - started) / 1000;
         clearInterval(sampler);
         peak = Math.max(peak, workerdRss(child.pid!));
         const status = `${result.status}${result.durationSeconds ? ` (${result.durationSeconds} s)` : ""}`;
-        console.log(`| ${uploadPath} | ${size} | ${seconds.toFixed(1)} | ${(size / seconds).toFixed(0)} | ${(before / MiB).toFixed(0)} -> ${(peak / MiB).toFixed(0)} | ${((peak - before) / MiB).toFixed(0)} | ${((peak - before) / (size * MiB)).toFixed(2)} | ${status} |`);
+        const mib = source.bytes / MiB;
+        console.log(`| ${uploadPath} (${source.filename}) | ${mib.toFixed(0)} | ${seconds.toFixed(1)} | ${(mib / seconds).toFixed(0)} | ${(before / MiB).toFixed(0)} -> ${(peak / MiB).toFixed(0)} | ${((peak - before) / MiB).toFixed(0)} | ${((peak - before) / source.bytes).toFixed(2)} | ${status} |`);
       }
     }
   } finally {

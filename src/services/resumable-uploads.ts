@@ -10,6 +10,7 @@ import { orm } from "../db/client";
 import { uploads, uploadSessionParts, uploadSessions } from "../db/schema";
 import { AppError, invalidRequest, notFound } from "../errors";
 import { newId, quotedId } from "../lib/ids";
+import { readExactly } from "../lib/byte-reader";
 import { finishUpload, MAX_UPLOAD_BYTES, safeFilename, type UploadResult } from "./uploads";
 import type { Env } from "../env";
 import type { Caller } from "./accounts";
@@ -117,7 +118,7 @@ export async function describeSession(db: D1Database, owner: Owner, uploadId: st
 
 /**
  * Stores part `partNumber` from `body`, which must be exactly the part's length (declared by
- * Content-Length, or counted as it streams). Sending a part again replaces it.
+ * Content-Length, or counted as it is read). Sending a part again replaces it.
  */
 export async function putPart(
   env: Env,
@@ -143,30 +144,15 @@ export async function putPart(
     throw invalidRequest(`body: part ${partNumber} must be exactly ${expected} bytes (Content-Length says ${declaredLength}).`);
   }
   if (!body) throw invalidRequest(`body: part ${partNumber} must be exactly ${expected} bytes; the body is empty.`);
-  // A stream of known length for R2, and a count of what the caller really sent.
-  let counted = 0;
-  const counter = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      counted += chunk.byteLength;
-      controller.enqueue(chunk);
-    },
-  });
-  const { readable, writable } = new FixedLengthStream(expected);
-  const piped = body
-    .pipeThrough(counter)
-    .pipeTo(writable)
-    .then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-  const wrongLength = () => invalidRequest(`body: part ${partNumber} must be exactly ${expected} bytes; the body was shorter or longer.`);
+  // Read whole before it goes to R2 (one part, at most 16 MiB): its length is checked exactly,
+  // and BYOB reads take it at several times the speed of piping the runtime's small chunks.
+  const bytes = await readExactly(body, expected);
+  if (!bytes) throw invalidRequest(`body: part ${partNumber} must be exactly ${expected} bytes; the body was shorter or longer.`);
   const multipart = env.MEDIA.resumeMultipartUpload(session.objectKey, session.r2UploadId);
   let uploaded: R2UploadedPart;
   try {
-    uploaded = await multipart.uploadPart(partNumber, readable);
+    uploaded = await multipart.uploadPart(partNumber, bytes);
   } catch (error) {
-    await piped;
-    if (counted !== expected) throw wrongLength();
     // Completed or aborted by another call while this part was on its way.
     const current = await findSession(env.DB, owner, uploadId, Date.now());
     if (!current || (current.completingUntil !== null && current.completingUntil > now)) {
@@ -174,7 +160,6 @@ export async function putPart(
     }
     throw error;
   }
-  if ((await piped) !== undefined || counted !== expected) throw wrongLength();
   await orm(env.DB)
     .insert(uploadSessionParts)
     .values({ sessionId: session.id, partNumber, etag: uploaded.etag, sizeBytes: expected, receivedAt: now })
