@@ -19,7 +19,11 @@ export type AppEnv = { Bindings: Env; Variables: { caller: Caller } };
  * the message ("received undefined") rather than from `issue.input`.
  */
 export function describeZodError(error: ZodError): string {
+  // A field of the wrong type says only that: zod still runs the length checks of an array on a
+  // string ("uploadIds: Too big: expected string to have <=20 characters"), which misleads.
+  const wrongType = new Set(error.issues.filter((issue) => issue.code === "invalid_type").map((issue) => issue.path.join(".")));
   return error.issues
+    .filter((issue) => issue.code === "invalid_type" || !wrongType.has(issue.path.join(".")))
     .slice(0, 5)
     .map((issue) => {
       const field = issue.path.join(".");

@@ -48,5 +48,8 @@ describe("input findings", () => {
     expect(error.error.message).toMatch(/expected string, received number/);
     const missing = await postJson("/api/v1/voices/clone", {}, account.auth);
     await expectError(missing, 400, "invalid_request", /^uploadId: Required$/);
+    // A string where an array belongs: only its type, not the array's length rule applied to it.
+    const merge = await postJson("/api/v1/merge", { uploadIds: "upl_01M83Z3GVFFNWBTBZA85SJXAJH" }, account.auth);
+    await expectError(merge, 400, "invalid_request", /^uploadIds: Invalid input: expected array, received string$/);
   });
 });
