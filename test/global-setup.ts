@@ -19,6 +19,8 @@ const fixtures: Record<string, string[]> = {
   "clip.mp4": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2.5", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2.5", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart"],
   // 1 s of 720p: the frame size the routing's heap estimates are calibrated on.
   "clip720.mp4": ["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25:duration=1", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart"],
+  // Video without an audio track.
+  "silent.mp4": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "+faststart"],
   // Same, moov atom at the end (the common layout of camera files).
   "clip-moov-end.mov": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=3", "-f", "lavfi", "-i", "sine=frequency=660:duration=3", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"],
   "clip.webm": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:v", "libvpx", "-b:v", "200k", "-c:a", "libopus", "-shortest"],

@@ -31,7 +31,8 @@ export const subtitles = defineTool({
   summary: "Burn styled subtitles into a video (automatic transcription or srtContent)",
   params: SubtitlesParams,
   rates: { payg: { per: "minute", credits: 20 }, plans: { per: "minute", credits: 20 } },
-  inputs: (p) => singleInput(p.uploadId, videoOnly),
+  // Automatic captions come from the speech: a video without sound needs srtContent.
+  inputs: (p) => singleInput(p.uploadId, videoOnly, p.srtContent === undefined),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
   check: (p, _u, context) => (p.srtContent === undefined ? checkTranscriptionLanguage("auto", context, "srtContent") : checkSrt(p.srtContent)),
   workFactor: 1.2,

@@ -6,12 +6,14 @@ let account: TestAccount;
 let video: string;
 let audio: string;
 let image: string;
+let silent: string;
 
 beforeAll(async () => {
   account = await newAccount({ credits: 1000 });
   video = (await uploadFixture(account, "clip.mp4")).uploadId;
   audio = (await uploadFixture(account, "tone.mp3")).uploadId;
   image = (await uploadFixture(account, "logo.png")).uploadId;
+  silent = (await uploadFixture(account, "silent.mp4")).uploadId;
 });
 
 type Case = [tool: string, body: () => Record<string, unknown>, field: string];
@@ -81,6 +83,9 @@ const cases: Case[] = [
   ["voice-change", () => ({ uploadId: video, voice: "clone" }), "voice"],
   ["voice-change", () => ({ uploadId: video, language: "français" }), "language"],
   ["voice-change", () => ({ uploadId: audio }), "uploadId"],
+  ["voice-change", () => ({ uploadId: silent }), "uploadId: the upload has no audio track"],
+  // Automatic subtitles need speech; with srtContent a silent video is fine (next test).
+  ["subtitles", () => ({ uploadId: silent }), "uploadId: the upload has no audio track"],
 ];
 
 describe("tool validation: every bad value is a 400 naming the field, and changes nothing", () => {
@@ -99,6 +104,11 @@ describe("tool validation: every bad value is a 400 naming the field, and change
 
   it("ignores unknown fields and accepts a field that does not apply to the mode once validated", async () => {
     const response = await callTool(account, "watermark", { uploadId: video, watermarkText: "x", type: "fixe", interval: 8, extra: true });
+    expect(response.status).toBe(200);
+  });
+
+  it("burns given subtitles into a video without sound", async () => {
+    const response = await callTool(account, "subtitles", { uploadId: silent, srtContent: "1\n00:00:00,000 --> 00:00:01,000\nHello\n" });
     expect(response.status).toBe(200);
   });
 
