@@ -85,6 +85,8 @@ export async function cuesFromSrt(srt: string): Promise<Cue[]> {
     if (cleaned === "" || cue.endTime === cue.startTime) continue;
     cues.push({ start: cue.startTime, end: cue.endTime, text: cleaned, words: proportionalWords(cleaned, cue.startTime, cue.endTime) });
   }
+  // Cues without text are skipped; an SRT made only of them has nothing to show.
+  if (cues.length === 0) throw new SrtError("no cue has text to show");
   return cues;
 }
 

@@ -1,8 +1,8 @@
 /**
  * Turns a transcript (timed words from a speech engine) into the files `transcribe` sells:
  * plain text, or SRT with one cue per sentence (`phrase`) or per word (`mot`). Text is kept as
- * recognised. Engines without punctuation (pocketsphinx) give no sentence marks, so sentences
- * are also cut at pauses, and a cue never grows past a readable length.
+ * recognised. Engines without punctuation (pocketsphinx) give no sentence marks, so their
+ * sentences are cut at pauses, and such a cue never grows past a readable length.
  */
 import type { TimedWord } from "./captions";
 
@@ -14,7 +14,7 @@ export interface Transcript {
 
 /** A pause this long ends a sentence when the engine gives no punctuation. */
 export const SENTENCE_PAUSE_SECONDS = 0.6;
-/** Readable maximum of one phrase cue. */
+/** Readable maximum of one phrase cue, when the engine gives no punctuation. */
 export const MAX_CUE_WORDS = 14;
 export const MAX_CUE_SECONDS = 7;
 
@@ -27,18 +27,24 @@ function cleanWords(words: TimedWord[]): TimedWord[] {
     .sort((a, b) => a.start - b.start);
 }
 
+/**
+ * Sentences, one group each. When the engine punctuates, a sentence ends at its punctuation and
+ * only there (the contract: complete sentences, one entry each); without any punctuation,
+ * pauses and a readable length stand in for the sentence ends it cannot give.
+ */
 export function phrases(words: TimedWord[]): TimedWord[][] {
+  const cleaned = cleanWords(words);
+  const punctuated = cleaned.some((word) => SENTENCE_END.test(word.text));
   const groups: TimedWord[][] = [];
-  for (const word of cleanWords(words)) {
+  for (const word of cleaned) {
     const group = groups.at(-1);
     const last = group?.at(-1);
     const startsNew =
       !group ||
       !last ||
       SENTENCE_END.test(last.text) ||
-      word.start - last.end >= SENTENCE_PAUSE_SECONDS ||
-      group.length >= MAX_CUE_WORDS ||
-      word.end - group[0].start > MAX_CUE_SECONDS;
+      (!punctuated &&
+        (word.start - last.end >= SENTENCE_PAUSE_SECONDS || group.length >= MAX_CUE_WORDS || word.end - group[0].start > MAX_CUE_SECONDS));
     if (startsNew) groups.push([word]);
     else group.push(word);
   }

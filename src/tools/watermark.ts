@@ -7,7 +7,12 @@ export const WatermarkParams = z
   .object({
     uploadId,
     watermarkUploadId: uploadId.optional().openapi({ description: "uploadId of an image (png, jpeg, webp); wins over watermarkText" }),
-    watermarkText: z.string().min(1).max(200).optional().openapi({ description: "Required when watermarkUploadId is absent" }),
+    watermarkText: z
+      .string()
+      .min(1)
+      .max(200)
+      .refine((t) => t.trim().length > 0, "must not be empty")
+      .optional().openapi({ description: "Required when watermarkUploadId is absent" }),
     type: z.enum(["fixe", "flottant"]).default("fixe").openapi({ description: "`fixe` tiles the mark; `flottant` moves one mark every `interval` seconds" }),
     opacity: z.int().min(10).max(100).default(80),
     interval: z.union([z.literal(3), z.literal(5), z.literal(8)]).default(5).openapi({ description: "Seconds between positions; flottant only" }),

@@ -116,4 +116,16 @@ describe("merge of a 25 fps input then a 30 fps input", () => {
     const second = await upload(client, generate("rate30.mp4", [...markedClip("30", 2, 0.7), ...H264_AAC]));
     report("recorder webm 25 + mp4 30", await mergeAndCheck(client, first, second, 0.7));
   });
+
+  it("lasts the sum of many AAC inputs, the decoder's padding of each cut away", async () => {
+    const clip = await upload(client, generate("rate25-many.mp4", [...markedClip("25", 2.2, 1), ...H264_AAC]));
+    const file = await download(client, await runTool(client, "merge", { uploadIds: Array(12).fill(clip.uploadId) }));
+    const out = probe(file);
+    const sum = 12 * clip.durationSeconds;
+    // Each AAC input decodes about 20 ms longer than it lasts: 0.25 s over 12 inputs if kept.
+    expect(Math.abs(Number(out.format.duration) - sum)).toBeLessThanOrEqual(0.05);
+    const flashes = flashStarts(file);
+    expect(flashes).toHaveLength(12);
+    expect(flashes[11]! - 11 * clip.durationSeconds - 1).toBeLessThan(0.05);
+  });
 });

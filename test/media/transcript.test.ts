@@ -43,6 +43,15 @@ describe("transcript files", () => {
     expect(transcriptToText({ ...unpunctuated, text: "the quick brown fox" }, "TEST")).toBe("the quick brown fox\nTEST\n");
   });
 
+  it("gives one cue per complete sentence when the engine punctuates, however long or paused", async () => {
+    const long = "This sentence runs on well past fourteen words and seven seconds, with a pause in the middle of it.";
+    const spoken = long.split(" ").map((text, i): [string, number, number] => [text, i * 0.6 + (i >= 10 ? 2 : 0), i * 0.6 + 0.5 + (i >= 10 ? 2 : 0)]);
+    const last = spoken.at(-1)![2];
+    const punctuated: Transcript = { language: "en", text: "", words: words([...spoken, ["Short", last + 0.1, last + 0.4], ["one!", last + 0.4, last + 0.8]]) };
+    const { cues } = await parseText(transcriptToSrt(punctuated, "phrase"), { type: "srt", strict: true });
+    expect(cues.map((c) => c.text)).toEqual([long, "Short one!"]);
+  });
+
   it("gives one cue per word in mot mode, monotonic", async () => {
     const { cues } = await parseText(transcriptToSrt(unpunctuated, "mot"), { type: "srt", strict: true });
     expect(cues).toHaveLength(8);

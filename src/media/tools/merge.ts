@@ -44,20 +44,23 @@ export function buildMergeCommand(_params: Partial<MergeInput>, inputs: MediaInp
   const chains: string[] = [];
   const segments: string[] = [];
   inputs.forEach((input, i) => {
+    // Each segment lasts the input's probed duration, what the merge bills: an AAC stream's
+    // decoder padding (about 20 ms an input) would otherwise add up over 20 inputs.
+    const duration = seconds(Math.max(input.probe.durationMs, 1) / 1000);
     chains.push(
       `[${i}:V:0]scale=${width}:${height}:force_original_aspect_ratio=decrease:force_divisible_by=2,` +
-        `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black,setsar=1,fps=${rate},format=yuv420p,setpts=PTS-STARTPTS[v${i}]`,
+        `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black,setsar=1,fps=${rate},format=yuv420p,trim=duration=${duration},setpts=PTS-STARTPTS[v${i}]`,
     );
     segments.push(`[v${i}]`);
     if (!withAudio) return;
     if (input.probe.hasAudio) {
       chains.push(
-        `[${i}:a:0]aresample=48000,aformat=sample_fmts=fltp:sample_rates=48000:channel_layouts=stereo,asetpts=PTS-STARTPTS[a${i}]`,
+        `[${i}:a:0]aresample=48000,aformat=sample_fmts=fltp:sample_rates=48000:channel_layouts=stereo,atrim=duration=${duration},asetpts=PTS-STARTPTS[a${i}]`,
       );
     } else {
       // Silence as long as the input; concat also pads any shorter audio to its segment's video.
       chains.push(
-        `anullsrc=r=48000:cl=stereo,atrim=duration=${seconds(Math.max(input.probe.durationMs, 1) / 1000)},aformat=sample_fmts=fltp[a${i}]`,
+        `anullsrc=r=48000:cl=stereo,atrim=duration=${duration},aformat=sample_fmts=fltp[a${i}]`,
       );
     }
     segments.push(`[a${i}]`);
