@@ -447,6 +447,7 @@ export interface paths {
                         /**
                          * @description Words per automatic caption
                          * @default 4
+                         * @enum {integer}
                          */
                         captionWords?: 1 | 2 | 4;
                         /** @description SRT used as is instead of automatic transcription; malformed SRT is a 400 */
@@ -1081,6 +1082,7 @@ export interface paths {
                         /**
                          * @description Seconds between positions; flottant only
                          * @default 5
+                         * @enum {integer}
                          */
                         interval?: 3 | 5 | 8;
                         /**

@@ -15,7 +15,7 @@ export const SubtitlesParams = z
     effectColor: hexColor("#000000", "Shadow (classique), box (impact) or outline (contour) colour"),
     position: z.number().min(0).max(100).default(82).openapi({ description: "Vertical position: 0 = top, 100 = bottom" }),
     size: z.enum(["petite", "normale", "grande"]).default("normale"),
-    captionWords: z.union([z.literal(1), z.literal(2), z.literal(4)]).default(4).openapi({ description: "Words per automatic caption" }),
+    captionWords: z.literal([1, 2, 4]).default(4).openapi({ type: "integer", enum: [1, 2, 4], default: 4, description: "Words per automatic caption" }),
     srtContent: z.string().optional().openapi({ description: "SRT used as is instead of automatic transcription; malformed SRT is a 400" }),
     fontId: z.enum(["inter", "montserrat", "poppins", "fredoka", "archivo-black", "anton"]).default("inter"),
     karaokeMode: z.enum(["none", "couleur", "taille", "halo"]).default("none"),

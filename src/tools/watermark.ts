@@ -15,7 +15,7 @@ export const WatermarkParams = z
       .optional().openapi({ description: "Required when watermarkUploadId is absent" }),
     type: z.enum(["fixe", "flottant"]).default("fixe").openapi({ description: "`fixe` tiles the mark; `flottant` moves one mark every `interval` seconds" }),
     opacity: z.int().min(10).max(100).default(80),
-    interval: z.union([z.literal(3), z.literal(5), z.literal(8)]).default(5).openapi({ description: "Seconds between positions; flottant only" }),
+    interval: z.literal([3, 5, 8]).default(5).openapi({ type: "integer", enum: [3, 5, 8], default: 5, description: "Seconds between positions; flottant only" }),
   })
   .refine((p) => p.watermarkUploadId !== undefined || p.watermarkText !== undefined, {
     message: "Required when watermarkUploadId is absent",
