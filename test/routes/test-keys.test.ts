@@ -76,6 +76,17 @@ describe("test-mode keys", () => {
     expect(await balanceOf(account)).toBe(100);
     // The cloned voice is live account data.
     await expectError(await postJson("/api/v1/voices/clone", { uploadId: testUpload.uploadId }, key.auth), 400, "invalid_request", /live key/);
+
+    // Idempotency-Keys too: a live job is never replayed to a test key, and the other way round.
+    const idem = { "idempotency-key": "same-key" };
+    const liveCall = await callTool(account, "extract-audio", { uploadId: liveUpload.uploadId }, idem);
+    expect(liveCall.status).toBe(200);
+    await expectError(await callTool(key, "extract-audio", { uploadId: liveUpload.uploadId }, idem), 400, "invalid_request", /^uploadId: upload upl_\w+ is unknown or expired/);
+    const testCall = (await (await callTool(key, "extract-audio", { uploadId: testUpload.uploadId }, idem)).json()) as { jobId: string; creditsUsed: number };
+    expect(testCall.creditsUsed).toBe(0);
+    const replayed = (await (await callTool(key, "extract-audio", { uploadId: testUpload.uploadId }, idem)).json()) as { jobId: string };
+    expect(replayed.jobId).toBe(testCall.jobId);
+    expect(testCall.jobId).not.toBe(((await liveCall.json()) as { jobId: string }).jobId);
   });
 
   it("spend nothing, even on an empty balance, and mark video results TEST where a live key's are not", async () => {
