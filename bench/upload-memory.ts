@@ -11,7 +11,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createReadStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePort } from "./util";
 import os from "node:os";
 import path from "node:path";
 
@@ -20,15 +20,6 @@ const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
 const ADMIN = "bench-admin-token";
 const MiB = 1024 * 1024;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** RSS (bytes) of every workerd process under `pid`. */
 function workerdRss(pid: number): number {

@@ -30,11 +30,16 @@ import type { SpeechRuntime } from "./speech/runtime.ts";
 // ---------------------------------------------------------------------------------------------
 // Before a run: what the request's schema cannot know (the fonts on this machine), and the argv run
 
+/** The fonts a job places in its work directory: an ffmpeg job's, or a speech job's finish pass's. */
+function fontsOf(job: JobRequest): string[] {
+  if (job.kind === "ffmpeg") return job.fonts;
+  return "finish" in job ? (job.finish?.fonts ?? []) : [];
+}
+
 /** The fonts of `job` missing from `fontsDir`. */
 export async function missingFonts(job: JobRequest, fontsDir: string): Promise<string[]> {
   const missing: string[] = [];
-  const fonts = job.kind === "ffmpeg" ? job.fonts : "finish" in job ? (job.finish?.fonts ?? []) : [];
-  for (const font of fonts) {
+  for (const font of fontsOf(job)) {
     try {
       await access(path.join(fontsDir, font));
     } catch {
@@ -269,7 +274,7 @@ export class JobRunner {
       const workDir = dir;
       const files = job.kind === "ffmpeg" ? job.files : {};
       const finish = "finish" in job ? job.finish : undefined;
-      const fonts = job.kind === "ffmpeg" ? job.fonts : (finish?.fonts ?? []);
+      const fonts = fontsOf(job);
       const inputs = "inputs" in job ? job.inputs : [];
       for (const [name, content] of Object.entries(files)) {
         await writeFile(path.join(workDir, name), Buffer.from(content, "base64"));

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { ApiError, createApi, type JobStatus, unwrap } from "./client.ts";
 import type { paths } from "./api-types.ts";
-import { loadConfig, saveConfig } from "./config.ts";
+import { loadConfig, saveConfig, type Config } from "./config.ts";
 import { downloadResult, waitForJob } from "./jobs.ts";
 import { buildBody, describeTool, fetchTools } from "./tool-fields.ts";
 import { uploadFile, resumableUpload } from "./upload.ts";
@@ -66,8 +66,7 @@ type ToolPath = {
   [P in keyof paths]: paths[P] extends { post: { responses: { 200: { content: { "application/json": { estimatedSeconds: number } } } } } } ? P : never;
 }[keyof paths];
 
-async function finishJob(job: JobStatus, options: Map<string, string | true>): Promise<number> {
-  const config = loadConfig();
+async function finishJob(config: Config, job: JobStatus, options: Map<string, string | true>): Promise<number> {
   const api = createApi(config);
   const quiet = options.has("quiet");
   const wanted = options.has("wait") || options.has("out");
@@ -131,7 +130,7 @@ async function run(argv: string[]): Promise<number> {
         print(job);
         return 0;
       }
-      return finishJob(job, options);
+      return finishJob(config, job, options);
     }
     case "cancel": {
       const jobId = positionals[0];
@@ -168,7 +167,7 @@ async function run(argv: string[]): Promise<number> {
         print(envelope);
         return 0;
       }
-      return finishJob({ jobId: envelope.jobId, status: "queued" } as JobStatus, options);
+      return finishJob(config, { jobId: envelope.jobId, status: "queued" } as JobStatus, options);
     }
   }
 }

@@ -11,8 +11,9 @@ import { planAllowance, restApiPlans, type Plan } from "./pricing";
 
 export const API_KEY_PREFIX = "mk_live_";
 export const TEST_KEY_PREFIX = "mk_test_";
-export type KeyMode = "live" | "test";
-export const keyModes: readonly KeyMode[] = ["live", "test"];
+export const keyModes = ["live", "test"] as const;
+export type KeyMode = (typeof keyModes)[number];
+const isKeyMode = (value: unknown): value is KeyMode => keyModes.includes(value as KeyMode);
 /** "Last used" is precise to a minute, so a busy key writes at most once a minute. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 const API_KEY_SHAPE = /^mk_(live|test)_[A-Za-z0-9_-]{32}$/;
@@ -136,7 +137,7 @@ export async function createOwnApiKey(db: D1Database, accountId: string, name: u
   const label = typeof name === "string" ? name.trim() : "";
   if (!label) throw invalidRequest("Give the key a name, for instance where it is used.");
   if (label.length > MAX_KEY_NAME) throw invalidRequest(`Key names have at most ${MAX_KEY_NAME} characters.`);
-  if (mode !== "live" && mode !== "test") throw invalidRequest("A key is live or test.");
+  if (!isKeyMode(mode)) throw invalidRequest("A key is live or test.");
   return createApiKey(db, accountId, now, label, mode);
 }
 
@@ -182,6 +183,11 @@ export interface Caller {
   plan: Plan;
   /** A test key's calls spend nothing, see only test data and get results marked TEST. */
   mode: KeyMode;
+}
+
+/** Live account data (the cloned voice, brands and posts) is out of a test key's reach: 400 saying `why`. */
+export function requireLiveKey(caller: Partial<Pick<Caller, "mode">>, why: string): void {
+  if (caller.mode === "test") throw invalidRequest(why);
 }
 
 /** Resolves an `Authorization` header to the calling key, or throws 401. */

@@ -116,6 +116,12 @@ export async function describeSession(db: D1Database, owner: Owner, uploadId: st
   };
 }
 
+/** A refused part: its body is cancelled (not left for the runtime to drain), then the 400. */
+export async function refuseBody(body: ReadableStream<Uint8Array> | null, message: string): Promise<never> {
+  await body?.cancel();
+  throw invalidRequest(message);
+}
+
 /**
  * Stores part `partNumber` from `body`, which must be exactly the part's length (declared by
  * Content-Length, or counted as it is read). Sending a part again replaces it.
@@ -131,17 +137,14 @@ export async function putPart(
 ): Promise<{ uploadId: string; partNumber: number; size: number; receivedParts: number; partCount: number }> {
   const session = await requireSession(env.DB, owner, uploadId, now);
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > session.partCount) {
-    await body?.cancel();
-    throw invalidRequest(`partNumber: must be an integer from 1 to ${session.partCount}.`);
+    return refuseBody(body, `partNumber: must be an integer from 1 to ${session.partCount}.`);
   }
   if (session.completingUntil !== null && session.completingUntil > now) {
-    await body?.cancel();
-    throw invalidRequest("The upload is being completed; parts can no longer be sent.");
+    return refuseBody(body, "The upload is being completed; parts can no longer be sent.");
   }
   const expected = partSizeOf(partNumber, session);
   if (declaredLength !== undefined && declaredLength !== expected) {
-    await body?.cancel();
-    throw invalidRequest(`body: part ${partNumber} must be exactly ${expected} bytes (Content-Length says ${declaredLength}).`);
+    return refuseBody(body, `body: part ${partNumber} must be exactly ${expected} bytes (Content-Length says ${declaredLength}).`);
   }
   if (!body) throw invalidRequest(`body: part ${partNumber} must be exactly ${expected} bytes; the body is empty.`);
   // Read whole before it goes to R2 (one part, at most 16 MiB): its length is checked exactly,
@@ -169,6 +172,11 @@ export async function putPart(
     });
   const received = await orm(env.DB).select({ n: count() }).from(uploadSessionParts).where(eq(uploadSessionParts.sessionId, session.id)).get();
   return { uploadId: session.id, partNumber, size: expected, receivedParts: received?.n ?? 0, partCount: session.partCount };
+}
+
+/** Lets another complete call try again (this one failed without using the session up). */
+async function releaseCompletion(db: D1Database, sessionId: string): Promise<void> {
+  await db.prepare("UPDATE upload_sessions SET completing_until = NULL WHERE id = ?").bind(sessionId).run();
 }
 
 async function deleteSessionRows(db: D1Database, sessionId: string): Promise<void> {
@@ -220,7 +228,7 @@ export async function completeSession(env: Env, owner: Owner, uploadId: string, 
     // A previous call may have assembled it and died before the row: the object is there.
     const head = await bucket.head(session.objectKey);
     if (head?.size !== session.sizeBytes) {
-      await db.prepare("UPDATE upload_sessions SET completing_until = NULL WHERE id = ?").bind(session.id).run();
+      await releaseCompletion(db, session.id);
       throw error;
     }
   }
@@ -231,7 +239,7 @@ export async function completeSession(env: Env, owner: Owner, uploadId: string, 
     // Refused media (finishUpload deleted the object) uses the session up; after any other
     // failure the assembled object stays and complete may be called again.
     if (error instanceof AppError) await deleteSessionRows(db, session.id);
-    else await db.prepare("UPDATE upload_sessions SET completing_until = NULL WHERE id = ?").bind(session.id).run();
+    else await releaseCompletion(db, session.id);
     throw error;
   }
   await deleteSessionRows(db, session.id);

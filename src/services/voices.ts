@@ -6,7 +6,7 @@
  */
 import { invalidRequest, notFound } from "../errors";
 import { streamToR2 } from "../lib/r2-stream";
-import type { Caller } from "./accounts";
+import { requireLiveKey, type Caller } from "./accounts";
 import { resolveUpload } from "./uploads";
 
 export const MIN_SAMPLE_MS = 10_000;
@@ -24,9 +24,8 @@ const view = (row: { status: string; created_at: number }): ClonedVoiceView => (
 });
 
 /** The cloned voice is the account's live data: a test key may use it, not change it. */
-function refuseTestKey(caller: Partial<Pick<Caller, "mode">>): void {
-  if (caller.mode === "test") throw invalidRequest("The cloned voice is live account data: register or delete it with a live key (test keys can still speak with voice clone).");
-}
+const refuseTestKey = (caller: Partial<Pick<Caller, "mode">>) =>
+  requireLiveKey(caller, "The cloned voice is live account data: register or delete it with a live key (test keys can still speak with voice clone).");
 
 export async function registerClonedVoice(db: D1Database, bucket: R2Bucket, caller: Pick<Caller, "accountId"> & Partial<Pick<Caller, "mode">>, uploadId: string, now: number): Promise<ClonedVoiceView> {
   refuseTestKey(caller);

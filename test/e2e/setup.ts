@@ -77,9 +77,9 @@ async function startWorkerOnce(name: string, port: number, vars: Record<string, 
 }
 
 /**
- * Migrates the stack's database and starts its two Workers. A start that fails (a port taken
- * between freePort() and wrangler's bind, by another of the parallel stacks) is tried once
- * more on new ports, and what the processes printed is reported.
+ * Migrates the stack's database and starts its two Workers. A start that fails is reported
+ * with what the processes printed and tried once more (the media Worker on a new port; the
+ * API keeps its port, which its URLs name).
  */
 async function startWorker(name: string, port: number, vars: Record<string, string>, stateDir: string): Promise<ChildProcess[]> {
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };

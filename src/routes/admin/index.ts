@@ -8,7 +8,7 @@ import { createRouter, type AppEnv } from "../../http";
 import { notFound, pickErrors, unauthorized } from "../../errors";
 import { auditAccount, findOrphans, maintainNow } from "../../services/audit";
 import { adjustPurchasedCredits } from "../../services/credits";
-import { createAccount, createApiKey, revokeApiKey } from "../../services/accounts";
+import { createAccount, createApiKey, keyModes, revokeApiKey } from "../../services/accounts";
 import { plans } from "../../services/pricing";
 import { constantTimeEqual } from "../../lib/constant-time";
 import { hashPassword } from "../../lib/password";
@@ -50,9 +50,9 @@ const createKeyRoute = createRoute({
   security,
   request: {
     params: z.object({ accountId: z.string() }),
-    query: z.object({ mode: z.enum(["live", "test"]).default("live").openapi({ description: "test: an mk_test_ key (no credits spent, results marked TEST, test data apart)" }) }),
+    query: z.object({ mode: z.enum(keyModes).default("live").openapi({ description: "test: an mk_test_ key (no credits spent, results marked TEST, test data apart)" }) }),
   },
-  responses: { 200: jsonContent(z.object({ keyId: z.string(), apiKey: z.string(), mode: z.enum(["live", "test"]) }), "Key created"), ...pickErrors(400, 401, 404) },
+  responses: { 200: jsonContent(z.object({ keyId: z.string(), apiKey: z.string(), mode: z.enum(keyModes) }), "Key created"), ...pickErrors(400, 401, 404) },
 });
 
 const creditsRoute = createRoute({

@@ -5,9 +5,9 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
-import { invalidRequest, pickErrors } from "../../errors";
+import { pickErrors } from "../../errors";
 import { MAX_UPLOAD_BYTES } from "../../services/uploads";
-import { abortSession, completeSession, createSession, describeSession, MAX_OPEN_SESSIONS_PER_ACCOUNT, putPart, RESUMABLE_PART_SIZE } from "../../services/resumable-uploads";
+import { abortSession, completeSession, createSession, describeSession, MAX_OPEN_SESSIONS_PER_ACCOUNT, putPart, refuseBody, RESUMABLE_PART_SIZE } from "../../services/resumable-uploads";
 import { UploadResultSchema } from "./schemas";
 import { jsonContent } from "../../lib/openapi";
 
@@ -124,18 +124,15 @@ export function resumableUploadRoutes() {
     const { uploadId, partNumber } = c.req.param();
     const body = c.req.raw.body;
     if (uploadId.length > 64) {
-      await body?.cancel();
-      throw invalidRequest("uploadId: at most 64 characters.");
+      return refuseBody(body, "uploadId: at most 64 characters.");
     }
     if (!PART_PATH.test(partNumber)) {
-      await body?.cancel();
-      throw invalidRequest("partNumber: must be a whole number from 1 to the upload's partCount.");
+      return refuseBody(body, "partNumber: must be a whole number from 1 to the upload's partCount.");
     }
     const header = c.req.header("content-length");
     const declared = header === undefined ? undefined : /^\d+$/.test(header) ? Number(header) : Number.NaN;
     if (Number.isNaN(declared)) {
-      await body?.cancel();
-      throw invalidRequest("Content-Length: must be a whole number of bytes.");
+      return refuseBody(body, "Content-Length: must be a whole number of bytes.");
     }
     return c.json(await putPart(c.env, c.get("caller"), uploadId, Number(partNumber), body, declared, Date.now()), 200);
   });

@@ -4,7 +4,8 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
-import { invalidRequest, pickErrors } from "../../errors";
+import { pickErrors } from "../../errors";
+import { requireLiveKey } from "../../services/accounts";
 import { createBrand, getBrand, listBrands, updateBrand } from "../../services/brands";
 import { postStates } from "../../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, postMedia, revokeApprovalLink, updatePost } from "../../services/posts";
@@ -90,7 +91,7 @@ const TEST_KEY_REFUSAL =
 function liveKeysOnly(router: ReturnType<typeof createRouter>) {
   for (const path of ["/brands", "/brands/*", "/posts", "/posts/*", "/approval-links/*"]) {
     router.use(path, async (c, next) => {
-      if (c.get("caller").mode === "test") throw invalidRequest(TEST_KEY_REFUSAL);
+      requireLiveKey(c.get("caller"), TEST_KEY_REFUSAL);
       await next();
     });
   }
