@@ -127,19 +127,28 @@ describe("sign-in and sessions", () => {
   });
 
   it("rate limits sign-in attempts per email", async () => {
-    const { email } = await signedUpClient();
-    const statuses: number[] = [];
-    for (let i = 0; i < 12; i++) {
-      const response = await new WebClient().request("/app/login", {
-        method: "POST",
-        headers: { origin: "http://api.test", "cf-connecting-ip": `203.0.113.${i}` },
-        body: new URLSearchParams({ email, password: "wrong password!!" }),
-      });
-      statuses.push(response.status);
-      if (response.status === 429) expect(await response.text()).toContain("Too many attempts");
+    // The limiter counts in windows aligned to the wall clock's minute; twelve scrypt sign-ins
+    // on a loaded machine can straddle a boundary, which resets the count. Such a run proves
+    // nothing either way, so it is repeated once with a fresh account (then well inside a window).
+    const minuteOf = (time: number) => Math.floor(time / 60_000);
+    for (let run = 0; run < 2; run++) {
+      const { email } = await signedUpClient();
+      const started = Date.now();
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i++) {
+        const response = await new WebClient().request("/app/login", {
+          method: "POST",
+          headers: { origin: "http://api.test", "cf-connecting-ip": `203.0.113.${i}` },
+          body: new URLSearchParams({ email, password: "wrong password!!" }),
+        });
+        statuses.push(response.status);
+        if (response.status === 429) expect(await response.text()).toContain("Too many attempts");
+      }
+      if (run === 0 && minuteOf(started) !== minuteOf(Date.now())) continue;
+      expect(statuses.slice(0, 10).every((s) => s === 400)).toBe(true);
+      expect(statuses.slice(10)).toEqual([429, 429]);
+      return;
     }
-    expect(statuses.slice(0, 10).every((s) => s === 400)).toBe(true);
-    expect(statuses.slice(10)).toEqual([429, 429]);
   });
 
   it("protects every page of the area", async () => {
