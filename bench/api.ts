@@ -243,6 +243,16 @@ export async function runApiBench(): Promise<void> {
   }
 }
 
+/** `BENCH_ONLY=latency`: only the tool-call latency part of the API bench. */
+export async function runLatencyBench(): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "bench-latency-"));
+  try {
+    await latencyUnderLoad(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Tool calls at 20/s for 10 s while four re-encodes run on ffmpeg.wasm, against the same calls idle. */
 async function latencyUnderLoad(dir: string): Promise<void> {
   const stack = await startStack(path.join(dir, "state-wasm"), { MEDIA_ENGINE: "wasm" });

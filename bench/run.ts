@@ -22,7 +22,7 @@ import * as commandModule from "../src/media/tools/command";
 import type { MediaCommand, MediaInput } from "../src/media/tools/command";
 import { benchCases, type BenchInputs } from "./cases";
 import { describeOutput, FFMPEG, generateSources, probeResult, run, runNative, singleThreadArgs, type NativeRun } from "./media";
-import { runApiBench, runTransferBench } from "./api";
+import { runApiBench, runLatencyBench, runTransferBench } from "./api";
 import { runCalibration } from "./calibrate";
 import { runSpeechBench } from "./speech";
 import { runUploadMemoryBench } from "./upload-memory";
@@ -97,9 +97,10 @@ function table(header: string[], rows: string[][]): string {
 async function main(): Promise<void> {
   if (!only || only.includes("upload")) await runUploadMemoryBench();
   if (!only || only.includes("web")) await runWebBench();
-  if (!only || only.some((id) => !["speech", "upload", "web", "api", "calibrate", "transfer"].includes(id))) await mediaBench();
+  if (!only || only.some((id) => !["speech", "upload", "web", "api", "calibrate", "transfer", "latency"].includes(id))) await mediaBench();
   if (only?.includes("calibrate")) await runCalibration();
   if (!only || only.includes("api")) await runApiBench();
+  else if (only.includes("latency")) await runLatencyBench();
   if (!only || only.includes("transfer")) await runTransferBench();
   if (!only || only.includes("speech")) {
     const problems = await runSpeechBench();

@@ -93,7 +93,8 @@ function serve(): Promise<Server> {
       res.end();
       return;
     }
-    const file = path.join(fixturesDir, path.basename(url.pathname));
+    // /any-name/<fixture>: the fixture under a path of the test's choosing (odd escapes included).
+    const file = path.join(fixturesDir, url.pathname.startsWith("/any-name/") ? url.pathname.split("/")[2]! : path.basename(url.pathname));
     if (!existsSync(file)) {
       res.writeHead(404);
       res.end("not found");

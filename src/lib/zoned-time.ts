@@ -2,7 +2,7 @@
  * Wall-clock times in a named time zone (what a social media manager types: "2026-12-01T09:30"
  * for the brand's zone) to and from UTC instants, with the runtime's Intl time-zone data.
  */
-const LOCAL = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/;
+const LOCAL = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?$/;
 
 export function isTimeZone(zone: string): boolean {
   try {
@@ -23,24 +23,41 @@ function wallClockAsUtc(instant: number, zone: string): number {
   return Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second));
 }
 
+const DAY_MS = 86_400_000;
+
+/** The clock fields as written, if they name a real calendar time (no 30 February, no 24:30). */
+function exactUtc(y: string, mo: string, d: string, h: string, mi: string, s: string | undefined): number | null {
+  const asUtc = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s ?? 0));
+  const back = new Date(asUtc);
+  const same = back.getUTCFullYear() === Number(y) && back.getUTCMonth() === Number(mo) - 1 && back.getUTCDate() === Number(d) && back.getUTCHours() === Number(h) && back.getUTCMinutes() === Number(mi);
+  return Number.isNaN(asUtc) || !same || Number(s ?? 0) > 59 ? null : asUtc;
+}
+
 /**
- * UTC ms of a local time in `zone`. An ISO string with an offset or `Z` is taken as it is. In a
- * gap (spring forward) the time moves forward by the gap; in an overlap the earlier one wins.
+ * UTC ms of a local time in `zone`, null when it is no calendar time. An ISO string with an
+ * offset or `Z` is taken as it is. In a gap (spring forward) the time moves forward by the gap
+ * (02:30 that does not exist is 03:30 in the new offset's terms); in an overlap (fall back) the
+ * earlier of the two instants wins.
  */
 export function zonedToUtc(local: string, zone: string): number | null {
-  if (/(?:Z|[+-]\d{2}:?\d{2})$/.test(local)) {
+  const offset = /^(.*?)(Z|[+-]\d{2}:?\d{2})$/.exec(local);
+  const match = LOCAL.exec(offset ? offset[1]! : local);
+  if (!match) return null;
+  const [, y, mo, d, h, mi, s] = match;
+  const asUtc = exactUtc(y!, mo!, d!, h!, mi!, s);
+  if (asUtc === null) return null;
+  if (offset) {
     const instant = Date.parse(local);
     return Number.isNaN(instant) ? null : instant;
   }
-  const match = LOCAL.exec(local);
-  if (!match) return null;
-  const [, y, mo, d, h, mi, s] = match;
-  const asUtc = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s ?? 0));
-  if (Number.isNaN(asUtc)) return null;
-  let guess = asUtc - (wallClockAsUtc(asUtc, zone) - asUtc);
-  // A second pass settles the offset when the first guess crossed a transition.
-  guess = asUtc - (wallClockAsUtc(guess, zone) - guess);
-  return guess;
+  // The zone's offsets a day either side: one offset, or the two around a transition.
+  const offsetAt = (instant: number) => wallClockAsUtc(instant, zone) - instant;
+  const before = offsetAt(asUtc - DAY_MS);
+  const after = offsetAt(asUtc + DAY_MS);
+  const fits = [...new Set([before, after])].map((o) => asUtc - o).filter((instant) => wallClockAsUtc(instant, zone) === asUtc);
+  if (fits.length > 0) return Math.min(...fits);
+  // A gap: the clock jumped over this time; read it with the offset in force before the jump.
+  return asUtc - before;
 }
 
 /** `2026-12-01T09:30` in `zone`. */

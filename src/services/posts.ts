@@ -169,7 +169,14 @@ export async function updatePost(env: Env, accountId: string, postId: string, in
     ...(input.networks !== undefined ? { networks: JSON.stringify(await checkNetworks(env.DB, brand.id, input.networks)) } : {}),
   };
   const scheduledAt = parseTime(input.scheduledAt, brand.timeZone);
-  if (scheduledAt !== undefined) changes.scheduledAt = scheduledAt;
+  if (scheduledAt !== undefined) {
+    // A post that stays scheduled after the edit needs a time still to come, as `schedule` does.
+    if (transition(row.state, "edit", brand.requiresApproval) === "scheduled") {
+      if (scheduledAt === null) throw invalidRequest("scheduledAt: a scheduled post keeps a time; unschedule it first to clear it.");
+      if (scheduledAt < now - 60_000) throw invalidRequest("scheduledAt: is in the past.");
+    }
+    changes.scheduledAt = scheduledAt;
+  }
   if (input.media !== undefined) {
     Object.assign(changes, input.media ? await attachMedia(env, accountId, postId, input.media, now) : { mediaKey: null, mediaFilename: null, mediaContentType: null });
   }

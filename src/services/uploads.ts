@@ -158,8 +158,17 @@ export async function uploadFromUrl(
     if (error instanceof AppError) throw error;
     throw invalidRequest(`url: the download broke off (${error instanceof Error ? error.message : "network error"}).`);
   }
-  const filename = safeFilename(decodeURIComponent(new URL(response.url || rawUrl).pathname), "download");
+  const filename = safeFilename(decodedPath(new URL(response.url || rawUrl).pathname), "download");
   return finishUpload(env, { id, accountId, objectKey, filename, size, now, mode });
+}
+
+/** A URL path percent-decoded where it is valid UTF-8 (`caf%E9.mp4`, Latin-1, stays as sent). */
+function decodedPath(pathname: string): string {
+  try {
+    return decodeURIComponent(pathname);
+  } catch {
+    return pathname;
+  }
 }
 
 /**

@@ -22,7 +22,8 @@ export const trim = defineTool({
   // Billed on the output segment, not the source.
   quantity: (p) => ({ durationMs: Math.round((p.end - p.start) * 1000) }),
   check: (p, [upload]) => {
-    if (p.end * 1000 > upload.durationMs) throw invalidRequest(`end: must not exceed the media duration (${upload.durationMs / 1000} s).`);
+    // In whole milliseconds, as durationSeconds is reported: 2.007 * 1000 is 2007.0000000000002.
+    if (Math.round(p.end * 1000) > upload.durationMs) throw invalidRequest(`end: must not exceed the media duration (${upload.durationMs / 1000} s).`);
   },
   workFactor: 0.3,
   build: (p, inputs) => buildTrimCommand(p, inputs),

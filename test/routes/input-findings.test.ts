@@ -3,8 +3,9 @@
  * and a wrong type reported as "Required". Every answer names the field (or says the body must be
  * an object), echoes at most a short prefix, and charges nothing.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { balanceOf, call, callTool, expectError, newAccount, postJson } from "../helpers/api";
+import { balanceOf, call, callTool, expectError, newAccount, postJson, uploadFixture } from "../helpers/api";
 
 describe("input findings", () => {
   it("an array or a scalar body says the body must be a JSON object", async () => {
@@ -51,5 +52,15 @@ describe("input findings", () => {
     // A string where an array belongs: only its type, not the array's length rule applied to it.
     const merge = await postJson("/api/v1/merge", { uploadIds: "upl_01M83Z3GVFFNWBTBZA85SJXAJH" }, account.auth);
     await expectError(merge, 400, "invalid_request", /^uploadIds: Invalid input: expected array, received string$/);
+  });
+
+  it("trim takes an end equal to the reported duration, also where end * 1000 is not a whole number in floating point", async () => {
+    const account = await newAccount({ credits: 100 });
+    const clip = await uploadFixture(account, "clip.mp4");
+    // 2.007 * 1000 === 2007.0000000000002: a duration of 2,007 ms reported as 2.007 s.
+    await env.DB.prepare("UPDATE uploads SET duration_ms = 2007 WHERE id = ?").bind(clip.uploadId).run();
+    const accepted = await callTool(account, "trim", { uploadId: clip.uploadId, start: 0, end: 2.007 });
+    expect(accepted.status, await accepted.clone().text()).toBe(200);
+    await expectError(await callTool(account, "trim", { uploadId: clip.uploadId, start: 0, end: 2.008 }), 400, "invalid_request", /^end: must not exceed the media duration \(2\.007 s\)/);
   });
 });

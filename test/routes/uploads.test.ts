@@ -116,6 +116,20 @@ describe("POST /api/v1/uploads (URL)", () => {
     expect(row).toEqual({ filename: "clip.webm", container: "webm" });
   });
 
+  it("keeps a URL path that is not valid UTF-8 as sent for the file name (a Latin-1 escape was a 500)", async () => {
+    const { buildApp } = await import("../../src/app");
+    const account = await newAccount();
+    const response = await buildApp().request(
+      "/api/v1/uploads",
+      { method: "POST", headers: { ...account.auth, "content-type": "application/json" }, body: JSON.stringify({ url: `${env.FIXTURE_BASE_URL}/any-name/clip.webm/caf%E9.webm` }) },
+      { ...env, ALLOW_PRIVATE_URLS: "true" },
+    );
+    const body = (await response.json()) as { uploadId: string };
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    const row = await env.DB.prepare("SELECT filename FROM uploads WHERE id = ?").bind(body.uploadId).first<{ filename: string }>();
+    expect(row!.filename).toMatch(/^caf.*\.webm$/);
+  });
+
   it("refuses a file announced over 5 GB and non-media URLs", async () => {
     const { buildApp } = await import("../../src/app");
     const account = await newAccount();

@@ -69,6 +69,42 @@ describe("brands and posts", () => {
     expect(wrongNetwork.status).toBe(400);
   });
 
+  it("a brand PATCH without requiresApproval keeps the setting (the schema's default used to switch approval off)", async () => {
+    const b = await brand({ requiresApproval: true });
+    const renamed = await json(await api(`/api/v1/brands/${b.brandId}`, { method: "PATCH", body: JSON.stringify({ name: "Renamed" }) }));
+    expect(renamed).toMatchObject({ name: "Renamed", requiresApproval: true });
+    const off = await json(await api(`/api/v1/brands/${b.brandId}`, { method: "PATCH", body: JSON.stringify({ requiresApproval: false }) }));
+    expect(off).toMatchObject({ name: "Renamed", requiresApproval: false });
+    const created = await json(await api("/api/v1/brands", { method: "POST", body: JSON.stringify({ name: "Default", timeZone: "UTC" }) }));
+    expect(created.requiresApproval).toBe(false);
+  });
+
+  it("an edit that leaves a post scheduled needs a time still to come; impossible local times are refused", async () => {
+    const b = await brand({ requiresApproval: false });
+    const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "à l'heure" }) }));
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }));
+    const edit = (body: unknown) => api(`/api/v1/posts/${post.postId}`, { method: "PATCH", body: JSON.stringify(body) });
+    for (const [body, message] of [
+      [{ scheduledAt: null }, /^scheduledAt: a scheduled post keeps a time/],
+      [{ scheduledAt: "2020-01-01T09:00" }, /^scheduledAt: is in the past/],
+      [{ scheduledAt: "2027-02-30T09:00" }, /^scheduledAt: '2027-02-30T09:00' is not a time/],
+    ] as const) {
+      const refused = await edit(body);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as any).error.message).toMatch(message);
+    }
+    const still = await json(await api(`/api/v1/posts/${post.postId}`));
+    expect(still).toMatchObject({ state: "scheduled", text: "à l'heure" });
+    expect(Date.parse(still.scheduledAt)).toBe(Date.parse(at));
+    const moved = await json(await edit({ text: "plus tard", scheduledAt: "2027-03-01T09:00" }));
+    expect(moved).toMatchObject({ state: "scheduled", text: "plus tard" });
+    // A draft may drop its time.
+    const draft = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "brouillon", scheduledAt: "2027-03-01T09:00" }) }));
+    expect((await json(await api(`/api/v1/posts/${draft.postId}`, { method: "PATCH", body: JSON.stringify({ scheduledAt: null }) }))).state).toBe("draft");
+    await json(await api(`/api/v1/posts/${post.postId}/cancel`, { method: "POST", body: "{}" }));
+  });
+
   it("keeps a post that needs approval out of the schedule until a client approves it on the review page", async () => {
     const b = await brand({ hook: `events-${uid()}` });
     const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "Nouvelle vidéo !", scheduledAt: "2030-06-01T09:30" }) }));

@@ -22,7 +22,9 @@ const BrandInput = z
   .object({
     name: z.string().min(1).max(100),
     timeZone: z.string().min(1).max(64).openapi({ example: "Europe/Paris", description: "IANA time zone of the brand's schedule" }),
-    requiresApproval: z.boolean().default(false).openapi({ description: "Posts need a client's approval before they can be scheduled" }),
+    // No zod default: it would also fill a PATCH that leaves the field out (partial() keeps
+    // defaults) and switch approval off; createBrand applies the default of false.
+    requiresApproval: z.boolean().optional().openapi({ default: false, description: "Posts need a client's approval before they can be scheduled (default false; a PATCH without it keeps the current setting)" }),
     webhookUrl: z.string().max(2048).nullable().optional().openapi({ description: "Receives signed events: post.approved, post.changes_requested, post.published, post.failed" }),
     channels: z.array(Channel).max(5).optional(),
   })
