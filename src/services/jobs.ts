@@ -170,6 +170,8 @@ export async function createToolJob<K extends ToolName>(
   } catch (error) {
     console.error("queue send failed", jobId, error instanceof Error ? error.message : String(error));
     await failAndRefund(db, jobId, "The job could not be dispatched; credits refunded.", Date.now(), RESULT_TTL_MS);
+    // The caller is told to retry: the same Idempotency-Key must then start a job, not replay this one.
+    if (key) await db.prepare("DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND job_id = ?").bind(caller.accountId, key, jobId).run();
     throw new AppError("internal_error", "The job could not be dispatched; nothing was charged. Please retry.");
   }
   // Start at once rather than after the queue's batching delay (up to max_batch_timeout). The

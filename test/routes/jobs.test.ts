@@ -95,6 +95,25 @@ describe("Idempotency-Key", () => {
     expect(await balanceOf(account)).toBe(94);
     await expectLedgerConsistent(account);
   });
+
+  it("a call whose dispatch failed (500, refunded) does not hold its key: the retry starts a job", async () => {
+    const { buildApp } = await import("../../src/app");
+    const account = await newAccount({ credits: 100 });
+    const clip = await uploadFixture(account, "clip.mp4");
+    const init = { method: "POST", headers: { ...account.auth, "content-type": "application/json", "idempotency-key": "retry-me" }, body: JSON.stringify({ uploadId: clip.uploadId }) };
+    // The queue refusing the message, as a Queues outage would.
+    const queueDown = { ...env, JOBS_QUEUE: { send: () => Promise.reject(new Error("queue unavailable")) } };
+    const failed = await buildApp().request("/api/v1/extract-audio", init, queueDown);
+    await expectError(failed, 500, "internal_error", /nothing was charged/);
+    expect(await balanceOf(account)).toBe(100);
+    const retry = await callTool(account, "extract-audio", { uploadId: clip.uploadId }, { "idempotency-key": "retry-me" });
+    const envelope = (await retry.json()) as { jobId: string; creditsUsed: number };
+    expect(retry.status).toBe(200);
+    expect(envelope.creditsUsed).toBe(3);
+    expect((await waitForJob(account, envelope.jobId)).status).toBe("completed");
+    expect(await balanceOf(account)).toBe(97);
+    await expectLedgerConsistent(account);
+  });
 });
 
 describe("jobs: processing, reading, downloading", () => {
