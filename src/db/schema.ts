@@ -21,6 +21,11 @@ export const accounts = sqliteTable(
     purchasedCredits: integer("purchased_credits").notNull().default(0),
     /** End of the current monthly plan period (unix ms); null on payg. */
     planPeriodEnd: integer("plan_period_end"),
+    /**
+     * The largest plan allowance granted in the current period: a plan change within a period
+     * grants only what a larger plan adds over it, so switching back and forth grants nothing.
+     */
+    planPeriodGranted: integer("plan_period_granted").notNull().default(0),
     /** `scrypt$N$r$p$salt$hash` (see lib/password.ts); null for operator-made accounts without sign-in. */
     passwordHash: text("password_hash"),
     stripeCustomerId: text("stripe_customer_id"),

@@ -51,8 +51,8 @@ export async function createAccount(
     await db.batch([
       db
         .prepare(
-          `INSERT INTO accounts (id, email, plan, plan_credits, purchased_credits, plan_period_end, password_hash, created_at)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
+          `INSERT INTO accounts (id, email, plan, plan_credits, plan_period_granted, purchased_credits, plan_period_end, password_hash, created_at)
+           VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)`,
         )
         .bind(id, email, plan, allowance, credits, periodEnd, input.passwordHash ?? null, now),
       ...(credits > 0 ? [entry("grant", 0, credits, `open:${id}:grant`)] : []),

@@ -165,7 +165,7 @@ async function switchFreePlan(db: D1Database, account: AccountDetails, plan: "so
         )
         .bind(account.accountId, account.plan, newId("led", now), allowance, `${tag}:grant`, now),
       db
-        .prepare(`UPDATE accounts SET plan = ?3, plan_credits = ?4, plan_period_end = ?5, plan_cancel_at_period_end = 0 WHERE ${guard}`)
+        .prepare(`UPDATE accounts SET plan = ?3, plan_credits = ?4, plan_period_granted = ?4, plan_period_end = ?5, plan_cancel_at_period_end = 0 WHERE ${guard}`)
         .bind(account.accountId, account.plan, plan, allowance, plan === "solo" ? firstPeriodEnd(now) : null),
     ]);
   } catch (error) {

@@ -162,7 +162,7 @@ export async function renewDuePlans(db: D1Database, now: number): Promise<number
           )
           .bind(newId("led", now), allowance, period, now, account.id, account.plan_period_end),
         db
-          .prepare("UPDATE accounts SET plan_credits = ?1, plan_period_end = ?2 WHERE id = ?3 AND plan_period_end = ?4")
+          .prepare("UPDATE accounts SET plan_credits = ?1, plan_period_granted = ?1, plan_period_end = ?2 WHERE id = ?3 AND plan_period_end = ?4")
           .bind(allowance, newEnd, account.id, account.plan_period_end),
       ]);
       renewed++;

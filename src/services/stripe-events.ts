@@ -99,9 +99,14 @@ async function checkoutCompleted(db: D1Database, event: Stripe.Event, session: S
 }
 
 /**
- * A paid subscription invoice starts or renews the plan period: the unused plan credits expire
- * and the plan's allowance is granted, as the monthly renewal does. An invoice older than the
- * period already recorded (late delivery) changes nothing.
+ * A paid subscription invoice. One that starts or renews the plan period (a later period end,
+ * another subscription, or an account not yet on a paid plan) expires the unused plan credits
+ * and grants the plan's allowance, as the monthly renewal does. One for a plan change within
+ * the period (same subscription, same period end: Stripe's prorated `subscription_update`
+ * invoice) grants only what the new plan's allowance adds over the largest one already
+ * granted this period, and keeps the credits left: an upgrade adds the difference, a downgrade
+ * adds nothing, and switching back and forth never refills. An invoice older than the period
+ * already recorded (late delivery) changes nothing.
  */
 async function invoicePaid(db: D1Database, event: Stripe.Event, invoice: Stripe.Invoice, now: number): Promise<EventOutcome> {
   const details = invoice.parent?.subscription_details;
@@ -112,28 +117,42 @@ async function invoicePaid(db: D1Database, event: Stripe.Event, invoice: Stripe.
   if (!accountId || !isPaidPlan(plan)) return "ignored";
   const periodEnd = Math.max(0, ...invoice.lines.data.map((line) => line.period.end)) * 1000 || firstPeriodEnd(now);
   const allowance = planAllowance[plan];
-  const guard = "id = ?1 AND (plan_period_end IS NULL OR plan_period_end <= ?2 OR stripe_subscription_id IS NOT ?3)";
+  const paidPlan = "plan IN ('starter', 'pro', 'scale')";
+  const newPeriod = `id = ?1 AND (plan_period_end IS NULL OR plan_period_end < ?2 OR stripe_subscription_id IS NOT ?3 OR NOT ${paidPlan})`;
+  const samePeriod = `id = ?1 AND plan_period_end = ?2 AND stripe_subscription_id = ?3 AND ${paidPlan}`;
   const paymentIntent = idOf(invoice.payments?.data?.[0]?.payment?.payment_intent);
   return runOnce(db, [
     recordEvent(db, event, accountId, now),
+    // The plan change within the period first: the new period's statements below change what it tests.
     db
-      .prepare(ledgerInsert(`SELECT ?4, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?5, 'plan period ended', ?6 FROM accounts WHERE ${guard} AND plan_credits > 0`))
+      .prepare(ledgerInsert(`SELECT ?4, id, 'plan_grant', ?5 - plan_period_granted, ?5 - plan_period_granted, 0, ?6, ?7, ?8 FROM accounts WHERE ${samePeriod} AND ?5 > plan_period_granted`))
+      .bind(accountId, periodEnd, subscription, newId("led", now), allowance, `stripe:invoice:${invoice.id}:upgrade`, `${plan} plan: credits added by the upgrade (Stripe ${invoice.id})`, now),
+    db
+      .prepare(
+        `UPDATE accounts SET plan = ?4, plan_credits = plan_credits + MAX(0, ?5 - plan_period_granted), plan_period_granted = MAX(plan_period_granted, ?5),
+           plan_cancel_at_period_end = 0 WHERE ${samePeriod}`,
+      )
+      .bind(accountId, periodEnd, subscription, plan, allowance),
+    db
+      .prepare(ledgerInsert(`SELECT ?4, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?5, 'plan period ended', ?6 FROM accounts WHERE ${newPeriod} AND plan_credits > 0`))
       .bind(accountId, periodEnd, subscription, newId("led", now), `stripe:invoice:${invoice.id}:expiry`, now),
     db
-      .prepare(ledgerInsert(`SELECT ?4, id, 'plan_grant', ?5, ?5, 0, ?6, ?7, ?8 FROM accounts WHERE ${guard}`))
+      .prepare(ledgerInsert(`SELECT ?4, id, 'plan_grant', ?5, ?5, 0, ?6, ?7, ?8 FROM accounts WHERE ${newPeriod}`))
       .bind(accountId, periodEnd, subscription, newId("led", now), allowance, `stripe:invoice:${invoice.id}:grant`, `${plan} plan credits (Stripe ${invoice.id})`, now),
     db
       .prepare(
-        `UPDATE accounts SET plan = ?4, plan_credits = ?5, plan_period_end = ?2, stripe_subscription_id = ?3,
-           stripe_customer_id = COALESCE(stripe_customer_id, ?6), plan_cancel_at_period_end = 0 WHERE ${guard}`,
+        `UPDATE accounts SET plan = ?4, plan_credits = ?5, plan_period_granted = ?5, plan_period_end = ?2, stripe_subscription_id = ?3,
+           stripe_customer_id = COALESCE(stripe_customer_id, ?6), plan_cancel_at_period_end = 0 WHERE ${newPeriod}`,
       )
       .bind(accountId, periodEnd, subscription, plan, allowance, idOf(invoice.customer)),
+    // The payment's credits are what this invoice granted (a refund takes back at most that).
     db
       .prepare(
         `INSERT INTO payments (id, account_id, kind, item, credits, amount_cents, currency, status, payment_intent, invoice_url, created_at, paid_at)
-         VALUES (?1, ?2, 'plan', ?3, ?4, ?5, ?6, 'paid', ?7, ?8, ?9, ?9) ON CONFLICT (id) DO NOTHING`,
+         SELECT ?1, ?2, 'plan', ?3, (SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE idempotency_key IN (?4, ?5)), ?6, ?7, 'paid', ?8, ?9, ?10, ?10
+         WHERE true ON CONFLICT (id) DO NOTHING`,
       )
-      .bind(invoice.id, accountId, plan, allowance, invoice.amount_paid, invoice.currency, paymentIntent, invoice.hosted_invoice_url ?? null, now),
+      .bind(invoice.id, accountId, plan, `stripe:invoice:${invoice.id}:grant`, `stripe:invoice:${invoice.id}:upgrade`, invoice.amount_paid, invoice.currency, paymentIntent, invoice.hosted_invoice_url ?? null, now),
   ]);
 }
 
@@ -162,7 +181,7 @@ async function subscriptionDeleted(db: D1Database, event: Stripe.Event, subscrip
       .bind(account.id, subscription.id, newId("led", now), allowance, `${tag}:grant`, now),
     db
       .prepare(
-        `UPDATE accounts SET plan = 'solo', plan_credits = ?3, plan_period_end = ?4, stripe_subscription_id = NULL,
+        `UPDATE accounts SET plan = 'solo', plan_credits = ?3, plan_period_granted = ?3, plan_period_end = ?4, stripe_subscription_id = NULL,
            plan_cancel_at_period_end = 0 WHERE ${guard}`,
       )
       .bind(account.id, subscription.id, allowance, firstPeriodEnd(now)),

@@ -142,6 +142,52 @@ describe("credits from Stripe events, exactly once", () => {
     expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/not included in the solo plan/);
   });
 
+  it("a plan change within the period grants only what a larger plan adds: switching back and forth never refills", async () => {
+    const { accountId } = await signedUpClient();
+    const subscription = `sub_${uid()}`;
+    const start = Math.floor(Date.now() / 1000);
+    // Stripe's prorated invoice of a plan change: billing_reason subscription_update, its lines end with the current period.
+    const change = (plan: string, amount: number) => ({ ...paidInvoice(accountId, `in_${uid()}`, plan, subscription, start, amount), billing_reason: "subscription_update" });
+    await sendStripeEvent(stripeEvent("invoice.paid", paidInvoice(accountId, `in_${uid()}`, "starter", subscription, start, 1900)));
+    expect(await accountRow(accountId)).toMatchObject({ plan: "starter", plan_credits: 4000 });
+    await env.DB.batch([
+      env.DB.prepare("UPDATE accounts SET plan_credits = plan_credits - 3000 WHERE id = ?").bind(accountId),
+      env.DB.prepare("INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at) VALUES (?, ?, 'debit', -3000, -3000, 0, ?, 'convert', ?)").bind(`led_${uid()}`, accountId, `test:${uid()}`, Date.now()),
+    ]);
+    const upgrade = change("pro", 1000);
+    await Promise.all([sendStripeEvent(stripeEvent("invoice.paid", upgrade)), sendStripeEvent(stripeEvent("invoice.paid", upgrade))]);
+    // 1,000 left of the starter allowance, plus the 5,000 that pro adds over it.
+    expect(await accountRow(accountId)).toMatchObject({ plan: "pro", plan_credits: 6000, plan_period_end: (start + 30 * DAY) * 1000 });
+    await sendStripeEvent(stripeEvent("invoice.paid", change("starter", 0)));
+    expect(await accountRow(accountId)).toMatchObject({ plan: "starter", plan_credits: 6000 });
+    await sendStripeEvent(stripeEvent("invoice.paid", change("pro", 1000)));
+    expect(await accountRow(accountId)).toMatchObject({ plan: "pro", plan_credits: 6000 });
+    await sendStripeEvent(stripeEvent("invoice.paid", change("scale", 2000)));
+    expect(await accountRow(accountId)).toMatchObject({ plan: "scale", plan_credits: 17_000 });
+    // A refund of the upgrade invoice takes back at most what it granted.
+    const charge = { id: `ch_${uid()}`, object: "charge", amount: 1000, amount_refunded: 1000, payment_intent: `pi_${upgrade.id}`, refunded: true };
+    await sendStripeEvent(stripeEvent("charge.refunded", charge));
+    expect((await accountRow(accountId)).plan_credits).toBe(12_000);
+    // The next period starts afresh with the plan's allowance.
+    await sendStripeEvent(stripeEvent("invoice.paid", paidInvoice(accountId, `in_${uid()}`, "scale", subscription, start + 30 * DAY, 7900)));
+    expect(await accountRow(accountId)).toMatchObject({ plan: "scale", plan_credits: 20_000, plan_period_end: (start + 60 * DAY) * 1000 });
+    const grants = (await ledgerOf(accountId)).filter((e) => e.kind === "plan_grant").map((e) => e.amount).sort((a, b) => a - b);
+    expect(grants).toEqual([4000, 5000, 11_000, 20_000]);
+    await expectLedgerMatches(accountId);
+  });
+
+  it("a paid plan starts from its first invoice even when a Solo period ends later than Stripe's first period", async () => {
+    const { accountId } = await signedUpClient();
+    await env.DB.prepare("UPDATE accounts SET plan = 'solo', plan_credits = 300, plan_period_granted = 300, plan_period_end = ? WHERE id = ?").bind(Date.now() + 40 * DAY * 1000, accountId).run();
+    await env.DB.prepare("INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at) VALUES (?, ?, 'plan_grant', 300, 300, 0, ?, 'solo', ?)").bind(`led_${uid()}`, accountId, `test:${uid()}`, Date.now()).run();
+    const subscription = `sub_${uid()}`;
+    // Checkout completes first (it records the subscription), then the first invoice.
+    await sendStripeEvent(stripeEvent("checkout.session.completed", { ...paidSession(accountId, `cs_${uid()}`), mode: "subscription", subscription, payment_intent: null }));
+    await sendStripeEvent(stripeEvent("invoice.paid", paidInvoice(accountId, `in_${uid()}`, "pro", subscription, Math.floor(Date.now() / 1000))));
+    expect(await accountRow(accountId)).toMatchObject({ plan: "pro", plan_credits: 9000 });
+    await expectLedgerMatches(accountId);
+  });
+
   it("takes back unspent credits after a refund or a dispute, once", async () => {
     const { accountId } = await signedUpClient();
     const sessionId = `cs_${uid()}`;
