@@ -63,6 +63,7 @@ export async function startLocalStripe(options: LocalStripeOptions): Promise<Loc
   const subscriptions = new Map<string, Obj>();
   const invoices = new Map<string, Obj>();
   const charges = new Map<string, Obj>();
+  const invoicePayments: Obj[] = [];
   const events: Obj[] = [];
   const idempotent = new Map<string, { status: number; body: string }>();
   let base = "";
@@ -222,10 +223,15 @@ export async function startLocalStripe(options: LocalStripeOptions): Promise<Loc
         url: `/v1/invoices/${id}/lines`,
         data: [{ id: newId("il"), object: "line_item", amount, currency: "eur", description: `1 × ${price.lookup_key}`, period: { start: periodStart, end: periodEnd }, pricing: { type: "price_details", price_details: { price: price.id, product: price.product } } }],
       },
-      payments: { object: "list", has_more: false, data: [{ object: "invoice_payment", payment: { type: "payment_intent", payment_intent: charge.payment_intent }, status: "paid" }] },
       created: nowS(),
       livemode: false,
     };
+    // As in Stripe, `payments` is an includable property: absent from webhook payloads and
+    // from a plain retrieve; GET /v1/invoices/:id?expand[]=payments and /v1/invoice_payments give it.
+    invoicePayments.push({
+      id: newId("inpay"), object: "invoice_payment", invoice: id, amount_paid: amount, amount_requested: amount, currency: "eur", is_default: true,
+      payment: { type: "payment_intent", payment_intent: charge.payment_intent }, status: "paid", status_transitions: { paid_at: nowS(), canceled_at: null }, created: nowS(), livemode: false,
+    });
     invoices.set(id, invoice);
     return invoice;
   }
@@ -434,7 +440,17 @@ ${session.status === "open" ? `<form method="post" action="/c/pay/${session.id}/
       case "GET invoices id": {
         const invoice = invoices.get(id);
         if (!invoice) throw noSuch("invoice", id);
-        return { status: 200, json: invoice };
+        const expand = Array.isArray(params.expand) ? params.expand : [];
+        if (!expand.includes("payments")) return { status: 200, json: invoice };
+        return { status: 200, json: { ...invoice, payments: list(`/v1/invoice_payments?invoice=${id}`, invoicePayments.filter((p) => p.invoice === id)) } };
+      }
+      case "GET invoice_payments": {
+        const wanted = typeof params.payment === "object" && !Array.isArray(params.payment) ? (params.payment as Obj) : {};
+        const data = invoicePayments
+          .filter((p) => (!params.invoice || p.invoice === params.invoice) && (!wanted.payment_intent || p.payment.payment_intent === wanted.payment_intent) && (!params.status || p.status === params.status))
+          .slice()
+          .reverse();
+        return { status: 200, json: list("/v1/invoice_payments", data.slice(0, Number(params.limit ?? 10))) };
       }
       case "GET events": {
         const data = events.filter((e) => !params.type || e.type === params.type).slice().reverse();

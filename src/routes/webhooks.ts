@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../http";
 import { invalidRequest } from "../errors";
 import { applyStripeEvent } from "../services/stripe-events";
-import { verifyStripeEvent } from "../services/stripe-client";
+import { stripeLookups, verifyStripeEvent } from "../services/stripe-client";
 
 /** Stripe's events stay well under this; a larger body is refused before verification. */
 const MAX_EVENT_BYTES = 1024 * 1024;
@@ -18,6 +18,6 @@ export const webhookRoutes = new Hono<AppEnv>().post("/stripe", async (c) => {
   if (rawBody.length > MAX_EVENT_BYTES) throw invalidRequest("Webhook body too large.");
   const event = await verifyStripeEvent(c.env, rawBody, c.req.header("stripe-signature"));
   if (!event) throw invalidRequest("Missing or invalid Stripe-Signature.");
-  const outcome = await applyStripeEvent(c.env.DB, event, Date.now());
+  const outcome = await applyStripeEvent(c.env.DB, event, Date.now(), stripeLookups(c.env));
   return c.json({ received: true, outcome }, 200);
 });

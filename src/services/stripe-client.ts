@@ -6,6 +6,7 @@
 import Stripe from "stripe";
 import type { Env } from "../env";
 import { AppError } from "../errors";
+import type { StripeLookups } from "./stripe-events";
 
 export function stripeFor(env: Env): Stripe {
   if (!env.STRIPE_SECRET_KEY) throw new AppError("internal_error", "Payments are not configured (STRIPE_SECRET_KEY).");
@@ -20,6 +21,17 @@ export function stripeFor(env: Env): Stripe {
       protocol: base.protocol === "https:" ? "https" : "http",
     }),
   });
+}
+
+/** Look-ups the webhook's events need from Stripe's API (stripe-events.ts). */
+export function stripeLookups(env: Env): StripeLookups {
+  return {
+    async invoiceOfPaymentIntent(paymentIntent) {
+      const page = await stripeFor(env).invoicePayments.list({ payment: { type: "payment_intent", payment_intent: paymentIntent }, limit: 1 });
+      const invoice = page.data[0]?.invoice;
+      return typeof invoice === "string" ? invoice : (invoice?.id ?? null);
+    },
+  };
 }
 
 const cryptoProvider = Stripe.createSubtleCryptoProvider();

@@ -14,6 +14,12 @@ import { planAllowance } from "./pricing";
 
 export type EventOutcome = "applied" | "duplicate" | "ignored";
 
+/** What an event needs to ask Stripe: `payments` of an invoice is not in webhook payloads. */
+export interface StripeLookups {
+  /** The invoice a PaymentIntent paid, if any. */
+  invoiceOfPaymentIntent(paymentIntent: string): Promise<string | null>;
+}
+
 const ledgerInsert = (columns: string) =>
   `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at) ${columns}`;
 
@@ -39,7 +45,7 @@ async function accountByCustomer(db: D1Database, customer: string | null): Promi
   return row?.id ?? null;
 }
 
-export async function applyStripeEvent(db: D1Database, event: Stripe.Event, now: number): Promise<EventOutcome> {
+export async function applyStripeEvent(db: D1Database, event: Stripe.Event, now: number, lookups?: StripeLookups): Promise<EventOutcome> {
   if (await db.prepare("SELECT 1 FROM stripe_events WHERE id = ?").bind(event.id).first()) return "duplicate";
   switch (event.type) {
     case "checkout.session.completed":
@@ -53,11 +59,11 @@ export async function applyStripeEvent(db: D1Database, event: Stripe.Event, now:
       return subscriptionDeleted(db, event, event.data.object, now);
     case "charge.refunded": {
       const charge = event.data.object;
-      return reverseCredits(db, event, idOf(charge.payment_intent), charge.amount > 0 ? charge.amount_refunded / charge.amount : 1, now);
+      return reverseCredits(db, event, idOf(charge.payment_intent), charge.amount > 0 ? charge.amount_refunded / charge.amount : 1, now, lookups);
     }
     case "charge.dispute.created": {
       const dispute = event.data.object;
-      return reverseCredits(db, event, idOf(dispute.payment_intent), 1, now);
+      return reverseCredits(db, event, idOf(dispute.payment_intent), 1, now, lookups);
     }
     default:
       return "ignored";
@@ -188,18 +194,31 @@ async function subscriptionDeleted(db: D1Database, event: Stripe.Event, subscrip
   ]);
 }
 
+type PaymentRow = { id: string; account_id: string; kind: string; credits: number };
+
+const paymentByIntent = (db: D1Database, paymentIntent: string) =>
+  db.prepare("SELECT id, account_id, kind, credits FROM payments WHERE payment_intent = ? AND status != 'pending'").bind(paymentIntent).first<PaymentRow>();
+
+/**
+ * A plan invoice's payment recorded without its PaymentIntent (the webhook's invoice carries no
+ * `payments`): Stripe says which invoice the PaymentIntent paid, and the row learns it.
+ */
+async function planPaymentByInvoice(db: D1Database, paymentIntent: string, lookups: StripeLookups | undefined): Promise<PaymentRow | null> {
+  const invoiceId = await lookups?.invoiceOfPaymentIntent(paymentIntent);
+  if (!invoiceId) return null;
+  await db.prepare("UPDATE payments SET payment_intent = ? WHERE id = ? AND kind = 'plan' AND payment_intent IS NULL").bind(paymentIntent, invoiceId).run();
+  return paymentByIntent(db, paymentIntent);
+}
+
 /**
  * A refund or dispute takes back the credits of that payment that are still unspent: the
  * share refunded of the order's credits, less what earlier events already took, capped by
  * what the bucket holds. Pack and top-up credits come from purchased credits, a plan
  * invoice's from plan credits.
  */
-async function reverseCredits(db: D1Database, event: Stripe.Event, paymentIntent: string | null, share: number, now: number): Promise<EventOutcome> {
+async function reverseCredits(db: D1Database, event: Stripe.Event, paymentIntent: string | null, share: number, now: number, lookups?: StripeLookups): Promise<EventOutcome> {
   if (!paymentIntent) return "ignored";
-  const payment = await db
-    .prepare("SELECT id, account_id, kind, credits FROM payments WHERE payment_intent = ? AND status != 'pending'")
-    .bind(paymentIntent)
-    .first<{ id: string; account_id: string; kind: string; credits: number }>();
+  const payment = (await paymentByIntent(db, paymentIntent)) ?? (await planPaymentByInvoice(db, paymentIntent, lookups));
   if (!payment) return "ignored";
   const target = Math.min(payment.credits, Math.ceil(payment.credits * Math.min(1, Math.max(0, share))));
   const bucket = payment.kind === "plan" ? "plan_credits" : "purchased_credits";

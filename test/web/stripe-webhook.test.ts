@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { ADMIN, call, postJson } from "../helpers/api";
 import { accountRow, expectLedgerMatches, ledgerOf, sendStripeEvent, signedUpClient, stripeEvent, stripeSignature } from "../helpers/web";
 
@@ -208,6 +208,33 @@ describe("credits from Stripe events, exactly once", () => {
     expect(reversals).toEqual([-12_500, -50]);
     const payment = await env.DB.prepare("SELECT status, credits_reversed FROM payments WHERE id = ?").bind(sessionId).first<Record<string, any>>();
     expect(payment).toEqual({ status: "refunded", credits_reversed: 25_000 });
+    await expectLedgerMatches(accountId);
+  });
+
+  it("a refund of a plan invoice finds its payment through Stripe's invoice payments (webhook invoices carry no payments)", async () => {
+    const stripe = inject("stripeBaseUrl");
+    const stripeApi = async (path: string, init: RequestInit = {}) => (await fetch(`${stripe}${path}`, { ...init, headers: { authorization: "Bearer sk_test_workers", ...(init.headers ?? {}) } })).json() as Promise<any>;
+    const { client, accountId } = await signedUpClient();
+    const sessionId = (await client.post("/app/billing/plan", { plan: "pro" })).headers.get("location")!.split("/").pop()!;
+    expect((await fetch(`${stripe}/c/pay/${sessionId}/pay`, { method: "POST", redirect: "manual" })).status).toBe(303);
+    // The events the local Stripe sent for this payment, delivered here as Stripe would.
+    const mine = (type: string) => async () =>
+      ((await stripeApi(`/v1/events?type=${type}&limit=100`)).data as any[]).filter((e) => JSON.stringify(e.data.object).includes(accountId) || e.data.object.id === sessionId);
+    for (const event of [...(await mine("checkout.session.completed")()), ...(await mine("invoice.paid")())].reverse()) {
+      expect((await sendStripeEvent(event)).status).toBe(200);
+    }
+    const invoice = (await mine("invoice.paid")())[0].data.object;
+    expect(invoice.payments).toBeUndefined();
+    expect(await accountRow(accountId)).toMatchObject({ plan: "pro", plan_credits: 9000 });
+    const recorded = await env.DB.prepare("SELECT payment_intent, credits FROM payments WHERE id = ?").bind(invoice.id).first<Record<string, any>>();
+    expect(recorded).toEqual({ payment_intent: null, credits: 9000 });
+    const paymentIntent = (await stripeApi(`/v1/invoice_payments?invoice=${invoice.id}`)).data[0].payment.payment_intent;
+    const refund = await stripeApi(`/_test/payment_intents/${paymentIntent}/refund`, { method: "POST" });
+    expect(refund.type).toBe("charge.refunded");
+    expect((await sendStripeEvent(refund)).status).toBe(200);
+    expect((await accountRow(accountId)).plan_credits).toBe(0);
+    const payment = await env.DB.prepare("SELECT payment_intent, status, credits_reversed FROM payments WHERE id = ?").bind(invoice.id).first<Record<string, any>>();
+    expect(payment).toEqual({ payment_intent: paymentIntent, status: "refunded", credits_reversed: 9000 });
     await expectLedgerMatches(accountId);
   });
 
