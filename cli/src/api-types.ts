@@ -2249,7 +2249,7 @@ export interface paths {
                          */
                         timeZone?: string;
                         /**
-                         * @description Posts need a client's approval before they can be scheduled
+                         * @description Posts need a client's approval before they can be scheduled (default false; a PATCH without it keeps the current setting)
                          * @default false
                          */
                         requiresApproval?: boolean;
@@ -2440,7 +2440,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a post (a draft) */
+        /** Create a post (a draft); an unknown brandId is a 400 naming it */
         post: {
             parameters: {
                 query?: never;
@@ -2476,15 +2476,6 @@ export interface paths {
                 };
                 /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
                 401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2724,11 +2715,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            linkId: string;
-                            url: string;
-                            expiresAt: string;
-                        };
+                        "application/json": components["schemas"]["ApprovalLink"];
                     };
                 };
                 /** @description Invalid request (`invalid_request`); the message names the field */
@@ -3115,7 +3102,7 @@ export interface components {
              */
             timeZone: string;
             /**
-             * @description Posts need a client's approval before they can be scheduled
+             * @description Posts need a client's approval before they can be scheduled (default false; a PATCH without it keeps the current setting)
              * @default false
              */
             requiresApproval: boolean;
@@ -3210,6 +3197,11 @@ export interface components {
                 uploadId?: string;
                 jobId?: string;
             } | null;
+        };
+        ApprovalLink: {
+            linkId: string;
+            url: string;
+            expiresAt: string;
         };
     };
     responses: {

@@ -8,6 +8,7 @@ import { createBrand, listBrands, updateBrand } from "../services/brands";
 import { postStates } from "../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, revokeApprovalLink, updatePost } from "../services/posts";
 import { brandStats } from "../services/post-stats";
+import { ApprovalLinkSchema, BrandSchema, BrandStatsSchema, PostSchema } from "../routes/v1/schemas";
 import type { McpContext, ToolResult } from "./server";
 
 type Guard = (work: () => Promise<ToolResult>) => Promise<ToolResult>;
@@ -30,33 +31,33 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
 
   server.registerTool(
     "create_brand",
-    { title: "Create a brand", description: "Create a brand to publish social posts for: its name, time zone, whether a client must approve posts, where decisions are sent, and its networks (a signed webhook to an automation tool, and/or a Mastodon account). Free.", inputSchema: z.object({ name: z.string().min(1).max(100), timeZone: z.string().max(64).describe("IANA time zone, e.g. Europe/Paris"), requiresApproval: z.boolean().default(false), webhookUrl: z.string().max(2048).optional().describe("Receives signed review and publication events"), channels: z.array(channel).max(5).optional() }), annotations: write },
+    { title: "Create a brand", description: "Create a brand to publish social posts for: its name, time zone, whether a client must approve posts, where decisions are sent, and its networks (a signed webhook to an automation tool, and/or a Mastodon account). Free.", inputSchema: z.object({ name: z.string().min(1).max(100), timeZone: z.string().max(64).describe("IANA time zone, e.g. Europe/Paris"), requiresApproval: z.boolean().default(false), webhookUrl: z.string().max(2048).optional().describe("Receives signed review and publication events"), channels: z.array(channel).max(5).optional() }), outputSchema: BrandSchema, annotations: write },
     async (args: any) => guarded(async () => ok(await createBrand(env.DB, accountId, args, now()))),
   );
-  server.registerTool("list_brands", { title: "List brands", description: "The account's brands with their settings and networks.", inputSchema: z.object({}), annotations: read }, async () =>
+  server.registerTool("list_brands", { title: "List brands", description: "The account's brands with their settings and networks.", inputSchema: z.object({}), outputSchema: z.object({ brands: z.array(BrandSchema) }), annotations: read }, async () =>
     guarded(async () => ok({ brands: await listBrands(env.DB, accountId) })),
   );
   server.registerTool(
     "update_brand",
-    { title: "Change a brand", description: "Change a brand's name, time zone, approval setting, webhook or networks (channels replace the current ones).", inputSchema: z.object({ brandId: id, name: z.string().min(1).max(100).optional(), timeZone: z.string().max(64).optional(), requiresApproval: z.boolean().optional(), webhookUrl: z.string().max(2048).nullable().optional(), channels: z.array(channel).max(5).optional() }), annotations: { ...write, idempotentHint: true } },
+    { title: "Change a brand", description: "Change a brand's name, time zone, approval setting, webhook or networks (channels replace the current ones).", inputSchema: z.object({ brandId: id, name: z.string().min(1).max(100).optional(), timeZone: z.string().max(64).optional(), requiresApproval: z.boolean().optional(), webhookUrl: z.string().max(2048).nullable().optional(), channels: z.array(channel).max(5).optional() }), outputSchema: BrandSchema, annotations: { ...write, idempotentHint: true } },
     async ({ brandId, ...changes }: any) => guarded(async () => ok(await updateBrand(env.DB, accountId, brandId, changes, now()))),
   );
   server.registerTool(
     "create_post",
-    { title: "Create a post", description: "Draft a social post for a brand: text, optional media (an uploadId or the jobId of a finished job, e.g. a subtitled video), networks (default: all the brand's), and a planned time. It stays a draft until scheduled (or submitted for client approval when the brand requires it). Free.", inputSchema: z.object({ brandId: id, text: z.string().min(1).max(5000), networks: z.array(network).optional(), scheduledAt: when.optional(), media: media.optional() }), annotations: write },
+    { title: "Create a post", description: "Draft a social post for a brand: text, optional media (an uploadId or the jobId of a finished job, e.g. a subtitled video), networks (default: all the brand's), and a planned time. It stays a draft until scheduled (or submitted for client approval when the brand requires it). Free.", inputSchema: z.object({ brandId: id, text: z.string().min(1).max(5000), networks: z.array(network).optional(), scheduledAt: when.optional(), media: media.optional() }), outputSchema: PostSchema, annotations: write },
     async (args: any) => guarded(async () => ok(await createPost(env, accountId, args, now()))),
   );
   server.registerTool(
     "list_posts",
-    { title: "List posts", description: "Posts of the account, newest first, optionally of one brand or in one state (draft, pending_approval, approved, changes_requested, scheduled, published, failed, cancelled).", inputSchema: z.object({ brandId: id.optional(), state: z.enum(postStates).optional() }), annotations: read },
+    { title: "List posts", description: "Posts of the account, newest first, optionally of one brand or in one state (draft, pending_approval, approved, changes_requested, scheduled, published, failed, cancelled).", inputSchema: z.object({ brandId: id.optional(), state: z.enum(postStates).optional() }), outputSchema: z.object({ posts: z.array(PostSchema) }), annotations: read },
     async (args: any) => guarded(async () => ok({ posts: await listPosts(env.DB, accountId, args) })),
   );
-  server.registerTool("get_post", { title: "A post", description: "A post with its state, client reviews (who, when, comment) and deliveries per network (with links once published).", inputSchema: z.object({ postId: id }), annotations: read }, async ({ postId }: any) =>
+  server.registerTool("get_post", { title: "A post", description: "A post with its state, client reviews (who, when, comment) and deliveries per network (with links once published).", inputSchema: z.object({ postId: id }), outputSchema: PostSchema, annotations: read }, async ({ postId }: any) =>
     guarded(async () => ok(await getPost(env.DB, accountId, postId))),
   );
   server.registerTool(
     "update_post",
-    { title: "Edit a post", description: "Change a post's text, networks, time or media. Editing an approved post of a brand that requires approval sends it back to draft.", inputSchema: z.object({ postId: id, text: z.string().min(1).max(5000).optional(), networks: z.array(network).optional(), scheduledAt: when.nullable().optional(), media: media.nullable().optional() }), annotations: write },
+    { title: "Edit a post", description: "Change a post's text, networks, time or media. Editing an approved post of a brand that requires approval sends it back to draft.", inputSchema: z.object({ postId: id, text: z.string().min(1).max(5000).optional(), networks: z.array(network).optional(), scheduledAt: when.nullable().optional(), media: media.nullable().optional() }), outputSchema: PostSchema, annotations: write },
     async ({ postId, ...changes }: any) => guarded(async () => ok(await updatePost(env, accountId, postId, changes, now()))),
   );
   for (const [name, action, description] of [
@@ -65,11 +66,11 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
     ["unschedule_post", "unschedule", "Take a scheduled post off the schedule (it keeps its approval)."],
     ["cancel_post", "cancel", "Cancel a post that has not been published: it will never be published."],
   ] as const) {
-    server.registerTool(name, { title: description.split(".")[0], description, inputSchema: z.object({ postId: id, scheduledAt: when.optional() }), annotations: write }, async ({ postId, scheduledAt }: any) =>
+    server.registerTool(name, { title: description.split(".")[0], description, inputSchema: z.object({ postId: id, scheduledAt: when.optional() }), outputSchema: PostSchema, annotations: write }, async ({ postId, scheduledAt }: any) =>
       guarded(async () => ok(await actOnPost(env, accountId, postId, action, { scheduledAt }, now()))),
     );
   }
-  server.registerTool("delete_post", { title: "Delete a post", description: "Delete a post that is not scheduled, with its media.", inputSchema: z.object({ postId: id }), annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } }, async ({ postId }: any) =>
+  server.registerTool("delete_post", { title: "Delete a post", description: "Delete a post that is not scheduled, with its media.", inputSchema: z.object({ postId: id }), outputSchema: z.object({ postId: z.string(), deleted: z.literal(true) }), annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } }, async ({ postId }: any) =>
     guarded(async () => {
       await deletePost(env, accountId, postId);
       return ok({ postId, deleted: true });
@@ -77,10 +78,10 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   );
   server.registerTool(
     "create_approval_link",
-    { title: "Share a post for client approval", description: "A link (valid 14 days, revocable) to a page where the client sees the post as it will look and approves it or requests changes, with a comment and their name. No account needed.", inputSchema: z.object({ postId: id }), annotations: write },
+    { title: "Share a post for client approval", description: "A link (valid 14 days, revocable) to a page where the client sees the post as it will look and approves it or requests changes, with a comment and their name. No account needed.", inputSchema: z.object({ postId: id }), outputSchema: ApprovalLinkSchema, annotations: write },
     async ({ postId }: any) => guarded(async () => ok(await createApprovalLink(env, accountId, postId, context.origin, now()))),
   );
-  server.registerTool("revoke_approval_link", { title: "Revoke an approval link", description: "Revoke a client review link: it stops working at once.", inputSchema: z.object({ linkId: id }), annotations: { ...write, idempotentHint: true } }, async ({ linkId }: any) =>
+  server.registerTool("revoke_approval_link", { title: "Revoke an approval link", description: "Revoke a client review link: it stops working at once.", inputSchema: z.object({ linkId: id }), outputSchema: z.object({ linkId: z.string(), revoked: z.literal(true) }), annotations: { ...write, idempotentHint: true } }, async ({ linkId }: any) =>
     guarded(async () => {
       await revokeApprovalLink(env.DB, accountId, linkId, now());
       return ok({ linkId, revoked: true });
@@ -88,7 +89,7 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   );
   server.registerTool(
     "get_brand_stats",
-    { title: "Brand statistics", description: "Over a period (default the last 30 days): posts by state, publications per network, client approval turnaround, and engagement (views, likes, comments, shares).", inputSchema: z.object({ brandId: id, from: z.string().max(40).optional().describe("ISO date"), to: z.string().max(40).optional().describe("ISO date") }), annotations: read },
+    { title: "Brand statistics", description: "Over a period (default the last 30 days): posts by state, publications per network, client approval turnaround, and engagement (views, likes, comments, shares).", inputSchema: z.object({ brandId: id, from: z.string().max(40).optional().describe("ISO date"), to: z.string().max(40).optional().describe("ISO date") }), outputSchema: BrandStatsSchema, annotations: read },
     async ({ brandId, from, to }: any) =>
       guarded(async () => {
         const end = to ? Date.parse(to) : Date.now();

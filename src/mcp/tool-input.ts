@@ -6,7 +6,7 @@
  * comes back as an `isError` result naming the field, before anything is charged.
  *
  * Advertising: zod's JSON Schema of that schema (input side: fields with defaults are optional)
- * plus each field's description from the OpenAPI metadata REST publishes (`.openapi({description})`
+ * plus each field's description (and integer type) from the OpenAPI metadata REST publishes (`.openapi({description})`
  * lives in zod-to-openapi's registry, which zod's own JSON Schema does not read), worded for an
  * assistant, plus the optional `idempotencyKey`.
  */
@@ -65,6 +65,9 @@ function describedJsonSchema(tool: ToolName, options: { target: string; libraryO
   for (const [field, property] of Object.entries(properties)) {
     const description = docs[field]?.description;
     if (typeof description === "string" && property.description === undefined) property.description = forAssistants(description);
+    // A choice of whole numbers (captionWords 1/2/4, interval 3/5/8) is typed integer in the
+    // OpenAPI document; zod's own JSON Schema only knows its literals are numbers.
+    if (docs[field]?.type === "integer" && property.type === "number") property.type = "integer";
   }
   properties.idempotencyKey = { ...(idempotencyKeyField["~standard"].jsonSchema.input(options as never) as JsonObject) };
   delete properties.idempotencyKey.$schema;

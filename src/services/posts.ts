@@ -7,7 +7,7 @@ import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { orm } from "../db/client";
 import { approvalLinks, jobs, postDeliveries, postReviews, posts } from "../db/schema";
 import type { Env } from "../env";
-import { invalidRequest, notFound } from "../errors";
+import { AppError, invalidRequest, notFound } from "../errors";
 import { sha256Hex } from "../lib/hash";
 import { newId, randomToken } from "../lib/ids";
 import { streamToR2 } from "../lib/r2-stream";
@@ -118,7 +118,10 @@ async function attachMedia(env: Env, accountId: string, postId: string, media: {
 }
 
 export async function createPost(env: Env, accountId: string, input: PostInput, now: number): Promise<PostView> {
-  const brand = await brandRow(env.DB, accountId, input.brandId);
+  // A reference in the body, like an uploadId: a 400 naming the field (404 is for the path).
+  const brand = await brandRow(env.DB, accountId, input.brandId).catch((error: unknown) => {
+    throw error instanceof AppError && error.code === "not_found" ? invalidRequest("brandId: no brand with this id on the account.") : error;
+  });
   if (!input.text.trim() || input.text.length > MAX_POST_TEXT) throw invalidRequest(`text: 1 to ${MAX_POST_TEXT} characters.`);
   const networks = await checkNetworks(env.DB, brand.id, input.networks);
   const scheduledAt = parseTime(input.scheduledAt, brand.timeZone) ?? null;

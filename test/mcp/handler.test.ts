@@ -61,6 +61,7 @@ describe("handleMcpRequest", () => {
     for (const tool of tools) {
       expect(tool.name).toMatch(/^[a-z]+(_[a-z]+)*$/);
       expect(tool.inputSchema.type).toBe("object");
+      expect(tool.outputSchema?.type, tool.name).toBe("object");
       expect(tool.description.length).toBeGreaterThan(40);
     }
     for (const name of mediaTools) {
@@ -74,6 +75,9 @@ describe("handleMcpRequest", () => {
     expect(extract.description).toContain("3 credits per call");
     expect(extract.inputSchema.required).toEqual(["uploadId"]);
     expect(extract.inputSchema.properties.format).toMatchObject({ enum: ["mp3", "wav", "aac"], default: "mp3" });
+    // Choices of whole numbers are integers, as in the OpenAPI document.
+    expect(byName.get("subtitles").inputSchema.properties.captionWords).toMatchObject({ type: "integer", enum: [1, 2, 4], default: 4 });
+    expect(byName.get("watermark").inputSchema.properties.interval).toMatchObject({ type: "integer", enum: [3, 5, 8], default: 5 });
     // Field help comes from the registry's documentation, worded for an assistant.
     expect(extract.inputSchema.properties.uploadId.description).toContain("upload_from_url");
     expect(byName.get("trim").description).toMatch(/For example \d+ credits for 10 minutes/);

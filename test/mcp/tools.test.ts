@@ -148,6 +148,28 @@ describe("MCP tools", () => {
     expect(await debits()).toBe(before);
   });
 
+  it("lists, edits, unschedules, cancels and deletes brands, posts and links, each answer matching its output schema", async () => {
+    const use = async (name: string, args: Record<string, unknown>) => {
+      const result = await callTool(name, args);
+      expect(result.isError, `${name}: ${result.content[0].text}`).toBeFalsy();
+      return result.structuredContent as Record<string, any>;
+    };
+    const brand = await use("create_brand", { name: "Atelier", timeZone: "America/New_York", channels: [{ network: "mastodon", instanceUrl: inject("mastodonBaseUrl"), accessToken: "mastodon-test-token" }] });
+    expect((await use("list_brands", {})).brands.map((b: any) => b.brandId)).toContain(brand.brandId);
+    expect(await use("update_brand", { brandId: brand.brandId, name: "Atelier Nord" })).toMatchObject({ name: "Atelier Nord", requiresApproval: false });
+    const post = await use("create_post", { brandId: brand.brandId, text: "Bientôt" });
+    expect(await use("update_post", { postId: post.postId, text: "Demain", scheduledAt: "2027-01-15T09:00" })).toMatchObject({ text: "Demain", scheduledAtLocal: "2027-01-15T09:00", scheduledAt: "2027-01-15T14:00:00.000Z" });
+    expect((await use("schedule_post", { postId: post.postId })).state).toBe("scheduled");
+    expect((await use("unschedule_post", { postId: post.postId })).state).toBe("draft");
+    expect((await use("list_posts", { brandId: brand.brandId, state: "draft" })).posts.map((p: any) => p.postId)).toEqual([post.postId]);
+    expect((await use("submit_post", { postId: post.postId })).state).toBe("pending_approval");
+    const link = await use("create_approval_link", { postId: post.postId });
+    expect(await use("revoke_approval_link", { linkId: link.linkId })).toEqual({ linkId: link.linkId, revoked: true });
+    expect((await use("cancel_post", { postId: post.postId })).state).toBe("cancelled");
+    expect(await use("delete_post", { postId: post.postId })).toEqual({ postId: post.postId, deleted: true });
+    expect((await use("list_posts", { brandId: brand.brandId })).posts).toEqual([]);
+  });
+
   it("hands out a one-time upload page whose upload the assistant then reads", async () => {
     const link = await callTool("create_upload_link");
     expect(link.isError, link.content[0].text).toBeFalsy();

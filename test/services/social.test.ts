@@ -65,6 +65,10 @@ describe("brands and posts", () => {
     expect(created.webhookSecret).toMatch(/^whsec_/);
     const other = await newAccount({ credits: 1 });
     expect((await call(`/api/v1/brands/${created.brandId}`, { headers: other.auth })).status).toBe(404);
+    // In a body, another account's (or an unknown) brandId is a 400 naming the field, as an uploadId is.
+    const foreign = await call("/api/v1/posts", { method: "POST", headers: { ...other.auth, "content-type": "application/json" }, body: JSON.stringify({ brandId: created.brandId, text: "hi" }) });
+    expect(foreign.status).toBe(400);
+    expect(((await foreign.json()) as any).error.message).toMatch(/^brandId: /);
     const wrongNetwork = await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: created.brandId, text: "hi", networks: ["webhook"] }) });
     expect(wrongNetwork.status).toBe(400);
   });

@@ -1,5 +1,6 @@
 /** Response bodies of /api/v1, as the contract shows them. */
 import { z } from "@hono/zod-openapi";
+import { postStates } from "../../services/post-states";
 
 export const UploadResultSchema = z
   .object({
@@ -41,3 +42,52 @@ export const AccountSchema = z
     email: z.string(),
   })
   .openapi("Account");
+
+// Brands and posts: REST responses and the connector's output schemas (src/mcp/social-tools.ts).
+export const socialNetwork = z.enum(["webhook", "mastodon"]);
+
+export const BrandSchema = z
+  .object({
+    brandId: z.string(),
+    name: z.string(),
+    timeZone: z.string(),
+    requiresApproval: z.boolean(),
+    webhookUrl: z.string().nullable(),
+    webhookSecret: z.string().openapi({ description: "Verifies Webhook-Signature: v1=hex(HMAC-SHA256(secret, Webhook-Timestamp + '.' + body)); also signs engagement reports" }),
+    networks: z.array(z.object({ network: socialNetwork, target: z.string() })),
+    createdAt: z.string(),
+  })
+  .openapi("Brand");
+
+export const PostSchema = z
+  .object({
+    postId: z.string(),
+    brandId: z.string(),
+    state: z.enum(postStates),
+    text: z.string(),
+    networks: z.array(socialNetwork),
+    scheduledAt: z.string().nullable(),
+    scheduledAtLocal: z.string().nullable(),
+    timeZone: z.string(),
+    media: z.object({ filename: z.string(), contentType: z.string(), url: z.string() }).nullable(),
+    reviews: z.array(z.object({ decision: z.string(), reviewerName: z.string(), comment: z.string().nullable(), at: z.string() })),
+    deliveries: z.array(z.object({ network: z.string(), status: z.string(), url: z.string().nullable(), attempts: z.number().int(), error: z.string().nullable() })),
+    failure: z.string().nullable(),
+    createdAt: z.string(),
+    publishedAt: z.string().nullable(),
+  })
+  .openapi("Post");
+
+export const BrandStatsSchema = z
+  .object({
+    brandId: z.string(),
+    from: z.string(),
+    to: z.string(),
+    postsByState: z.record(z.string(), z.number().int()),
+    publishedByNetwork: z.record(z.string(), z.number().int()),
+    approval: z.object({ reviewed: z.number().int(), averageHours: z.number().nullable() }),
+    engagement: z.object({ views: z.number(), likes: z.number(), comments: z.number(), shares: z.number(), byNetwork: z.record(z.string(), z.object({ views: z.number(), likes: z.number(), comments: z.number(), shares: z.number() })) }),
+  })
+  .openapi("BrandStats");
+
+export const ApprovalLinkSchema = z.object({ linkId: z.string(), url: z.string(), expiresAt: z.string() }).openapi("ApprovalLink");

@@ -11,9 +11,9 @@ import { postStates } from "../../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, postMedia, revokeApprovalLink, updatePost } from "../../services/posts";
 import { brandStats } from "../../services/post-stats";
 import { jsonContent } from "../../lib/openapi";
+import { ApprovalLinkSchema, BrandSchema, BrandStatsSchema, PostSchema, socialNetwork } from "./schemas";
 
 const id = z.string().min(1).max(64);
-const network = z.enum(["webhook", "mastodon"]);
 const Channel = z.discriminatedUnion("network", [
   z.object({ network: z.literal("webhook"), url: z.string().max(2048).openapi({ description: "Endpoint of the brand's automation; receives signed POSTs" }) }),
   z.object({ network: z.literal("mastodon"), instanceUrl: z.string().max(2048), accessToken: z.string().min(1).max(512).openapi({ description: "Token with write:statuses and write:media" }) }),
@@ -29,57 +29,16 @@ const BrandInput = z
     channels: z.array(Channel).max(5).optional(),
   })
   .openapi("BrandInput");
-const Brand = z
-  .object({
-    brandId: z.string(),
-    name: z.string(),
-    timeZone: z.string(),
-    requiresApproval: z.boolean(),
-    webhookUrl: z.string().nullable(),
-    webhookSecret: z.string().openapi({ description: "Verifies Webhook-Signature: v1=hex(HMAC-SHA256(secret, Webhook-Timestamp + '.' + body)); also signs engagement reports" }),
-    networks: z.array(z.object({ network, target: z.string() })),
-    createdAt: z.string(),
-  })
-  .openapi("Brand");
 const Media = z.object({ uploadId: id.optional(), jobId: id.optional() }).openapi({ description: "An upload or a completed job's result, copied into the post's storage" });
 const PostInput = z
   .object({
     brandId: id,
     text: z.string().min(1).max(5000),
-    networks: z.array(network).max(5).optional().openapi({ description: "Default: every network of the brand" }),
+    networks: z.array(socialNetwork).max(5).optional().openapi({ description: "Default: every network of the brand" }),
     scheduledAt: z.string().max(40).nullable().optional().openapi({ example: "2026-12-01T09:30", description: "Local time in the brand's zone, or an ISO time with offset" }),
     media: Media.nullable().optional(),
   })
   .openapi("PostInput");
-const Post = z
-  .object({
-    postId: z.string(),
-    brandId: z.string(),
-    state: z.enum(postStates),
-    text: z.string(),
-    networks: z.array(network),
-    scheduledAt: z.string().nullable(),
-    scheduledAtLocal: z.string().nullable(),
-    timeZone: z.string(),
-    media: z.object({ filename: z.string(), contentType: z.string(), url: z.string() }).nullable(),
-    reviews: z.array(z.object({ decision: z.string(), reviewerName: z.string(), comment: z.string().nullable(), at: z.string() })),
-    deliveries: z.array(z.object({ network: z.string(), status: z.string(), url: z.string().nullable(), attempts: z.number().int(), error: z.string().nullable() })),
-    failure: z.string().nullable(),
-    createdAt: z.string(),
-    publishedAt: z.string().nullable(),
-  })
-  .openapi("Post");
-const Stats = z
-  .object({
-    brandId: z.string(),
-    from: z.string(),
-    to: z.string(),
-    postsByState: z.record(z.string(), z.number().int()),
-    publishedByNetwork: z.record(z.string(), z.number().int()),
-    approval: z.object({ reviewed: z.number().int(), averageHours: z.number().nullable() }),
-    engagement: z.object({ views: z.number(), likes: z.number(), comments: z.number(), shares: z.number(), byNetwork: z.record(z.string(), z.object({ views: z.number(), likes: z.number(), comments: z.number(), shares: z.number() })) }),
-  })
-  .openapi("BrandStats");
 
 const body = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
 const tags = ["Brands and posts"];
@@ -101,17 +60,17 @@ function liveKeysOnly(router: ReturnType<typeof createRouter>) {
 }
 
 export const socialRoutes = liveKeysOnly(createRouter())
-  .openapi(route({ method: "post", path: "/brands", summary: "Create a brand", request: body(BrandInput), responses: { 200: jsonContent(Brand, "Brand"), ...pickErrors(400, 401) } }), async (c) =>
+  .openapi(route({ method: "post", path: "/brands", summary: "Create a brand", request: body(BrandInput), responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401) } }), async (c) =>
     c.json(await createBrand(c.env.DB, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
   )
-  .openapi(route({ method: "get", path: "/brands", summary: "List the account's brands", responses: { 200: jsonContent(z.object({ brands: z.array(Brand) }), "Brands"), ...pickErrors(401) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/brands", summary: "List the account's brands", responses: { 200: jsonContent(z.object({ brands: z.array(BrandSchema) }), "Brands"), ...pickErrors(401) } }), async (c) =>
     c.json({ brands: await listBrands(c.env.DB, c.get("caller").accountId) }, 200),
   )
-  .openapi(route({ method: "get", path: "/brands/{brandId}", summary: "A brand", request: { params: z.object({ brandId: id }) }, responses: { 200: jsonContent(Brand, "Brand"), ...pickErrors(401, 404) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/brands/{brandId}", summary: "A brand", request: { params: z.object({ brandId: id }) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(401, 404) } }), async (c) =>
     c.json(await getBrand(c.env.DB, c.get("caller").accountId, c.req.valid("param").brandId), 200),
   )
   .openapi(
-    route({ method: "patch", path: "/brands/{brandId}", summary: "Change a brand (channels, when given, replace its networks)", request: { params: z.object({ brandId: id }), ...body(BrandInput.partial()) }, responses: { 200: jsonContent(Brand, "Brand"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "patch", path: "/brands/{brandId}", summary: "Change a brand (channels, when given, replace its networks)", request: { params: z.object({ brandId: id }), ...body(BrandInput.partial()) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await updateBrand(c.env.DB, c.get("caller").accountId, c.req.valid("param").brandId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
@@ -120,7 +79,7 @@ export const socialRoutes = liveKeysOnly(createRouter())
       path: "/brands/{brandId}/stats",
       summary: "Statistics of a brand over a period (default: the last 30 days)",
       request: { params: z.object({ brandId: id }), query: z.object({ from: z.string().max(40).optional(), to: z.string().max(40).optional() }) },
-      responses: { 200: jsonContent(Stats, "Statistics"), ...pickErrors(400, 401, 404) },
+      responses: { 200: jsonContent(BrandStatsSchema, "Statistics"), ...pickErrors(400, 401, 404) },
     }),
     async (c) => {
       const { from, to } = c.req.valid("query");
@@ -130,18 +89,18 @@ export const socialRoutes = liveKeysOnly(createRouter())
       return c.json(await brandStats(c.env, c.get("caller").accountId, c.req.valid("param").brandId, start, end), 200);
     },
   )
-  .openapi(route({ method: "post", path: "/posts", summary: "Create a post (a draft)", request: body(PostInput), responses: { 200: jsonContent(Post, "Post"), ...pickErrors(400, 401, 404) } }), async (c) =>
+  .openapi(route({ method: "post", path: "/posts", summary: "Create a post (a draft); an unknown brandId is a 400 naming it", request: body(PostInput), responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401) } }), async (c) =>
     c.json(await createPost(c.env, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
-    route({ method: "get", path: "/posts", summary: "List posts", request: { query: z.object({ brandId: id.optional(), state: z.enum(postStates).optional() }) }, responses: { 200: jsonContent(z.object({ posts: z.array(Post) }), "Posts"), ...pickErrors(400, 401) } }),
+    route({ method: "get", path: "/posts", summary: "List posts", request: { query: z.object({ brandId: id.optional(), state: z.enum(postStates).optional() }) }, responses: { 200: jsonContent(z.object({ posts: z.array(PostSchema) }), "Posts"), ...pickErrors(400, 401) } }),
     async (c) => c.json({ posts: await listPosts(c.env.DB, c.get("caller").accountId, c.req.valid("query")) }, 200),
   )
-  .openapi(route({ method: "get", path: "/posts/{postId}", summary: "A post, with its reviews and deliveries", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(Post, "Post"), ...pickErrors(401, 404) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/posts/{postId}", summary: "A post, with its reviews and deliveries", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(401, 404) } }), async (c) =>
     c.json(await getPost(c.env.DB, c.get("caller").accountId, c.req.valid("param").postId), 200),
   )
   .openapi(
-    route({ method: "patch", path: "/posts/{postId}", summary: "Edit a post (an approved post of a brand that needs approval goes back to draft)", request: { params: z.object({ postId: id }), ...body(PostInput.omit({ brandId: true }).partial()) }, responses: { 200: jsonContent(Post, "Post"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "patch", path: "/posts/{postId}", summary: "Edit a post (an approved post of a brand that needs approval goes back to draft)", request: { params: z.object({ postId: id }), ...body(PostInput.omit({ brandId: true }).partial()) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await updatePost(c.env, c.get("caller").accountId, c.req.valid("param").postId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(route({ method: "delete", path: "/posts/{postId}", summary: "Delete a post and its media", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(z.object({ postId: z.string(), deleted: z.literal(true) }), "Deleted"), ...pickErrors(400, 401, 404) } }), async (c) => {
@@ -149,7 +108,7 @@ export const socialRoutes = liveKeysOnly(createRouter())
     return c.json({ postId: c.req.valid("param").postId, deleted: true as const }, 200);
   })
   .openapi(
-    route({ method: "post", path: "/posts/{postId}/approval-links", summary: "A shareable review link for the client (valid 14 days, revocable, no account needed)", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(z.object({ linkId: z.string(), url: z.string(), expiresAt: z.string() }), "Link"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "post", path: "/posts/{postId}/approval-links", summary: "A shareable review link for the client (valid 14 days, revocable, no account needed)", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(ApprovalLinkSchema, "Link"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await createApprovalLink(c.env, c.get("caller").accountId, c.req.valid("param").postId, new URL(c.req.url).origin, Date.now()), 200),
   )
   .openapi(
@@ -158,7 +117,7 @@ export const socialRoutes = liveKeysOnly(createRouter())
       path: "/posts/{postId}/{action}",
       summary: "Move a post: submit (for approval), schedule, unschedule, cancel; 400 names the state when the move is not allowed",
       request: { params: z.object({ postId: id, action: z.enum(["submit", "schedule", "unschedule", "cancel"]) }), body: { required: false, content: { "application/json": { schema: z.object({ scheduledAt: z.string().max(40).optional() }) } } } },
-      responses: { 200: jsonContent(Post, "Post"), ...pickErrors(400, 401, 404) },
+      responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) },
     }),
     async (c) => {
       const { postId, action } = c.req.valid("param");
