@@ -19,7 +19,8 @@ export interface StreamedPart {
 
 export function createMultipartParser(request: Request) {
   const contentType = request.headers.get("content-type") ?? "";
-  const boundary = contentType.startsWith("multipart/form-data") ? getMultipartBoundary(contentType) : null;
+  // Media types are case-insensitive (RFC 9110); the boundary's value is not.
+  const boundary = /^multipart\/form-data\b/i.test(contentType) ? getMultipartBoundary(contentType) : null;
   if (!boundary || !request.body) throw invalidRequest("Expected a multipart/form-data body with a boundary.");
   const source = request.body;
 

@@ -63,7 +63,7 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   for (const [name, action, description] of [
     ["submit_post", "submit", "Send a draft (or a post with requested changes) to client approval. Then create_approval_link and share the link with the client."],
     ["schedule_post", "schedule", "Schedule an approved post (or a draft when the brand needs no approval) for publication at its time, or at scheduledAt."],
-    ["unschedule_post", "unschedule", "Take a scheduled post off the schedule (it keeps its approval)."],
+    ["unschedule_post", "unschedule", "Take a scheduled post off the schedule: it goes back to approved when the brand requires approval (no new review needed), to draft otherwise."],
     ["cancel_post", "cancel", "Cancel a post that has not been published: it will never be published."],
   ] as const) {
     server.registerTool(name, { title: description.split(".")[0], description, inputSchema: z.object({ postId: id, scheduledAt: when.optional() }), outputSchema: PostSchema, annotations: write }, async ({ postId, scheduledAt }: any) =>

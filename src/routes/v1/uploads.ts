@@ -40,7 +40,8 @@ export function uploadRoutes() {
   });
 
   router.post("/uploads", async (c) => {
-    const contentType = c.req.header("content-type") ?? "";
+    // Media types are case-insensitive (RFC 9110).
+    const contentType = (c.req.header("content-type") ?? "").toLowerCase();
     const caller = c.get("caller");
     const now = Date.now();
     if (contentType.startsWith("multipart/form-data")) {
