@@ -55,7 +55,7 @@ export interface Env {
   WEBHOOK_QUEUE?: Queue<WebhookMessage>;
   /** Worker secret from which every account's webhook signing secret is derived (never stored in D1). */
   WEBHOOK_SIGNING_KEY?: string;
-  /** Seconds between webhook attempts, comma-separated (default "30,120,600,3600,10800,21600,43200", about 22 h). */
+  /** Seconds between webhook attempts, comma-separated (default "30,120,600,3600,10800,21600,21600,28800", 24.2 h). */
   WEBHOOK_RETRY_SCHEDULE?: string;
 
   /** Credits a new self-service account starts with (purchased credits; default 0). */

@@ -35,6 +35,8 @@ export function describeZodError(error: ZodError): string {
 }
 
 export function errorResponse(c: Context, error: AppError): Response {
+  // RFC 6750: a 401 says which scheme to use, and whether the token that came was refused.
+  if (error.code === "unauthorized") c.header("WWW-Authenticate", c.req.header("authorization") ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"');
   return c.json(errorBody(error), statusOf[error.code]);
 }
 

@@ -1805,6 +1805,15 @@ export interface paths {
                         "application/json": components["schemas"]["AccountWebhook"];
                     };
                 };
+                /** @description Invalid request (`invalid_request`); the message names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
                 401: {
                     headers: {
@@ -1912,6 +1921,15 @@ export interface paths {
                         "application/json": components["schemas"]["AccountWebhook"];
                     };
                 };
+                /** @description Invalid request (`invalid_request`); the message names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
                 401: {
                     headers: {
@@ -1971,6 +1989,15 @@ export interface paths {
                         "application/json": components["schemas"]["AccountWebhook"];
                     };
                 };
+                /** @description Invalid request (`invalid_request`); the message names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
                 401: {
                     headers: {
@@ -2007,7 +2034,7 @@ export interface paths {
         };
         /**
          * Delivery log of a job's webhooks
-         * @description One delivery per terminal event (job.completed or job.failed), with every attempt: time, duration, HTTP status or error. Attempts retry a non-2xx answer after 30 s, 2 min, 10 min, 1 h, 3 h, 6 h and 12 h (8 attempts, about 22 h). Readable only by the key that created the job (404 otherwise, as GET /api/v1/jobs/{id}), for as long as deliveries may go on: past the 3 hours of the job record, until the job row is purged a day later.
+         * @description One delivery per terminal event (job.completed or job.failed), with every attempt: time, duration, HTTP status or error. Attempts retry a non-2xx answer after 30 s, 2 min, 10 min, 1 h, 3 h, 6 h, 6 h and 8 h (9 attempts over 24 h). Readable only by the key that created the job (404 otherwise, as GET /api/v1/jobs/{id}), for as long as deliveries may go on: past the 3 hours of the job record, until the job row is purged a day later.
          */
         get: {
             parameters: {

@@ -100,22 +100,30 @@ export async function requestPasswordReset(env: Env, rawEmail: unknown, origin: 
   });
 }
 
-/** The account a reset link is valid for, or null (bad signature, expired, already used). */
-export async function checkResetToken(env: Env, token: string, now: number): Promise<string | null> {
+/** The account a reset link is valid for, with its current hash, or null (bad signature, expired, already used). */
+async function resetTarget(env: Env, token: string, now: number): Promise<{ accountId: string; passwordHash: string | null } | null> {
   if (token.length > 1024) return null;
   const grant = await verifyGrant<ResetGrant>(resetSecret(env), token, now).catch(() => null);
   if (!grant || grant.purpose !== "password-reset") return null;
   const row = await env.DB.prepare("SELECT password_hash FROM accounts WHERE id = ?").bind(grant.accountId).first<{ password_hash: string | null }>();
   if (!row || (await fingerprint(row.password_hash)) !== grant.pw) return null;
-  return grant.accountId;
+  return { accountId: grant.accountId, passwordHash: row.password_hash };
+}
+
+/** The account a reset link is valid for, or null (bad signature, expired, already used). */
+export async function checkResetToken(env: Env, token: string, now: number): Promise<string | null> {
+  return (await resetTarget(env, token, now))?.accountId ?? null;
 }
 
 /** Sets the new password and signs every session out; the link cannot be used again. */
 export async function resetPassword(env: Env, token: string, password: unknown, now: number): Promise<string> {
-  const accountId = await checkResetToken(env, token, now);
-  if (!accountId) throw invalidRequest("This reset link is invalid, expired or already used. Ask for a new one.");
+  const used = () => invalidRequest("This reset link is invalid, expired or already used. Ask for a new one.");
+  const target = await resetTarget(env, token, now);
+  if (!target) throw used();
   const hash = await hashPassword(checkNewPassword(password));
-  await env.DB.prepare("UPDATE accounts SET password_hash = ? WHERE id = ?").bind(hash, accountId).run();
-  await deleteAccountSessions(env.DB, accountId);
-  return accountId;
+  // Only over the hash the link was issued for: of two concurrent uses of one link, one wins.
+  const changed = await env.DB.prepare("UPDATE accounts SET password_hash = ? WHERE id = ? AND password_hash IS ?").bind(hash, target.accountId, target.passwordHash).run();
+  if (changed.meta.changes === 0) throw used();
+  await deleteAccountSessions(env.DB, target.accountId);
+  return target.accountId;
 }

@@ -32,6 +32,8 @@ export function parseRange(header: string | null, size: number): ByteRange {
     return { offset: size - length, length };
   }
   const start = Number(match[1]);
+  // RFC 9110 14.1.1: a last position before the first makes the range invalid, so it is ignored.
+  if (match[2] !== "" && Number(match[2]) < start) return undefined;
   const end = match[2] === "" ? size - 1 : Math.min(Number(match[2]), size - 1);
   if (start >= size || end < start) return "unsatisfiable";
   return { offset: start, length: end - start + 1 };

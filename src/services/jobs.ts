@@ -97,11 +97,12 @@ export async function createToolJob<K extends ToolName>(
   waitUntil?: (task: Promise<unknown>) => void,
 ): Promise<JobEnvelope> {
   const db = env.DB;
-  if (input.idempotencyKey !== undefined && (input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255)) {
-    throw invalidRequest("Idempotency-Key: must be 1 to 255 characters.");
+  if (input.idempotencyKey !== undefined && (input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255 || /[\u0000-\u001f\u007f]/.test(input.idempotencyKey))) {
+    throw invalidRequest("Idempotency-Key: must be 1 to 255 characters, without control characters.");
   }
-  // Scoped to the account, and within it to the mode: test calls never replay live jobs.
-  const key = input.idempotencyKey !== undefined && caller.mode === "test" ? `test:${input.idempotencyKey}` : input.idempotencyKey;
+  // Scoped to the account, and within it to the mode: test calls never replay live jobs. The
+  // separator is a control character, which a key may not contain, so no live key can look scoped.
+  const key = input.idempotencyKey !== undefined && caller.mode === "test" ? `test\n${input.idempotencyKey}` : input.idempotencyKey;
   // Compared after validation: a body that spells out a default is the same request.
   // The hash of the body as sent: without webhookUrl it is the hash of the tool's parameters.
   const hashed = input.webhookUrl === undefined ? input.params : { ...input.params, webhookUrl: input.webhookUrl };

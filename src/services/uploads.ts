@@ -52,7 +52,7 @@ const tooLarge = () => invalidRequest("file: larger than the 5 GB (5,000,000,000
 
 export async function finishUpload(
   env: Env,
-  p: { id: string; accountId: string; objectKey: string; filename: string; size: number; now: number; mode?: KeyMode },
+  p: { id: string; accountId: string; objectKey: string; filename: string; size: number; now: number; mode?: KeyMode; field?: "file" | "url" },
 ): Promise<UploadResult> {
   const { DB: db, MEDIA: bucket } = env;
   let probe: ProbeResult;
@@ -65,7 +65,7 @@ export async function finishUpload(
     if (probe.durationMs > MAX_DURATION_MS) throw new UnsupportedMediaError("media longer than 4 hours are not accepted");
   } catch (error) {
     await bucket.delete(p.objectKey);
-    if (error instanceof UnsupportedMediaError) throw invalidRequest(`file: ${error.message}`);
+    if (error instanceof UnsupportedMediaError) throw invalidRequest(`${p.field ?? "file"}: ${error.message}`);
     throw error;
   }
   const expiresAt = p.now + UPLOAD_TTL_MS;
@@ -159,7 +159,7 @@ export async function uploadFromUrl(
     throw invalidRequest(`url: the download broke off (${error instanceof Error ? error.message : "network error"}).`);
   }
   const filename = safeFilename(decodedPath(new URL(response.url || rawUrl).pathname), "download");
-  return finishUpload(env, { id, accountId, objectKey, filename, size, now, mode });
+  return finishUpload(env, { id, accountId, objectKey, filename, size, now, mode, field: "url" });
 }
 
 /** A URL path percent-decoded where it is valid UTF-8 (`caf%E9.mp4`, Latin-1, stays as sent). */

@@ -10,7 +10,7 @@
  * rows to the queue (`dispatchWebhooks`: after the runner calls it makes, and from the cron as
  * the safety net). Each queue message carries a one-use token: only the message holding the
  * row's current token makes the next attempt, so redelivered messages do nothing. Failures are
- * retried on WEBHOOK_RETRY_SCHEDULE (default about 22 h over 8 attempts); every attempt is
+ * retried on WEBHOOK_RETRY_SCHEDULE (default 24 h over 9 attempts); every attempt is
  * logged. Secrets are derived from the WEBHOOK_SIGNING_KEY Worker secret, the account id and a
  * version that rotation bumps: D1 holds no secret.
  */
@@ -29,8 +29,8 @@ export type WebhookMessage = z.infer<typeof WebhookMessageSchema>;
 export type WebhookEvent = "job.completed" | "job.failed";
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
-/** 30 s, 2 min, 10 min, 1 h, 3 h, 6 h, 12 h: 8 attempts over about 22 h (queue delays cap at 12 h). */
-export const DEFAULT_RETRY_SCHEDULE = [30, 120, 600, 3600, 10800, 21600, 43200];
+/** 30 s, 2 min, 10 min, 1 h, 3 h, 6 h, 6 h, 8 h: 9 attempts over a little more than 24 h (queue delays cap at 12 h). */
+export const DEFAULT_RETRY_SCHEDULE = [30, 120, 600, 3600, 10800, 21600, 21600, 28800];
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 /** An attempt in flight is not taken again before this; a consumer that died frees it after. */
 const LEASE_MS = 60_000;
@@ -264,7 +264,8 @@ async function payloadOf(env: Env, delivery: DeliveryRow): Promise<string | null
   const job = await loadJob(env.DB, delivery.job_id);
   if (!job) return null;
   const data: JobStatusView = jobView(job);
-  const payload = JSON.stringify({ type: delivery.event, timestamp: new Date(job.finishedAt ?? Date.now()).toISOString(), data });
+  // livemode tells a receiver a test key's job from a live one (both go to the account's URL).
+  const payload = JSON.stringify({ type: delivery.event, timestamp: new Date(job.finishedAt ?? Date.now()).toISOString(), livemode: job.mode !== "test", data });
   await env.DB.prepare("UPDATE job_webhooks SET payload = ? WHERE id = ?").bind(payload, delivery.id).run();
   return payload;
 }

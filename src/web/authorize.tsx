@@ -13,6 +13,7 @@ import { MCP_SCOPE, type McpGrantProps } from "../mcp/oauth";
 import { LoginPage, MessagePage } from "./pages/auth";
 import { ConsentPage } from "./pages/consent";
 import { sessionToken, type WebEnv } from "./session";
+import { pageHeaders } from "./page-headers";
 
 function oauthOf(c: Context<WebEnv>) {
   const oauth = c.env.OAUTH_PROVIDER;
@@ -33,6 +34,7 @@ function refusal(c: Context<WebEnv>, error: unknown) {
 export function authorizeRoutes() {
   const routes = new Hono<WebEnv>();
   routes.use("*", csrf());
+  routes.use("*", pageHeaders);
   routes.get("/", async (c) => {
     const session = await resolveSession(c.env.DB, sessionToken(c), Date.now());
     const url = new URL(c.req.url);

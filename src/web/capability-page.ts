@@ -6,10 +6,12 @@
 import { Hono } from "hono";
 import { csrf } from "hono/csrf";
 import type { Env } from "../env";
+import { pageHeaders } from "./page-headers";
 
 export function capabilityPageApp() {
   const routes = new Hono<{ Bindings: Env }>();
   routes.use("*", csrf());
+  routes.use("*", pageHeaders);
   routes.use("*", async (c, next) => {
     await next();
     c.header("Cache-Control", "no-store");

@@ -32,6 +32,7 @@ import { OutboxPage } from "./pages/outbox";
 import { OverviewPage } from "./pages/overview";
 import { VoicePage } from "./pages/voice";
 import { clientAddress, endSession, requireSession, safeNext, startSession, type WebEnv } from "./session";
+import { pageHeaders } from "./page-headers";
 
 /** A refusal a person can act on (bad input, too many attempts); anything else is a server error. */
 function userError(error: unknown): { message: string; status: 400 | 429 } {
@@ -72,10 +73,9 @@ async function planPrices(c: Context<WebEnv>): Promise<Partial<Record<PaidPlan, 
 export function webRoutes() {
   const web = new Hono<WebEnv>();
 
+  web.use("*", pageHeaders);
   web.use("*", async (c, next) => {
     await next();
-    c.header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'");
-    c.header("X-Content-Type-Options", "nosniff");
     c.header("Referrer-Policy", "same-origin");
     if (!c.req.path.startsWith("/app/assets/")) c.header("Cache-Control", "no-store");
   });
@@ -86,17 +86,18 @@ export function webRoutes() {
 
   // --- Sign-up, sign-in, sign-out, password reset -------------------------------------------
   const signupCredits = (c: Context<WebEnv>) => Math.max(0, Number(c.env.SIGNUP_CREDITS ?? 0) || 0);
-  web.get("/signup", (c) => c.html(<SignupPage signupCredits={signupCredits(c)} />));
+  // `next` carries a connection in progress (/authorize) through sign-up, as through sign-in.
+  web.get("/signup", (c) => c.html(<SignupPage next={c.req.query("next")} signupCredits={signupCredits(c)} />));
   web.post("/signup", async (c) => {
     const form = await c.req.parseBody();
     try {
       await limitAttempts(c.env, "signup", clientAddress(c), text(form.email).trim().toLowerCase() || undefined);
       const account = await signUp(c.env, { email: form.email, password: form.password }, Date.now());
       await startSession(c, account.accountId, Date.now());
-      return c.redirect("/app", 303);
+      return c.redirect(safeNext(form.next), 303);
     } catch (error) {
       const { message, status } = userError(error);
-      return c.html(<SignupPage error={message} email={text(form.email)} signupCredits={signupCredits(c)} />, status);
+      return c.html(<SignupPage error={message} email={text(form.email)} next={text(form.next) || undefined} signupCredits={signupCredits(c)} />, status);
     }
   });
 
@@ -126,7 +127,10 @@ export function webRoutes() {
     try {
       const email = normalizeEmail(form.email);
       await limitAttempts(c.env, "reset", clientAddress(c), email);
-      await requestPasswordReset(c.env, email, new URL(c.req.url).origin, Date.now());
+      // After the answer, known email or not: the page takes the same time and never fails on the mailer.
+      c.executionCtx.waitUntil(
+        requestPasswordReset(c.env, email, new URL(c.req.url).origin, Date.now()).catch((error: unknown) => console.error("reset mail not sent:", error instanceof Error ? error.message : String(error))),
+      );
       return c.html(<ResetRequestPage sent />);
     } catch (error) {
       const { message, status } = userError(error);

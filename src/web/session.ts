@@ -29,9 +29,17 @@ export async function endSession(c: Context<WebEnv>): Promise<void> {
   deleteCookie(c, COOKIE, cookieOptions);
 }
 
-/** Only same-site paths: `next` must never send a person to another origin. */
+const SAME_ORIGIN = "https://same-origin.invalid";
+
+/**
+ * Only same-site paths: `next` must never send a person to another origin. Control characters
+ * and backslashes are refused outright (browsers drop a tab in "/\t/evil.example" and read
+ * "//evil.example"), and what remains must resolve to this origin.
+ */
 export function safeNext(next: unknown): string {
-  return typeof next === "string" && /^\/(?![/\\])/.test(next) && next.length < 2000 ? next : "/app";
+  if (typeof next !== "string" || next.length >= 2000 || !/^\/(?![/\\])/.test(next) || /[\u0000-\u001f\u007f\\]/.test(next)) return "/app";
+  const url = new URL(next, SAME_ORIGIN);
+  return url.origin === SAME_ORIGIN ? url.pathname + url.search + url.hash : "/app";
 }
 
 /** Resolves the session or sends the person to sign in, coming back here afterwards. */

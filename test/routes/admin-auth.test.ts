@@ -51,8 +51,13 @@ describe("operator API", () => {
 describe("API key authentication", () => {
   it("answers 401 unauthorized for missing, malformed, unknown and revoked keys", async () => {
     const account = await newAccount({ credits: 5 });
-    await expectError(await call("/api/v1/account"), 401, "unauthorized");
-    await expectError(await call("/api/v1/account", { headers: { authorization: "Basic abc" } }), 401, "unauthorized");
+    const missing = await call("/api/v1/account");
+    // RFC 6750: the scheme, and error="invalid_token" when a token came and was refused.
+    expect(missing.headers.get("www-authenticate")).toBe('Bearer realm="api"');
+    await expectError(missing, 401, "unauthorized");
+    const wrong = await call("/api/v1/account", { headers: { authorization: "Basic abc" } });
+    expect(wrong.headers.get("www-authenticate")).toBe('Bearer realm="api", error="invalid_token"');
+    await expectError(wrong, 401, "unauthorized");
     await expectError(await call("/api/v1/account", { headers: { authorization: "Bearer mk_live_short" } }), 401, "unauthorized");
     await expectError(await call("/api/v1/account", { headers: { authorization: `Bearer mk_live_${"A".repeat(32)}` } }), 401, "unauthorized");
     expect((await call("/api/v1/account", { headers: account.auth })).status).toBe(200);

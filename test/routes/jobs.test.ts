@@ -143,6 +143,10 @@ describe("jobs: processing, reading, downloading", () => {
     expect(partial.status).toBe(206);
     expect(partial.headers.get("content-range")).toBe(`bytes 10-19/${bytes.byteLength}`);
     expect(new Uint8Array(await partial.arrayBuffer())).toEqual(bytes.slice(10, 20));
+    // A last position before the first is no valid range: ignored, the whole file (RFC 9110 14.1.1).
+    const reversed = await call(job.result!.url, { headers: { range: "bytes=5-1" } });
+    expect(reversed.status).toBe(200);
+    expect((await reversed.arrayBuffer()).byteLength).toBe(bytes.byteLength);
     const suffix = await call(job.result!.url, { headers: { range: "bytes=-5" } });
     expect(new Uint8Array(await suffix.arrayBuffer())).toEqual(bytes.slice(-5));
     const head = await call(job.result!.url, { method: "HEAD" });

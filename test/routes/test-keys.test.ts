@@ -169,6 +169,19 @@ describe("test-mode keys", () => {
     expect((await call("/api/v1/brands", { headers: account.auth })).status).toBe(200);
   });
 
+  it("cannot read or change the account's webhook settings (their secret signs live deliveries); their jobs' webhooks say livemode false", async () => {
+    const account = await newAccount({ credits: 10 });
+    const key = await testKey(account);
+    const refusal = /The webhook settings are live data/;
+    await expectError(await call("/api/v1/account/webhook", { headers: key.auth }), 400, "invalid_request", refusal);
+    await expectError(await call("/api/v1/account/webhook", { method: "PUT", headers: { ...key.auth, "content-type": "application/json" }, body: JSON.stringify({ url: "https://example.com/h" }) }), 400, "invalid_request", refusal);
+    await expectError(await call("/api/v1/account/webhook", { method: "DELETE", headers: key.auth }), 400, "invalid_request", refusal);
+    await expectError(await call("/api/v1/account/webhook/rotate-secret", { method: "POST", headers: key.auth }), 400, "invalid_request", refusal);
+    expect((await call("/api/v1/account/webhook", { headers: account.auth })).status).toBe(200);
+    // A live key's Idempotency-Key can never name a test key's scope.
+    await expectError(await callTool(key, "extract-audio", { uploadId: "upl_x" }, { "idempotency-key": "a\tb" }), 400, "invalid_request", /^Idempotency-Key: /);
+  });
+
   it("refuse work over their bounds and change nothing", async () => {
     const account = await newAccount({ credits: 0 });
     const key = await testKey(account);

@@ -140,7 +140,8 @@ describe("POST /api/v1/uploads (URL)", () => {
         { ...env, ALLOW_PRIVATE_URLS: "true" },
       );
     await expectError(await send(`${env.FIXTURE_BASE_URL}/announce-huge`), 400, "invalid_request", /5 GB/);
-    await expectError(await send(`${env.FIXTURE_BASE_URL}/text.txt`), 400, "invalid_request");
+    // The message names the field that was sent: url, not file.
+    await expectError(await send(`${env.FIXTURE_BASE_URL}/text.txt`), 400, "invalid_request", /^url: /);
     await expectError(await send(`${env.FIXTURE_BASE_URL}/missing.mp4`), 400, "invalid_request", /404/);
     expect(await objectCount(account.accountId)).toBe(0);
   });

@@ -187,6 +187,7 @@ describe("deliveries", () => {
     const payload = await env.DB.prepare("SELECT payload FROM job_webhooks WHERE id = ?").bind(delivery.id).first<{ payload: string }>();
     const sent = JSON.parse(payload!.payload);
     expect(sent.type).toBe("job.completed");
+    expect(sent.livemode).toBe(true);
     expect(sent.data).toEqual(await (await json(account, "GET", `/api/v1/jobs/${started.jobId}`)).json());
 
     const other = await newAccount();

@@ -197,11 +197,36 @@ describe("cloned voice page", () => {
   });
 });
 
+describe("sign-up from a connection in progress", () => {
+  it("carries next through sign-up and back, and frames no page", async () => {
+    const next = "/authorize?response_type=code&client_id=abc";
+    const login = await new WebClient().get(`/app/login?next=${encodeURIComponent(next)}`);
+    expect(await login.text()).toContain(`href="/app/signup?next=${encodeURIComponent(next).replace(/&/g, "&amp;")}"`);
+    const page = await (await new WebClient().get(`/app/signup?next=${encodeURIComponent(next)}`)).text();
+    expect(page).toContain(`name="next" value="${next.replace(/&/g, "&amp;")}"`);
+    const created = await new WebClient().post("/app/signup", { email: uniqueEmail(), password: PASSWORD, next });
+    expect(created.status).toBe(303);
+    expect(created.headers.get("location")).toBe(next);
+    for (const path of ["/app/login", "/authorize", "/review/nothing", "/upload/nothing"]) {
+      const response = await new WebClient().get(path);
+      expect(response.headers.get("x-frame-options"), path).toBe("DENY");
+      expect(response.headers.get("content-security-policy"), path).toContain("frame-ancestors 'none'");
+    }
+  });
+});
+
 describe("sign-in form", () => {
   it("keeps a safe next path only", async () => {
     const { email } = await signedUpClient();
     const evil = await new WebClient().post("/app/login", { email, password: PASSWORD, next: "//evil.example/x" });
     expect(evil.headers.get("location")).toBe("/app");
+    // Browsers drop tabs and newlines and read a backslash as a slash: each of these is another origin.
+    for (const next of ["/\t/evil.example", "/\n/evil.example", "/\\evil.example", "/%09/evil.example".replace("%09", "\t"), "/\r\n/evil.example"]) {
+      const response = await new WebClient().post("/app/login", { email, password: PASSWORD, next });
+      expect(response.headers.get("location"), JSON.stringify(next)).toBe("/app");
+    }
+    const kept = await new WebClient().post("/app/login", { email, password: PASSWORD, next: "/app/keys?x=1#top" });
+    expect(kept.headers.get("location")).toBe("/app/keys?x=1#top");
     const fresh = uniqueEmail();
     expect(fresh).toMatch(/@example\.com$/);
   });

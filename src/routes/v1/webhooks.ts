@@ -5,6 +5,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
+import { requireLiveKey } from "../../services/accounts";
 import { getAccountWebhook, MAX_WEBHOOK_URL_LENGTH, rotateAccountWebhookSecret, setAccountWebhookUrl, webhookLogForKey } from "../../services/webhooks";
 import { jsonContent } from "../../lib/openapi";
 
@@ -47,7 +48,7 @@ const getRoute = createRoute({
   method: "get",
   path: "/account/webhook",
   summary: "The account's default webhook URL and signing secret",
-  responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings"), ...pickErrors(401, 500) },
+  responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings"), ...pickErrors(400, 401, 500) },
 });
 
 const putRoute = createRoute({
@@ -68,7 +69,7 @@ const deleteRoute = createRoute({
   path: "/account/webhook",
   summary: "Remove the account's default webhook URL",
   description: "Jobs already created keep the URL they were created with.",
-  responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings"), ...pickErrors(401, 500) },
+  responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings"), ...pickErrors(400, 401, 500) },
 });
 
 const rotateRoute = createRoute({
@@ -78,7 +79,7 @@ const rotateRoute = createRoute({
   summary: "Replace the webhook signing secret",
   description:
     "The new secret signs every attempt from now on, pending retries included. For 24 hours each delivery carries two signatures in webhook-signature (new secret first, then the previous one), so a receiver can switch without missing events; after that only the new one.",
-  responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings with the new secret"), ...pickErrors(401, 500) },
+  responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings with the new secret"), ...pickErrors(400, 401, 500) },
 });
 
 const logRoute = createRoute({
@@ -87,12 +88,23 @@ const logRoute = createRoute({
   path: "/jobs/{id}/webhooks",
   summary: "Delivery log of a job's webhooks",
   description:
-    "One delivery per terminal event (job.completed or job.failed), with every attempt: time, duration, HTTP status or error. Attempts retry a non-2xx answer after 30 s, 2 min, 10 min, 1 h, 3 h, 6 h and 12 h (8 attempts, about 22 h). Readable only by the key that created the job (404 otherwise, as GET /api/v1/jobs/{id}), for as long as deliveries may go on: past the 3 hours of the job record, until the job row is purged a day later.",
+    "One delivery per terminal event (job.completed or job.failed), with every attempt: time, duration, HTTP status or error. Attempts retry a non-2xx answer after 30 s, 2 min, 10 min, 1 h, 3 h, 6 h, 6 h and 8 h (9 attempts over 24 h). Readable only by the key that created the job (404 otherwise, as GET /api/v1/jobs/{id}), for as long as deliveries may go on: past the 3 hours of the job record, until the job row is purged a day later.",
   request: { params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }) },
   responses: { 200: jsonContent(WebhookLogSchema, "Delivery log"), ...pickErrors(401, 404) },
 });
 
-export const webhookSettingRoutes = createRouter()
+/** The account's URL and signing secret serve its live jobs: test keys may not read or change them. */
+function liveKeysOnly(router: ReturnType<typeof createRouter>) {
+  for (const path of ["/account/webhook", "/account/webhook/*"]) {
+    router.use(path, async (c, next) => {
+      requireLiveKey(c.get("caller"), "The webhook settings are live data (their secret signs live deliveries): test keys cannot read or change them. Use a live key; test keys' jobs are delivered to the same URL with livemode false.");
+      await next();
+    });
+  }
+  return router;
+}
+
+export const webhookSettingRoutes = liveKeysOnly(createRouter())
   .openapi(getRoute, async (c) => c.json(await getAccountWebhook(c.env, c.get("caller").accountId), 200))
   .openapi(putRoute, async (c) => c.json(await setAccountWebhookUrl(c.env, c.get("caller").accountId, c.req.valid("json").url), 200))
   .openapi(deleteRoute, async (c) => c.json(await setAccountWebhookUrl(c.env, c.get("caller").accountId, null), 200))

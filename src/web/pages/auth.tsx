@@ -21,12 +21,12 @@ export const LoginPage: FC<{ error?: string; info?: string; email?: string; next
       <button type="submit">Sign in</button>
     </form>
     <p>
-      New here? <a href="/app/signup">Create an account</a> · <a href="/app/reset">Forgot the password?</a>
+      New here? <a href={p.next ? `/app/signup?next=${encodeURIComponent(p.next)}` : "/app/signup"}>Create an account</a> · <a href="/app/reset">Forgot the password?</a>
     </p>
   </PublicPage>
 );
 
-export const SignupPage: FC<{ error?: string; email?: string; signupCredits: number }> = (p) => (
+export const SignupPage: FC<{ error?: string; email?: string; next?: string; signupCredits: number }> = (p) => (
   <PublicPage title="Create an account">
     <h1>Create an account</h1>
     <p class="muted">
@@ -34,6 +34,7 @@ export const SignupPage: FC<{ error?: string; email?: string; signupCredits: num
     </p>
     {p.error && <Notice kind="error">{p.error}</Notice>}
     <form method="post" action="/app/signup" class="stack card">
+      {p.next && <input type="hidden" name="next" value={p.next} />}
       <label>
         Email
         <input type="email" name="email" autocomplete="username" required value={p.email ?? ""} />
@@ -45,7 +46,7 @@ export const SignupPage: FC<{ error?: string; email?: string; signupCredits: num
       <button type="submit">Create account</button>
     </form>
     <p>
-      Already have an account? <a href="/app/login">Sign in</a>
+      Already have an account? <a href={p.next ? `/app/login?next=${encodeURIComponent(p.next)}` : "/app/login"}>Sign in</a>
     </p>
   </PublicPage>
 );
