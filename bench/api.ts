@@ -75,7 +75,7 @@ export async function startStack(state: string, extraVars: Record<string, string
     }
   });
   spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: root, env });
-  const vars = { ADMIN_TOKEN: ADMIN, BACKEND_SECRET: SECRET, BACKEND_URL: `http://127.0.0.1:${backendPort}`, PUBLIC_BASE_URL: base, ALLOW_PRIVATE_URLS: "true", ...extraVars };
+  const vars = { ADMIN_TOKEN: ADMIN, BACKEND_SECRET: SECRET, AUTH_SECRET: "bench-auth-secret", BACKEND_URL: `http://127.0.0.1:${backendPort}`, PUBLIC_BASE_URL: base, ALLOW_PRIVATE_URLS: "true", ...extraVars };
   const { api: worker, media } = await startLocalWorkers({ port, mediaPort: await freePort(), stateDir: state, registryDir: path.join(state, "registry"), vars, stdio: ["ignore", "pipe", "ignore"] });
   // "job route <jobId> <tool> <engine> <reason>", logged by the media Worker for each command.
   const routes = new Map<string, string>();

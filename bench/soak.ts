@@ -124,6 +124,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     vars: {
       ADMIN_TOKEN: ADMIN,
       BACKEND_SECRET: SECRET,
+      AUTH_SECRET: "soak-auth-secret",
       BACKEND_URL: `http://127.0.0.1:${backendPort}`,
       PUBLIC_BASE_URL: base,
       JOB_MIN_DEADLINE_SECONDS: "30",

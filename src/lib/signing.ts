@@ -13,6 +13,11 @@ const toBase64Url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).r
 const fromBase64Url = (text: string) => Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
 const toHex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 
+/** The first `bytes` bytes of HMAC-SHA256(secret, message), base64url: a token derived, not stored. */
+export async function hmacToken(secret: string, message: string, bytes = 24): Promise<string> {
+  return toBase64Url(new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(message))).slice(0, bytes));
+}
+
 export async function hmacHex(secret: string, message: string): Promise<string> {
   return toHex(new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(message))));
 }

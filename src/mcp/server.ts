@@ -188,7 +188,7 @@ export function buildMcpServer(context: McpContext): McpServer {
     },
     async ({ jobId }: { jobId: string }) =>
       guarded(context, async () => {
-        const job = await getJobForKey(context.env.DB, await callerOf(context), jobId, Date.now());
+        const job = await getJobForKey(context.env, await callerOf(context), jobId, Date.now());
         return ok({
           jobId: job.jobId,
           status: job.status,

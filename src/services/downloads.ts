@@ -1,19 +1,41 @@
 /**
  * Result downloads: `/api/download/<id>` where the id is a 192-bit capability distinct from
  * the job id, so no Authorization header is needed. Supports Range (206) and HEAD.
+ *
+ * The capability is derived, HMAC-SHA256 of the job id under AUTH_SECRET, so the job view can
+ * show it again while D1 keeps only its SHA-256 (as for keys, sessions and the other links):
+ * reading the database gives no download. Rotating AUTH_SECRET ends the links in circulation.
  */
-import { notFound } from "../errors";
+import { AppError, notFound } from "../errors";
 import { and, eq, gt } from "drizzle-orm";
 import { orm } from "../db/client";
 import { jobs } from "../db/schema";
+import type { Env } from "../env";
+import { sha256Hex } from "../lib/hash";
+import { hmacToken } from "../lib/signing";
 import type { JobRow } from "./jobs";
 
-export async function findDownload(db: D1Database, downloadId: string, now: number): Promise<JobRow> {
-  const job = await orm(db)
-    .select()
-    .from(jobs)
-    .where(and(eq(jobs.downloadId, downloadId), eq(jobs.status, "completed"), gt(jobs.expiresAt, now)))
-    .get();
+const TOKEN = /^[A-Za-z0-9_-]{32}$/;
+
+/** The download capability of a job's result (32 base64url characters, 192 bits). */
+export async function downloadTokenOf(env: Pick<Env, "AUTH_SECRET">, jobId: string): Promise<string> {
+  if (!env.AUTH_SECRET) throw new AppError("internal_error", "Result downloads are not configured (AUTH_SECRET).");
+  return hmacToken(env.AUTH_SECRET, `download:${jobId}`);
+}
+
+/** What the job row stores for its download: the capability's SHA-256. */
+export async function downloadIdOf(env: Pick<Env, "AUTH_SECRET">, jobId: string): Promise<string> {
+  return sha256Hex(await downloadTokenOf(env, jobId));
+}
+
+export async function findDownload(db: D1Database, token: string, now: number): Promise<JobRow> {
+  const job = TOKEN.test(token)
+    ? await orm(db)
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.downloadId, await sha256Hex(token)), eq(jobs.status, "completed"), gt(jobs.expiresAt, now)))
+        .get()
+    : undefined;
   if (!job?.resultKey) throw notFound("This download does not exist or has expired.");
   return job;
 }

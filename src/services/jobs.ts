@@ -9,7 +9,7 @@ import { jobs } from "../db/schema";
 import { AppError, InsufficientCreditsError, invalidRequest, notFound } from "../errors";
 import type { Env } from "../env";
 import { sha256Hex } from "../lib/hash";
-import { newId, quotedId, randomToken } from "../lib/ids";
+import { newId, quotedId } from "../lib/ids";
 import { estimateSeconds, tools, type ToolDefinitionOf, type ToolParams } from "../tools";
 import type { BillingQuantity, ToolContext } from "../tools/definition";
 import type { Caller } from "./accounts";
@@ -18,6 +18,7 @@ import { costOf, type ToolName } from "./pricing";
 import { resolveUpload, type StoredUpload } from "./uploads";
 import { speechCapabilities } from "./speech";
 import { dispatchJobWebhooks, outboxStatement, webhookUrlForCall } from "./webhooks";
+import { downloadIdOf, downloadTokenOf } from "./downloads";
 
 export const RESULT_TTL_MS = 3 * 3600 * 1000;
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -133,6 +134,7 @@ export async function createToolJob<K extends ToolName>(
   const cost = caller.mode === "test" ? 0 : costOf(caller.plan, input.tool, quantity);
   const estimated = estimateSeconds(input.tool, quantity);
   const jobId = newId("job", now);
+  const downloadId = await downloadIdOf(env, jobId);
 
   const statements = [
     ...(key
@@ -152,7 +154,7 @@ export async function createToolJob<K extends ToolName>(
            a.plan_credits + a.purchased_credits, ?7, ?8, ?9, ?11, ?12
          FROM accounts a JOIN ledger l ON l.idempotency_key = 'debit:' || ?1 WHERE a.id = ?10`,
       )
-      .bind(jobId, caller.keyId, input.tool, JSON.stringify(input.params), JSON.stringify(uploads.map((u) => u.id)), cost, estimated, randomToken(24), now, caller.accountId, webhookUrl, caller.mode),
+      .bind(jobId, caller.keyId, input.tool, JSON.stringify(input.params), JSON.stringify(uploads.map((u) => u.id)), cost, estimated, downloadId, now, caller.accountId, webhookUrl, caller.mode),
   ];
   try {
     await db.batch(statements);
@@ -218,24 +220,24 @@ export interface JobStatusView {
 }
 
 /** A job as its creating key sees it; another key, an unknown id or an expired job: 404. */
-export async function getJobForKey(db: D1Database, caller: Caller, jobId: string, now: number): Promise<JobStatusView> {
-  const job = await orm(db)
+export async function getJobForKey(env: Env, caller: Caller, jobId: string, now: number): Promise<JobStatusView> {
+  const job = await orm(env.DB)
     .select()
     .from(jobs)
     .where(and(eq(jobs.id, jobId), eq(jobs.keyId, caller.keyId), or(isNull(jobs.expiresAt), gt(jobs.expiresAt, now))))
     .get();
   if (!job) throw notFound(`Job ${quotedId(jobId)} not found.`);
-  return jobView(job);
+  return jobView(env, job);
 }
 
 /**
  * The job as its status endpoint shows it; webhooks send the same object. Only for a job the
  * reader may see (getJobForKey checks the key and the expiry).
  */
-export function jobView(job: JobRow): JobStatusView {
+export async function jobView(env: Pick<Env, "AUTH_SECRET">, job: JobRow): Promise<JobStatusView> {
   const view: JobStatusView = { jobId: job.id, status: job.status, progress: null };
   if (job.status === "completed" && job.resultFilename) {
-    view.result = { url: `/api/download/${job.downloadId}`, filename: job.resultFilename };
+    view.result = { url: `/api/download/${await downloadTokenOf(env, job.id)}`, filename: job.resultFilename };
   }
   if (job.status === "failed") view.error = job.error ?? "Processing failed.";
   return view;
@@ -283,11 +285,11 @@ export async function completeJob(
  * stage (the backend is told to stop). A job that already ended answers 400 naming its state.
  */
 export async function cancelJob(env: Env, caller: Caller, jobId: string, now: number): Promise<JobStatusView> {
-  const current = await getJobForKey(env.DB, caller, jobId, now);
+  const current = await getJobForKey(env, caller, jobId, now);
   const ended = (status: string) => invalidRequest(`id: job ${current.jobId} is already ${status}; only a queued or processing job can be cancelled.`);
   if (current.status === "completed" || current.status === "failed") throw ended(current.status);
   if (!(await failAndRefund(env.DB, jobId, "Cancelled at the caller's request; credits refunded.", now, RESULT_TTL_MS))) {
-    throw ended((await getJobForKey(env.DB, caller, jobId, now)).status);
+    throw ended((await getJobForKey(env, caller, jobId, now)).status);
   }
   try {
     await env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).cancel(jobId);
@@ -296,7 +298,7 @@ export async function cancelJob(env: Env, caller: Caller, jobId: string, now: nu
     console.warn("runner cancel failed", jobId, error instanceof Error ? error.message : String(error));
   }
   await dispatchJobWebhooks(env, jobId);
-  return getJobForKey(env.DB, caller, jobId, now);
+  return getJobForKey(env, caller, jobId, now);
 }
 
 /** Fails an active job and refunds it, exactly once whatever the retries. */

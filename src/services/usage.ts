@@ -5,6 +5,8 @@
  */
 import { ledgerKinds } from "../db/schema";
 import { toolNames } from "./pricing";
+import type { Env } from "../env";
+import { downloadTokenOf } from "./downloads";
 
 export type LedgerKind = (typeof ledgerKinds)[number];
 export const isLedgerKind = (value: unknown): value is LedgerKind => ledgerKinds.includes(value as LedgerKind);
@@ -121,22 +123,22 @@ export interface JobListItem {
 }
 
 /** Recent jobs still on record (job rows last 3 hours after they end). */
-export async function recentJobs(db: D1Database, accountId: string, now: number, limit = 50): Promise<JobListItem[]> {
-  const rows = await db
+export async function recentJobs(env: Env, accountId: string, now: number, limit = 50): Promise<JobListItem[]> {
+  const rows = await env.DB
     .prepare(
       `SELECT id, tool, status, cost, error, created_at, download_id, result_key, result_filename, expires_at FROM jobs
        WHERE account_id = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC LIMIT ?`,
     )
     .bind(accountId, now, limit)
     .all<{ id: string; tool: string; status: string; cost: number; error: string | null; created_at: number; download_id: string; result_key: string | null; result_filename: string | null }>();
-  return rows.results.map((r) => ({
+  return Promise.all(rows.results.map(async (r) => ({
     jobId: r.id,
     tool: r.tool,
     status: r.status,
     cost: r.cost,
     error: r.error,
     createdAt: r.created_at,
-    downloadUrl: r.status === "completed" && r.result_key ? `/api/download/${r.download_id}` : null,
+    downloadUrl: r.status === "completed" && r.result_key ? `/api/download/${await downloadTokenOf(env, r.id)}` : null,
     filename: r.result_filename,
-  }));
+  })));
 }

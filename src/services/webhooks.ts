@@ -258,16 +258,19 @@ interface DeliveryRow {
   attempts: number;
 }
 
-/** The body every attempt of a delivery sends: the job as GET /api/v1/jobs/{id} shows it. */
+/**
+ * The body every attempt of a delivery sends: the job as GET /api/v1/jobs/{id} shows it, made
+ * again from the job row at each attempt (the same bytes each time) rather than stored, since
+ * it carries the result's download capability, which D1 keeps only hashed. A body stored by an
+ * older version is still sent as it is.
+ */
 async function payloadOf(env: Env, delivery: DeliveryRow): Promise<string | null> {
   if (delivery.payload) return delivery.payload;
   const job = await loadJob(env.DB, delivery.job_id);
   if (!job) return null;
-  const data: JobStatusView = jobView(job);
+  const data: JobStatusView = await jobView(env, job);
   // livemode tells a receiver a test key's job from a live one (both go to the account's URL).
-  const payload = JSON.stringify({ type: delivery.event, timestamp: new Date(job.finishedAt ?? Date.now()).toISOString(), livemode: job.mode !== "test", data });
-  await env.DB.prepare("UPDATE job_webhooks SET payload = ? WHERE id = ?").bind(payload, delivery.id).run();
-  return payload;
+  return JSON.stringify({ type: delivery.event, timestamp: new Date(job.finishedAt ?? Date.now()).toISOString(), livemode: job.mode !== "test", data });
 }
 
 interface AttemptOutcome {

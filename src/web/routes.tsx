@@ -216,7 +216,7 @@ export function webRoutes() {
     });
   });
 
-  area.get("/jobs", async (c) => c.html(<JobsPage account={c.get("account")} jobs={await recentJobs(c.env.DB, c.get("account").accountId, Date.now())} />));
+  area.get("/jobs", async (c) => c.html(<JobsPage account={c.get("account")} jobs={await recentJobs(c.env, c.get("account").accountId, Date.now())} />));
 
   const voicePage = async (c: Context<WebEnv>, extra: { error?: string; notice?: string } = {}, status: 200 | 400 = 200) => {
     const account = c.get("account");

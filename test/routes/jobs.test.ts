@@ -13,6 +13,7 @@ import {
 } from "../helpers/api";
 import { failStuckJobs, runMaintenance } from "../../src/services/maintenance";
 import { consumeJobs } from "../../src/queues/consumer";
+import { sha256Hex } from "../../src/lib/hash";
 
 describe("tool calls: billing and the job envelope", () => {
   it("debits the probed duration's cost and answers the envelope", async () => {
@@ -127,6 +128,10 @@ describe("jobs: processing, reading, downloading", () => {
     expect(job.result!.filename).toBe("clip.mp3");
     expect(job.result!.url).toMatch(/^\/api\/download\/[A-Za-z0-9_-]{32}$/);
     expect(job.result!.url).not.toContain(jobId);
+    // D1 keeps only the capability's SHA-256: the stored value does not download anything.
+    const stored = await env.DB.prepare("SELECT download_id FROM jobs WHERE id = ?").bind(jobId).first<{ download_id: string }>();
+    expect(stored!.download_id).toBe(await sha256Hex(job.result!.url.split("/").pop()!));
+    expect((await call(`/api/download/${stored!.download_id}`)).status).toBe(404);
 
     const download = await call(job.result!.url);
     expect(download.status).toBe(200);

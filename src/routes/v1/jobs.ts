@@ -34,7 +34,7 @@ const cancelRoute = createRoute({
 
 export const jobRoutes = createRouter()
   .openapi(route, async (c) => {
-    const view = await getJobForKey(c.env.DB, c.get("caller"), c.req.valid("param").id, Date.now());
+    const view = await getJobForKey(c.env, c.get("caller"), c.req.valid("param").id, Date.now());
     return c.json(view, 200);
   })
   .openapi(cancelRoute, async (c) => c.json(await cancelJob(c.env, c.get("caller"), c.req.valid("param").id, Date.now()), 200));
