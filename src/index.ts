@@ -13,19 +13,36 @@ import { expirePostMedia } from "./services/posts";
 import { deleteExpiredUploadLinks } from "./services/upload-capabilities";
 import { consumeDeadLetters, consumeJobs } from "./queues/consumer";
 import { maintainNow } from "./services/audit";
+import { AppError, errorBody, statusOf } from "./errors";
+import { countRequest, rateLimits, refusalHeaders, refusalMessage } from "./services/rate-limits";
 import { consumeWebhookBatch, sweepWebhooks } from "./services/webhooks";
 
 export { BrandScheduler } from "./durable-objects/brand-scheduler";
 
 const app = buildApp();
 
+/**
+ * The OAuth endpoints (registration, token, metadata) and /api/mcp are answered by the provider
+ * before the app and its middleware: they are counted here, per client address like every route
+ * without an API key, so registration and tool calls through the connector are not unlimited.
+ */
+async function refusedPerAddress(request: Request, env: Env): Promise<Response | null> {
+  const path = new URL(request.url).pathname;
+  if (!(path.startsWith("/oauth/") || path.startsWith("/.well-known/") || path === "/api/mcp" || path.startsWith("/api/mcp/"))) return null;
+  const address = request.headers.get("cf-connecting-ip");
+  if (!address || (await countRequest(env, rateLimits.public, address)) !== false) return null;
+  const refusal = new AppError("rate_limited", refusalMessage(rateLimits.public));
+  return Response.json(errorBody(refusal), { status: statusOf[refusal.code], headers: refusalHeaders(rateLimits.public) });
+}
+
 export default {
   // Everything passes through the OAuth provider: it serves the OAuth endpoints, guards
   // /api/mcp with access tokens, and hands every other request to the app unchanged.
-  fetch(request, rawEnv, ctx) {
+  async fetch(request, rawEnv, ctx) {
     const env = withResilientD1(rawEnv);
     const provider = oauthProviderFor(new URL(request.url).origin, { app: { fetch: (r, e, c) => app.fetch(r, e, c) }, mcp: handleMcpRequest });
-    return provider ? provider.fetch(request, env, ctx) : app.fetch(request, env, ctx);
+    if (!provider) return app.fetch(request, env, ctx);
+    return (await refusedPerAddress(request, env)) ?? provider.fetch(request, env, ctx);
   },
   async queue(batch, rawEnv) {
     const env = withResilientD1(rawEnv);

@@ -46,7 +46,7 @@ export const rateLimits = {
     keyedBy: "address",
     limit: 300,
     period: 10,
-    appliesTo: "each client address on routes without an API key (downloads, upload and review pages, the developer area, /docs, /api/v1/openapi.json)",
+    appliesTo: "each client address on routes without an API key (downloads, upload and review pages, the developer area, /docs, /api/v1/openapi.json, the connector's OAuth endpoints and /api/mcp)",
   },
 } as const satisfies Record<string, RateLimitPolicy>;
 

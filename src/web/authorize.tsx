@@ -21,6 +21,15 @@ function oauthOf(c: Context<WebEnv>) {
   return oauth;
 }
 
+/** The client's redirect URI with error=invalid_request (RFC 6749 4.1.2.1): it started without PKCE. */
+function pkceRequired(redirectUri: string, state: string | undefined): string {
+  const url = new URL(redirectUri);
+  url.searchParams.set("error", "invalid_request");
+  url.searchParams.set("error_description", "PKCE (code_challenge with S256) is required.");
+  if (state) url.searchParams.set("state", state);
+  return url.toString();
+}
+
 /** Errors the person can do nothing about except start again, shown here, never redirected. */
 function refusal(c: Context<WebEnv>, error: unknown) {
   if (error instanceof AuthorizationError && error.redirectTo) return c.redirect(error.redirectTo, 302);
@@ -44,6 +53,8 @@ export function authorizeRoutes() {
     try {
       const oauth = oauthOf(c);
       const request = await oauth.parseAuthRequest(c.req.raw);
+      // OAuth 2.1 with PKCE for every client: the library asks it of public clients only.
+      if (!request.codeChallenge) return c.redirect(pkceRequired(request.redirectUri, request.state), 302);
       const details = await oauth.describeConsent(request);
       const consent = await oauth.beginConsent(request);
       const account = await getAccountDetails(c.env.DB, session.accountId);

@@ -87,4 +87,22 @@ describe("connector OAuth", () => {
     expect(denied.status).toBe(302);
     expect(new URL(denied.headers.get("location")!).searchParams.get("error")).toBe("access_denied");
   });
+
+  it("requires PKCE of every client, confidential ones included", async () => {
+    const person = await signedUpClient(undefined, undefined, BASE);
+    const registered = await fetchAt("/oauth/register", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ client_name: "Confidential", redirect_uris: ["https://assistant.example/callback"], token_endpoint_auth_method: "client_secret_basic", grant_types: ["authorization_code"], response_types: ["code"] }),
+    });
+    expect(registered.status).toBe(201);
+    const { client_id } = (await registered.json()) as { client_id: string };
+    const params = new URLSearchParams({ response_type: "code", client_id, redirect_uri: "https://assistant.example/callback", state: "s-9", scope: "media" });
+    const answer = await person.client.get(`/authorize?${params}`);
+    expect(answer.status).toBe(302);
+    const back = new URL(answer.headers.get("location")!);
+    expect(back.origin + back.pathname).toBe("https://assistant.example/callback");
+    expect(Object.fromEntries(back.searchParams)).toMatchObject({ error: "invalid_request", state: "s-9" });
+    expect(back.searchParams.get("error_description")).toMatch(/PKCE/);
+  });
 });

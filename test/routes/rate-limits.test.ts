@@ -11,6 +11,7 @@ import { ADMIN, call, callTool, expectLedgerConsistent, fixtureBytes, newAccount
 import { expectPolicyHeaders, expectRateLimited, freshWindow, repeat } from "../helpers/rate-limits";
 import { planRateLimit, rateLimits } from "../../src/services/rate-limits";
 import { plans } from "../../src/services/pricing";
+import { fetchAt } from "../helpers/mcp";
 
 const standard = rateLimits.standard;
 
@@ -131,6 +132,10 @@ describe("rate limits per client address", () => {
     await expectRateLimited(await call("/api/v1/openapi.json", { headers: { "cf-connecting-ip": from } }), policy);
     await expectRateLimited(await call("/docs", { headers: { "cf-connecting-ip": from } }), policy);
     await expectRateLimited(await call("/app/login", { headers: { "cf-connecting-ip": from } }), policy);
+    // The connector's OAuth endpoints and /api/mcp, answered before the app, count the same way.
+    await expectRateLimited(await fetchAt("/oauth/register", { method: "POST", headers: { "cf-connecting-ip": from, "content-type": "application/json" }, body: "{}" }), policy);
+    await expectRateLimited(await fetchAt("/.well-known/oauth-authorization-server", { headers: { "cf-connecting-ip": from } }), policy);
+    await expectRateLimited(await fetchAt("/api/mcp", { method: "POST", headers: { "cf-connecting-ip": from, "content-type": "application/json" }, body: "{}" }), policy);
     // Another address is unaffected.
     expect((await call("/api/download/dl_unknown", { headers: { "cf-connecting-ip": address() } })).status).toBe(404);
     // /api/v1 with a key is counted per key, not per address.
