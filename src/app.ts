@@ -3,7 +3,6 @@
  * rest of /api/v1, the operator API, downloads, and the contract's error shape for everything
  * else (unknown routes included).
  */
-import { Scalar } from "@scalar/hono-api-reference";
 import { createMiddleware } from "hono/factory";
 import { createRouter, errorResponse, handleError, type AppEnv } from "./http";
 import { AppError } from "./errors";
@@ -28,6 +27,7 @@ import { socialRoutes } from "./routes/v1/social";
 import { integrationRoutes } from "./routes/integrations";
 import { documentRateLimits, limitPerAddress, limitPerKey } from "./rate-limiting";
 import { describeRateLimits } from "./services/rate-limits";
+import { renderApiDocs } from "./web/pages/api-docs";
 
 const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.path === "/api/v1/openapi.json") return next();
@@ -91,15 +91,21 @@ export function buildApp() {
     doc.paths = Object.fromEntries(Object.entries(doc.paths ?? {}).filter(([path]) => path.startsWith(prefix)));
     return doc;
   };
-  app.get("/api/v1/openapi.json", (c) => {
-    const doc = document(new URL(c.req.url).origin, "/api/v1/", { title: "Media processing API", description: apiDescription });
+  const publicDocument = (origin: string) => {
+    const doc = document(origin, "/api/v1/", { title: "Media processing API", description: apiDescription });
     delete doc.components?.securitySchemes?.AdminToken;
-    return c.json(doc);
-  });
+    return doc;
+  };
+  app.get("/api/v1/openapi.json", (c) => c.json(publicDocument(new URL(c.req.url).origin)));
   app.get("/api/admin/openapi.json", (c) =>
     c.json(document(new URL(c.req.url).origin, "/api/admin/", { title: "Media processing API: operator routes", description: "Accounts, keys, credits, audits and storage maintenance; every route takes Authorization: Bearer <ADMIN_TOKEN>." })),
   );
-  app.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Media processing API" }));
+  // Rendered here from the same document: no script, no CDN (the standard for every page).
+  app.get("/docs", (c) => {
+    c.header("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
+    c.header("X-Content-Type-Options", "nosniff");
+    return c.html(renderApiDocs(publicDocument(new URL(c.req.url).origin)));
+  });
   app.get("/", (c) => c.redirect("/docs"));
 
   app.notFound((c) => {

@@ -111,8 +111,16 @@ describe("errors and documentation", () => {
     const admin = (await (await call("/api/admin/openapi.json", { headers: ADMIN })).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(admin.paths)).toEqual(expect.arrayContaining(["/api/admin/accounts", "/api/admin/accounts/{accountId}/keys", "/api/admin/accounts/{accountId}/credits"]));
     expect(Object.keys(admin.paths).every((path) => path.startsWith("/api/admin/"))).toBe(true);
+    // /docs is rendered on the server from that document: every operation, its fields, no script, no CDN.
     const docs = await call("/docs");
     expect(docs.status).toBe(200);
-    expect(await docs.text()).toContain("/api/v1/openapi.json");
+    expect(docs.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    const html = await docs.text();
+    expect(html).toContain('href="/api/v1/openapi.json"');
+    expect(html).not.toMatch(/<script|https?:\/\/cdn/i);
+    const operations = Object.values(doc.paths as Record<string, Record<string, unknown>>).reduce((n, item) => n + Object.keys(item).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m)).length, 0);
+    expect(html.match(/<section /g)).toHaveLength(operations);
+    expect(html).toContain("<code>POST /api/v1/trim</code>");
+    expect(html).toMatch(/<code>opacity<\/code><\/td><td>integer, 10 to 100, default 80<\/td>/);
   });
 });
