@@ -92,7 +92,12 @@ async function unreferenced(db: D1Database, prefix: string, keys: string[]): Pro
     const chunk = keys.slice(i, i + 50);
     const marks = chunk.map((_, n) => `?${n + 1}`).join(", ");
     if (prefix === "uploads/") {
-      const rows = await db.prepare(`SELECT object_key AS key FROM uploads WHERE object_key IN (${marks})`).bind(...chunk).all<{ key: string }>();
+      // A resumable session's object is referenced by the session until its upload row exists:
+      // R2 may date an assembled object from the start of its multipart upload, past the grace.
+      const rows = await db
+        .prepare(`SELECT object_key AS key FROM uploads WHERE object_key IN (${marks}) UNION SELECT object_key FROM upload_sessions WHERE object_key IN (${marks})`)
+        .bind(...chunk)
+        .all<{ key: string }>();
       const known = new Set(rows.results.map((r) => r.key));
       orphans.push(...chunk.filter((key) => !known.has(key)));
       continue;

@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ADMIN, call, callTool, newAccount, uploadFixture, waitForJob } from "../helpers/api";
+import { ADMIN, call, callTool, newAccount, postJson, uploadFixture, waitForJob } from "../helpers/api";
 
 describe("operator audit", () => {
   it("audits an account after a completed job: balance = ledger, nothing unrefunded", async () => {
@@ -35,18 +35,26 @@ describe("operator audit", () => {
     const orphans = [`uploads/${account.accountId}/upl_gone`, "results/job_never_existed/x.mp3", `work/${envelope.jobId}/transcript.json`];
     for (const key of orphans) await env.MEDIA.put(key, "left behind");
 
+    // An object assembled by a resumable session is the session's until its upload row exists.
+    const session = (await (await postJson("/api/v1/uploads/multipart", { filename: "big.mp4", size: 10 * 1024 * 1024 }, account.auth)).json()) as { uploadId: string };
+    const assembled = await env.DB.prepare("SELECT object_key FROM upload_sessions WHERE id = ?").bind(session.uploadId).first<{ object_key: string }>();
+    await env.MEDIA.put(assembled!.object_key, "assembled, not yet probed");
+
     const fresh = (await (await call("/api/admin/storage/orphans", { headers: ADMIN })).json()) as { orphans: string[] };
     // Younger than the default grace (a write may be in flight): not reported yet.
     expect(fresh.orphans.filter((key) => orphans.includes(key))).toEqual([]);
     const report = (await (await call("/api/admin/storage/orphans?graceSeconds=0", { headers: ADMIN })).json()) as { orphans: string[] };
     expect(report.orphans).toEqual(expect.arrayContaining(orphans));
     expect(report.orphans.some((key) => key.includes(uploadId) || key.includes(`results/${envelope.jobId}/`))).toBe(false);
+    expect(report.orphans).not.toContain(assembled!.object_key);
 
     const done = (await (await call("/api/admin/maintenance?orphanGraceSeconds=0", { method: "POST", headers: ADMIN })).json()) as { orphansDeleted: number };
     expect(done.orphansDeleted).toBeGreaterThanOrEqual(orphans.length);
     for (const key of orphans) expect(await env.MEDIA.head(key)).toBeNull();
     // The upload and the job's result are still there and downloadable.
-    expect((await env.MEDIA.list({ prefix: `uploads/${account.accountId}/` })).objects).toHaveLength(1);
+    // The upload and the session's assembled object.
+    expect((await env.MEDIA.list({ prefix: `uploads/${account.accountId}/` })).objects).toHaveLength(2);
+    expect(await env.MEDIA.head(assembled!.object_key)).not.toBeNull();
     expect((await call(job.result!.url)).status).toBe(200);
   });
 });
