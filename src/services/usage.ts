@@ -119,6 +119,8 @@ export interface JobListItem {
   createdAt: number;
   /** Relative download path while the result is available. */
   downloadUrl: string | null;
+  /** Made with a test key (free, marked TEST). */
+  test: boolean;
   filename: string | null;
 }
 
@@ -126,11 +128,11 @@ export interface JobListItem {
 export async function recentJobs(env: Env, accountId: string, now: number, limit = 50): Promise<JobListItem[]> {
   const rows = await env.DB
     .prepare(
-      `SELECT id, tool, status, cost, error, created_at, download_id, result_key, result_filename, expires_at FROM jobs
+      `SELECT id, tool, status, cost, error, created_at, result_key, result_filename, expires_at, mode FROM jobs
        WHERE account_id = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC LIMIT ?`,
     )
     .bind(accountId, now, limit)
-    .all<{ id: string; tool: string; status: string; cost: number; error: string | null; created_at: number; download_id: string; result_key: string | null; result_filename: string | null }>();
+    .all<{ id: string; tool: string; status: string; cost: number; error: string | null; created_at: number; result_key: string | null; result_filename: string | null; mode: string }>();
   return Promise.all(rows.results.map(async (r) => ({
     jobId: r.id,
     tool: r.tool,
@@ -140,5 +142,6 @@ export async function recentJobs(env: Env, accountId: string, now: number, limit
     createdAt: r.created_at,
     downloadUrl: r.status === "completed" && r.result_key ? `/api/download/${await downloadTokenOf(env, r.id)}` : null,
     filename: r.result_filename,
+    test: r.mode === "test",
   })));
 }

@@ -44,7 +44,11 @@ describe("API keys page", () => {
     const upload = await uploadBytes({ accountId, keyId: "", apiKey, auth }, await fixtureBytes("tone.mp3"), "tone.mp3");
     const { uploadId } = (await upload.json()) as { uploadId: string };
     const job = await callTool({ accountId, keyId: "", apiKey, auth }, "extract-audio", { uploadId });
-    expect(((await job.json()) as { creditsUsed: number }).creditsUsed).toBe(0);
+    const { jobId, creditsUsed } = (await job.json()) as { jobId: string; creditsUsed: number };
+    expect(creditsUsed).toBe(0);
+    // The jobs page tells a test key's job from a live one.
+    const row = (await (await client.get("/app/jobs")).text()).match(new RegExp(`<tr data-job-id="${jobId}">([\\s\\S]*?)</tr>`))![1];
+    expect(row).toContain('<span class="badge queued">test</span>');
     expect(((await (await call("/api/v1/account", { headers: auth })).json()) as { balance: number }).balance).toBe(100);
     expect((await client.post("/app/keys", { name: "odd", mode: "sandbox" })).status).toBe(400);
   });

@@ -11,7 +11,10 @@ export const JobsPage: FC<{ account: AccountDetails; jobs: JobListItem[] }> = ({
       {jobs.map((job) => (
         <tr data-job-id={job.jobId}>
           <td>{dateTime(job.createdAt)}</td>
-          <td>{job.tool}</td>
+          <td>
+            {job.tool}
+            {job.test && <> <span class="badge queued">test</span></>}
+          </td>
           <td>
             <span class={`badge ${job.status}`}>{job.status}</span>
           </td>
