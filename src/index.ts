@@ -35,6 +35,22 @@ async function refusedPerAddress(request: Request, env: Env): Promise<Response |
   return Response.json(errorBody(refusal), { status: statusOf[refusal.code], headers: refusalHeaders(rateLimits.public) });
 }
 
+/**
+ * The provider answers some refusals with an empty body (/api/mcp without a token: 401 with
+ * WWW-Authenticate; an unknown well-known path: 404). Every error carries the error shape, so
+ * such an answer gets one; its status and headers stay. OAuth's own JSON errors are kept.
+ */
+async function withErrorBody(response: Response): Promise<Response> {
+  if (response.status < 400 || (response.headers.get("content-type") ?? "").length > 0) return response;
+  if ((await response.clone().arrayBuffer()).byteLength > 0) return response;
+  const code = response.status === 401 ? "unauthorized" : response.status === 404 ? "not_found" : response.status < 500 ? "invalid_request" : "internal_error";
+  const message = code === "unauthorized" ? "An OAuth access token is required (see WWW-Authenticate)." : code === "not_found" ? "No such route." : "Request refused.";
+  const headers = new Headers(response.headers);
+  headers.set("content-type", "application/json");
+  headers.delete("content-length");
+  return new Response(JSON.stringify({ error: { code, message } }), { status: response.status, headers });
+}
+
 export default {
   // Everything passes through the OAuth provider: it serves the OAuth endpoints, guards
   // /api/mcp with access tokens, and hands every other request to the app unchanged.
@@ -42,7 +58,7 @@ export default {
     const env = withResilientD1(rawEnv);
     const provider = oauthProviderFor(new URL(request.url).origin, { app: { fetch: (r, e, c) => app.fetch(r, e, c) }, mcp: handleMcpRequest });
     if (!provider) return app.fetch(request, env, ctx);
-    return (await refusedPerAddress(request, env)) ?? provider.fetch(request, env, ctx);
+    return (await refusedPerAddress(request, env)) ?? withErrorBody(await provider.fetch(request, env, ctx));
   },
   async queue(batch, rawEnv) {
     const env = withResilientD1(rawEnv);

@@ -16,6 +16,11 @@ describe("connector OAuth", () => {
     expect(denied.status).toBe(401);
     const challenge = denied.headers.get("www-authenticate")!;
     expect(challenge).toMatch(/^Bearer /);
+    // The provider's empty refusals get the error shape, like every error of the API.
+    expect(await denied.json()).toEqual({ error: { code: "unauthorized", message: expect.stringMatching(/access token/) } });
+    const unknown = await fetchAt("/.well-known/oauth-protected-resource");
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("not_found");
     const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1];
     const resource = (await (await fetchAt(metadataUrl)).json()) as { resource: string; authorization_servers: string[] };
     expect(resource.resource).toBe(`${BASE}/api/mcp`);
