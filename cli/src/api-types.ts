@@ -577,7 +577,7 @@ export interface paths {
                          */
                         uploadId: string;
                         /**
-                         * @description ISO 639-1 code or `auto`
+                         * @description ISO 639-1 code or `auto`. A code the server's transcription engines lack answers 400 naming the languages they have, before anything is charged (a wrong-language transcript is not sold).
                          * @default auto
                          */
                         language?: string;

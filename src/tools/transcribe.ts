@@ -13,7 +13,7 @@ export const TranscribeParams = z
       .string()
       .regex(/^([a-z]{2}|auto)$/, "must be an ISO 639-1 code or auto")
       .default("auto")
-      .openapi({ description: "ISO 639-1 code or `auto`" }),
+      .openapi({ description: "ISO 639-1 code or `auto`. A code the server's transcription engines lack answers 400 naming the languages they have, before anything is charged (a wrong-language transcript is not sold)." }),
     format: z.enum(["txt", "srt"]).default("txt"),
     srtSplitMode: z.enum(["phrase", "mot"]).default("phrase").openapi({ description: "Only with format srt (validated, ignored otherwise)" }),
   })
