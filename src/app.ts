@@ -49,7 +49,7 @@ Test-mode keys (mk_test_..., created in the developer area or by the operator): 
 
 Idempotency-Key on tool POSTs (1 to 255 characters, no control characters): same key and body within 24 h replays the first response with no new debit; a different body answers 400; a call that answered 500 does not keep its key.
 
-Jobs: queued -> processing -> completed | failed. A job still processing at its deadline, max(15 minutes, 10 x estimatedSeconds) after it started, is failed and refunded by a watchdog.
+Jobs: queued -> processing -> completed | failed. A job still processing at its deadline, max(15 minutes, 10 x estimatedSeconds) after it started, is failed and refunded by a watchdog; so is a job still queued an hour after its call (its dispatch was lost).
 
 Webhooks: a tool call's optional webhookUrl (or the account default, PUT /api/v1/account/webhook) receives a POST when the job completes or fails: {"type": "job.completed" | "job.failed", "timestamp", "data": <the job as GET /api/v1/jobs/{id} shows it>}, signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the account's whsec_ secret>). https to public hosts only (checked at the call, 400 otherwise, and again at each delivery); redirects are not followed; a non-2xx answer or no answer within 10 s is retried after 30 s, 2 min, 10 min, 1 h, 3 h, 6 h, 6 h and 8 h (24 h in all). Test keys' jobs are delivered too, with "livemode": false at the top of the body; the webhook settings are live data (test keys get 400). Every attempt is listed by GET /api/v1/jobs/{id}/webhooks.
 

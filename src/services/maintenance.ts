@@ -8,14 +8,21 @@ import { renewDuePlans } from "./credits";
 import { failJob, IDEMPOTENCY_TTL_MS } from "./jobs";
 import { abortExpiredSessions } from "./resumable-uploads";
 
+/**
+ * A job still queued this long after its call was never started: its message was lost (a send
+ * that failed together with its own refund, a queue outage). Nothing else would end it.
+ */
+export const QUEUED_LIMIT_MS = 3600 * 1000;
+
 export async function failStuckJobs(db: D1Database, now: number): Promise<number> {
   const stuck = await db
-    .prepare("SELECT id FROM jobs WHERE status = 'processing' AND deadline_at <= ? LIMIT 200")
-    .bind(now)
-    .all<{ id: string }>();
+    .prepare("SELECT id, status FROM jobs WHERE (status = 'processing' AND deadline_at <= ?1) OR (status = 'queued' AND created_at <= ?2) LIMIT 200")
+    .bind(now, now - QUEUED_LIMIT_MS)
+    .all<{ id: string; status: string }>();
   let failed = 0;
-  for (const { id } of stuck.results) {
-    if (await failJob(db, id, "Processing did not finish in time; credits refunded.", now)) failed++;
+  for (const { id, status } of stuck.results) {
+    const why = status === "queued" ? "The job was never started; credits refunded." : "Processing did not finish in time; credits refunded.";
+    if (await failJob(db, id, why, now)) failed++;
   }
   return failed;
 }

@@ -211,11 +211,17 @@ describe("jobs: processing, reading, downloading", () => {
 });
 
 describe("maintenance: watchdog, expiry, plan renewal", () => {
-  it("fails and refunds a job stuck in processing past its deadline, once", async () => {
+  /** A finished 3-credit extract-audio job, for a test to put back into a stalled state. */
+  async function finishedJob() {
     const account = await newAccount({ credits: 100 });
     const clip = await uploadFixture(account, "clip.mp4");
     const { jobId } = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId })).json()) as { jobId: string };
     await waitForJob(account, jobId);
+    return { account, jobId };
+  }
+
+  it("fails and refunds a job stuck in processing past its deadline, once", async () => {
+    const { account, jobId } = await finishedJob();
     // Simulate a worker that died mid-job.
     await env.DB.prepare("UPDATE jobs SET status = 'processing', deadline_at = ?, finished_at = NULL, expires_at = NULL WHERE id = ?").bind(Date.now() - 1, jobId).run();
     const balanceBefore = await balanceOf(account);
@@ -223,6 +229,18 @@ describe("maintenance: watchdog, expiry, plan renewal", () => {
     expect(await failStuckJobs(env.DB, Date.now())).toBe(0);
     const job = await waitForJob(account, jobId);
     expect(job.status).toBe("failed");
+    expect(await balanceOf(account)).toBe(balanceBefore + 3);
+  });
+
+  it("fails and refunds a job still queued an hour after its call (its message was lost), once", async () => {
+    const { account, jobId } = await finishedJob();
+    // As if the queue had never delivered it: queued, created over an hour ago.
+    await env.DB.prepare("UPDATE jobs SET status = 'queued', created_at = ?, started_at = NULL, finished_at = NULL, expires_at = NULL, result_key = NULL WHERE id = ?").bind(Date.now() - 3600_001, jobId).run();
+    const balanceBefore = await balanceOf(account);
+    expect(await failStuckJobs(env.DB, Date.now())).toBeGreaterThanOrEqual(1);
+    expect(await failStuckJobs(env.DB, Date.now())).toBe(0);
+    const job = await waitForJob(account, jobId);
+    expect(job).toMatchObject({ status: "failed", error: "The job was never started; credits refunded." });
     expect(await balanceOf(account)).toBe(balanceBefore + 3);
   });
 
