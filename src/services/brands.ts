@@ -3,9 +3,9 @@
  * networks it publishes to (each through a publisher: a signed webhook to the brand's
  * automation, or a Mastodon account). Free: no credits. Other accounts' brands look unknown.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, notExists, sql } from "drizzle-orm";
 import { orm } from "../db/client";
-import { brandChannels, brands } from "../db/schema";
+import { brandChannels, brands, postReviews, posts } from "../db/schema";
 import { invalidRequest, notFound } from "../errors";
 import { newId, randomToken } from "../lib/ids";
 import { isTimeZone } from "../lib/zoned-time";
@@ -114,8 +114,14 @@ export async function updateBrand(db: D1Database, accountId: string, brandId: st
     ...(input.requiresApproval !== undefined ? { requiresApproval: input.requiresApproval } : {}),
     ...(input.webhookUrl !== undefined ? { webhookUrl: input.webhookUrl } : {}),
   };
+  // Turning client approval on: a post scheduled without a client's approval goes back to draft
+  // (to be submitted), so it cannot publish unapproved; approved ones stay scheduled.
+  const approvedByClient = d.select({ one: sql`1` }).from(postReviews).where(and(eq(postReviews.postId, posts.id), eq(postReviews.decision, "approved")));
   const statements = [
     ...(Object.keys(changes).length ? [d.update(brands).set(changes).where(eq(brands.id, brandId))] : []),
+    ...(input.requiresApproval === true
+      ? [d.update(posts).set({ state: "draft", updatedAt: now }).where(and(eq(posts.brandId, brandId), eq(posts.state, "scheduled"), notExists(approvedByClient)))]
+      : []),
     ...(input.channels
       ? [
           d.delete(brandChannels).where(eq(brandChannels.brandId, brandId)),

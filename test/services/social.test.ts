@@ -83,6 +83,29 @@ describe("brands and posts", () => {
     expect(created.requiresApproval).toBe(false);
   });
 
+  it("turning client approval on sends a post scheduled without approval back to draft", async () => {
+    const b = await brand({ requiresApproval: false });
+    const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "sans validation" }) }));
+    await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: new Date(Date.now() + 3_600_000).toISOString() }) }));
+    await json(await api(`/api/v1/brands/${b.brandId}`, { method: "PATCH", body: JSON.stringify({ requiresApproval: true }) }));
+    expect((await json(await api(`/api/v1/posts/${post.postId}`))).state).toBe("draft");
+    // It now needs a client: scheduling it directly is refused until it is approved.
+    const direct = await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: "{}" });
+    expect(direct.status).toBe(400);
+    expect(((await direct.json()) as any).error.message).toMatch(/needs client approval first/);
+
+    // A post a client approved stays scheduled when approval is switched off and on again.
+    const approved = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "validé" }) }));
+    await json(await api(`/api/v1/posts/${approved.postId}/submit`, { method: "POST", body: "{}" }));
+    const link = await json(await api(`/api/v1/posts/${approved.postId}/approval-links`, { method: "POST" }));
+    expect((await new WebClient().post(new URL(link.url).pathname, { decision: "approve", reviewerName: "Camille" })).status).toBe(200);
+    await json(await api(`/api/v1/posts/${approved.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: new Date(Date.now() + 3_600_000).toISOString() }) }));
+    await json(await api(`/api/v1/brands/${b.brandId}`, { method: "PATCH", body: JSON.stringify({ requiresApproval: false }) }));
+    await json(await api(`/api/v1/brands/${b.brandId}`, { method: "PATCH", body: JSON.stringify({ requiresApproval: true }) }));
+    expect((await json(await api(`/api/v1/posts/${approved.postId}`))).state).toBe("scheduled");
+    await json(await api(`/api/v1/posts/${approved.postId}/cancel`, { method: "POST", body: "{}" }));
+  });
+
   it("an edit that leaves a post scheduled needs a time still to come; impossible local times are refused", async () => {
     const b = await brand({ requiresApproval: false });
     const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "à l'heure" }) }));
