@@ -28,6 +28,7 @@ import { integrationRoutes } from "./routes/integrations";
 import { documentRateLimits, limitPerAddress, limitPerKey } from "./rate-limiting";
 import { describeRateLimits } from "./services/rate-limits";
 import { renderApiDocs } from "./web/pages/api-docs";
+import { pageHeaders } from "./web/page-headers";
 
 const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.path === "/api/v1/openapi.json") return next();
@@ -101,11 +102,7 @@ export function buildApp() {
     c.json(document(new URL(c.req.url).origin, "/api/admin/", { title: "Media processing API: operator routes", description: "Accounts, keys, credits, audits and storage maintenance; every route takes Authorization: Bearer <ADMIN_TOKEN>." })),
   );
   // Rendered here from the same document: no script, no CDN (the standard for every page).
-  app.get("/docs", (c) => {
-    c.header("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
-    c.header("X-Content-Type-Options", "nosniff");
-    return c.html(renderApiDocs(publicDocument(new URL(c.req.url).origin)));
-  });
+  app.get("/docs", pageHeaders, (c) => c.html(renderApiDocs(publicDocument(new URL(c.req.url).origin))));
   app.get("/", (c) => c.redirect("/docs"));
 
   app.notFound((c) => {

@@ -24,6 +24,11 @@ export const statusOf = {
   internal_error: 500,
 } as const satisfies Record<ErrorCode, number>;
 
+/** The contract's code for an HTTP status a library answered with (the reverse of statusOf). */
+export function codeForStatus(status: number): ErrorCode {
+  return status === 401 ? "unauthorized" : status === 404 ? "not_found" : status < 500 ? "invalid_request" : "internal_error";
+}
+
 export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,

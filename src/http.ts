@@ -8,8 +8,8 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
 import type { Env } from "./env";
-import { AppError, errorBody, statusOf } from "./errors";
-import type { Caller } from "./services/accounts";
+import { AppError, codeForStatus, errorBody, statusOf } from "./errors";
+import { requireLiveKey, type Caller } from "./services/accounts";
 
 export type AppEnv = { Bindings: Env; Variables: { caller: Caller } };
 
@@ -40,6 +40,20 @@ export function errorResponse(c: Context, error: AppError): Response {
   return c.json(errorBody(error), statusOf[error.code]);
 }
 
+/**
+ * Refuses test keys (400 with `refusal`) on `paths` of `router`, before its routes: for live data
+ * a test key may not read or change. Registered first, so it runs ahead of any handler.
+ */
+export function liveKeysOnly<R extends ReturnType<typeof createRouter>>(router: R, paths: string[], refusal: string): R {
+  for (const path of paths) {
+    router.use(path, async (c, next) => {
+      requireLiveKey(c.get("caller"), refusal);
+      await next();
+    });
+  }
+  return router;
+}
+
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
@@ -54,7 +68,7 @@ export function handleError(error: unknown, c: Context): Response {
     // The contract knows 400 for every malformed request; 415 (not JSON) is one of them.
     if (error.status === 415) return errorResponse(c, new AppError("invalid_request", "The body must be JSON (Content-Type: application/json)."));
     const status = error.status;
-    const code = status === 401 ? "unauthorized" : status === 404 ? "not_found" : status < 500 ? "invalid_request" : "internal_error";
+    const code = codeForStatus(status);
     const message = status === 400 && /JSON/i.test(error.message) ? "Malformed JSON in request body." : error.message || "Request refused.";
     return c.json({ error: { code, message } }, status);
   }

@@ -13,7 +13,7 @@ import { expirePostMedia } from "./services/posts";
 import { deleteExpiredUploadLinks } from "./services/upload-capabilities";
 import { consumeDeadLetters, consumeJobs } from "./queues/consumer";
 import { maintainNow } from "./services/audit";
-import { AppError, errorBody, statusOf } from "./errors";
+import { AppError, codeForStatus, errorBody, statusOf } from "./errors";
 import { countRequest, rateLimits, refusalHeaders, refusalMessage } from "./services/rate-limits";
 import { consumeWebhookBatch, sweepWebhooks } from "./services/webhooks";
 
@@ -43,12 +43,12 @@ async function refusedPerAddress(request: Request, env: Env): Promise<Response |
 async function withErrorBody(response: Response): Promise<Response> {
   if (response.status < 400 || (response.headers.get("content-type") ?? "").length > 0) return response;
   if ((await response.clone().arrayBuffer()).byteLength > 0) return response;
-  const code = response.status === 401 ? "unauthorized" : response.status === 404 ? "not_found" : response.status < 500 ? "invalid_request" : "internal_error";
+  const code = codeForStatus(response.status);
   const message = code === "unauthorized" ? "An OAuth access token is required (see WWW-Authenticate)." : code === "not_found" ? "No such route." : "Request refused.";
   const headers = new Headers(response.headers);
   headers.set("content-type", "application/json");
   headers.delete("content-length");
-  return new Response(JSON.stringify({ error: { code, message } }), { status: response.status, headers });
+  return new Response(JSON.stringify(errorBody(new AppError(code, message))), { status: response.status, headers });
 }
 
 export default {

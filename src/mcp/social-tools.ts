@@ -8,14 +8,13 @@ import { createBrand, listBrands, updateBrand } from "../services/brands";
 import { postStates } from "../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, revokeApprovalLink, updatePost } from "../services/posts";
 import { brandStats } from "../services/post-stats";
-import { ApprovalLinkSchema, BrandSchema, BrandStatsSchema, PostSchema } from "../routes/v1/schemas";
+import { ApprovalLinkSchema, BrandSchema, BrandStatsSchema, PostSchema, socialNetwork } from "../routes/v1/schemas";
 import type { McpContext, ToolResult } from "./server";
 
 type Guard = (work: () => Promise<ToolResult>) => Promise<ToolResult>;
 const ok = (data: unknown, text?: string): ToolResult => ({ content: [{ type: "text", text: text ?? JSON.stringify(data) }], structuredContent: data as Record<string, unknown> });
 
 const id = z.string().min(1).max(64);
-const network = z.enum(["webhook", "mastodon"]);
 const channel = z.discriminatedUnion("network", [
   z.object({ network: z.literal("webhook"), url: z.string().max(2048).describe("The automation endpoint (Zapier, Make, n8n...) that receives signed posts") }),
   z.object({ network: z.literal("mastodon"), instanceUrl: z.string().max(2048).describe("e.g. https://mastodon.social"), accessToken: z.string().min(1).max(512) }),
@@ -44,7 +43,7 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   );
   server.registerTool(
     "create_post",
-    { title: "Create a post", description: "Draft a social post for a brand: text, optional media (an uploadId or the jobId of a finished job, e.g. a subtitled video), networks (default: all the brand's), and a planned time. It stays a draft until scheduled (or submitted for client approval when the brand requires it). Free.", inputSchema: z.object({ brandId: id, text: z.string().min(1).max(5000), networks: z.array(network).optional(), scheduledAt: when.optional(), media: media.optional() }), outputSchema: PostSchema, annotations: write },
+    { title: "Create a post", description: "Draft a social post for a brand: text, optional media (an uploadId or the jobId of a finished job, e.g. a subtitled video), networks (default: all the brand's), and a planned time. It stays a draft until scheduled (or submitted for client approval when the brand requires it). Free.", inputSchema: z.object({ brandId: id, text: z.string().min(1).max(5000), networks: z.array(socialNetwork).optional(), scheduledAt: when.optional(), media: media.optional() }), outputSchema: PostSchema, annotations: write },
     async (args: any) => guarded(async () => ok(await createPost(env, accountId, args, now()))),
   );
   server.registerTool(
@@ -57,7 +56,7 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   );
   server.registerTool(
     "update_post",
-    { title: "Edit a post", description: "Change a post's text, networks, time or media. Editing an approved post of a brand that requires approval sends it back to draft.", inputSchema: z.object({ postId: id, text: z.string().min(1).max(5000).optional(), networks: z.array(network).optional(), scheduledAt: when.nullable().optional(), media: media.nullable().optional() }), outputSchema: PostSchema, annotations: write },
+    { title: "Edit a post", description: "Change a post's text, networks, time or media. Editing an approved post of a brand that requires approval sends it back to draft.", inputSchema: z.object({ postId: id, text: z.string().min(1).max(5000).optional(), networks: z.array(socialNetwork).optional(), scheduledAt: when.nullable().optional(), media: media.nullable().optional() }), outputSchema: PostSchema, annotations: write },
     async ({ postId, ...changes }: any) => guarded(async () => ok(await updatePost(env, accountId, postId, changes, now()))),
   );
   for (const [name, action, description] of [

@@ -3,9 +3,8 @@
  * Documented in the OpenAPI document with the rest of /api/v1.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { createRouter } from "../../http";
+import { createRouter, liveKeysOnly } from "../../http";
 import { pickErrors } from "../../errors";
-import { requireLiveKey } from "../../services/accounts";
 import { createBrand, getBrand, listBrands, updateBrand } from "../../services/brands";
 import { postStates } from "../../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, postMedia, revokeApprovalLink, updatePost } from "../../services/posts";
@@ -48,18 +47,8 @@ const route = <R extends Parameters<typeof createRoute>[0]>(r: R) => createRoute
 const TEST_KEY_REFUSAL =
   "Brands and posts are live data (a post reaches real networks): test keys cannot read or change them. Use a live key; test keys can make the media a post will carry.";
 
-/** Registered before the routes, so every brand, post and approval-link path refuses test keys first. */
-function liveKeysOnly(router: ReturnType<typeof createRouter>) {
-  for (const path of ["/brands", "/brands/*", "/posts", "/posts/*", "/approval-links/*"]) {
-    router.use(path, async (c, next) => {
-      requireLiveKey(c.get("caller"), TEST_KEY_REFUSAL);
-      await next();
-    });
-  }
-  return router;
-}
-
-export const socialRoutes = liveKeysOnly(createRouter())
+// Registered before the routes, so every brand, post and approval-link path refuses test keys first.
+export const socialRoutes = liveKeysOnly(createRouter(), ["/brands", "/brands/*", "/posts", "/posts/*", "/approval-links/*"], TEST_KEY_REFUSAL)
   .openapi(route({ method: "post", path: "/brands", summary: "Create a brand", request: body(BrandInput), responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401) } }), async (c) =>
     c.json(await createBrand(c.env.DB, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
   )

@@ -3,9 +3,8 @@
  * log. Validation and shaping only; src/services/webhooks.ts signs, schedules and records.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { createRouter } from "../../http";
+import { createRouter, liveKeysOnly } from "../../http";
 import { pickErrors } from "../../errors";
-import { requireLiveKey } from "../../services/accounts";
 import { getAccountWebhook, MAX_WEBHOOK_URL_LENGTH, rotateAccountWebhookSecret, setAccountWebhookUrl, webhookLogForKey } from "../../services/webhooks";
 import { jsonContent } from "../../lib/openapi";
 
@@ -94,17 +93,10 @@ const logRoute = createRoute({
 });
 
 /** The account's URL and signing secret serve its live jobs: test keys may not read or change them. */
-function liveKeysOnly(router: ReturnType<typeof createRouter>) {
-  for (const path of ["/account/webhook", "/account/webhook/*"]) {
-    router.use(path, async (c, next) => {
-      requireLiveKey(c.get("caller"), "The webhook settings are live data (their secret signs live deliveries): test keys cannot read or change them. Use a live key; test keys' jobs are delivered to the same URL with livemode false.");
-      await next();
-    });
-  }
-  return router;
-}
+const TEST_KEY_REFUSAL =
+  "The webhook settings are live data (their secret signs live deliveries): test keys cannot read or change them. Use a live key; test keys' jobs are delivered to the same URL with livemode false.";
 
-export const webhookSettingRoutes = liveKeysOnly(createRouter())
+export const webhookSettingRoutes = liveKeysOnly(createRouter(), ["/account/webhook", "/account/webhook/*"], TEST_KEY_REFUSAL)
   .openapi(getRoute, async (c) => c.json(await getAccountWebhook(c.env, c.get("caller").accountId), 200))
   .openapi(putRoute, async (c) => c.json(await setAccountWebhookUrl(c.env, c.get("caller").accountId, c.req.valid("json").url), 200))
   .openapi(deleteRoute, async (c) => c.json(await setAccountWebhookUrl(c.env, c.get("caller").accountId, null), 200))
