@@ -14,16 +14,24 @@ export const TrimParams = z
   .openapi("TrimRequest");
 export type TrimInput = z.output<typeof TrimParams>;
 
+/**
+ * Seconds to milliseconds, rid of binary floating-point noise but not of real fractions:
+ * 2.007 s is 2007 ms (not 2007.0000000000002), 20.1 - 0.1 s is 20000 ms, and 20.0004 s stays
+ * 20000.4 ms, so it bills a second minute and is past a 20 s duration.
+ */
+function exactMs(seconds: number): number {
+  return Math.round(seconds * 1_000_000) / 1000;
+}
+
 export const trim = defineTool({
   summary: "Extract the segment from start to end (seconds)",
   params: TrimParams,
   rates: { payg: { per: "minute", credits: 3 }, plans: { per: "free" } },
   inputs: (p) => singleInput(p.uploadId, mediaKinds),
   // Billed on the output segment, not the source.
-  quantity: (p) => ({ durationMs: Math.round((p.end - p.start) * 1000) }),
+  quantity: (p) => ({ durationMs: exactMs(p.end - p.start) }),
   check: (p, [upload]) => {
-    // In whole milliseconds, as durationSeconds is reported: 2.007 * 1000 is 2007.0000000000002.
-    if (Math.round(p.end * 1000) > upload.durationMs) throw invalidRequest(`end: must not exceed the media duration (${upload.durationMs / 1000} s).`);
+    if (exactMs(p.end) > upload.durationMs) throw invalidRequest(`end: must not exceed the media duration (${upload.durationMs / 1000} s).`);
   },
   workFactor: 0.3,
   build: (p, inputs) => buildTrimCommand(p, inputs),
