@@ -13,12 +13,18 @@ import { startLocalMastodon } from "../scripts/local-mastodon/server";
 
 const fixturesDir = path.join(import.meta.dirname, ".fixtures");
 
-/** name -> ffmpeg arguments producing it (lavfi sources: deterministic, tiny). */
-const fixtures: Record<string, string[]> = {
+/**
+ * name -> ffmpeg arguments producing it (lavfi sources: deterministic, tiny), or a remux of an
+ * earlier fixture (`from`) where a property can only be set on a copy.
+ */
+const fixtures: Record<string, string[] | { from: string; args: string[] }> = {
   // 2.5 s video with a 440 Hz tone, H.264/AAC in MP4.
   "clip.mp4": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2.5", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2.5", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart"],
   // 1 s of 720p: the frame size the routing's heap estimates are calibrated on.
   "clip720.mp4": ["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25:duration=1", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart"],
+  // clip.mp4 as a phone records it: frames stored 320x240 with a display matrix turning them a
+  // quarter (ffmpeg 5.1 writes the matrix only when remuxing); players show 240x320.
+  "clip-rotated.mp4": { from: "clip.mp4", args: ["-c", "copy", "-metadata:s:v:0", "rotate=90", "-movflags", "+faststart"] },
   // Video without an audio track.
   "silent.mp4": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "+faststart"],
   // Same, moov atom at the end (the common layout of camera files).
@@ -53,7 +59,8 @@ function generateFixtures(): void {
     const out = path.join(fixturesDir, name);
     const probe = `${out}.ffprobe.json`;
     if (!existsSync(out) || statSync(out).size === 0) {
-      execFileSync("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", ...args, out]);
+      const inputArgs = Array.isArray(args) ? args : ["-i", path.join(fixturesDir, args.from), ...args.args];
+      execFileSync("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", ...inputArgs, out]);
       rmSync(probe, { force: true });
     }
     // ffprobe's view of each fixture (served as <name>.ffprobe.json): the reference of the media probe tests.

@@ -42,14 +42,18 @@ export async function fullProbe(url: string, ffmpegPath: string, timeoutMs = 10 
   const stated = Number(parsed.format?.duration);
   const durationMs = Number.isFinite(stated) && stated > 0 ? Math.round(stated * 1000) : await demuxedDurationMs(url, ffmpegPath, timeoutMs);
   const frameRate = video && frameRateOf(video);
+  const rotation = video && rotationOf(video);
+  const quarterTurned = rotation === 90 || rotation === 270;
   return {
     durationMs,
     hasAudio: audio !== undefined,
     hasVideo: video !== undefined,
     videoCodec: video?.codec_name,
     audioCodec: audio?.codec_name,
-    width: video?.width,
-    height: video?.height,
+    // As players show the picture (ffmpeg's autorotate applies the turn when it decodes).
+    width: quarterTurned ? video?.height : video?.width,
+    height: quarterTurned ? video?.width : video?.height,
+    ...(rotation !== undefined ? { rotation } : {}),
     ...(frameRate !== undefined ? { frameRate } : {}),
     ...(audio?.channels && audio.channels <= 64 ? { audioChannels: audio.channels } : {}),
   };
@@ -61,9 +65,19 @@ interface FfprobeStream {
   width?: number;
   height?: number;
   channels?: number;
+  /** The display matrix's rotation, counter-clockwise degrees (-90 for a phone's quarter turn). */
+  side_data_list?: { side_data_type?: string; rotation?: number }[];
   /** Fractions such as "30000/1001"; "0/0" when unknown. */
   avg_frame_rate?: string;
   r_frame_rate?: string;
+}
+
+/** The clockwise quarter turn players apply, as the Worker's header probe reports it; undefined for none. */
+export function rotationOf(stream: FfprobeStream): 90 | 180 | 270 | undefined {
+  const degrees = stream.side_data_list?.find((data) => data.side_data_type === "Display Matrix")?.rotation;
+  if (degrees === undefined || !Number.isFinite(degrees)) return undefined;
+  const clockwise = (((-Math.round(degrees)) % 360) + 360) % 360;
+  return clockwise === 90 || clockwise === 180 || clockwise === 270 ? clockwise : undefined;
 }
 
 /** Frames per second above this are a time base mistaken for a rate (cover art reports 90000/1), not video. */

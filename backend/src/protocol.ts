@@ -408,5 +408,7 @@ export const FullProbeSchema = z.object({
   frameRate: z.number().positive().optional(),
   /** Channels of the first audio stream. */
   audioChannels: z.number().int().min(1).max(64).optional(),
+  /** Clockwise turn players apply to the video (display matrix); width and height are already turned. */
+  rotation: z.union([z.literal(90), z.literal(180), z.literal(270)]).optional(),
 });
 export type FullProbe = z.infer<typeof FullProbeSchema>;

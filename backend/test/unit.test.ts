@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { describeFfmpegFailure, summarizeStderr, TailBuffer } from "../src/ffmpeg.ts";
 import { hardenArgs } from "../src/jobs.ts";
+import { rotationOf } from "../src/probe.ts";
 import { checkFfmpegArgs, parseJobRequest, signCallback, verifyCallbackSignature } from "../src/protocol.ts";
 import { hmac, SECRET } from "./helpers.ts";
 
@@ -103,5 +104,21 @@ describe("callback signature", () => {
     expect(await verifyCallbackSignature(SECRET, String(now), `${body} `, signature, now)).toBe(false);
     expect(await verifyCallbackSignature("other", String(now), body, signature, now)).toBe(false);
     expect(await verifyCallbackSignature(SECRET, String(now), body, signature, now + 10 * 60_000)).toBe(false);
+  });
+});
+
+describe("rotationOf (ffprobe's display matrix, as the Worker's header probe reports it)", () => {
+  const matrix = (rotation: number) => ({ side_data_list: [{ side_data_type: "Display Matrix", rotation }] });
+  it("turns ffprobe's counter-clockwise degrees into the clockwise quarter turn", () => {
+    // ffmpeg -metadata:s:v:0 rotate=90 on a remux: ffprobe says 90, the picture shows turned left (270 clockwise).
+    expect(rotationOf(matrix(90))).toBe(270);
+    expect(rotationOf(matrix(-90))).toBe(90);
+    expect(rotationOf(matrix(180))).toBe(180);
+    expect(rotationOf(matrix(-180))).toBe(180);
+  });
+  it("reports nothing for no turn, a stream without a matrix, or a turn that is not a quarter", () => {
+    expect(rotationOf(matrix(0))).toBeUndefined();
+    expect(rotationOf({})).toBeUndefined();
+    expect(rotationOf(matrix(45))).toBeUndefined();
   });
 });

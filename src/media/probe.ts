@@ -84,6 +84,7 @@ async function readStreams(format: SniffedFormat, source: IRandomAccessTokenizer
         height: streams.height ?? movie.height,
         frameRate: movie.frameRate ?? streams.frameRate,
         audioChannels: movie.audioChannels ?? streams.audioChannels,
+        ...(movie.rotation !== undefined ? { rotation: movie.rotation } : {}),
       };
     }
     case "matroska": {
@@ -136,9 +137,11 @@ function toResult(format: SniffedFormat, streams: StreamSummary): ProbeResult {
   if (streams.videoCodec) result.videoCodec = streams.videoCodec;
   if (streams.audioCodec) result.audioCodec = streams.audioCodec;
   if (streams.hasVideo && streams.width && streams.height) {
-    result.width = streams.width;
-    result.height = streams.height;
+    const quarterTurned = streams.rotation === 90 || streams.rotation === 270;
+    result.width = quarterTurned ? streams.height : streams.width;
+    result.height = quarterTurned ? streams.width : streams.height;
   }
+  if (streams.hasVideo && streams.rotation !== undefined) result.rotation = streams.rotation;
   if (streams.hasAudio && streams.audioChannels !== undefined && Number.isInteger(streams.audioChannels) && streams.audioChannels > 0 && streams.audioChannels <= 64) {
     result.audioChannels = streams.audioChannels;
   }

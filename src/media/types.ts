@@ -12,8 +12,15 @@ export interface ProbeResult {
   audioCodec?: string;
   hasAudio: boolean;
   hasVideo: boolean;
+  /** The picture as players show it: a phone video stored 1920x1080 and turned a quarter is 1080x1920. */
   width?: number;
   height?: number;
+  /**
+   * Clockwise turn players apply to the stored frames (MP4/MOV display matrix); ffmpeg applies it
+   * when it decodes, so filters see width x height. A stream copy keeps it only where the target
+   * container can carry it. Absent for none.
+   */
+  rotation?: 90 | 180 | 270;
   /**
    * Frames per second of the first video stream, rounded to 3 decimals (29.97 for 30000/1001),
    * as the container states it: the rate of a constant-rate stream, the average of a variable
@@ -61,4 +68,6 @@ export interface StreamSummary {
   /** Frames per second of the first video stream, unrounded (e.g. 1e9 / Matroska DefaultDuration). */
   frameRate?: number;
   audioChannels?: number;
+  /** Clockwise turn the container asks players to apply to the video (MP4/MOV track matrix). */
+  rotation?: 90 | 180 | 270;
 }

@@ -5,7 +5,15 @@ import { recordingBucket, totalBytes, virtualBucket } from "./buckets";
 
 interface FfprobeReport {
   format: { duration?: string };
-  streams: { codec_type: string; codec_name: string; width?: number; height?: number; avg_frame_rate?: string; channels?: number }[];
+  streams: {
+    codec_type: string;
+    codec_name: string;
+    width?: number;
+    height?: number;
+    avg_frame_rate?: string;
+    channels?: number;
+    side_data_list?: { side_data_type?: string; rotation?: number }[];
+  }[];
 }
 
 async function download(path: string): Promise<Uint8Array> {
@@ -37,6 +45,7 @@ interface Case {
 
 const cases: Case[] = [
   { name: "clip.mp4", kind: "video", container: "mp4", mimeType: "video/mp4" },
+  { name: "clip-rotated.mp4", kind: "video", container: "mp4", mimeType: "video/mp4" },
   { name: "clip-moov-end.mov", kind: "video", container: "mov", mimeType: "video/quicktime" },
   { name: "clip.webm", kind: "video", container: "webm", mimeType: "video/webm" },
   { name: "clip.mkv", kind: "video", container: "mkv", mimeType: "video/matroska" },
@@ -80,8 +89,12 @@ describe("probeR2Object", () => {
     expect(result.hasAudio).toBe(audio !== undefined);
     expect(result.videoCodec).toBe(video?.codec_name);
     expect(result.audioCodec).toBe(audio?.codec_name);
-    expect(result.width).toBe(video?.width);
-    expect(result.height).toBe(video?.height);
+    // The picture as shown: a quarter turn (ffprobe's counter-clockwise degrees) swaps the stored size.
+    const turn = video?.side_data_list?.find((data) => data.side_data_type === "Display Matrix")?.rotation ?? 0;
+    const quarterTurned = Math.abs(turn) % 180 === 90;
+    expect(result.width).toBe(quarterTurned ? video?.height : video?.width);
+    expect(result.height).toBe(quarterTurned ? video?.width : video?.height);
+    expect(result.rotation).toBe(turn === 0 ? undefined : (((-turn % 360) + 360) % 360));
     // The channel count, where the container's headers state it (AVI's and raw ADTS's reader do not).
     if (audio && !["clip.avi", "tone.aac"].includes(name)) expect(result.audioChannels).toBe(audio.channels);
     if (video) {

@@ -56,6 +56,14 @@ function changedPixels(a: Uint8Array, b: Uint8Array) {
   return { total, bottom };
 }
 
+/** Mean absolute difference per channel of two same-size RGB frames (0 identical, 255 opposite). */
+function meanDifference(a: Uint8Array, b: Uint8Array): number {
+  expect(b.byteLength).toBe(a.byteLength);
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs(a[i]! - b[i]!);
+  return sum / a.length;
+}
+
 beforeAll(async () => {
   account = await newAccount({ credits: 10_000 });
   clip = await uploadFixture(account, "clip.mp4");
@@ -108,6 +116,27 @@ describe("media tools on ffmpeg.wasm through the API", () => {
     const probe = await probeR2Object(env.MEDIA, "test/converted.mov", bytes.byteLength);
     expect(probe).toMatchObject({ container: "mov", videoCodec: "h264", audioCodec: "aac" });
     expect(Math.abs(probe.durationMs / 1000 - clip.durationSeconds)).toBeLessThan(0.1);
+  });
+
+  it("a phone video turned a quarter stays upright: merge takes its shown size, convert to mkv re-encodes it", async () => {
+    const rotated = await uploadFixture(account, "clip-rotated.mp4");
+    const fixture = new Uint8Array(await (await fetch(`${env.FIXTURE_BASE_URL}/clip-rotated.mp4`)).arrayBuffer());
+    // ffmpeg turns the frames when it decodes: the picture a player shows, 240 x 320 from frames stored 320 x 240.
+    const shown = await frameAt(fixture, 1);
+    expect(shown.byteLength).toBe(240 * 320 * 3);
+
+    const merged = await result("merge", { uploadIds: [rotated.uploadId, clip.uploadId] });
+    await env.MEDIA.put("test/merged-rotated.mp4", merged.bytes);
+    const mergedProbe = await probeR2Object(env.MEDIA, "test/merged-rotated.mp4", merged.bytes.byteLength);
+    expect(mergedProbe).toMatchObject({ width: 240, height: 320 });
+    expect(mergedProbe.rotation).toBeUndefined();
+    // The first segment is the turned picture itself, not a squeezed copy between black bars.
+    expect(meanDifference(shown, await frameAt(merged.bytes, 1))).toBeLessThan(12);
+
+    const converted = await result("convert", { uploadId: rotated.uploadId, format: "mkv" });
+    const frame = await frameAt(converted.bytes, 1);
+    expect(frame.byteLength).toBe(240 * 320 * 3);
+    expect(meanDifference(shown, frame)).toBeLessThan(12);
   });
 
   it("a command this engine cannot run fails clearly without a backend, refunded", async () => {

@@ -20,6 +20,8 @@ export interface MovieHeader {
   height?: number;
   /** Frames per second of the first video track, from its media time scale and sample durations. */
   frameRate?: number;
+  /** Clockwise quarter turns players apply to the first video track (its tkhd matrix): 90, 180 or 270; absent for none. */
+  rotation?: Rotation;
   /** Channels of the first audio track: AAC's decoder configuration when present, else the sample entry's count. */
   audioChannels?: number;
 }
@@ -36,7 +38,11 @@ export async function readMovieHeader(source: IRandomAccessTokenizer, label: str
     if (box.type === "mvhd") header.durationSeconds = parseMvhd(await payload(source, box, 32));
     if (box.type !== "trak") continue;
     const track = await readTrack(source, box, label);
-    if (track?.handler === "vide" && video === undefined) video = await readVideoTrack(source, track, label);
+    if (track?.handler === "vide" && video === undefined) {
+      video = await readVideoTrack(source, track, label);
+      const rotation = await readRotation(source, box, label);
+      if (rotation !== undefined) video.rotation = rotation;
+    }
     if (track?.handler === "soun" && header.audioChannels === undefined) header.audioChannels = await readAudioChannels(source, track, label);
   }
   return { ...header, ...video };
@@ -93,7 +99,30 @@ function parseMvhd(payload: Uint8Array): number | undefined {
   return timescale > 0 && !unset ? duration / timescale : undefined;
 }
 
-type VideoTrack = Pick<MovieHeader, "width" | "height" | "frameRate">;
+type VideoTrack = Pick<MovieHeader, "width" | "height" | "frameRate" | "rotation">;
+
+export type Rotation = 90 | 180 | 270;
+
+/**
+ * The rotation a phone recording asks for in its track header's matrix (ISO 14496-12 8.3.2):
+ * [a b u / c d v / x y w] with a, b, c, d in 16.16 fixed point. Only whole quarter turns count,
+ * as for ffmpeg's autorotate; a mirrored or skewed matrix is left alone.
+ */
+async function readRotation(source: IRandomAccessTokenizer, trak: Box, label: string): Promise<Rotation | undefined> {
+  const tkhd = await child(source, trak, "tkhd", label);
+  if (!tkhd) return undefined;
+  const bytes = await payload(source, tkhd, 88);
+  const matrixAt = bytes[0] === 1 ? 52 : 40;
+  if (bytes.length < matrixAt + 20) return undefined;
+  const fixed = (at: number) => (u32be(bytes, at) | 0) / 65536;
+  const [a, b, c, d] = [fixed(matrixAt), fixed(matrixAt + 4), fixed(matrixAt + 12), fixed(matrixAt + 16)];
+  const quarterTurns = new Map<string, Rotation>([
+    ["0,1,-1,0", 90],
+    ["-1,0,0,-1", 180],
+    ["0,-1,1,0", 270],
+  ]);
+  return quarterTurns.get([a, b, c, d].map((v) => Math.round(v)).join(",").replaceAll("-0", "0"));
+}
 
 interface Track {
   /** The media handler: "vide", "soun", ... */

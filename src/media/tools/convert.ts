@@ -22,6 +22,8 @@ interface ContainerTarget {
   /** Source codecs (ffprobe names) this container holds well enough to copy. */
   copyVideo: readonly string[];
   copyAudio: readonly string[];
+  /** The muxer writes a video's display rotation, so a turned phone video may be copied (else it is re-encoded upright). */
+  keepsRotation: boolean;
   video: VideoEncoder;
   audio: AudioEncoder;
   extraArgs: readonly string[];
@@ -38,6 +40,7 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     audioContentType: "audio/mp4",
     copyVideo: ["h264"],
     copyAudio: ["aac"],
+    keepsRotation: true,
     video: "x264",
     audio: "aac",
     extraArgs: FASTSTART,
@@ -50,6 +53,7 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     audioContentType: "video/quicktime",
     copyVideo: ["h264"],
     copyAudio: ["aac"],
+    keepsRotation: true,
     video: "x264",
     audio: "aac",
     extraArgs: FASTSTART,
@@ -61,6 +65,7 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     audioContentType: "audio/webm",
     copyVideo: ["vp8", "vp9", "av1"],
     copyAudio: ["opus", "vorbis"],
+    keepsRotation: false,
     video: "vp8",
     audio: "opus",
     extraArgs: [],
@@ -72,10 +77,12 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     audioContentType: "video/x-msvideo",
     copyVideo: ["mpeg4"],
     copyAudio: ["mp3"],
+    keepsRotation: false,
     video: "mpeg4",
     audio: "mp3",
     extraArgs: [],
   },
+  // ffmpeg 5.1's Matroska muxer drops the display matrix: a copied phone video would play sideways.
   mkv: {
     extension: "mkv",
     muxer: "matroska",
@@ -84,6 +91,7 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     // Matroska maps nearly every codec; these are the ones players commonly decode.
     copyVideo: ["h264", "hevc", "vp8", "vp9", "av1", "mpeg4", "mpeg2video", "theora"],
     copyAudio: ["aac", "mp3", "opus", "vorbis", "flac", "ac3", "eac3", "alac", "pcm_s16le", "pcm_s24le", "pcm_f32le", "mp2"],
+    keepsRotation: false,
     video: "x264",
     audio: "aac",
     extraArgs: [],
@@ -98,7 +106,12 @@ export function buildConvertCommand(params: Pick<ConvertInput, "format">, inputs
   const { probe } = input;
   const audioOnly = isAudioOnly(probe);
 
-  const copyVideo = !audioOnly && !options.reencodeVideo && probe.videoCodec !== undefined && target.copyVideo.includes(probe.videoCodec);
+  const copyVideo =
+    !audioOnly &&
+    !options.reencodeVideo &&
+    probe.videoCodec !== undefined &&
+    target.copyVideo.includes(probe.videoCodec) &&
+    (probe.rotation === undefined || target.keepsRotation);
   const copyAudio = probe.audioCodec !== undefined && target.copyAudio.includes(probe.audioCodec);
 
   const videoArgs: string[] = [];

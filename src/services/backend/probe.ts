@@ -47,6 +47,7 @@ export async function probeOnBackend(env: Env, key: string, unknown: DurationUnk
     ...(probe.videoCodec ? { videoCodec: probe.videoCodec } : {}),
     ...(probe.audioCodec ? { audioCodec: probe.audioCodec } : {}),
     ...(probe.width ? { width: probe.width, height: probe.height } : {}),
+    ...(probe.hasVideo && probe.rotation ? { rotation: probe.rotation } : {}),
     ...(probe.hasVideo && probe.frameRate ? { frameRate: probe.frameRate } : {}),
     ...(probe.hasAudio && probe.audioChannels ? { audioChannels: probe.audioChannels } : {}),
   };
