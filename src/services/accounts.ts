@@ -103,7 +103,8 @@ export async function getAccountDetails(db: D1Database, accountId: string): Prom
     balance: row.plan_credits + row.purchased_credits,
     planCredits: row.plan_credits,
     purchasedCredits: row.purchased_credits,
-    planPeriodEnd: row.plan_period_end,
+    // Pay as you go has no period; the column still remembers the last Solo period (billing.ts).
+    planPeriodEnd: row.plan === "payg" ? null : row.plan_period_end,
     planCancelAtPeriodEnd: row.plan_cancel_at_period_end === 1,
     stripeCustomerId: row.stripe_customer_id,
     stripeSubscriptionId: row.stripe_subscription_id,

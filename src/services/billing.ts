@@ -83,8 +83,9 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
   if (plan === "solo") {
     if (hasActiveSubscription(account)) throw invalidRequest("Cancel the paid plan to move to Solo at the end of its period.");
     if (account.plan === "solo") throw invalidRequest("The account is already on Solo.");
-    await switchFreePlan(env.DB, account, "solo", now);
-    return { done: "You are on the Solo plan: 300 credits every month." };
+    const { granted, periodEnd } = await switchFreePlan(env.DB, account, "solo", now);
+    if (granted > 0) return { done: `You are on the Solo plan: ${granted} credits now, ${planAllowance.solo} every month.` };
+    return { done: `You are back on the Solo plan. This period's credits were already granted; the next ${planAllowance.solo} come on ${new Date(periodEnd!).toISOString().slice(0, 10)}.` };
   }
   if (plan === "payg") {
     if (hasActiveSubscription(account)) throw invalidRequest("Cancel the paid plan first; pay as you go starts when it ends.");
@@ -143,35 +144,48 @@ export async function resumePlan(env: Env, accountId: string): Promise<void> {
 }
 
 /**
- * Moves between the free forms: to Solo (300 plan credits now, renewed every 30 days by the
- * cron) or back to pay as you go (plan credits expire). Ledger and balance in one batch.
+ * Moves between the free forms: to Solo (300 plan credits, renewed every 30 days by the cron) or
+ * back to pay as you go (plan credits expire). Ledger and balance in one batch.
+ *
+ * A Solo allowance is granted once per period: pay as you go keeps the end of the last Solo period
+ * and what it granted, so leaving Solo and coming back within that period resumes it without
+ * credits; only a period that has ended (or none) starts a new one with the allowance.
  */
-async function switchFreePlan(db: D1Database, account: AccountDetails, plan: "solo" | "payg", now: number): Promise<void> {
-  const allowance = plan === "solo" ? planAllowance.solo : 0;
+async function switchFreePlan(db: D1Database, account: AccountDetails, plan: "solo" | "payg", now: number): Promise<{ granted: number; periodEnd: number | null }> {
+  const period = await db
+    .prepare("SELECT plan_period_end, plan_period_granted FROM accounts WHERE id = ?")
+    .bind(account.accountId)
+    .first<{ plan_period_end: number | null; plan_period_granted: number }>();
+  const running = period?.plan_period_end != null && period.plan_period_end > now;
+  const periodEnd = plan === "payg" ? (period?.plan_period_end ?? null) : running ? period!.plan_period_end! : firstPeriodEnd(now);
+  const granted = plan === "payg" ? 0 : running ? Math.max(0, planAllowance.solo - period!.plan_period_granted) : planAllowance.solo;
+  const periodGranted = plan === "payg" || running ? Math.max(period?.plan_period_granted ?? 0, granted) : granted;
   const tag = `switch:${account.accountId}:${plan}:${now}`;
-  const guard = "id = ?1 AND plan = ?2 AND stripe_subscription_id IS NULL";
+  // The period read above must still be the account's: a concurrent switch or renewal changes it.
+  const guard = "id = ?1 AND plan = ?2 AND stripe_subscription_id IS NULL AND plan_period_end IS ?3";
   try {
     await db.batch([
       db
         .prepare(
           `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
-           SELECT ?3, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?4, 'plan changed', ?5 FROM accounts WHERE ${guard} AND plan_credits > 0`,
+           SELECT ?4, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?5, 'plan changed', ?6 FROM accounts WHERE ${guard} AND plan_credits > 0`,
         )
-        .bind(account.accountId, account.plan, newId("led", now), `${tag}:expiry`, now),
+        .bind(account.accountId, account.plan, period?.plan_period_end ?? null, newId("led", now), `${tag}:expiry`, now),
       db
         .prepare(
           `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
-           SELECT ?3, id, 'plan_grant', ?4, ?4, 0, ?5, 'solo plan credits', ?6 FROM accounts WHERE ${guard} AND ?4 > 0`,
+           SELECT ?4, id, 'plan_grant', ?5, ?5, 0, ?6, 'solo plan credits', ?7 FROM accounts WHERE ${guard} AND ?5 > 0`,
         )
-        .bind(account.accountId, account.plan, newId("led", now), allowance, `${tag}:grant`, now),
+        .bind(account.accountId, account.plan, period?.plan_period_end ?? null, newId("led", now), granted, `${tag}:grant`, now),
       db
-        .prepare(`UPDATE accounts SET plan = ?3, plan_credits = ?4, plan_period_granted = ?4, plan_period_end = ?5, plan_cancel_at_period_end = 0 WHERE ${guard}`)
-        .bind(account.accountId, account.plan, plan, allowance, plan === "solo" ? firstPeriodEnd(now) : null),
+        .prepare(`UPDATE accounts SET plan = ?4, plan_credits = ?5, plan_period_granted = ?6, plan_period_end = ?7, plan_cancel_at_period_end = 0 WHERE ${guard}`)
+        .bind(account.accountId, account.plan, period?.plan_period_end ?? null, plan, granted, periodGranted, periodEnd),
     ]);
   } catch (error) {
     if (isConstraintError(error, "UNIQUE")) throw invalidRequest("The plan changed meanwhile; try again.");
     throw error;
   }
+  return { granted, periodEnd };
 }
 
 export interface PaymentView {

@@ -186,6 +186,32 @@ describe("billing against the local Stripe", () => {
     await expectLedgerMatches(accountId);
     expect((await client.post("/app/billing/cancel", {})).status).toBe(400);
   });
+
+  it("grants Solo's allowance once per period: leaving Solo and coming back does not refill it", async () => {
+    const { client, accountId } = await signedUpClient();
+    await client.post("/app/billing/plan", { plan: "solo" });
+    const firstPeriodEnd = (await accountRow(accountId)).plan_period_end;
+    for (let round = 0; round < 2; round++) {
+      await client.post("/app/billing/plan", { plan: "payg" });
+      const back = await client.post("/app/billing/plan", { plan: "solo" });
+      expect(back.status).toBe(200);
+      expect(await back.text()).toContain("already granted");
+      const account = await accountRow(accountId);
+      // The period goes on where it was; no second 300.
+      expect([account.plan, account.plan_credits, account.purchased_credits, account.plan_period_end]).toEqual(["solo", 0, 100, firstPeriodEnd]);
+    }
+    const grants = await env.DB.prepare("SELECT COUNT(*) AS n FROM ledger WHERE account_id = ? AND kind = 'plan_grant'").bind(accountId).first<{ n: number }>();
+    expect(grants?.n).toBe(1);
+    await expectLedgerMatches(accountId);
+    // Once the period is over (the cron has not run yet), coming back starts a new one with the allowance.
+    await client.post("/app/billing/plan", { plan: "payg" });
+    await env.DB.prepare("UPDATE accounts SET plan_period_end = ? WHERE id = ?").bind(Date.now() - 1000, accountId).run();
+    await client.post("/app/billing/plan", { plan: "solo" });
+    const renewed = await accountRow(accountId);
+    expect([renewed.plan, renewed.plan_credits]).toEqual(["solo", 300]);
+    expect(renewed.plan_period_end).toBeGreaterThan(Date.now());
+    await expectLedgerMatches(accountId);
+  });
 });
 
 describe("cloned voice page", () => {
