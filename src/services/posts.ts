@@ -96,6 +96,13 @@ async function checkNetworks(db: D1Database, brandId: string, networks: Network[
   return [...new Set(chosen)];
 }
 
+/** A post headed for publication needs somewhere to go: with none it would count as published having reached nobody. */
+function checkHasNetworks(networks: string): void {
+  if ((JSON.parse(networks) as Network[]).length === 0) {
+    throw invalidRequest("networks: the post has no network to publish to; connect a channel to the brand and choose its network first.");
+  }
+}
+
 /** Copies an upload or a job result into the post's own storage, so it outlives the 3-hour retention. */
 async function attachMedia(env: Env, accountId: string, postId: string, media: { uploadId?: string; jobId?: string }, now: number) {
   let source: { key: string; filename: string; contentType: string };
@@ -183,6 +190,8 @@ export async function updatePost(env: Env, accountId: string, postId: string, in
   if (input.media !== undefined) {
     Object.assign(changes, input.media ? await attachMedia(env, accountId, postId, input.media, now) : { mediaKey: null, mediaFilename: null, mediaContentType: null });
   }
+  const stays = transition(row.state, "edit", brand.requiresApproval);
+  if ((stays === "scheduled" || stays === "pending_approval") && changes.networks !== undefined) checkHasNetworks(changes.networks);
   const updated = await move(env, row, "edit", brand.requiresApproval, changes, now);
   if (input.media !== undefined && row.mediaKey && row.mediaKey !== updated.mediaKey) await env.MEDIA.delete(row.mediaKey);
   return view(env.DB, updated, brand.timeZone);
@@ -200,6 +209,7 @@ export async function actOnPost(env: Env, accountId: string, postId: string, act
     changes.scheduledAt = at;
   }
   if (action === "submit") changes.submittedAt = now;
+  if (action === "schedule" || action === "submit") checkHasNetworks(row.networks);
   const updated = await move(env, row, action, brand.requiresApproval, changes, now);
   return view(env.DB, updated, brand.timeZone);
 }

@@ -47,7 +47,8 @@ export async function dispatchDuePosts(env: Env, brandId: string | null, now: nu
   const messages: { body: PublishMessage }[] = [];
   for (const post of due) {
     for (const network of JSON.parse(post.networks) as string[]) messages.push({ body: { kind: "publish", postId: post.id, network } });
-    if ((JSON.parse(post.networks) as string[]).length === 0) await finishPost(env, post.id, now);
+    // Scheduling refuses a post without networks; one from before that rule reached nobody.
+    if ((JSON.parse(post.networks) as string[]).length === 0) await failPost(env, post.id, "the post had no network to publish to", now);
   }
   for (let i = 0; i < messages.length; i += 100) await env.PUBLISH_QUEUE.sendBatch(messages.slice(i, i + 100));
   const next = brandId

@@ -132,6 +132,29 @@ describe("brands and posts", () => {
     await json(await api(`/api/v1/posts/${post.postId}/cancel`, { method: "POST", body: "{}" }));
   });
 
+  it("a post without networks can be drafted but not scheduled, submitted or edited to none while scheduled", async () => {
+    // A fresh key from here on: one key for the whole file would pass the per-key rate limit.
+    account = await newAccount({ credits: 100 });
+    const bare = await brand({ requiresApproval: false, channels: [] });
+    const lonely = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: bare.brandId, text: "pour personne" }) }));
+    expect(lonely).toMatchObject({ state: "draft", networks: [] });
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    for (const action of ["schedule", "submit"]) {
+      const refused = await api(`/api/v1/posts/${lonely.postId}/${action}`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as any).error.message).toMatch(/^networks: the post has no network to publish to/);
+    }
+    expect((await json(await api(`/api/v1/posts/${lonely.postId}`))).state).toBe("draft");
+
+    const b = await brand({ requiresApproval: false });
+    const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "quelque part" }) }));
+    await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }));
+    const emptied = await api(`/api/v1/posts/${post.postId}`, { method: "PATCH", body: JSON.stringify({ networks: [] }) });
+    expect(emptied.status).toBe(400);
+    expect(await json(await api(`/api/v1/posts/${post.postId}`))).toMatchObject({ state: "scheduled", networks: ["mastodon"] });
+    await json(await api(`/api/v1/posts/${post.postId}/cancel`, { method: "POST", body: "{}" }));
+  });
+
   it("keeps a post that needs approval out of the schedule until a client approves it on the review page", async () => {
     const b = await brand({ hook: `events-${uid()}` });
     const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "Nouvelle vidéo !", scheduledAt: "2030-06-01T09:30" }) }));
