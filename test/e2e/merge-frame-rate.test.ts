@@ -4,7 +4,8 @@
  * segment's sound stays on its picture. Every input carries one marker, a white picture and a
  * 1 kHz beep over the same 0.13 s, found again in the result by native ffmpeg (mean luma per
  * frame, sample levels). `main` sends merge (an x264 re-encode) to the native backend; the same
- * check on ffmpeg.wasm is in test/media/frame-rate.test.ts.
+ * check on ffmpeg.wasm is in test/media/frame-rate.test.ts. An input whose audio track starts
+ * after its picture keeps its beep on its flash too, in a merge and in a convert to AVI.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -21,6 +22,17 @@ function markedClip(rate: string, duration: number, at: number): string[] {
   return [
     "-f", "lavfi", "-i", `color=c=black:size=160x120:rate=${rate}:duration=${duration},drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='between(t,${at},${end})'`,
     "-f", "lavfi", "-i", `aevalsrc='if(between(t,${at},${end}),0.5*sin(2*PI*1000*t),0)':s=48000:d=${duration}`,
+  ];
+}
+
+/** The same, with the audio track starting `late` seconds after the picture (as phones and editors write them). */
+function lateAudioClip(rate: string, duration: number, at: number, late: number): string[] {
+  const picture = markedClip(rate, duration, at).slice(0, 4);
+  const end = at + 0.13;
+  return [
+    ...picture,
+    "-itsoffset", String(late),
+    "-f", "lavfi", "-i", `aevalsrc='if(between(t+${late},${at},${end}),0.5*sin(2*PI*1000*t),0)':s=48000:d=${duration - late}`,
   ];
 }
 
@@ -117,6 +129,15 @@ describe("merge of a 25 fps input then a 30 fps input", () => {
     report("recorder webm 25 + mp4 30", await mergeAndCheck(client, first, second, 0.7));
   });
 
+  it("keeps each beep on its flash when an input's audio track starts after its picture, first or second", async () => {
+    const late = generate("late-audio.mp4", [...lateAudioClip("25", 2.5, 1, 0.48), ...H264_AAC]);
+    expect(Number(probe(late).audio.start_time)).toBeCloseTo(0.48, 1);
+    const lateUpload = await upload(client, late);
+    const plain = await upload(client, generate("rate25-plain.mp4", [...markedClip("25", 2, 1), ...H264_AAC]));
+    report("mp4 + mp4 whose audio starts 0.48 s late", await mergeAndCheck(client, plain, lateUpload, 1));
+    report("mp4 whose audio starts 0.48 s late + mp4", await mergeAndCheck(client, lateUpload, plain, 1));
+  });
+
   it("lasts the sum of many AAC inputs, the decoder's padding of each cut away", async () => {
     const clip = await upload(client, generate("rate25-many.mp4", [...markedClip("25", 2.2, 1), ...H264_AAC]));
     const file = await download(client, await runTool(client, "merge", { uploadIds: Array(12).fill(clip.uploadId) }));
@@ -127,5 +148,19 @@ describe("merge of a 25 fps input then a 30 fps input", () => {
     const flashes = flashStarts(file);
     expect(flashes).toHaveLength(12);
     expect(flashes[11]! - 11 * clip.durationSeconds - 1).toBeLessThan(0.05);
+  });
+});
+
+describe("convert to AVI, whose tracks all start at zero", () => {
+  it("pads an audio track that starts after the picture instead of pulling it forward", async () => {
+    const client = await newClient(inject("e2eMainUrl"));
+    const late = await upload(client, generate("late-audio-avi.mp4", [...lateAudioClip("25", 2.5, 1, 0.48), ...H264_AAC]));
+    const file = await download(client, await runTool(client, "convert", { uploadId: late.uploadId, format: "avi" }));
+    const out = probe(file);
+    const [flash] = flashStarts(file);
+    const [beep] = beepStarts(file, Number(out.audio.start_time ?? 0));
+    console.log(`avi from late audio: flash ${flash} s, beep ${beep?.toFixed(4)} s`);
+    // Within a frame: the MP3 encoder's delay and AVI's frame grid, not the 0.48 s start.
+    expect(Math.abs(beep! - flash!)).toBeLessThanOrEqual(0.04);
   });
 });

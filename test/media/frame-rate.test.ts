@@ -204,7 +204,7 @@ describe("merge across frame rates on ffmpeg.wasm", () => {
     const inputs: MediaInput[] = probes.map((p, i) => ({ name: `in${i}.${p.container}`, filename: `clip${i}.${p.container}`, sizeBytes: 0, probe: p }));
 
     const command = buildMergeCommand({}, inputs);
-    expect(command.args.join(" ")).toContain("fps=25,");
+    expect(command.args.join(" ")).toContain("fps=25:start_time=0,");
     const run = await runFfmpegWasm({ args: command.args, inputs: { "in0.mp4": first.slice(), "in1.webm": second.slice() }, outputs: [command.outputName] });
     const out = run.outputs[command.outputName]!;
 

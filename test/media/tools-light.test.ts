@@ -421,7 +421,7 @@ describe("buildMergeCommand (argv)", () => {
     ]);
     const graph = command.args[command.args.indexOf("-filter_complex") + 1]!;
     expect(graph).toContain("[1:V:0]scale=640:360:force_original_aspect_ratio=decrease:force_divisible_by=2,pad=640:360:(ow-iw)/2:(oh-ih)/2");
-    expect(graph).toContain("setsar=1,fps=30,format=yuv420p");
+    expect(graph).toContain("setsar=1,fps=30:start_time=0,format=yuv420p");
     expect(graph).toContain("anullsrc=r=48000:cl=stereo,atrim=duration=1.5");
     expect(graph).toMatch(/\[v0\]\[a0\]\[v1\]\[a1\]concat=n=2:v=1:a=1\[v\]\[a\]$/);
     expect(command).toMatchObject({ outputName: "out.mp4", contentType: "video/mp4", resultFilename: "clip-merge.mp4" });
@@ -431,7 +431,7 @@ describe("buildMergeCommand (argv)", () => {
     const first = stubInput({ width: 320, height: 240 });
     first.probe.frameRate = 25;
     const graph = buildMergeCommand({}, [first, stubInput({})]).args.join(" ");
-    expect(graph).toContain("fps=25,");
+    expect(graph).toContain("fps=25:start_time=0,");
     expect(frameRateOf({ ...first.probe, frameRate: 29.97 } as ProbeResult)).toBe("30000/1001");
     expect(frameRateOf(stubProbe({}))).toBe("30");
   });

@@ -22,6 +22,11 @@ interface ContainerTarget {
   /** Source codecs (ffprobe names) this container holds well enough to copy. */
   copyVideo: readonly string[];
   copyAudio: readonly string[];
+  /**
+   * The muxer has no per-stream start time (AVI): an audio track that starts after the picture
+   * would be pulled forward, so a re-encoded one is padded with silence from the start.
+   */
+  startsTracksAtZero?: boolean;
   /** The muxer writes a video's display rotation, so a turned phone video may be copied (else it is re-encoded upright). */
   keepsRotation: boolean;
   video: VideoEncoder;
@@ -77,6 +82,7 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     audioContentType: "video/x-msvideo",
     copyVideo: ["mpeg4"],
     copyAudio: ["mp3"],
+    startsTracksAtZero: true,
     keepsRotation: false,
     video: "mpeg4",
     audio: "mp3",
@@ -124,7 +130,8 @@ export function buildConvertCommand(params: Pick<ConvertInput, "format">, inputs
       videoArgs.push("-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs(target.video, probe.width, probe.height));
     }
   }
-  const audioArgs = probe.hasAudio ? (copyAudio ? ["-c:a", "copy"] : audioEncoderArgs(target.audio)) : [];
+  const padStart = !audioOnly && target.startsTracksAtZero ? ["-af", "aresample=first_pts=0"] : [];
+  const audioArgs = probe.hasAudio ? (copyAudio ? ["-c:a", "copy"] : [...padStart, ...audioEncoderArgs(target.audio)]) : [];
 
   const outputName = `out.${target.extension}`;
   const encoder = audioOnly || copyVideo ? undefined : target.video;

@@ -5,9 +5,11 @@
  * codec, container, size, frame rate and audio layout: each one is first brought to the first
  * input's frame size (scaled to fit, aspect ratio kept, black bars, square pixels), frame rate
  * (the first input's as probed, 30 fps when its headers state none) and pixel format (yuv420p),
- * its audio to 48 kHz stereo. An input without audio contributes silence of
- * its own length, so sound stays in sync with the picture of every segment; when no input has
- * audio the result has none.
+ * its audio to 48 kHz stereo. Every segment's picture and sound start at the input's start
+ * (first_pts / start_time pad a track that starts late, as phones and editors write them, instead
+ * of pulling it forward) and last its duration (apad fills an audio track that ends early). An
+ * input without audio contributes silence of its own length, so sound stays in sync with the
+ * picture of every segment; when no input has audio the result has none.
  */
 import type { MergeInput } from "../../tools/merge";
 import type { ProbeResult } from "../types";
@@ -49,13 +51,13 @@ export function buildMergeCommand(_params: Partial<MergeInput>, inputs: MediaInp
     const duration = seconds(Math.max(input.probe.durationMs, 1) / 1000);
     chains.push(
       `[${i}:V:0]scale=${width}:${height}:force_original_aspect_ratio=decrease:force_divisible_by=2,` +
-        `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black,setsar=1,fps=${rate},format=yuv420p,trim=duration=${duration},setpts=PTS-STARTPTS[v${i}]`,
+        `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black,setsar=1,fps=${rate}:start_time=0,format=yuv420p,trim=duration=${duration},setpts=PTS-STARTPTS[v${i}]`,
     );
     segments.push(`[v${i}]`);
     if (!withAudio) return;
     if (input.probe.hasAudio) {
       chains.push(
-        `[${i}:a:0]aresample=48000,aformat=sample_fmts=fltp:sample_rates=48000:channel_layouts=stereo,atrim=duration=${duration},asetpts=PTS-STARTPTS[a${i}]`,
+        `[${i}:a:0]aresample=48000:first_pts=0,aformat=sample_fmts=fltp:sample_rates=48000:channel_layouts=stereo,apad,atrim=duration=${duration},asetpts=PTS-STARTPTS[a${i}]`,
       );
     } else {
       // Silence as long as the input; concat also pads any shorter audio to its segment's video.
