@@ -2352,7 +2352,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description ISO date or time (default: 30 days before to) */
                     from?: string;
+                    /** @description ISO date or time (default: now); a bare date includes that whole day */
                     to?: string;
                 };
                 header?: never;

@@ -68,8 +68,14 @@ const priceText = (rate: Rate) =>
     : rate.per === "call"
       ? `${rate.credits} credits per call`
       : rate.per === "minute"
-        ? `${rate.credits} credits per started minute${rate.clone ? ` (${rate.clone} with the cloned voice)` : ""}`
+        ? `${rate.credits} credits per minute, pro rata (max(1, ceil(${rate.credits} x seconds / 60)))${rate.clone ? ` (${rate.clone} a minute with the cloned voice)` : ""}`
         : `${rate.credits} credits per 1000 characters (${rate.clone} with the cloned voice)`;
+
+/** The seconds a per-minute tool bills. */
+const billedSeconds: Partial<Record<ToolName, string>> = {
+  trim: " The seconds billed are those kept (end - start).",
+  merge: " The seconds billed are the inputs' durations added up.",
+};
 
 /** When an assistant should reach for each tool, beyond the summary. */
 const guidance: Record<ToolName, string> = {
@@ -117,7 +123,7 @@ export function buildMcpServer(context: McpContext): McpServer {
       mcpName(tool),
       {
         title: definition.summary,
-        description: `${definition.summary}. ${guidance[tool]} Cost: ${priceText(definition.rates.payg)} on pay as you go; ${priceText(definition.rates.plans)} on monthly plans (get_balance tells which applies).${example(tool)} Credits are taken when the job starts. Returns a jobId: poll get_job until it is completed. A failed job is refunded automatically.`,
+        description: `${definition.summary}. ${guidance[tool]} Cost: ${priceText(definition.rates.payg)} on pay as you go; ${priceText(definition.rates.plans)} on monthly plans (get_balance tells which applies).${billedSeconds[tool] ?? ""}${example(tool)} Credits are taken when the job starts. Returns a jobId: poll get_job until it is completed. A failed job is refunded automatically.`,
         // Checked by the registry's own schema (refinements and defaults included), REST's messages.
         inputSchema: mediaToolInput(tool),
         outputSchema: JobEnvelope,

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { createBrand, listBrands, updateBrand } from "../services/brands";
 import { postStates } from "../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, revokeApprovalLink, updatePost } from "../services/posts";
-import { brandStats } from "../services/post-stats";
+import { brandStats, statsPeriod } from "../services/post-stats";
 import { ApprovalLinkSchema, BrandSchema, BrandStatsSchema, PostSchema, socialNetwork } from "../routes/v1/schemas";
 import type { McpContext, ToolResult } from "./server";
 
@@ -88,11 +88,10 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   );
   server.registerTool(
     "get_brand_stats",
-    { title: "Brand statistics", description: "Over a period (default the last 30 days): posts by state, publications per network, client approval turnaround, and engagement (views, likes, comments, shares).", inputSchema: z.object({ brandId: id, from: z.string().max(40).optional().describe("ISO date"), to: z.string().max(40).optional().describe("ISO date") }), outputSchema: BrandStatsSchema, annotations: read },
+    { title: "Brand statistics", description: "Over a period (default the last 30 days): posts by state, publications per network, client approval turnaround, and engagement (views, likes, comments, shares).", inputSchema: z.object({ brandId: id, from: z.string().max(40).optional().describe("ISO date or time (default: 30 days before to)"), to: z.string().max(40).optional().describe("ISO date or time (default: now); a bare date includes that whole day") }), outputSchema: BrandStatsSchema, annotations: read },
     async ({ brandId, from, to }: any) =>
       guarded(async () => {
-        const end = to ? Date.parse(to) : Date.now();
-        const start = from ? Date.parse(from) : end - 30 * 24 * 3600 * 1000;
+        const { start, end } = statsPeriod(from, to, now());
         return ok(await brandStats(env, accountId, brandId, start, end));
       }),
   );

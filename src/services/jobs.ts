@@ -291,7 +291,7 @@ export async function completeJob(
  */
 export async function cancelJob(env: Env, caller: Caller, jobId: string, now: number): Promise<JobStatusView> {
   const current = await getJobForKey(env, caller, jobId, now);
-  const ended = (status: string) => invalidRequest(`id: job ${current.jobId} is already ${status}; only a queued or processing job can be cancelled.`);
+  const ended = (status: string) => invalidRequest(`Job ${current.jobId} is already ${status}; only a queued or processing job can be cancelled.`);
   if (current.status === "completed" || current.status === "failed") throw ended(current.status);
   if (!(await failAndRefund(env.DB, jobId, "Cancelled at the caller's request; credits refunded.", now, RESULT_TTL_MS))) {
     throw ended((await getJobForKey(env, caller, jobId, now)).status);

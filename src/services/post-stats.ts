@@ -27,6 +27,24 @@ export interface BrandStats {
 const zero = (): Engagement => ({ views: 0, likes: 0, comments: 0, shares: 0 });
 const add = (a: Engagement, b: Engagement) => ({ views: a.views + b.views, likes: a.likes + b.likes, comments: a.comments + b.comments, shares: a.shares + b.shares });
 
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * The period of a stats request, the same for REST and the connector: ISO dates or times, `to`
+ * now and `from` 30 days before `to` when left out. A bare date as `to` includes that whole day
+ * (to=2026-11-23 counts the 23rd).
+ */
+export function statsPeriod(from: string | undefined, to: string | undefined, now: number): { start: number; end: number } {
+  const parse = (field: string, value: string) => {
+    const instant = Date.parse(value);
+    if (Number.isNaN(instant)) throw invalidRequest(`${field}: '${value.slice(0, 40)}' is not a date; give an ISO date (2026-11-23) or time (2026-11-23T09:30:00Z).`);
+    return instant;
+  };
+  const end = to === undefined ? now : parse("to", to) + (/^\d{4}-\d{2}-\d{2}$/.test(to.trim()) ? DAY_MS : 0);
+  const start = from === undefined ? end - 30 * DAY_MS : parse("from", from);
+  return { start, end };
+}
+
 /** Counts posts created in [from, to); Mastodon counts are refreshed first (at most 50 statuses). */
 export async function brandStats(env: Env, accountId: string, brandId: string, from: number, to: number): Promise<BrandStats> {
   if (!(from < to)) throw invalidRequest("from: must be before to.");

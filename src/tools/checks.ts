@@ -5,7 +5,7 @@ import type { ToolContext } from "./definition";
 
 export function requireClone(voice: string, context: ToolContext) {
   if (voice === "clone" && !context.hasClonedVoice) {
-    throw invalidRequest("voice: clone needs a cloned voice registered on the account (POST /api/v1/voices/clone).");
+    throw invalidRequest("voice: clone needs a cloned voice registered on the account (POST /api/v1/voices/clone, or the Voice page of the developer area).");
   }
 }
 

@@ -8,7 +8,7 @@ import { pickErrors } from "../../errors";
 import { createBrand, getBrand, listBrands, updateBrand } from "../../services/brands";
 import { postStates } from "../../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, postMedia, revokeApprovalLink, updatePost } from "../../services/posts";
-import { brandStats } from "../../services/post-stats";
+import { brandStats, statsPeriod } from "../../services/post-stats";
 import { jsonContent } from "../../lib/openapi";
 import { ApprovalLinkSchema, BrandSchema, BrandStatsSchema, PostSchema, socialNetwork } from "./schemas";
 
@@ -67,14 +67,16 @@ export const socialRoutes = liveKeysOnly(createRouter(), ["/brands", "/brands/*"
       method: "get",
       path: "/brands/{brandId}/stats",
       summary: "Statistics of a brand over a period (default: the last 30 days)",
-      request: { params: z.object({ brandId: id }), query: z.object({ from: z.string().max(40).optional(), to: z.string().max(40).optional() }) },
+      request: { params: z.object({ brandId: id }), query: z.object({
+          from: z.string().max(40).optional().openapi({ description: "ISO date or time (default: 30 days before to)" }),
+          to: z.string().max(40).optional().openapi({ description: "ISO date or time (default: now); a bare date includes that whole day" }),
+        }),
+      },
       responses: { 200: jsonContent(BrandStatsSchema, "Statistics"), ...pickErrors(400, 401, 404) },
     }),
     async (c) => {
       const { from, to } = c.req.valid("query");
-      const end = to ? Date.parse(to) : Date.now();
-      const start = from ? Date.parse(from) : end - 30 * 24 * 3600 * 1000;
-      if (Number.isNaN(start) || Number.isNaN(end)) return c.json({ error: { code: "invalid_request" as const, message: "from/to: ISO dates." } }, 400);
+      const { start, end } = statsPeriod(from, to, Date.now());
       return c.json(await brandStats(c.env, c.get("caller").accountId, c.req.valid("param").brandId, start, end), 200);
     },
   )
