@@ -463,6 +463,20 @@ ${session.status === "open" ? `<form method="post" action="/c/pay/${session.id}/
       }
     }
     if (resource === "checkout" && id === "sessions" && method === "POST" && !sub) return { status: 200, json: createCheckoutSession(params) };
+    if (resource === "checkout" && id === "sessions" && method === "GET" && !sub) {
+      const data = [...sessions.values()]
+        .filter((x) => (!params.customer || x.customer === params.customer) && (!params.status || x.status === params.status))
+        .reverse();
+      return { status: 200, json: list("/v1/checkout/sessions", data.slice(0, Number(params.limit ?? 10))) };
+    }
+    if (resource === "checkout" && id === "sessions" && method === "POST" && sub && parts[4] === "expire") {
+      const session = sessions.get(sub);
+      if (!session) throw noSuch("checkout.session", sub);
+      if (session.status !== "open") throw invalid("session", `Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${session.status}".`);
+      session.status = "expired";
+      await emit("checkout.session.expired", session);
+      return { status: 200, json: session };
+    }
     if (resource === "checkout" && id === "sessions" && method === "GET" && sub) {
       const session = sessions.get(sub);
       if (!session) throw noSuch("checkout.session", sub);

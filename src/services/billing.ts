@@ -112,6 +112,10 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
       return { done: `Plan change to ${plan} requested; it applies as soon as Stripe confirms the payment.` };
     }
     const customer = await ensureCustomer(env, stripe, account);
+    // One plan checkout at a time: a second tab paid after the first would start a second
+    // subscription the account does not track (billed, but not cancellable from here).
+    const open = await stripe.checkout.sessions.list({ customer, status: "open", limit: 100 });
+    for (const earlier of open.data) if (earlier.mode === "subscription") await stripe.checkout.sessions.expire(earlier.id);
     const session = await stripe.checkout.sessions.create({
       mode: "subscription",
       customer,

@@ -238,6 +238,23 @@ describe("credits from Stripe events, exactly once", () => {
     await expectLedgerMatches(accountId);
   });
 
+  it("one plan checkout at a time: opening a second (another tab) expires the first, so two subscriptions cannot both be paid", async () => {
+    const stripe = inject("stripeBaseUrl");
+    const stripeApi = async (path: string) => (await fetch(`${stripe}${path}`, { headers: { authorization: "Bearer sk_test_workers" } })).json() as Promise<any>;
+    const { client } = await signedUpClient();
+    const starter = (await client.post("/app/billing/plan", { plan: "starter" })).headers.get("location")!.split("/").pop()!;
+    const pro = (await client.post("/app/billing/plan", { plan: "pro" })).headers.get("location")!.split("/").pop()!;
+    expect((await stripeApi(`/v1/checkout/sessions/${starter}`)).status).toBe("expired");
+    expect((await stripeApi(`/v1/checkout/sessions/${pro}`)).status).toBe("open");
+    // The first tab's Pay now meets an expired session; the second pays.
+    const late = await fetch(`${stripe}/c/pay/${starter}/pay`, { method: "POST", redirect: "manual" });
+    expect(late.status).toBe(400);
+    expect((await fetch(`${stripe}/c/pay/${pro}/pay`, { method: "POST", redirect: "manual" })).status).toBe(303);
+    const customer = (await stripeApi(`/v1/checkout/sessions/${pro}`)).customer;
+    const created = ((await stripeApi("/v1/events?type=customer.subscription.created&limit=100")).data as any[]).filter((e) => e.data.object.customer === customer);
+    expect(created).toHaveLength(1);
+  });
+
   it("answers 200 to events it does not handle", async () => {
     const response = await sendStripeEvent(stripeEvent("customer.created", { id: "cus_x", object: "customer" }));
     expect(response.status).toBe(200);
