@@ -38,3 +38,10 @@ export async function revokeConnectedApp(oauth: OAuthHelpers, accountId: string,
   if (!apps.some((app) => app.grantId === grantId)) throw notFound("No such connected app.");
   await oauth.revokeGrant(grantId, accountId);
 }
+
+/** Revokes every grant of the account: a password reset cuts off the assistants too, not only the browsers. */
+export async function revokeAllConnectedApps(oauth: OAuthHelpers, accountId: string): Promise<number> {
+  const apps = await listConnectedApps(oauth, accountId);
+  for (const app of apps) await oauth.revokeGrant(app.grantId, accountId);
+  return apps.length;
+}

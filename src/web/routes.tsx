@@ -10,7 +10,7 @@ import { AppError } from "../errors";
 import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey, type KeyMode } from "../services/accounts";
 import { checkResetToken, limitAttempts, normalizeEmail, requestPasswordReset, resetPassword, signIn, signUp } from "../services/auth";
 import { cancelPlan, choosePlan, listPayments, resumePlan, startCreditCheckout } from "../services/billing";
-import { listConnectedApps, revokeConnectedApp } from "../services/connected-apps";
+import { listConnectedApps, revokeAllConnectedApps, revokeConnectedApp } from "../services/connected-apps";
 import { paidPlans, planLookupKey, type PaidPlan } from "../services/catalog";
 import { readDevOutbox } from "../services/mailer";
 import { stripeFor } from "../services/stripe-client";
@@ -147,6 +147,8 @@ export function webRoutes() {
     try {
       await limitAttempts(c.env, "reset", clientAddress(c));
       const accountId = await resetPassword(c.env, token, form.password, Date.now());
+      // Whoever knew the old password may have connected an assistant: its tokens end here too.
+      if (c.env.OAUTH_PROVIDER) await revokeAllConnectedApps(c.env.OAUTH_PROVIDER, accountId);
       await startSession(c, accountId, Date.now());
       return c.redirect("/app", 303);
     } catch (error) {

@@ -4,6 +4,7 @@
  * sign-in then consent, code exchange with PKCE S256, refresh-token rotation, the Connected
  * apps page and revocation. REST keys never open /api/mcp and OAuth tokens never open /api/v1.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { newAccount } from "../helpers/api";
 import { signedUpClient, WebClient } from "../helpers/web";
@@ -80,6 +81,27 @@ describe("connector OAuth", () => {
     expect(revoke.status).toBe(303);
     expect((await initialize(tokens.access_token)).status).toBe(401);
     expect(await (await person.client.get("/app/connected")).text()).toContain("No app is connected.");
+  });
+
+  it("a password reset disconnects the account's assistants too: access and refresh tokens stop working", async () => {
+    const { person, clientId, tokens } = await connect("Connected before the reset");
+    expect((await initialize(tokens.access_token)).status).toBe(200);
+    expect((await new WebClient(BASE).post("/app/reset", { email: person.email })).status).toBe(200);
+    // The mail is sent after the answer (waitUntil): wait for it.
+    let mail: { body: string } | null = null;
+    for (let i = 0; i < 50 && !mail; i++) {
+      mail = await env.DB.prepare("SELECT body FROM dev_outbox WHERE to_email = ? ORDER BY created_at DESC LIMIT 1").bind(person.email).first<{ body: string }>();
+      if (!mail) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const path = new URL(/https?:\/\/\S+\/app\/reset\/\S+/.exec(mail!.body)![0]).pathname;
+    expect((await new WebClient(BASE).post(path, { password: "a fresh password after theft" })).status).toBe(303);
+    expect((await initialize(tokens.access_token)).status).toBe(401);
+    const refreshed = await fetchAt("/oauth/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: clientId }),
+    });
+    expect(refreshed.status).toBe(400);
   });
 
   it("sends Deny back to the client as access_denied", async () => {
