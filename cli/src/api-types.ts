@@ -1270,6 +1270,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description 1 to 100000 characters (Unicode code points); billed per character */
                         text: string;
                         /**
                          * @description Catalogue voice, or `clone` for the account's cloned voice (400 when none is registered)

@@ -68,6 +68,8 @@ function describedJsonSchema(tool: ToolName, options: { target: string; libraryO
     // A choice of whole numbers (captionWords 1/2/4, interval 3/5/8) is typed integer in the
     // OpenAPI document; zod's own JSON Schema only knows its literals are numbers.
     if (docs[field]?.type === "integer" && property.type === "number") property.type = "integer";
+    // Bounds checked by a refinement (text-to-speech counts code points) exist only in the OpenAPI document.
+    if (docs[field]?.maxLength !== undefined && property.maxLength === undefined) property.maxLength = docs[field].maxLength;
   }
   properties.idempotencyKey = { ...(idempotencyKeyField["~standard"].jsonSchema.input(options as never) as JsonObject) };
   delete properties.idempotencyKey.$schema;

@@ -14,7 +14,9 @@ export const TextToSpeechParams = z
       .refine((t) => t.trim().length > 0, "must not be empty")
       // A lone UTF-16 surrogate ("\ud800" in JSON) is no character to speak or to count.
       .refine((t) => !LONE_SURROGATE.test(t), "must be valid Unicode text (it holds a lone surrogate)")
-      .refine((t) => [...t].length <= 100_000, "must be at most 100000 characters"),
+      .refine((t) => [...t].length <= 100_000, "must be at most 100000 characters")
+      // Counted in Unicode characters (code points), as JSON Schema's maxLength counts; zod's max would count UTF-16 units.
+      .openapi({ maxLength: 100_000, description: "1 to 100000 characters (Unicode code points); billed per character" }),
     voice,
   })
   .openapi("TextToSpeechRequest");

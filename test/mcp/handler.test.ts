@@ -78,6 +78,8 @@ describe("handleMcpRequest", () => {
     // Choices of whole numbers are integers, as in the OpenAPI document.
     expect(byName.get("subtitles").inputSchema.properties.captionWords).toMatchObject({ type: "integer", enum: [1, 2, 4], default: 4 });
     expect(byName.get("watermark").inputSchema.properties.interval).toMatchObject({ type: "integer", enum: [3, 5, 8], default: 5 });
+    expect(byName.get("text_to_speech").inputSchema.properties.text).toMatchObject({ type: "string", minLength: 1, maxLength: 100_000 });
+    expect(byName.get("merge").description).toMatch(/per minute, pro rata .* The seconds billed are the inputs. durations added up\./);
     // Field help comes from the registry's documentation, worded for an assistant.
     expect(extract.inputSchema.properties.uploadId.description).toContain("upload_from_url");
     expect(byName.get("trim").description).toMatch(/For example \d+ credits for 10 minutes/);
