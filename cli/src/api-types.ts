@@ -403,7 +403,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Scoped to the account: replays the first response of the same body within 24 h without a new debit; a different body answers 400, and so does a key first used by another API key of the account (its job is readable only by that key) */
+                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -562,7 +562,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Scoped to the account: replays the first response of the same body within 24 h without a new debit; a different body answers 400, and so does a key first used by another API key of the account (its job is readable only by that key) */
+                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -671,7 +671,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Scoped to the account: replays the first response of the same body within 24 h without a new debit; a different body answers 400, and so does a key first used by another API key of the account (its job is readable only by that key) */
+                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -764,7 +764,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Scoped to the account: replays the first response of the same body within 24 h without a new debit; a different body answers 400, and so does a key first used by another API key of the account (its job is readable only by that key) */
+                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -862,7 +862,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Scoped to the account: replays the first response of the same body within 24 h without a new debit; a different body answers 400, and so does a key first used by another API key of the account (its job is readable only by that key) */
+                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -960,7 +960,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Scoped to the account: replays the first response of the same body within 24 h without a new debit; a different body answers 400, and so does a key first used by another API key of the account (its job is readable only by that key) */
+                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -1050,7 +1050,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Scoped to the account: replays the first response of the same body within 24 h without a new debit; a different body answers 400, and so does a key first used by another API key of the account (its job is readable only by that key) */
+                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -1164,7 +1164,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Scoped to the account: replays the first response of the same body within 24 h without a new debit; a different body answers 400, and so does a key first used by another API key of the account (its job is readable only by that key) */
+                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -1261,7 +1261,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Scoped to the account: replays the first response of the same body within 24 h without a new debit; a different body answers 400, and so does a key first used by another API key of the account (its job is readable only by that key) */
+                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -1357,7 +1357,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Scoped to the account: replays the first response of the same body within 24 h without a new debit; a different body answers 400, and so does a key first used by another API key of the account (its job is readable only by that key) */
+                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
                     "idempotency-key"?: string;
                 };
                 path?: never;

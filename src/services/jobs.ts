@@ -60,19 +60,14 @@ async function bodyHash(tool: string, body: unknown): Promise<string> {
 async function replay(db: D1Database, caller: Caller, key: string, hash: string, now: number): Promise<JobEnvelope | undefined> {
   const row = await db
     .prepare(
-      `SELECT i.request_hash, j.id, j.key_id, j.cost, j.balance_after, j.estimated_seconds FROM idempotency_keys i
+      `SELECT i.request_hash, j.id, j.cost, j.balance_after, j.estimated_seconds FROM idempotency_keys i
        JOIN jobs j ON j.id = i.job_id WHERE i.account_id = ? AND i.key = ? AND i.created_at > ?`,
     )
     .bind(caller.accountId, key, now - IDEMPOTENCY_TTL_MS)
-    .first<{ request_hash: string; id: string; key_id: string; cost: number; balance_after: number; estimated_seconds: number }>();
+    .first<{ request_hash: string; id: string; cost: number; balance_after: number; estimated_seconds: number }>();
   if (!row) return undefined;
   if (row.request_hash !== hash) {
     throw invalidRequest("Idempotency-Key: this key was already used with a different request body.");
-  }
-  // Keys are the account's, but a job is readable only by the API key (or connector) that
-  // created it: replaying it to another would hand over a jobId that answers 404.
-  if (row.key_id !== caller.keyId) {
-    throw invalidRequest("Idempotency-Key: this key was already used by another API key of this account (or its connector), whose job only that key can read; use a new key.");
   }
   return envelopeOf(row);
 }

@@ -8,7 +8,6 @@ import {
   expectError,
   expectLedgerConsistent,
   newAccount,
-  newKey,
   uploadFixture,
   waitForJob,
 } from "../helpers/api";
@@ -96,18 +95,6 @@ describe("Idempotency-Key", () => {
     expect(ids.size).toBe(1);
     expect(await balanceOf(account)).toBe(94);
     await expectLedgerConsistent(account);
-  });
-
-  it("another API key of the account reusing the key gets a 400, not a job it could never read", async () => {
-    const account = await newAccount({ credits: 100 });
-    const other = await newKey(account);
-    const clip = await uploadFixture(account, "clip.mp4");
-    const headers = { "idempotency-key": "shared-42" };
-    const first = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId }, headers)).json()) as { jobId: string };
-    await expectError(await callTool(other, "extract-audio", { uploadId: clip.uploadId }, headers), 400, "invalid_request", /^Idempotency-Key: this key was already used by another API key/);
-    // The creating key still replays its own job.
-    expect(((await (await callTool(account, "extract-audio", { uploadId: clip.uploadId }, headers)).json()) as { jobId: string }).jobId).toBe(first.jobId);
-    expect(await balanceOf(account)).toBe(97);
   });
 
   it("a call whose dispatch failed (500, refunded) does not hold its key: the retry starts a job", async () => {

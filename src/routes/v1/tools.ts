@@ -11,8 +11,7 @@ import { JobEnvelopeSchema } from "./schemas";
 
 const IdempotencyHeader = z.object({
   "idempotency-key": z.string().optional().openapi({
-    description:
-      "Scoped to the account: replays the first response of the same body within 24 h without a new debit; a different body answers 400, and so does a key first used by another API key of the account (its job is readable only by that key)",
+    description: "Replays the first response of the same body within 24 h without a new debit; a different body answers 400",
   }),
 });
 
