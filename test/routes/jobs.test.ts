@@ -8,6 +8,7 @@ import {
   expectError,
   expectLedgerConsistent,
   newAccount,
+  newKey,
   uploadFixture,
   waitForJob,
 } from "../helpers/api";
@@ -95,6 +96,19 @@ describe("Idempotency-Key", () => {
     expect(ids.size).toBe(1);
     expect(await balanceOf(account)).toBe(94);
     await expectLedgerConsistent(account);
+  });
+
+  it("is scoped to the account: another API key replaying it gets the first response, and cannot read that job", async () => {
+    const account = await newAccount({ credits: 100 });
+    const other = await newKey(account);
+    const clip = await uploadFixture(account, "clip.mp4");
+    const headers = { "idempotency-key": "shared-42" };
+    const first = await (await callTool(account, "extract-audio", { uploadId: clip.uploadId }, headers)).json();
+    const replayed = await (await callTool(other, "extract-audio", { uploadId: clip.uploadId }, headers)).json();
+    expect(replayed).toEqual(first);
+    expect(await balanceOf(account)).toBe(97);
+    // api-v1: a job is readable only by the key that created it.
+    await expectError(await call(`/api/v1/jobs/${(first as { jobId: string }).jobId}`, { headers: other.auth }), 404, "not_found");
   });
 
   it("a call whose dispatch failed (500, refunded) does not hold its key: the retry starts a job", async () => {
