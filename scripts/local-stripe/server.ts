@@ -415,6 +415,12 @@ ${session.status === "open" ? `<form method="post" action="/c/pay/${session.id}/
         const data = [...prices.values()].filter((p) => (keys.length === 0 || keys.includes(p.lookup_key)) && (params.active === undefined || String(p.active) === params.active));
         return { status: 200, json: list("/v1/prices", data.slice(0, Number(params.limit ?? 10))) };
       }
+      case "GET subscriptions": {
+        const data = [...subscriptions.values()]
+          .filter((x) => (!params.customer || x.customer === params.customer) && (!params.status || x.status === params.status))
+          .reverse();
+        return { status: 200, json: list("/v1/subscriptions", data.slice(0, Number(params.limit ?? 10))) };
+      }
       case "GET subscriptions id": {
         const subscription = subscriptions.get(id);
         if (!subscription) throw noSuch("subscription", id);

@@ -112,10 +112,16 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
       return { done: `Plan change to ${plan} requested; it applies as soon as Stripe confirms the payment.` };
     }
     const customer = await ensureCustomer(env, stripe, account);
-    // One plan checkout at a time: a second tab paid after the first would start a second
-    // subscription the account does not track (billed, but not cancellable from here).
-    const open = await stripe.checkout.sessions.list({ customer, status: "open", limit: 100 });
-    for (const earlier of open.data) if (earlier.mode === "subscription") await stripe.checkout.sessions.expire(earlier.id);
+    // One subscription per account: a second tab paid after the first would start a second one
+    // the account does not track (billed, but not cancellable from here). A checkout paid whose
+    // confirmation has not arrived yet shows as an active subscription; other plan checkouts still
+    // open are expired (one that completes meanwhile cannot be expired: the check above catches
+    // it on the next try).
+    const active = await stripe.subscriptions.list({ customer, status: "active", limit: 1 });
+    if (active.data.length > 0) throw invalidRequest("A plan payment is being confirmed; reload the billing page in a moment to change the plan.");
+    for await (const earlier of stripe.checkout.sessions.list({ customer, status: "open", limit: 100 })) {
+      if (earlier.mode === "subscription") await stripe.checkout.sessions.expire(earlier.id).catch(() => undefined);
+    }
     const session = await stripe.checkout.sessions.create({
       mode: "subscription",
       customer,
@@ -160,35 +166,50 @@ async function switchFreePlan(db: D1Database, account: AccountDetails, plan: "so
     .prepare("SELECT plan_period_end, plan_period_granted FROM accounts WHERE id = ?")
     .bind(account.accountId)
     .first<{ plan_period_end: number | null; plan_period_granted: number }>();
-  const running = period?.plan_period_end != null && period.plan_period_end > now;
-  const periodEnd = plan === "payg" ? (period?.plan_period_end ?? null) : running ? period!.plan_period_end! : firstPeriodEnd(now);
-  const granted = plan === "payg" ? 0 : running ? Math.max(0, planAllowance.solo - period!.plan_period_granted) : planAllowance.solo;
-  const periodGranted = plan === "payg" || running ? Math.max(period?.plan_period_granted ?? 0, granted) : granted;
+  const previousEnd = period?.plan_period_end ?? null;
+  const previousGranted = period?.plan_period_granted ?? 0;
+  let periodEnd: number | null;
+  let granted: number;
+  let periodGranted: number;
+  if (plan === "payg") {
+    // Only a Solo period is remembered; another plan's (set by the operator) ends here.
+    const remembered = account.plan === "solo";
+    [periodEnd, granted, periodGranted] = remembered ? [previousEnd, 0, previousGranted] : [null, 0, 0];
+  } else if (account.plan === "payg" && previousEnd !== null && previousEnd > now) {
+    // Back from pay as you go within the Solo period it left: what is left of the allowance, if anything.
+    granted = Math.max(0, planAllowance.solo - previousGranted);
+    [periodEnd, periodGranted] = [previousEnd, previousGranted + granted];
+  } else {
+    [periodEnd, granted, periodGranted] = [firstPeriodEnd(now), planAllowance.solo, planAllowance.solo];
+  }
   const tag = `switch:${account.accountId}:${plan}:${now}`;
   // The period read above must still be the account's: a concurrent switch or renewal changes it.
   const guard = "id = ?1 AND plan = ?2 AND stripe_subscription_id IS NULL AND plan_period_end IS ?3";
+  let changed: number;
   try {
-    await db.batch([
+    const [, , update] = await db.batch([
       db
         .prepare(
           `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
            SELECT ?4, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?5, 'plan changed', ?6 FROM accounts WHERE ${guard} AND plan_credits > 0`,
         )
-        .bind(account.accountId, account.plan, period?.plan_period_end ?? null, newId("led", now), `${tag}:expiry`, now),
+        .bind(account.accountId, account.plan, previousEnd, newId("led", now), `${tag}:expiry`, now),
       db
         .prepare(
           `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
            SELECT ?4, id, 'plan_grant', ?5, ?5, 0, ?6, 'solo plan credits', ?7 FROM accounts WHERE ${guard} AND ?5 > 0`,
         )
-        .bind(account.accountId, account.plan, period?.plan_period_end ?? null, newId("led", now), granted, `${tag}:grant`, now),
+        .bind(account.accountId, account.plan, previousEnd, newId("led", now), granted, `${tag}:grant`, now),
       db
         .prepare(`UPDATE accounts SET plan = ?4, plan_credits = ?5, plan_period_granted = ?6, plan_period_end = ?7, plan_cancel_at_period_end = 0 WHERE ${guard}`)
-        .bind(account.accountId, account.plan, period?.plan_period_end ?? null, plan, granted, periodGranted, periodEnd),
+        .bind(account.accountId, account.plan, previousEnd, plan, granted, periodGranted, periodEnd),
     ]);
+    changed = update!.meta.changes;
   } catch (error) {
     if (isConstraintError(error, "UNIQUE")) throw invalidRequest("The plan changed meanwhile; try again.");
     throw error;
   }
+  if (changed === 0) throw invalidRequest("The plan changed meanwhile; try again.");
   return { granted, periodEnd };
 }
 

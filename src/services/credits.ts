@@ -145,25 +145,28 @@ export async function renewDuePlans(db: D1Database, now: number): Promise<number
     const allowance = planAllowance[account.plan];
     const newEnd = nextPeriodEnd(account.plan_period_end, now);
     const period = `${account.id}:${account.plan_period_end}`;
+    // Still the plan and period selected above: a switch in between (to pay as you go, which keeps
+    // the Solo period's end) must not be renewed.
+    const same = "id = ?1 AND plan_period_end = ?2 AND plan = ?3 AND stripe_subscription_id IS NULL";
     try {
       await db.batch([
         db
           .prepare(
             `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
-             SELECT ?1, id, 'plan_expiry', -plan_credits, -plan_credits, 0, 'plan_expiry:' || ?2, 'plan period ended', ?3
-             FROM accounts WHERE id = ?4 AND plan_period_end = ?5`,
+             SELECT ?4, id, 'plan_expiry', -plan_credits, -plan_credits, 0, 'plan_expiry:' || ?5, 'plan period ended', ?6
+             FROM accounts WHERE ${same}`,
           )
-          .bind(newId("led", now), period, now, account.id, account.plan_period_end),
+          .bind(account.id, account.plan_period_end, account.plan, newId("led", now), period, now),
         db
           .prepare(
             `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
-             SELECT ?1, id, 'plan_grant', ?2, ?2, 0, 'plan_grant:' || ?3, 'monthly plan credits', ?4
-             FROM accounts WHERE id = ?5 AND plan_period_end = ?6`,
+             SELECT ?4, id, 'plan_grant', ?5, ?5, 0, 'plan_grant:' || ?6, 'monthly plan credits', ?7
+             FROM accounts WHERE ${same}`,
           )
-          .bind(newId("led", now), allowance, period, now, account.id, account.plan_period_end),
+          .bind(account.id, account.plan_period_end, account.plan, newId("led", now), allowance, period, now),
         db
-          .prepare("UPDATE accounts SET plan_credits = ?1, plan_period_granted = ?1, plan_period_end = ?2 WHERE id = ?3 AND plan_period_end = ?4")
-          .bind(allowance, newEnd, account.id, account.plan_period_end),
+          .prepare(`UPDATE accounts SET plan_credits = ?4, plan_period_granted = ?4, plan_period_end = ?5 WHERE ${same}`)
+          .bind(account.id, account.plan_period_end, account.plan, allowance, newEnd),
       ]);
       renewed++;
     } catch (error) {

@@ -212,6 +212,16 @@ describe("billing against the local Stripe", () => {
     expect(renewed.plan_period_end).toBeGreaterThan(Date.now());
     await expectLedgerMatches(accountId);
   });
+
+  it("remembers only a Solo period: a plan set by the operator that moves to Solo gets Solo's allowance", async () => {
+    for (const via of [[], ["payg"]]) {
+      const { client, accountId } = await signedUpClient();
+      await env.DB.prepare("UPDATE accounts SET plan = 'pro', plan_credits = 9000, plan_period_granted = 9000, plan_period_end = ? WHERE id = ?").bind(Date.now() + 10 * 24 * 3600 * 1000, accountId).run();
+      for (const plan of [...via, "solo"]) expect((await client.post("/app/billing/plan", { plan })).status).toBe(200);
+      const account = await accountRow(accountId);
+      expect([account.plan, account.plan_credits, account.plan_period_granted]).toEqual(["solo", 300, 300]);
+    }
+  });
 });
 
 describe("cloned voice page", () => {

@@ -253,6 +253,10 @@ describe("credits from Stripe events, exactly once", () => {
     const customer = (await stripeApi(`/v1/checkout/sessions/${pro}`)).customer;
     const created = ((await stripeApi("/v1/events?type=customer.subscription.created&limit=100")).data as any[]).filter((e) => e.data.object.customer === customer);
     expect(created).toHaveLength(1);
+    // Paid, its confirmation not delivered yet: a third checkout is refused rather than opened.
+    const again = await client.post("/app/billing/plan", { plan: "starter" });
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain("being confirmed");
   });
 
   it("answers 200 to events it does not handle", async () => {
