@@ -115,12 +115,17 @@ export async function checkResetToken(env: Env, token: string, now: number): Pro
   return (await resetTarget(env, token, now))?.accountId ?? null;
 }
 
-/** Sets the new password and signs every session out; the link cannot be used again. */
-export async function resetPassword(env: Env, token: string, password: unknown, now: number): Promise<string> {
+/**
+ * Sets the new password and signs every session out; the link cannot be used again.
+ * `cutOff` runs once the link and the password are valid, before the change: whatever else it
+ * ends (connected assistants) is ended before the link is spent, and its failure spends nothing.
+ */
+export async function resetPassword(env: Env, token: string, password: unknown, now: number, cutOff?: (accountId: string) => Promise<unknown>): Promise<string> {
   const used = () => invalidRequest("This reset link is invalid, expired or already used. Ask for a new one.");
   const target = await resetTarget(env, token, now);
   if (!target) throw used();
   const hash = await hashPassword(checkNewPassword(password));
+  await cutOff?.(target.accountId);
   // Only over the hash the link was issued for: of two concurrent uses of one link, one wins.
   const changed = await env.DB.prepare("UPDATE accounts SET password_hash = ? WHERE id = ? AND password_hash IS ?").bind(hash, target.accountId, target.passwordHash).run();
   if (changed.meta.changes === 0) throw used();

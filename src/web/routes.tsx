@@ -146,9 +146,9 @@ export function webRoutes() {
     const token = c.req.param("token");
     try {
       await limitAttempts(c.env, "reset", clientAddress(c));
-      const accountId = await resetPassword(c.env, token, form.password, Date.now());
-      // Whoever knew the old password may have connected an assistant: its tokens end here too.
-      if (c.env.OAUTH_PROVIDER) await revokeAllConnectedApps(c.env.OAUTH_PROVIDER, accountId);
+      // Whoever knew the old password may have connected an assistant: its tokens end too.
+      const oauth = c.env.OAUTH_PROVIDER;
+      const accountId = await resetPassword(c.env, token, form.password, Date.now(), oauth && ((id) => revokeAllConnectedApps(oauth, id)));
       await startSession(c, accountId, Date.now());
       return c.redirect("/app", 303);
     } catch (error) {
