@@ -28,6 +28,8 @@ const zero = (): Engagement => ({ views: 0, likes: 0, comments: 0, shares: 0 });
 const add = (a: Engagement, b: Engagement) => ({ views: a.views + b.views, likes: a.likes + b.likes, comments: a.comments + b.comments, shares: a.shares + b.shares });
 
 const DAY_MS = 24 * 3600 * 1000;
+/** 2026-11-23, 2026-11-23T09:30, 2026-11-23T09:30:00.000Z, 2026-11-23T09:30+01:00 (Date.parse alone also takes "1"). */
+const ISO_DATE_OR_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /**
  * The period of a stats request, the same for REST and the connector: ISO dates or times, `to`
@@ -36,7 +38,7 @@ const DAY_MS = 24 * 3600 * 1000;
  */
 export function statsPeriod(from: string | undefined, to: string | undefined, now: number): { start: number; end: number } {
   const parse = (field: string, value: string) => {
-    const instant = Date.parse(value);
+    const instant = ISO_DATE_OR_TIME.test(value.trim()) ? Date.parse(value.trim()) : Number.NaN;
     if (Number.isNaN(instant)) throw invalidRequest(`${field}: '${value.slice(0, 40)}' is not a date; give an ISO date (2026-11-23) or time (2026-11-23T09:30:00Z).`);
     return instant;
   };

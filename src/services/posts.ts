@@ -96,22 +96,14 @@ async function checkNetworks(db: D1Database, brandId: string, networks: Network[
   return [...new Set(chosen)];
 }
 
-/** What a network accepts as a post's text, in characters (Mastodon's default instance limit). */
-const NETWORK_TEXT_LIMITS: Partial<Record<Network, number>> = { mastodon: 500 };
-
 /**
- * A post headed for publication needs somewhere to go (with none it would count as published
- * having reached nobody), and a text each of its networks takes: refused now, not at publication.
+ * A post headed for publication needs somewhere to go: with none it would count as published
+ * having reached nobody. (Text length is left to each network: Mastodon counts a link as 23
+ * characters and instances set their own limit, so a refusal comes from the instance.)
  */
-function checkPublishable(networks: string, text: string): void {
-  const chosen = JSON.parse(networks) as Network[];
-  if (chosen.length === 0) {
+function checkHasNetworks(networks: string): void {
+  if ((JSON.parse(networks) as Network[]).length === 0) {
     throw invalidRequest("networks: the post has no network to publish to; connect a channel to the brand and choose its network first.");
-  }
-  const length = [...text].length;
-  for (const network of chosen) {
-    const limit = NETWORK_TEXT_LIMITS[network];
-    if (limit !== undefined && length > limit) throw invalidRequest(`text: ${network} takes at most ${limit} characters; this text has ${length}.`);
   }
 }
 
@@ -199,11 +191,12 @@ export async function updatePost(env: Env, accountId: string, postId: string, in
     }
     changes.scheduledAt = scheduledAt;
   }
+  // Before any media is copied: a refused edit leaves nothing behind.
+  const stays = transition(row.state, "edit", brand.requiresApproval);
+  if ((stays === "scheduled" || stays === "pending_approval") && changes.networks !== undefined) checkHasNetworks(changes.networks);
   if (input.media !== undefined) {
     Object.assign(changes, input.media ? await attachMedia(env, accountId, postId, input.media, now) : { mediaKey: null, mediaFilename: null, mediaContentType: null });
   }
-  const stays = transition(row.state, "edit", brand.requiresApproval);
-  if (stays === "scheduled" || stays === "pending_approval") checkPublishable(changes.networks ?? row.networks, changes.text ?? row.text);
   const updated = await move(env, row, "edit", brand.requiresApproval, changes, now);
   if (input.media !== undefined && row.mediaKey && row.mediaKey !== updated.mediaKey) await env.MEDIA.delete(row.mediaKey);
   return view(env.DB, updated, brand.timeZone);
@@ -221,7 +214,7 @@ export async function actOnPost(env: Env, accountId: string, postId: string, act
     changes.scheduledAt = at;
   }
   if (action === "submit") changes.submittedAt = now;
-  if (action === "schedule" || action === "submit") checkPublishable(row.networks, row.text);
+  if (action === "schedule" || action === "submit") checkHasNetworks(row.networks);
   const updated = await move(env, row, action, brand.requiresApproval, changes, now);
   return view(env.DB, updated, brand.timeZone);
 }

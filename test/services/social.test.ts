@@ -132,7 +132,7 @@ describe("brands and posts", () => {
     await json(await api(`/api/v1/posts/${post.postId}/cancel`, { method: "POST", body: "{}" }));
   });
 
-  it("a post without networks, or too long for one, can be drafted but not scheduled, submitted or edited so while scheduled", async () => {
+  it("a post without networks can be drafted but not scheduled, submitted or edited to none while scheduled", async () => {
     // A fresh key from here on: one key for the whole file would pass the per-key rate limit.
     account = await newAccount({ credits: 100 });
     const bare = await brand({ requiresApproval: false, channels: [] });
@@ -151,16 +151,6 @@ describe("brands and posts", () => {
     await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }));
     const emptied = await api(`/api/v1/posts/${post.postId}`, { method: "PATCH", body: JSON.stringify({ networks: [] }) });
     expect(emptied.status).toBe(400);
-    // Mastodon's 500 characters: refused when the post is headed for publication, not when it fails there.
-    const tooLong = await api(`/api/v1/posts/${post.postId}`, { method: "PATCH", body: JSON.stringify({ text: "é".repeat(501) }) });
-    expect(tooLong.status).toBe(400);
-    expect(((await tooLong.json()) as any).error.message).toBe("text: mastodon takes at most 500 characters; this text has 501.");
-    const longDraft = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "é".repeat(501) }) }));
-    const refused = await api(`/api/v1/posts/${longDraft.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) });
-    expect(refused.status).toBe(400);
-    expect((await json(await api(`/api/v1/posts/${longDraft.postId}`, { method: "PATCH", body: JSON.stringify({ text: "é".repeat(500) }) }))).state).toBe("draft");
-    expect((await json(await api(`/api/v1/posts/${longDraft.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }))).state).toBe("scheduled");
-    await json(await api(`/api/v1/posts/${longDraft.postId}/cancel`, { method: "POST", body: "{}" }));
     expect(await json(await api(`/api/v1/posts/${post.postId}`))).toMatchObject({ state: "scheduled", networks: ["mastodon"] });
     await json(await api(`/api/v1/posts/${post.postId}/cancel`, { method: "POST", body: "{}" }));
   });
@@ -259,9 +249,11 @@ describe("brands and posts", () => {
     const upToToday = await json(await api(`/api/v1/brands/${b.brandId}/stats?to=${today}`));
     expect(upToToday.postsByState).toEqual({ published: 1 });
     expect(Date.parse(upToToday.to)).toBe(Date.parse(today) + 24 * 3600 * 1000);
-    const word = await api(`/api/v1/brands/${b.brandId}/stats?from=yesterday`);
-    expect(word.status).toBe(400);
-    expect(((await word.json()) as any).error.message).toMatch(/^from: 'yesterday' is not a date/);
+    for (const from of ["yesterday", "1"]) {
+      const word = await api(`/api/v1/brands/${b.brandId}/stats?from=${from}`);
+      expect(word.status).toBe(400);
+      expect(((await word.json()) as any).error.message).toMatch(new RegExp(`^from: '${from}' is not a date`));
+    }
 
     // Media of published posts goes 30 days after publication.
     const row = await env.DB.prepare("SELECT media_key FROM posts WHERE id = ?").bind(post.postId).first<{ media_key: string }>();
