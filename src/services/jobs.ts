@@ -190,7 +190,7 @@ export const TEST_MODE_MAX_CHARACTERS = 1000;
 
 function checkTestModeBounds(quantity: BillingQuantity): void {
   if ("durationMs" in quantity && quantity.durationMs > TEST_MODE_MAX_MEDIA_MS) {
-    throw invalidRequest(`Test keys process at most ${TEST_MODE_MAX_MEDIA_MS / 60_000} minutes of media per call; this call bills ${(quantity.durationMs / 1000).toFixed(1)} s. Use a live key.`);
+    throw invalidRequest(`Test keys process at most ${TEST_MODE_MAX_MEDIA_MS / 60_000} minutes of media per call; this call bills ${quantity.durationMs / 1000} s. Use a live key.`);
   }
   if ("characters" in quantity && quantity.characters > TEST_MODE_MAX_CHARACTERS) {
     throw invalidRequest(`Test keys speak at most ${TEST_MODE_MAX_CHARACTERS} characters per call; this text has ${quantity.characters}. Use a live key.`);
