@@ -12,8 +12,12 @@ const BLOCKED_NAMES = [/^localhost$/, /\.localhost$/, /\.local$/, /\.internal$/,
 
 function isPublicAddress(address: string): boolean {
   let parsed = ipaddr.parse(address);
-  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === "ipv6") {
+    const v6 = parsed as ipaddr.IPv6;
+    // IPv4-compatible addresses (::a.b.c.d, deprecated by RFC 4291) are "unicast" to ipaddr.js
+    // but carry an IPv4 address: ::7f00:1 is 127.0.0.1, ::a9fe:a9fe the metadata address.
+    if (v6.parts.slice(0, 6).every((part) => part === 0)) return false;
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address();
   }
   return parsed.range() === "unicast";
 }

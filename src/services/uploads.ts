@@ -103,16 +103,20 @@ export async function uploadFromMultipart(
   const id = newId("upl", now);
   const objectKey = `uploads/${accountId}/${id}`;
   let stored: { size: number; filename: string } | undefined;
+  // Parts are handed over as they arrive, so two `file` parts would store side by side into one
+  // key: the first one claims it at once, a second makes the request a 400.
+  let fileParts = 0;
   const parser = createMultipartParser(request);
   try {
     await parser.forEachPart(async (part) => {
-      if (part.name !== "file" || stored) {
+      if (part.name !== "file" || ++fileParts > 1) {
         await drain(part.body);
         return;
       }
       const { size } = await store(bucket, objectKey, part.body, tooLarge);
       stored = { size, filename: safeFilename(part.filename, "upload") };
     });
+    if (fileParts > 1) throw invalidRequest(`file: one file per upload; this request has ${fileParts} file fields.`);
   } catch (error) {
     await bucket.delete(objectKey);
     throw error;

@@ -77,6 +77,17 @@ describe("POST /api/v1/uploads (multipart)", () => {
     await expectError(await call("/api/v1/uploads", { method: "POST", headers: { ...account.auth, "content-type": "text/plain" }, body: "x" }), 400, "invalid_request");
   });
 
+  it("refuses two file fields (they used to race into one object) and keeps nothing", async () => {
+    const account = await newAccount();
+    const form = new FormData();
+    form.append("file", new Blob([await fixtureBytes("tone.mp3")]), "tone.mp3");
+    form.append("file", new Blob([await fixtureBytes("tone.wav")]), "tone.wav");
+    await expectError(await call("/api/v1/uploads", { method: "POST", headers: account.auth, body: form }), 400, "invalid_request", /^file: one file per upload; this request has 2 file fields\.$/);
+    expect(await objectCount(account.accountId)).toBe(0);
+    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM uploads WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
+    expect(rows!.n).toBe(0);
+  });
+
   it("streams a file larger than one part into R2 multipart parts", async () => {
     const account = await newAccount();
     // 20 MiB of a valid WAV (header + silence): three R2 parts.
@@ -154,6 +165,7 @@ describe("POST /api/v1/uploads (URL)", () => {
     ["short IPv4", (port: string) => `http://127.1:${port}/clip.mp4`],
     ["IPv6 loopback", (port: string) => `http://[::1]:${port}/clip.mp4`],
     ["IPv4-mapped IPv6", (port: string) => `http://[::ffff:127.0.0.1]:${port}/clip.mp4`],
+    ["IPv4-compatible IPv6", (port: string) => `http://[::127.0.0.1]:${port}/clip.mp4`],
     ["localhost", (port: string) => `http://localhost:${port}/clip.mp4`],
     ["sub.localhost", (port: string) => `http://media.localhost:${port}/clip.mp4`],
     ["unspecified", (port: string) => `http://0.0.0.0:${port}/clip.mp4`],
@@ -176,6 +188,11 @@ describe("POST /api/v1/uploads (URL)", () => {
     await expect(assertPublicUrl("http://169.254.169.254/latest/meta-data", { allowPrivate: false })).rejects.toThrow(/not public/);
     await expect(assertPublicUrl("http://10.1.2.3/", { allowPrivate: false })).rejects.toThrow(/not public/);
     await expect(assertPublicUrl("http://[fd00::1]/", { allowPrivate: false })).rejects.toThrow(/not public/);
+    // IPv4 inside IPv6: compatible (::/96), NAT64 (64:ff9b::/96), 6to4 (2002::/16).
+    for (const host of ["::a9fe:a9fe", "::7f00:1", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1"]) {
+      await expect(assertPublicUrl(`http://[${host}]/`, { allowPrivate: false }), host).rejects.toThrow(/not public/);
+    }
+    await expect(assertPublicUrl("http://[2606:4700::1111]/", { allowPrivate: false })).resolves.toBeInstanceOf(URL);
   });
 
   it("validates the body", async () => {
