@@ -124,10 +124,11 @@ function serve(): Promise<Server> {
 
 /**
  * A webhook receiver on loopback: POST /<name> records the headers and body and answers the
- * status set by `?status=` (to test retries); GET /<name>/log lists what arrived.
+ * status set by `?status=` (to test retries), after `?delayMs=` when given (a slow receiver);
+ * GET /<name>/log lists what arrived, with when it arrived and when it was answered.
  */
 async function startWebhookSink() {
-  const received = new Map<string, { headers: Record<string, string>; body: string }[]>();
+  const received = new Map<string, { headers: Record<string, string>; body: string; arrivedAt: number; answeredAt?: number }[]>();
   const sink = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://sink");
     const name = url.pathname.split("/")[1] ?? "";
@@ -139,12 +140,17 @@ async function startWebhookSink() {
     req.on("data", (chunk) => (body += chunk));
     req.on("end", () => {
       const list = received.get(name) ?? [];
-      list.push({ headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])), body });
+      const entry: { headers: Record<string, string>; body: string; arrivedAt: number; answeredAt?: number } = { headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])), body, arrivedAt: Date.now() };
+      list.push(entry);
       received.set(name, list);
       const status = Number(url.searchParams.get("status") ?? 200);
       const failFirst = Number(url.searchParams.get("failFirst") ?? 0);
       const code = list.length <= failFirst ? 500 : status;
-      res.writeHead(code, { "content-type": "application/json" }).end(JSON.stringify({ id: `ext-${name}-${list.length}`, url: `https://automation.example/${name}/${list.length}` }));
+      const count = list.length;
+      setTimeout(() => {
+        entry.answeredAt = Date.now();
+        res.writeHead(code, { "content-type": "application/json" }).end(JSON.stringify({ id: `ext-${name}-${count}`, url: `https://automation.example/${name}/${count}` }));
+      }, Number(url.searchParams.get("delayMs") ?? 0));
     });
   });
   await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));

@@ -138,22 +138,25 @@ export async function deliverBrandEvent(env: Env, brandId: string, event: Record
 /** The publish queue's consumer: retries with backoff; the dead-letter queue fails the post. */
 export async function consumePublishBatch(batch: MessageBatch<PublishMessage>, env: Env): Promise<void> {
   const dead = batch.queue.endsWith("-dlq");
-  for (const message of batch.messages) {
-    const body = message.body;
-    try {
-      if (dead) {
-        if (body.kind === "publish") await failPost(env, body.postId, `${body.network}: publication failed after retries`, Date.now());
-      } else if (body.kind === "publish") {
-        await publishOne(env, body.postId, body.network, Date.now());
-      } else {
-        await deliverBrandEvent(env, body.brandId, body.event);
+  // Side by side, as job webhooks: a slow network or receiver must not hold back other brands'.
+  await Promise.all(
+    batch.messages.map(async (message) => {
+      const body = message.body;
+      try {
+        if (dead) {
+          if (body.kind === "publish") await failPost(env, body.postId, `${body.network}: publication failed after retries`, Date.now());
+        } else if (body.kind === "publish") {
+          await publishOne(env, body.postId, body.network, Date.now());
+        } else {
+          await deliverBrandEvent(env, body.brandId, body.event);
+        }
+        message.ack();
+      } catch (error) {
+        console.warn("publish attempt failed", body.kind, error instanceof Error ? error.message : String(error));
+        message.retry({ delaySeconds: Math.min(3600, 5 * 2 ** message.attempts) });
       }
-      message.ack();
-    } catch (error) {
-      console.warn("publish attempt failed", body.kind, error instanceof Error ? error.message : String(error));
-      message.retry({ delaySeconds: Math.min(3600, 5 * 2 ** message.attempts) });
-    }
-  }
+    }),
+  );
 }
 
 export async function assertPublishable(env: Env, url: string): Promise<void> {

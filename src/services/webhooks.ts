@@ -342,23 +342,29 @@ export async function attemptDelivery(env: Env, message: WebhookMessage, now: nu
   return "retrying";
 }
 
-/** Queue consumer of WEBHOOK_QUEUE: one attempt per message; a crash is retried by the queue. */
+/**
+ * Queue consumer of WEBHOOK_QUEUE: one attempt per message; a crash is retried by the queue.
+ * The batch's attempts run side by side: one after the other, a receiver that takes its full
+ * timeout held back every other account's deliveries in the batch.
+ */
 export async function consumeWebhookBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  for (const message of batch.messages) {
-    const parsed = WebhookMessageSchema.safeParse(message.body);
-    if (!parsed.success) {
-      console.error("dropping malformed webhook message");
-      message.ack();
-      continue;
-    }
-    try {
-      await attemptDelivery(env, parsed.data, Date.now());
-      message.ack();
-    } catch (error) {
-      console.error("webhook attempt crashed", parsed.data.deliveryId, error instanceof Error ? error.message : String(error));
-      message.retry({ delaySeconds: 30 });
-    }
-  }
+  await Promise.all(
+    batch.messages.map(async (message) => {
+      const parsed = WebhookMessageSchema.safeParse(message.body);
+      if (!parsed.success) {
+        console.error("dropping malformed webhook message");
+        message.ack();
+        return;
+      }
+      try {
+        await attemptDelivery(env, parsed.data, Date.now());
+        message.ack();
+      } catch (error) {
+        console.error("webhook attempt crashed", parsed.data.deliveryId, error instanceof Error ? error.message : String(error));
+        message.retry({ delaySeconds: 30 });
+      }
+    }),
+  );
 }
 
 // --- Delivery log -----------------------------------------------------------------------------

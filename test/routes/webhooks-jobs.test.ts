@@ -8,10 +8,10 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { env } from "cloudflare:workers";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import type { Env } from "../../src/env";
 import { newId } from "../../src/lib/ids";
-import { accountWebhookSecret, attemptDelivery, signWebhook, type WebhookMessage } from "../../src/services/webhooks";
+import { accountWebhookSecret, attemptDelivery, consumeWebhookBatch, signWebhook, type WebhookMessage } from "../../src/services/webhooks";
 import { balanceOf, call, callTool, expectError, expectLedgerConsistent, newAccount, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
 
 /** Standard Webhooks verification, from the spec: v1 = base64(HMAC-SHA256(base64-decoded secret, "id.ts.body")). */
@@ -262,6 +262,40 @@ describe("deliveries", () => {
       [2, 302, "redirect not followed"],
       [3, 204, null],
     ]);
+  });
+
+  it("delivers a batch side by side: a slow receiver does not hold back another account's delivery", async () => {
+    const hooks = inject("hookBaseUrl");
+    const slowName = `slow-${Date.now()}`;
+    const fastName = `fast-${Date.now()}`;
+    const deliveries: WebhookMessage[] = [];
+    for (const [name, query] of [[slowName, "?delayMs=2000"], [fastName, ""]] as const) {
+      const account = await newAccount({ credits: 100 });
+      const clip = await uploadFixture(account, "clip.mp4");
+      const started = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId })).json()) as { jobId: string };
+      expect((await waitForJob(account, started.jobId)).status).toBe("completed");
+      const id = newId("msg");
+      const now = Date.now();
+      await env.DB.prepare(
+        `INSERT INTO job_webhooks (id, job_id, account_id, event, url, status, attempts, token, next_attempt_at, created_at)
+         VALUES (?, ?, ?, 'job.completed', ?, 'pending', 0, ?, ?, ?)`,
+      )
+        .bind(id, started.jobId, account.accountId, `${hooks}/${name}${query}`, `t-${name}`, now, now)
+        .run();
+      deliveries.push({ deliveryId: id, token: `t-${name}` });
+    }
+    const acked: string[] = [];
+    const batch = {
+      queue: "job-webhooks",
+      messages: deliveries.map((body) => ({ id: body.deliveryId, body, attempts: 1, timestamp: new Date(), ack: () => void acked.push(body.deliveryId), retry: () => undefined })),
+    } as unknown as MessageBatch<unknown>;
+    await consumeWebhookBatch(batch, { ...(env as Env), ALLOW_PRIVATE_URLS: "true", WEBHOOK_QUEUE: { send: async () => undefined } } as unknown as Env);
+    expect(acked.sort()).toEqual(deliveries.map((d) => d.deliveryId).sort());
+    const log = async (name: string) => (await (await fetch(`${hooks}/${name}/log`)).json()) as { arrivedAt: number; answeredAt: number }[];
+    const [slow] = await log(slowName);
+    const [fast] = await log(fastName);
+    // The fast receiver heard of its job while the slow one was still holding its request.
+    expect(fast!.arrivedAt).toBeLessThan(slow!.answeredAt);
   });
 
   it("signs with the new and the previous secret for 24 h after a rotation, then with the new one only", async () => {
