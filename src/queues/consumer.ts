@@ -8,31 +8,24 @@
 import type { Env, JobMessage } from "../env";
 import { failJob } from "../services/jobs";
 import { dispatchJobWebhooks } from "../services/webhooks";
+import { eachMessage } from "./batch";
 import { JobMessageSchema } from "./messages";
 import { faultFires } from "../lib/faults";
 
 export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await Promise.all(
-    batch.messages.map(async (message) => {
-      const parsed = JobMessageSchema.safeParse(message.body);
-      if (!parsed.success) {
-        console.error("dropping malformed job message");
-        message.ack();
-        return;
-      }
-      try {
-        const runner = env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(parsed.data.jobId));
-        await runner.run(parsed.data.jobId);
-        await dispatchJobWebhooks(env, parsed.data.jobId);
-        // Soak campaign: the queue delivers a handled message again, as at-least-once delivery may.
-        if (faultFires(env.FAULT_QUEUE_REDELIVER_RATE, "queue-redelivered") && message.attempts === 1) message.retry({ delaySeconds: 1 });
-        else message.ack();
-      } catch (error) {
-        console.error("job delivery failed", parsed.data.jobId, error instanceof Error ? error.message : String(error));
-        message.retry({ delaySeconds: Math.min(60, 5 * 2 ** (message.attempts - 1)) });
-      }
-    }),
-  );
+  await eachMessage(batch, JobMessageSchema, "job", async ({ jobId }, message) => {
+    try {
+      const runner = env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId));
+      await runner.run(jobId);
+      await dispatchJobWebhooks(env, jobId);
+      // Soak campaign: the queue delivers a handled message again, as at-least-once delivery may.
+      if (faultFires(env.FAULT_QUEUE_REDELIVER_RATE, "queue-redelivered") && message.attempts === 1) message.retry({ delaySeconds: 1 });
+      else message.ack();
+    } catch (error) {
+      console.error("job delivery failed", jobId, error instanceof Error ? error.message : String(error));
+      message.retry({ delaySeconds: Math.min(60, 5 * 2 ** (message.attempts - 1)) });
+    }
+  });
 }
 
 export async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {

@@ -20,6 +20,7 @@ import type { Env } from "../env";
 import { AppError, invalidRequest, notFound } from "../errors";
 import { newId, quotedId, randomToken } from "../lib/ids";
 import { assertPublicUrl, UnsafeUrlError, type UrlPolicy } from "../lib/public-url";
+import { eachMessage } from "../queues/batch";
 import type { Caller } from "./accounts";
 import { jobView, loadJob, type JobStatusView } from "./jobs";
 
@@ -348,23 +349,15 @@ export async function attemptDelivery(env: Env, message: WebhookMessage, now: nu
  * timeout held back every other account's deliveries in the batch.
  */
 export async function consumeWebhookBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await Promise.all(
-    batch.messages.map(async (message) => {
-      const parsed = WebhookMessageSchema.safeParse(message.body);
-      if (!parsed.success) {
-        console.error("dropping malformed webhook message");
-        message.ack();
-        return;
-      }
-      try {
-        await attemptDelivery(env, parsed.data, Date.now());
-        message.ack();
-      } catch (error) {
-        console.error("webhook attempt crashed", parsed.data.deliveryId, error instanceof Error ? error.message : String(error));
-        message.retry({ delaySeconds: 30 });
-      }
-    }),
-  );
+  await eachMessage(batch, WebhookMessageSchema, "webhook", async (delivery, message) => {
+    try {
+      await attemptDelivery(env, delivery, Date.now());
+      message.ack();
+    } catch (error) {
+      console.error("webhook attempt crashed", delivery.deliveryId, error instanceof Error ? error.message : String(error));
+      message.retry({ delaySeconds: 30 });
+    }
+  });
 }
 
 // --- Delivery log -----------------------------------------------------------------------------
