@@ -525,6 +525,19 @@ describe("buildWatermarkCommand (argv)", () => {
     expect(Number(/fontsize=(\d+)/.exec(command.args.join(" "))![1])).toBeGreaterThan(10);
   });
 
+  it("wraps a long text in a small frame's tiles too, where every layout reaches the 8 px floor", () => {
+    const frame = { width: 320, height: 180 };
+    for (const text of ["Lorem ipsum dolor sit amet ".repeat(8).trim(), "A".repeat(200)]) {
+      const command = buildWatermarkCommand({ ...markDefaults, type: "fixe", watermarkText: text }, [stubInput(frame)]);
+      const lines = new TextDecoder().decode(command.files[WATERMARK_TEXT_FILE]).split("\n");
+      const size = Number(/fontsize=(\d+)/.exec(command.args.join(" "))![1]);
+      expect(lines.length, text).toBeGreaterThan(1);
+      // At 0.6 em a character, the longest line fits the frame (one line used to be 3 frames wide).
+      expect(Math.max(...lines.map((l) => [...l].length)) * size * 0.6, text).toBeLessThanOrEqual(frame.width);
+      expect(lines.join("").replace(/ /g, ""), text).toBe(text.replace(/ /g, ""));
+    }
+  });
+
   it("moves a floating mark every `interval` seconds", () => {
     const command = buildWatermarkCommand({ ...markDefaults, type: "flottant", interval: 8, watermarkText: "x" }, [stubInput({})]);
     expect(command.args.join(" ")).toContain("floor(t/8)");

@@ -35,6 +35,8 @@ export const WATERMARK_TEXT_FILE = "mark.txt";
 const MP4_COPY_AUDIO = new Set(["aac", "mp3"]);
 /** Average advance width of a glyph, in em, of a sans-serif font: enough to keep text inside its box. */
 const AVERAGE_GLYPH_EM = 0.6;
+/** Smallest text size drawn, in pixels. */
+const MIN_TEXT_SIZE = 8;
 /** Two decimals are plenty for positions, alphas and sizes in expressions. */
 const fmt = (value: number) => String(Math.round(value * 100) / 100);
 
@@ -104,20 +106,30 @@ function textGridFor(text: string, width: number, height: number): Grid {
   return { ...grid, columns, cellWidth: Math.ceil(width / columns) };
 }
 
-/** Font size that keeps lines within a box, capped at `maxSize`. */
-function fontSizeFor(lines: string[], boxWidth: number, boxHeight: number, maxSize: number): number {
+/** The size at which the lines fill the box, unrounded and unclamped (layouts compare on it). */
+function fittingSize(lines: string[], boxWidth: number, boxHeight: number, maxSize: number): number {
   const longest = Math.max(1, ...lines.map(lengthOf));
   const byWidth = boxWidth / (longest * AVERAGE_GLYPH_EM);
   const byHeight = boxHeight / (lines.length * 1.25);
-  return Math.max(8, Math.floor(Math.min(maxSize, byWidth, byHeight)));
+  return Math.min(maxSize, byWidth, byHeight);
 }
 
-/** Greedy word wrap at `width` characters; the user's own line breaks are kept. */
-function wrap(text: string, width: number): string[] {
+/**
+ * Greedy word wrap at `width` characters; the user's own line breaks are kept. With `cutWords`,
+ * a word longer than a line (a URL, "AAAA...") is cut into line-long pieces.
+ */
+function wrap(text: string, width: number, cutWords = false): string[] {
   return splitLines(text).flatMap((paragraph) => {
     const lines: string[] = [];
     let line = "";
-    for (const word of paragraph.split(/ +/)) {
+    const words = paragraph.split(/ +/).flatMap((word) => {
+      const characters = [...word];
+      if (!cutWords || characters.length <= width) return [word];
+      const pieces: string[] = [];
+      for (let i = 0; i < characters.length; i += width) pieces.push(characters.slice(i, i + width).join(""));
+      return pieces;
+    });
+    for (const word of words) {
       if (line !== "" && lengthOf(line) + 1 + lengthOf(word) > width) {
         lines.push(line);
         line = word;
@@ -135,14 +147,21 @@ function wrap(text: string, width: number): string[] {
  * lines when that gives a larger font (a long sentence in a small frame).
  */
 function layoutText(text: string, boxWidth: number, boxHeight: number, maxSize: number): { lines: string[]; size: number } {
-  let best = { lines: splitLines(text), size: fontSizeFor(splitLines(text), boxWidth, boxHeight, maxSize) };
+  let best = { lines: splitLines(text), size: fittingSize(splitLines(text), boxWidth, boxHeight, maxSize) };
   const total = lengthOf(text);
-  for (let count = 2; count <= 8 && total / count >= 4; count++) {
-    const lines = wrap(text, Math.ceil(total / count));
-    const size = fontSizeFor(lines, boxWidth, boxHeight, maxSize);
-    if (size > best.size) best = { lines, size };
+  // Words are cut only when whole words cannot reach the 8 px floor.
+  for (const cutWords of [false, true]) {
+    if (cutWords && best.size >= MIN_TEXT_SIZE) break;
+    for (let count = 2; count <= 8 && total / count >= 4; count++) {
+      const lines = wrap(text, Math.ceil(total / count), cutWords);
+      const size = fittingSize(lines, boxWidth, boxHeight, maxSize);
+      // More lines only for a clearly larger text: one line reads better at about the same size.
+      if (size > best.size * 1.1) best = { lines, size };
+    }
   }
-  return best;
+  // Compared before the floor: at the floor every layout ties, and the single line (the widest)
+  // used to win in a small frame.
+  return { lines: best.lines, size: Math.max(MIN_TEXT_SIZE, Math.floor(best.size)) };
 }
 
 /**
