@@ -139,6 +139,16 @@ describe("media tools on ffmpeg.wasm through the API", () => {
     expect(meanDifference(shown, frame)).toBeLessThan(12);
   });
 
+  it("extract-audio keeps the file's timeline: a track starting 0.5 s after the picture is padded, not pulled forward", async () => {
+    const late = await uploadFixture(account, "late-audio.mp4");
+    const { bytes } = await result("extract-audio", { uploadId: late.uploadId, format: "wav" });
+    const pcm = parseWav(bytes);
+    expect(Math.abs(pcm.durationSeconds - late.durationSeconds)).toBeLessThan(0.05);
+    // The tone (lavfi's sine: peak 1/8 of full scale) begins where it began against the picture.
+    const first = pcm.samples.findIndex((sample) => Math.abs(sample) > 1000);
+    expect(Math.abs(first / pcm.channels / pcm.sampleRate - 0.5)).toBeLessThan(0.03);
+  });
+
   it("a command this engine cannot run fails clearly without a backend, refunded", async () => {
     const before = await balanceOf(account);
     const response = await callTool(account, "convert", { uploadId: clip.uploadId, format: "webm" });

@@ -284,7 +284,7 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
     const wide = path.join(workDir, ".orig.wav");
     await runTool(
       runtime.ffmpeg,
-      [...common, "-map", "0:a:0", "-vn", "-ac", "2", "-ar", "44100", "-c:a", "pcm_s16le", wide],
+      [...common, "-map", "0:a:0", "-vn", "-af", "aresample=first_pts=0", "-ac", "2", "-ar", "44100", "-c:a", "pcm_s16le", wide],
       { ...opts, label: "ffmpeg" },
     );
     ctx.setPhase("shifting the voice");

@@ -147,7 +147,9 @@ export async function toMonoWav(
     [
       "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
       "-protocol_whitelist", "file", "-i", input,
-      "-map", "0:a:0", "-vn", "-ac", "1", "-ar", String(rate), "-c:a", "pcm_s16le", "-f", "wav", output,
+      // first_pts=0: a track that starts after the picture keeps its offset, so word times are
+      // times in the video (transcripts, captions, re-synthesised voices land on the picture).
+      "-map", "0:a:0", "-vn", "-af", "aresample=first_pts=0", "-ac", "1", "-ar", String(rate), "-c:a", "pcm_s16le", "-f", "wav", output,
     ],
     { ...options, label: "ffmpeg" },
   ).catch((err: unknown) => {

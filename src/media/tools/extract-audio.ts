@@ -49,7 +49,10 @@ export function extractAudioArgs(p: ExtractAudioParams): string[] {
     "-vn",
     // Encoders get the channel layouts and rates they support through ffmpeg's automatic
     // conversion (5.1 or 96 kHz into LAME becomes stereo 48 kHz), so no -ac / -ar here.
-    ...(copy ? ["-c:a", "copy"] : encoderArgs[p.format]),
+    // The audio keeps the file's timeline: a track that starts after the picture (phones write
+    // 0.02-0.5 s) is padded with silence from the start, so the result lasts the source and its
+    // sound stays where it was against the video. A stream copy keeps the packets as they are.
+    ...(copy ? ["-c:a", "copy"] : ["-af", "aresample=first_pts=0", ...encoderArgs[p.format]]),
     // The muxer is named rather than guessed from the extension, so any output name works.
     "-f", muxerOf[p.format],
     p.output,
