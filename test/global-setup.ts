@@ -36,6 +36,9 @@ const fixtures: Record<string, string[] | { from: string; args: string[] }> = {
   "clip.avi": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:v", "mpeg4", "-c:a", "libmp3lame", "-shortest"],
   "tone.mp3": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=3", "-c:a", "libmp3lame", "-b:a", "128k"],
   "tone.wav": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000:duration=1.5", "-c:a", "pcm_s16le"],
+  // WAVE_FORMAT_EXTENSIBLE, as ffmpeg writes 24-bit, float and multichannel WAV.
+  "tone-s24.wav": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1", "-c:a", "pcm_s24le"],
+  "tone-f32-6ch.wav": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1", "-af", "pan=5.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0", "-c:a", "pcm_f32le"],
   "tone.m4a": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac"],
   "tone.ogg": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "libopus"],
   "tone.flac": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "flac"],

@@ -7,6 +7,7 @@ import { readMovieHeader } from "./containers/isobmff";
 import { checkImage } from "./containers/image";
 import { findFirstCluster } from "./containers/matroska";
 import { readOgg } from "./containers/ogg";
+import { readWavCodec } from "./containers/wav";
 import { parseMetadata, summarizeMetadata } from "./metadata";
 import { R2RangeClient, ReadLimitError, type ReadLimits } from "./r2-range-client";
 import { type SniffedFormat, sniff } from "./sniff";
@@ -86,6 +87,12 @@ async function readStreams(format: SniffedFormat, source: IRandomAccessTokenizer
         audioChannels: movie.audioChannels ?? streams.audioChannels,
         ...(movie.rotation !== undefined ? { rotation: movie.rotation } : {}),
       };
+    }
+    case "wav": {
+      // The sample format of extensible WAV (24-bit, float, multichannel) is in its sub-format.
+      const streams = summarize(await parseMetadata(source));
+      const audioCodec = await readWavCodec(source);
+      return audioCodec ? { ...streams, audioCodec } : streams;
     }
     case "matroska": {
       const firstCluster = await findFirstCluster(source, format.label);

@@ -58,6 +58,8 @@ const cases: Case[] = [
   // the file holds (116 frames of 1152 samples at 44.1 kHz, like the CBR tone.mp3).
   { name: "tone-vbr-noxing.mp3", kind: "audio", container: "mp3", mimeType: "audio/mpeg", durationMs: 3030 },
   { name: "tone.wav", kind: "audio", container: "wav", mimeType: "audio/wav" },
+  { name: "tone-s24.wav", kind: "audio", container: "wav", mimeType: "audio/wav" },
+  { name: "tone-f32-6ch.wav", kind: "audio", container: "wav", mimeType: "audio/wav" },
   { name: "tone.m4a", kind: "audio", container: "m4a", mimeType: "audio/mp4" },
   { name: "tone.aac", kind: "audio", container: "aac", mimeType: "audio/aac" },
   { name: "tone.ogg", kind: "audio", container: "ogg", mimeType: "audio/ogg" },

@@ -149,6 +149,16 @@ describe("media tools on ffmpeg.wasm through the API", () => {
     expect(Math.abs(first / pcm.channels / pcm.sampleRate - 0.5)).toBeLessThan(0.03);
   });
 
+  it("trim keeps a 24-bit WAV 24-bit (extensible WAV: the format is in its sub-format)", async () => {
+    const wav = await uploadFixture(account, "tone-s24.wav");
+    const { bytes, contentType } = await result("trim", { uploadId: wav.uploadId, start: 0.25, end: 0.75 });
+    expect(contentType).toBe("audio/wav");
+    await env.MEDIA.put("test/trimmed-s24.wav", bytes);
+    const probe = await probeR2Object(env.MEDIA, "test/trimmed-s24.wav", bytes.byteLength);
+    expect(probe.audioCodec).toBe("pcm_s24le");
+    expect(Math.abs(probe.durationMs - 500)).toBeLessThanOrEqual(5);
+  });
+
   it("a command this engine cannot run fails clearly without a backend, refunded", async () => {
     const before = await balanceOf(account);
     const response = await callTool(account, "convert", { uploadId: clip.uploadId, format: "webm" });
