@@ -47,7 +47,8 @@ export async function adjustPurchasedCredits(
     if (update.meta.changes === 0) throw new AppError("not_found", `Account ${accountId} not found.`);
   } catch (error) {
     if (isConstraintError(error, "CHECK")) {
-      throw invalidRequest("amount: removing this many credits would make the balance negative.");
+      const purchased = await db.prepare("SELECT purchased_credits FROM accounts WHERE id = ?").bind(accountId).first<{ purchased_credits: number }>();
+      throw invalidRequest(`amount: only purchased credits can be removed, and the account has ${purchased?.purchased_credits ?? 0} (plan credits are not adjusted).`);
     }
     throw error;
   }

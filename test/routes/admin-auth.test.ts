@@ -30,7 +30,7 @@ describe("operator API", () => {
     const add = await postJson(`/api/admin/accounts/${account.accountId}/credits`, { amount: 90, reason: "top-up" }, ADMIN);
     expect(await add.json()).toEqual({ balance: 100 });
     const remove = await postJson(`/api/admin/accounts/${account.accountId}/credits`, { amount: -101, reason: "correction" }, ADMIN);
-    await expectError(remove, 400, "invalid_request", /amount/);
+    await expectError(remove, 400, "invalid_request", /^amount: only purchased credits can be removed, and the account has 100 /);
     expect(await balanceOf(account)).toBe(100);
     await expectLedgerConsistent(account);
     await expectError(await postJson(`/api/admin/accounts/${account.accountId}/credits`, { amount: "5", reason: "x" }, ADMIN), 400, "invalid_request", /amount/);
