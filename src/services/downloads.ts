@@ -70,14 +70,34 @@ export async function downloadResponse(bucket: R2Bucket, job: JobRow, request: R
   return objectResponse(bucket, job.resultKey!, request, headers, "This download does not exist or has expired.");
 }
 
-/** An R2 object as an HTTP answer: 200, or 206 for one `bytes=` range, 416 outside it; HEAD too. */
+/** The entity tags of an If-None-Match / If-Range list, without the weak prefix; "*" kept. */
+function entityTags(header: string): string[] {
+  return header.split(",").map((tag) => tag.trim().replace(/^W\//, "")).filter(Boolean);
+}
+
+/**
+ * An R2 object as an HTTP answer: 200, or 206 for one `bytes=` range, 416 outside it; HEAD too.
+ * Conditional requests as RFC 9110 §13: If-None-Match naming the ETag is a 304; a Range whose
+ * If-Range no longer matches (another ETag, or a date other than Last-Modified) gets the whole object.
+ */
 export async function objectResponse(bucket: R2Bucket, key: string, request: Request, headers: Headers, missing: string): Promise<Response> {
   const head = await bucket.head(key);
   if (!head) throw notFound(missing);
   const size = head.size;
   headers.set("accept-ranges", "bytes");
   headers.set("etag", head.httpEtag);
-  const range = parseRange(request.headers.get("range"), size);
+  const lastModified = head.uploaded.toUTCString();
+  headers.set("last-modified", lastModified);
+  const noneMatch = request.headers.get("if-none-match");
+  if (noneMatch !== null && entityTags(noneMatch).some((tag) => tag === "*" || tag === head.httpEtag.replace(/^W\//, ""))) {
+    headers.delete("content-type");
+    headers.delete("content-disposition");
+    return new Response(null, { status: 304, headers });
+  }
+  const ifRange = request.headers.get("if-range")?.trim();
+  // A strong comparison: a weak tag never validates a range.
+  const rangeStillValid = ifRange === undefined || (ifRange.startsWith('"') ? ifRange === head.httpEtag : ifRange === lastModified);
+  const range = rangeStillValid ? parseRange(request.headers.get("range"), size) : undefined;
   if (range === "unsatisfiable") {
     headers.set("content-range", `bytes */${size}`);
     headers.set("content-type", "application/json");

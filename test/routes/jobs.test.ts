@@ -172,6 +172,21 @@ describe("jobs: processing, reading, downloading", () => {
     expect(head.status).toBe(200);
     expect(head.headers.get("content-length")).toBe(String(bytes.byteLength));
     expect((await call(job.result!.url, { headers: { range: `bytes=${bytes.byteLength}-` } })).status).toBe(416);
+    // Conditional requests (RFC 9110 §13): a cached copy is revalidated; a range of a changed file is not served.
+    const etag = download.headers.get("etag")!;
+    expect(etag).toMatch(/^"/);
+    const cached = await call(job.result!.url, { headers: { "if-none-match": `"other", ${etag}` } });
+    expect(cached.status).toBe(304);
+    expect(cached.headers.get("etag")).toBe(etag);
+    expect((await cached.arrayBuffer()).byteLength).toBe(0);
+    expect((await call(job.result!.url, { headers: { "if-none-match": '"other"' } })).status).toBe(200);
+    const sameFile = await call(job.result!.url, { headers: { range: "bytes=0-9", "if-range": etag } });
+    expect(sameFile.status).toBe(206);
+    const sameDate = await call(job.result!.url, { headers: { range: "bytes=0-9", "if-range": download.headers.get("last-modified")! } });
+    expect(sameDate.status).toBe(206);
+    const changed = await call(job.result!.url, { headers: { range: "bytes=0-9", "if-range": '"nope"' } });
+    expect(changed.status).toBe(200);
+    expect((await changed.arrayBuffer()).byteLength).toBe(bytes.byteLength);
     await expectError(await call("/api/download/nope"), 404, "not_found");
     expect(await balanceOf(account)).toBe(97);
   });
