@@ -68,7 +68,8 @@ export async function createSession(
   const open = await db
     .select({ n: count() })
     .from(uploadSessions)
-    .where(and(eq(uploadSessions.accountId, accountId), gt(uploadSessions.expiresAt, now)))
+    // Per mode, like every other view of the sessions: a key could not free the other mode's.
+    .where(and(eq(uploadSessions.accountId, accountId), eq(uploadSessions.mode, owner.mode), gt(uploadSessions.expiresAt, now)))
     .get();
   if ((open?.n ?? 0) >= MAX_OPEN_SESSIONS_PER_ACCOUNT) {
     throw invalidRequest(`Too many resumable uploads in progress (${MAX_OPEN_SESSIONS_PER_ACCOUNT}): complete or abort one first.`);

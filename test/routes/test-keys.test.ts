@@ -66,6 +66,14 @@ describe("test-mode keys", () => {
     await expectError(await call(`/api/admin/accounts/${account.accountId}/keys?mode=sandbox`, { method: "POST", headers: ADMIN }), 400, "invalid_request", /mode/);
   });
 
+  it("count their resumable uploads apart: a test key's open sessions never block the live key", async () => {
+    const account = await newAccount({ credits: 100 });
+    const key = await testKey(account);
+    for (let i = 0; i < 20; i++) expect((await postJson("/api/v1/uploads/multipart", { filename: `t${i}.wav`, size: 1000 }, key.auth)).status).toBe(200);
+    await expectError(await postJson("/api/v1/uploads/multipart", { filename: "more.wav", size: 1000 }, key.auth), 400, "invalid_request", /Too many resumable uploads/);
+    expect((await postJson("/api/v1/uploads/multipart", { filename: "live.wav", size: 1000 }, account.auth)).status).toBe(200);
+  });
+
   it("keep test and live uploads apart", async () => {
     const account = await newAccount({ credits: 100 });
     const key = await testKey(account);
