@@ -27,6 +27,8 @@ const fixtures: Record<string, string[] | { from: string; args: string[] }> = {
   "clip-rotated.mp4": { from: "clip.mp4", args: ["-c", "copy", "-metadata:s:v:0", "rotate=90", "-movflags", "+faststart"] },
   // Its audio track starts 0.5 s after the picture, as phones and editors write them.
   "late-audio.mp4": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2.5", "-itsoffset", "0.5", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-movflags", "+faststart"],
+  // High 10 H.264 (10-bit), which an MP4 may hold but browsers do not play.
+  "clip-10bit.mp4": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p10le", "-movflags", "+faststart"],
   // Video without an audio track.
   "silent.mp4": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "+faststart"],
   // Same, moov atom at the end (the common layout of camera files).

@@ -86,6 +86,7 @@ async function readStreams(format: SniffedFormat, source: IRandomAccessTokenizer
         frameRate: movie.frameRate ?? streams.frameRate,
         audioChannels: movie.audioChannels ?? streams.audioChannels,
         ...(movie.rotation !== undefined ? { rotation: movie.rotation } : {}),
+        ...(movie.h264Profile !== undefined ? { h264Profile: movie.h264Profile } : {}),
       };
     }
     case "wav": {
@@ -149,6 +150,7 @@ function toResult(format: SniffedFormat, streams: StreamSummary): ProbeResult {
     result.height = quarterTurned ? streams.width : streams.height;
   }
   if (streams.hasVideo && streams.rotation !== undefined) result.rotation = streams.rotation;
+  if (streams.hasVideo && streams.videoCodec === "h264" && streams.h264Profile !== undefined) result.h264Profile = streams.h264Profile;
   if (streams.hasAudio && streams.audioChannels !== undefined && Number.isInteger(streams.audioChannels) && streams.audioChannels > 0 && streams.audioChannels <= 64) {
     result.audioChannels = streams.audioChannels;
   }

@@ -22,6 +22,11 @@ export interface ProbeResult {
    */
   rotation?: 90 | 180 | 270;
   /**
+   * H.264 profile_idc (66 Baseline, 77 Main, 100 High; 110 High 10, 122 High 4:2:2, 244 High
+   * 4:4:4, which browsers do not play), when an MP4/MOV states it.
+   */
+  h264Profile?: number;
+  /**
    * Frames per second of the first video stream, rounded to 3 decimals (29.97 for 30000/1001),
    * as the container states it: the rate of a constant-rate stream, the average of a variable
    * one. Absent for audio and images, and when the headers do not say.
@@ -70,4 +75,5 @@ export interface StreamSummary {
   audioChannels?: number;
   /** Clockwise turn the container asks players to apply to the video (MP4/MOV track matrix). */
   rotation?: 90 | 180 | 270;
+  h264Profile?: number;
 }

@@ -13,6 +13,7 @@ interface FfprobeReport {
     avg_frame_rate?: string;
     channels?: number;
     side_data_list?: { side_data_type?: string; rotation?: number }[];
+    profile?: string;
   }[];
 }
 
@@ -46,6 +47,7 @@ interface Case {
 const cases: Case[] = [
   { name: "clip.mp4", kind: "video", container: "mp4", mimeType: "video/mp4" },
   { name: "clip-rotated.mp4", kind: "video", container: "mp4", mimeType: "video/mp4" },
+  { name: "clip-10bit.mp4", kind: "video", container: "mp4", mimeType: "video/mp4" },
   { name: "clip-moov-end.mov", kind: "video", container: "mov", mimeType: "video/quicktime" },
   { name: "clip.webm", kind: "video", container: "webm", mimeType: "video/webm" },
   { name: "clip.mkv", kind: "video", container: "mkv", mimeType: "video/matroska" },
@@ -97,6 +99,9 @@ describe("probeR2Object", () => {
     expect(result.width).toBe(quarterTurned ? video?.height : video?.width);
     expect(result.height).toBe(quarterTurned ? video?.width : video?.height);
     expect(result.rotation).toBe(turn === 0 ? undefined : (((-turn % 360) + 360) % 360));
+    // H.264's profile from the avcC, as ffprobe names it (High, High 10...).
+    const profiles: Record<string, number> = { "Constrained Baseline": 66, Baseline: 66, Main: 77, High: 100, "High 10": 110, "High 4:2:2": 122, "High 4:4:4 Predictive": 244 };
+    if (video?.codec_name === "h264" && container !== "mkv" && container !== "avi") expect(result.h264Profile, name).toBe(profiles[video.profile!]);
     // The channel count, where the container's headers state it (AVI's and raw ADTS's reader do not).
     if (audio && !["clip.avi", "tone.aac"].includes(name)) expect(result.audioChannels).toBe(audio.channels);
     if (video) {

@@ -249,6 +249,16 @@ describe("buildConvertCommand (argv)", () => {
     expect(joined("mkv", { videoCodec: "mpeg4", audioCodec: "mp3", container: "avi" })).toContain("-c:v copy -bsf:v mpeg4_unpack_bframes -c:a copy");
   });
 
+  it("re-encodes High 10, 4:2:2 and 4:4:4 H.264 for MP4 and MOV (browsers play 8-bit 4:2:0 only), copies it into MKV", () => {
+    const joined = (format: ConvertFormat, h264Profile: number) => buildConvertCommand({ format }, [stubInput({ videoCodec: "h264", h264Profile })]).args.join(" ");
+    for (const profile of [110, 122, 244]) {
+      expect(joined("mp4", profile)).toMatch(/-c:v libx264 .*-pix_fmt yuv420p/);
+      expect(joined("mov", profile)).toMatch(/-c:v libx264/);
+      expect(joined("mkv", profile)).toContain("-c:v copy");
+    }
+    for (const profile of [66, 77, 100]) expect(joined("mp4", profile)).toContain("-c:v copy");
+  });
+
   it("never encodes VP9 and keeps x264 within the low-memory settings", () => {
     for (const format of ["mp4", "webm", "mov", "avi", "mkv"] as const) {
       const args = buildConvertCommand({ format }, [stubInput({ videoCodec: "hevc", audioCodec: "ac3" })]).args;

@@ -20,6 +20,8 @@ export interface MovieHeader {
   height?: number;
   /** Frames per second of the first video track, from its media time scale and sample durations. */
   frameRate?: number;
+  /** H.264 profile_idc of the first video track (its avcC), when it is H.264. */
+  h264Profile?: number;
   /** Clockwise quarter turns players apply to the first video track (its tkhd matrix): 90, 180 or 270; absent for none. */
   rotation?: Rotation;
   /** Channels of the first audio track: AAC's decoder configuration when present, else the sample entry's count. */
@@ -99,7 +101,7 @@ function parseMvhd(payload: Uint8Array): number | undefined {
   return timescale > 0 && !unset ? duration / timescale : undefined;
 }
 
-type VideoTrack = Pick<MovieHeader, "width" | "height" | "frameRate" | "rotation">;
+type VideoTrack = Pick<MovieHeader, "width" | "height" | "frameRate" | "rotation" | "h264Profile">;
 
 export type Rotation = 90 | 180 | 270;
 
@@ -157,12 +159,18 @@ async function readVideoTrack(source: IRandomAccessTokenizer, { mdia, stbl }: Tr
   }
   if (!stsd) return track;
   // Full box header and entry count, then a VisualSampleEntry with width and height at bytes 32-35.
-  const entry = await payload(source, stsd, 8 + 36);
+  const entry = await payload(source, stsd, 8 + MAX_VIDEO_ENTRY_BYTES);
   if (entry.length < 8 + 36) return track;
   const width = u16be(entry, 8 + 32);
   const height = u16be(entry, 8 + 34);
+  // An H.264 entry's avcC: configurationVersion, then AVCProfileIndication.
+  const avcC = fourCC(entry, 12) === "avc1" || fourCC(entry, 12) === "avc3" ? findBytes(entry.subarray(8 + 86), "avcC") : -1;
+  if (avcC >= 0 && entry.length > 8 + 86 + avcC + 5) track.h264Profile = entry[8 + 86 + avcC + 5]!;
   return width > 0 && height > 0 ? { ...track, width, height } : track;
 }
+
+/** Bounds the video sample entry searched for its 'avcC' box (it follows the 86-byte entry fields). */
+const MAX_VIDEO_ENTRY_BYTES = 512;
 
 /** Bounds the sample entry searched for an 'esds' box (QuickTime nests it in a 'wave' box). */
 const MAX_SOUND_ENTRY_BYTES = 4096;

@@ -117,6 +117,8 @@ export function buildConvertCommand(params: Pick<ConvertInput, "format">, inputs
     !options.reencodeVideo &&
     probe.videoCodec !== undefined &&
     target.copyVideo.includes(probe.videoCodec) &&
+    // High 10, 4:2:2 and 4:4:4 H.264 (profile_idc above High's 100) copied into MP4 would not play in browsers.
+    !(probe.videoCodec === "h264" && (probe.h264Profile ?? 0) > 100 && target.extension !== "mkv") &&
     (probe.rotation === undefined || target.keepsRotation);
   const copyAudio = probe.audioCodec !== undefined && target.copyAudio.includes(probe.audioCodec);
 
