@@ -260,7 +260,8 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
       [
         ...common, "-i", newAudio,
         "-filter_complex",
-        `[0:a:0]aresample=${VOICE_RATE},aformat=channel_layouts=mono,asplit=2[lo][hi];` +
+        // first_pts=0: the original keeps its place against the picture, as the new voice (timed on it) does.
+        `[0:a:0]aresample=${VOICE_RATE}:first_pts=0,aformat=channel_layouts=mono,asplit=2[lo][hi];` +
           "[lo]lowpass=f=120[l];[hi]highpass=f=4000[h];[l][h]amix=inputs=2:normalize=0,volume=0.5[bg];" +
           "[1:a]asplit=2[v][sc];[bg][sc]sidechaincompress=threshold=0.01:ratio=20:attack=5:release=300[duck];" +
           `[duck][v]amix=inputs=2:normalize=0:duration=first,apad,atrim=0:${dur}[a]`,
