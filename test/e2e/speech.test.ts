@@ -63,6 +63,18 @@ describe("text-to-speech and transcription", () => {
     }
   });
 
+  it("times words against the picture when the audio track starts after it", async () => {
+    const srtOf = async (file: string) => (await parseText(await transcribe(await upload(client, file), { format: "srt", srtSplitMode: "mot" }), { type: "srt", strict: true })).cues;
+    const video = ["-f", "lavfi", "-i", "color=c=black:size=160x120:rate=25:duration=6"];
+    const onTime = generate("speech-on-time.mp4", [...video, "-i", speechWav, "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac"]);
+    const late = generate("speech-late.mp4", [...video, "-itsoffset", "0.8", "-i", speechWav, "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac"]);
+    const [first] = await srtOf(onTime);
+    const [firstLate] = await srtOf(late);
+    // The same first word, 0.8 s later in the video (within a recogniser frame or two).
+    expect(firstLate!.text).toBe(first!.text);
+    expect(Math.abs(firstLate!.startTime - first!.startTime - 0.8)).toBeLessThan(0.1);
+  });
+
   it("refuses a language no engine transcribes, with 400 and no debit", async () => {
     const source = await upload(client, speechWav);
     const before = await balance(client);
