@@ -55,6 +55,23 @@ interface Log {
 
 afterEach(() => vi.restoreAllMocks());
 
+
+/** A fresh account's completed job with a pending job.completed delivery to `url`, held by `token`. */
+async function pendingDelivery(url: string, token: string) {
+  const account = await newAccount({ credits: 100 });
+  const clip = await uploadFixture(account, "clip.mp4");
+  const started = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId })).json()) as { jobId: string };
+  expect((await waitForJob(account, started.jobId)).status).toBe("completed");
+  const id = newId("msg");
+  const now = Date.now();
+  await env.DB.prepare(
+    `INSERT INTO job_webhooks (id, job_id, account_id, event, url, status, attempts, token, next_attempt_at, created_at)
+     VALUES (?, ?, ?, 'job.completed', ?, 'pending', 0, ?, ?, ?)`,
+  )
+    .bind(id, started.jobId, account.accountId, url, token, now, now)
+    .run();
+  return { account, started, id };
+}
 describe("signatures", () => {
   it("signs as Standard Webhooks: the reference verifier accepts it, a changed body or secret does not", async () => {
     const secret = `whsec_${Buffer.from("a test secret of 32 bytes length").toString("base64")}`;
@@ -213,19 +230,8 @@ describe("deliveries", () => {
   });
 
   it("POSTs a signed body, retries a 500, stops at 2xx, never follows a redirect and ignores stale messages", async () => {
-    const account = await newAccount({ credits: 100 });
-    const clip = await uploadFixture(account, "clip.mp4");
-    const started = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId })).json()) as { jobId: string };
-    expect((await waitForJob(account, started.jobId)).status).toBe("completed");
     // A delivery to a loopback receiver, driven by hand (ALLOW_PRIVATE_URLS only for this env).
-    const id = newId("msg");
-    const now = Date.now();
-    await env.DB.prepare(
-      `INSERT INTO job_webhooks (id, job_id, account_id, event, url, status, attempts, token, next_attempt_at, created_at)
-       VALUES (?, ?, ?, 'job.completed', 'http://127.0.0.1:9/hook', 'pending', 0, 't1', ?, ?)`,
-    )
-      .bind(id, started.jobId, account.accountId, now, now)
-      .run();
+    const { account, started, id } = await pendingDelivery("http://127.0.0.1:9/hook", "t1");
     const sent: WebhookMessage[] = [];
     const testEnv = { ...(env as Env), ALLOW_PRIVATE_URLS: "true", WEBHOOK_QUEUE: { send: async (m: WebhookMessage) => void sent.push(m) } } as unknown as Env;
     const received: Request[] = [];
@@ -270,18 +276,7 @@ describe("deliveries", () => {
     const fastName = `fast-${Date.now()}`;
     const deliveries: WebhookMessage[] = [];
     for (const [name, query] of [[slowName, "?delayMs=2000"], [fastName, ""]] as const) {
-      const account = await newAccount({ credits: 100 });
-      const clip = await uploadFixture(account, "clip.mp4");
-      const started = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId })).json()) as { jobId: string };
-      expect((await waitForJob(account, started.jobId)).status).toBe("completed");
-      const id = newId("msg");
-      const now = Date.now();
-      await env.DB.prepare(
-        `INSERT INTO job_webhooks (id, job_id, account_id, event, url, status, attempts, token, next_attempt_at, created_at)
-         VALUES (?, ?, ?, 'job.completed', ?, 'pending', 0, ?, ?, ?)`,
-      )
-        .bind(id, started.jobId, account.accountId, `${hooks}/${name}${query}`, `t-${name}`, now, now)
-        .run();
+      const { id } = await pendingDelivery(`${hooks}/${name}${query}`, `t-${name}`);
       deliveries.push({ deliveryId: id, token: `t-${name}` });
     }
     const acked: string[] = [];

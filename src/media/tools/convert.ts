@@ -27,6 +27,8 @@ interface ContainerTarget {
    * would be pulled forward, so a re-encoded one is padded with silence from the start.
    */
   startsTracksAtZero?: boolean;
+  /** Meant to play in browsers: only what they decode is copied into it. */
+  forBrowsers: boolean;
   /** The muxer writes a video's display rotation, so a turned phone video may be copied (else it is re-encoded upright). */
   keepsRotation: boolean;
   video: VideoEncoder;
@@ -45,6 +47,7 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     audioContentType: "audio/mp4",
     copyVideo: ["h264"],
     copyAudio: ["aac"],
+    forBrowsers: true,
     keepsRotation: true,
     video: "x264",
     audio: "aac",
@@ -58,6 +61,7 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     audioContentType: "video/quicktime",
     copyVideo: ["h264"],
     copyAudio: ["aac"],
+    forBrowsers: true,
     keepsRotation: true,
     video: "x264",
     audio: "aac",
@@ -70,6 +74,7 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     audioContentType: "audio/webm",
     copyVideo: ["vp8", "vp9", "av1"],
     copyAudio: ["opus", "vorbis"],
+    forBrowsers: true,
     keepsRotation: false,
     video: "vp8",
     audio: "opus",
@@ -83,6 +88,7 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     copyVideo: ["mpeg4"],
     copyAudio: ["mp3"],
     startsTracksAtZero: true,
+    forBrowsers: false,
     keepsRotation: false,
     video: "mpeg4",
     audio: "mp3",
@@ -97,6 +103,7 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     // Matroska maps nearly every codec; these are the ones players commonly decode.
     copyVideo: ["h264", "hevc", "vp8", "vp9", "av1", "mpeg4", "mpeg2video", "theora"],
     copyAudio: ["aac", "mp3", "opus", "vorbis", "flac", "ac3", "eac3", "alac", "pcm_s16le", "pcm_s24le", "pcm_f32le", "mp2"],
+    forBrowsers: false,
     keepsRotation: false,
     video: "x264",
     audio: "aac",
@@ -117,8 +124,8 @@ export function buildConvertCommand(params: Pick<ConvertInput, "format">, inputs
     !options.reencodeVideo &&
     probe.videoCodec !== undefined &&
     target.copyVideo.includes(probe.videoCodec) &&
-    // High 10, 4:2:2 and 4:4:4 H.264 (profile_idc above High's 100) copied into MP4 would not play in browsers.
-    !(probe.videoCodec === "h264" && (probe.h264Profile ?? 0) > 100 && target.extension !== "mkv") &&
+    // High 10, 4:2:2 and 4:4:4 H.264 (profile_idc above High's 100) would not play in browsers.
+    !(target.forBrowsers && probe.videoCodec === "h264" && (probe.h264Profile ?? 0) > 100) &&
     (probe.rotation === undefined || target.keepsRotation);
   const copyAudio = probe.audioCodec !== undefined && target.copyAudio.includes(probe.audioCodec);
 
