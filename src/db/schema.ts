@@ -65,8 +65,14 @@ export const apiKeys = sqliteTable(
     revokedAt: integer("revoked_at"),
     /** 'test' for mk_test_ keys and what they make (test-mode keys: no credits, results marked TEST); migration 0006. */
     mode: text("mode", { enum: ["live", "test"] }).notNull().default("live"),
+    /** The developer area's one-time form token: a reloaded or double-submitted form makes no second key (migration 0008). */
+    formNonce: text("form_nonce"),
   },
-  (t) => [uniqueIndex("api_keys_hash_unique").on(t.keyHash), index("api_keys_account").on(t.accountId)],
+  (t) => [
+    uniqueIndex("api_keys_hash_unique").on(t.keyHash),
+    index("api_keys_account").on(t.accountId),
+    uniqueIndex("api_keys_form_nonce_unique").on(t.accountId, t.formNonce),
+  ],
 );
 
 export const ledger = sqliteTable(

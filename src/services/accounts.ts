@@ -121,17 +121,29 @@ const MAX_KEY_NAME = 60;
 /** Creates a key (live unless `mode` says test); the plain key is returned once and never stored. */
 export async function createApiKey(db: D1Database, accountId: string, now: number, name = "", mode: KeyMode = "live") {
   await getAccount(db, accountId);
-  const apiKey = (mode === "test" ? TEST_KEY_PREFIX : API_KEY_PREFIX) + randomToken(24);
-  const keyId = newId("key", now);
-  await db
-    .prepare("INSERT INTO api_keys (id, account_id, key_hash, display_prefix, name, created_at, mode) VALUES (?, ?, ?, ?, ?, ?, ?)")
-    .bind(keyId, accountId, await sha256Hex(apiKey), apiKey.slice(0, 12), name.trim().slice(0, MAX_KEY_NAME), now, mode)
-    .run();
-  return { keyId, apiKey, mode };
+  return (await insertApiKey(db, accountId, now, name, mode, null))!;
 }
 
-/** A key made by the account owner: refused, with the reason, on plans without REST access. */
-export async function createOwnApiKey(db: D1Database, accountId: string, name: unknown, now: number, mode: unknown = "live") {
+/** Null when `formNonce` already made a key of this account (ON CONFLICT: a form sent twice makes one key). */
+async function insertApiKey(db: D1Database, accountId: string, now: number, name: string, mode: KeyMode, formNonce: string | null) {
+  const apiKey = (mode === "test" ? TEST_KEY_PREFIX : API_KEY_PREFIX) + randomToken(24);
+  const keyId = newId("key", now);
+  const inserted = await db
+    .prepare(
+      "INSERT INTO api_keys (id, account_id, key_hash, display_prefix, name, created_at, mode, form_nonce) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, form_nonce) DO NOTHING",
+    )
+    .bind(keyId, accountId, await sha256Hex(apiKey), apiKey.slice(0, 12), name.trim().slice(0, MAX_KEY_NAME), now, mode, formNonce)
+    .run();
+  return inserted.meta.changes === 0 ? null : { keyId, apiKey, mode };
+}
+
+const FORM_NONCE = /^[A-Za-z0-9_-]{16,64}$/;
+
+/**
+ * A key made by the account owner: refused, with the reason, on plans without REST access.
+ * `formNonce` is the form's one-time token; null comes back when that form already made its key.
+ */
+export async function createOwnApiKey(db: D1Database, accountId: string, name: unknown, now: number, mode: unknown, formNonce: unknown) {
   const account = await getAccount(db, accountId);
   const refusal = restAccessRefusal(account.plan);
   if (refusal) throw invalidRequest(`${refusal} Choose a plan with API access in Billing to create keys.`);
@@ -139,7 +151,8 @@ export async function createOwnApiKey(db: D1Database, accountId: string, name: u
   if (!label) throw invalidRequest("Give the key a name, for instance where it is used.");
   if (label.length > MAX_KEY_NAME) throw invalidRequest(`Key names have at most ${MAX_KEY_NAME} characters.`);
   if (!isKeyMode(mode)) throw invalidRequest("A key is live or test.");
-  return createApiKey(db, accountId, now, label, mode);
+  if (typeof formNonce !== "string" || !FORM_NONCE.test(formNonce)) throw invalidRequest("The form is out of date: reload the page and create the key again.");
+  return insertApiKey(db, accountId, now, label, mode, formNonce);
 }
 
 export interface ApiKeyView {

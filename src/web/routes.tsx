@@ -7,6 +7,7 @@ import { Hono, type Context } from "hono";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
 import { AppError } from "../errors";
+import { randomToken } from "../lib/ids";
 import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey, type KeyMode } from "../services/accounts";
 import { checkResetToken, limitAttempts, normalizeEmail, requestPasswordReset, resetPassword, signIn, signUp } from "../services/auth";
 import { cancelPlan, choosePlan, listPayments, resumePlan, startCreditCheckout } from "../services/billing";
@@ -45,6 +46,7 @@ const text = (value: unknown) => (typeof value === "string" ? value : "");
 
 const NOTICES: Record<string, string> = {
   revoked: "Key revoked: requests with it are refused from now on.",
+  "key-already-created": "That form already created its key (listed below); its secret was shown once, when it was made. Create another key if you need one.",
   "voice-deleted": "Cloned voice deleted.",
   disconnected: "App disconnected: its access is revoked and its next call is refused.",
   cancelled: "Plan cancelled: it stays active until the end of the paid period, then moves to Solo.",
@@ -180,14 +182,15 @@ export function webRoutes() {
   const keysPage = async (c: Context<WebEnv>, extra: { created?: { apiKey: string; name: string; mode: KeyMode }; error?: string } = {}, status: 200 | 400 = 200) => {
     const account = c.get("account");
     const keys = await listApiKeys(c.env.DB, account.accountId);
-    return c.html(<KeysPage account={account} keys={keys} refusal={restAccessRefusal(account.plan)} notice={notice(c)} {...extra} />, status);
+    return c.html(<KeysPage account={account} keys={keys} refusal={restAccessRefusal(account.plan)} notice={notice(c)} formNonce={randomToken(18)} {...extra} />, status);
   };
   area.get("/keys", (c) => keysPage(c));
   area.post("/keys", async (c) => {
     const form = await c.req.parseBody();
     try {
-      const { apiKey, mode } = await createOwnApiKey(c.env.DB, c.get("account").accountId, form.name, Date.now(), form.mode ?? "live");
-      return keysPage(c, { created: { apiKey, name: text(form.name).trim(), mode } });
+      const created = await createOwnApiKey(c.env.DB, c.get("account").accountId, form.name, Date.now(), form.mode ?? "live", form.nonce);
+      if (!created) return c.redirect("/app/keys?done=key-already-created", 303);
+      return keysPage(c, { created: { apiKey: created.apiKey, name: text(form.name).trim(), mode: created.mode } });
     } catch (error) {
       return keysPage(c, { error: userError(error).message }, 400);
     }

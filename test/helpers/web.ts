@@ -42,6 +42,13 @@ export class WebClient {
     return this.request(path, { method: "POST", body, headers });
   }
 
+  /** Sends the keys page's "create key" form as a browser would, with the one-time token the page holds. */
+  async createKey(fields: Record<string, string>) {
+    const page = await (await this.get("/app/keys")).text();
+    const nonce = page.match(/name="nonce" value="([^"]+)"/)?.[1] ?? "";
+    return this.post("/app/keys", { ...fields, nonce });
+  }
+
   get sessionToken() {
     return this.cookies.get("__Host-session");
   }

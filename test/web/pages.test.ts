@@ -9,7 +9,7 @@ const KEY = /mk_live_[A-Za-z0-9_-]{32}/;
 describe("API keys page", () => {
   it("creates a named key shown once, lists it by prefix with its last use, and revokes it", async () => {
     const { client } = await signedUpClient();
-    const created = await client.post("/app/keys", { name: "laptop" });
+    const created = await client.createKey({ name: "laptop" });
     expect(created.status).toBe(200);
     const html = await created.text();
     const apiKey = html.match(KEY)![0];
@@ -33,7 +33,7 @@ describe("API keys page", () => {
 
   it("creates a test key next to live keys, listed as test, spending nothing", async () => {
     const { client, accountId } = await signedUpClient();
-    const html = await (await client.post("/app/keys", { name: "staging", mode: "test" })).text();
+    const html = await (await client.createKey({ name: "staging", mode: "test" })).text();
     const apiKey = html.match(/mk_test_[A-Za-z0-9_-]{32}/)![0];
     expect(html).toContain("Test key “staging” created.");
     expect(html).toContain("results are marked TEST");
@@ -50,18 +50,45 @@ describe("API keys page", () => {
     const row = (await (await client.get("/app/jobs")).text()).match(new RegExp(`<tr data-job-id="${jobId}">([\\s\\S]*?)</tr>`))![1];
     expect(row).toContain('<span class="badge queued">test</span>');
     expect(((await (await call("/api/v1/account", { headers: auth })).json()) as { balance: number }).balance).toBe(100);
-    expect((await client.post("/app/keys", { name: "odd", mode: "sandbox" })).status).toBe(400);
+    expect((await client.createKey({ name: "odd", mode: "sandbox" })).status).toBe(400);
+  });
+
+  it("makes one key from one form: a reload or double submit of it creates nothing more, a form without its token is refused", async () => {
+    const { client, accountId } = await signedUpClient();
+    const page = await (await client.get("/app/keys")).text();
+    const nonce = page.match(/name="nonce" value="([^"]+)"/)![1];
+    const first = await client.post("/app/keys", { name: "laptop", nonce });
+    expect(first.status).toBe(200);
+    const apiKey = (await first.text()).match(KEY)![0];
+    // The browser's "resubmit the form?" on reload sends the same body again.
+    const again = await client.post("/app/keys", { name: "laptop", nonce });
+    expect(again.status).toBe(303);
+    expect(again.headers.get("location")).toBe("/app/keys?done=key-already-created");
+    const notice = await (await client.get("/app/keys?done=key-already-created")).text();
+    expect(notice).toContain("already created its key");
+    expect(notice).not.toMatch(KEY);
+    // Each rendering of the page carries a fresh token, so a second key is one more visit away.
+    expect(notice.match(/name="nonce" value="([^"]+)"/)![1]).not.toBe(nonce);
+    const missing = await client.post("/app/keys", { name: "no token" });
+    expect(missing.status).toBe(400);
+    expect(await missing.text()).toContain("reload the page");
+    // Another account may send the same token: tokens are scoped to the account.
+    const other = await signedUpClient();
+    expect((await other.client.post("/app/keys", { name: "theirs", nonce })).status).toBe(200);
+    const keys = await env.DB.prepare("SELECT key_hash FROM api_keys WHERE account_id = ?").bind(accountId).all<{ key_hash: string }>();
+    expect(keys.results).toHaveLength(1);
+    expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
   });
 
   it("cannot revoke another account's key, and refuses an empty name", async () => {
     const { client } = await signedUpClient();
     const other = await signedUpClient();
-    const html = await (await other.client.post("/app/keys", { name: "theirs" })).text();
+    const html = await (await other.client.createKey({ name: "theirs" })).text();
     const otherKey = html.match(KEY)![0];
     const otherId = (await env.DB.prepare("SELECT id FROM api_keys WHERE account_id = ?").bind(other.accountId).first<{ id: string }>())!.id;
     expect((await client.post(`/app/keys/${otherId}/revoke`, {})).status).toBe(400);
     expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${otherKey}` } })).status).toBe(200);
-    expect((await client.post("/app/keys", { name: "  " })).status).toBe(400);
+    expect((await client.createKey({ name: "  " })).status).toBe(400);
   });
 
   it("refuses keys on plans without REST access, saying why", async () => {
@@ -70,7 +97,7 @@ describe("API keys page", () => {
     expect((await accountRow(accountId)).plan).toBe("solo");
     const page = await (await client.get("/app/keys")).text();
     expect(page).toContain("REST API access is not included in the solo plan");
-    const refused = await client.post("/app/keys", { name: "nope" });
+    const refused = await client.createKey({ name: "nope" });
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain("not included in the solo plan");
     const keys = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?").bind(accountId).first<{ n: number }>();
@@ -81,7 +108,7 @@ describe("API keys page", () => {
 describe("overview, ledger and jobs", () => {
   it("shows balance buckets, a usage chart, the ledger with filter and CSV, and recent jobs", async () => {
     const { client, accountId } = await signedUpClient();
-    const apiKey = (await (await client.post("/app/keys", { name: "ci" })).text()).match(KEY)![0];
+    const apiKey = (await (await client.createKey({ name: "ci" })).text()).match(KEY)![0];
     const auth = { authorization: `Bearer ${apiKey}` };
     const upload = (await (await uploadBytes({ accountId, keyId: "", apiKey, auth }, await fixtureBytes("clip.mp4"), "clip.mp4")).json()) as { uploadId: string };
     const job = (await (await callTool({ accountId, keyId: "", apiKey, auth }, "extract-audio", { uploadId: upload.uploadId })).json()) as { jobId: string };

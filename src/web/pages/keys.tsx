@@ -10,7 +10,9 @@ export const KeysPage: FC<{
   created?: { apiKey: string; name: string; mode: KeyMode };
   error?: string;
   notice?: string;
-}> = ({ account, keys, refusal, created, error, notice }) => (
+  /** One-time token of the "create key" form: sending the form again makes no second key. */
+  formNonce: string;
+}> = ({ account, keys, refusal, created, error, notice, formNonce }) => (
   <AppPage title="API keys" path="/app/keys" email={account.email}>
     {error && <Notice kind="error">{error}</Notice>}
     {notice && <Notice kind="ok">{notice}</Notice>}
@@ -41,6 +43,7 @@ export const KeysPage: FC<{
       </Notice>
     ) : (
       <form method="post" action="/app/keys" class="card row">
+        <input type="hidden" name="nonce" value={formNonce} />
         <label style="flex:1">
           Name
           <input name="name" maxlength={60} required placeholder="e.g. production server" />
