@@ -117,8 +117,8 @@ async function unreferenced(db: D1Database, prefix: string, keys: string[]): Pro
 }
 
 /** The cron's maintenance, plus the orphan sweep, run now (operator API). */
-export async function maintainNow(db: D1Database, bucket: R2Bucket, now: number, orphanGraceMs?: number) {
-  const summary = await runMaintenance(db, bucket, now);
+export async function maintainNow(db: D1Database, bucket: R2Bucket, now: number, orphanGraceMs?: number, stopRunner?: (jobId: string) => Promise<void>) {
+  const summary = await runMaintenance(db, bucket, now, stopRunner);
   const orphans = await findOrphans(db, bucket, now, { remove: true, graceMs: orphanGraceMs });
   return { ...summary, orphansDeleted: orphans.deleted };
 }

@@ -291,14 +291,22 @@ export async function cancelJob(env: Env, caller: Caller, jobId: string, now: nu
   if (!(await failAndRefund(env.DB, jobId, "Cancelled at the caller's request; credits refunded.", now, RESULT_TTL_MS))) {
     throw ended((await getJobForKey(env, caller, jobId, now)).status);
   }
+  await stopJobRunner(env, jobId);
+  await dispatchJobWebhooks(env, jobId);
+  return getJobForKey(env, caller, jobId, now);
+}
+
+/**
+ * Tells an ended job's runner to stop its pending stage: the backend is asked to stop, the stage's
+ * output is deleted, the watchdog alarm goes. Best effort: the job is failed and refunded already,
+ * and a stage that still reports later finds the job ended and changes nothing.
+ */
+export async function stopJobRunner(env: Pick<Env, "MEDIA_RUNNER">, jobId: string): Promise<void> {
   try {
     await env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).cancel(jobId);
   } catch (error) {
-    // Refunded already; a stage that still reports later finds the job ended and changes nothing.
-    console.warn("runner cancel failed", jobId, error instanceof Error ? error.message : String(error));
+    console.warn("runner stop failed", jobId, error instanceof Error ? error.message : String(error));
   }
-  await dispatchJobWebhooks(env, jobId);
-  return getJobForKey(env, caller, jobId, now);
 }
 
 /** Fails an active job and refunds it, exactly once whatever the retries. */

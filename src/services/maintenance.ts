@@ -14,7 +14,11 @@ import { abortExpiredSessions } from "./resumable-uploads";
  */
 export const QUEUED_LIMIT_MS = 3600 * 1000;
 
-export async function failStuckJobs(db: D1Database, now: number): Promise<number> {
+/**
+ * `stopRunner` is told of each processing job failed here, so its runner stops the backend's work
+ * (nobody will read its result) instead of waiting for its own alarm.
+ */
+export async function failStuckJobs(db: D1Database, now: number, stopRunner?: (jobId: string) => Promise<void>): Promise<number> {
   const stuck = await db
     .prepare("SELECT id, status FROM jobs WHERE (status = 'processing' AND deadline_at <= ?1) OR (status = 'queued' AND created_at <= ?2) LIMIT 200")
     .bind(now, now - QUEUED_LIMIT_MS)
@@ -22,7 +26,9 @@ export async function failStuckJobs(db: D1Database, now: number): Promise<number
   let failed = 0;
   for (const { id, status } of stuck.results) {
     const why = status === "queued" ? "The job was never started; credits refunded." : "Processing did not finish in time; credits refunded.";
-    if (await failJob(db, id, why, now)) failed++;
+    if (!(await failJob(db, id, why, now))) continue;
+    failed++;
+    if (status === "processing") await stopRunner?.(id);
   }
   return failed;
 }
@@ -59,8 +65,8 @@ export async function deleteExpired(db: D1Database, bucket: R2Bucket, now: numbe
   return { uploads: uploads.results.length, results: results.results.length, jobRows: purged[1].meta.changes };
 }
 
-export async function runMaintenance(db: D1Database, bucket: R2Bucket, now: number) {
-  const stuck = await failStuckJobs(db, now);
+export async function runMaintenance(db: D1Database, bucket: R2Bucket, now: number, stopRunner?: (jobId: string) => Promise<void>) {
+  const stuck = await failStuckJobs(db, now, stopRunner);
   const expired = await deleteExpired(db, bucket, now);
   const renewed = await renewDuePlans(db, now);
   const sessions = await deleteExpiredSessions(db, now);

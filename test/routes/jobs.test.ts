@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { parseBuffer } from "music-metadata";
 import {
@@ -13,6 +14,7 @@ import {
   waitForJob,
 } from "../helpers/api";
 import { failStuckJobs, runMaintenance } from "../../src/services/maintenance";
+import { stopJobRunner } from "../../src/services/jobs";
 import { consumeJobs } from "../../src/queues/consumer";
 import { sha256Hex } from "../../src/lib/hash";
 
@@ -265,6 +267,24 @@ describe("maintenance: watchdog, expiry, plan renewal", () => {
     await env.DB.prepare("UPDATE jobs SET status = 'processing', deadline_at = ?, finished_at = NULL, expires_at = NULL WHERE id = ?").bind(Date.now() - 1, jobId).run();
     const job = await expectWatchdogRefundsOnce(account, jobId);
     expect(job.status).toBe("failed");
+  });
+
+  it("tells the runner of a job it fails to stop its pending stage: output deleted, alarm and state gone", async () => {
+    const { account, jobId } = await finishedJob();
+    await env.DB.prepare("UPDATE jobs SET status = 'processing', deadline_at = ?, finished_at = NULL, expires_at = NULL WHERE id = ?").bind(Date.now() - 1, jobId).run();
+    // The runner still waits for a backend stage (its alarm lost or not due), which has written part of its output.
+    const outputKey = `tmp/${jobId}/stage.mp3`;
+    await env.MEDIA.put(outputKey, new Uint8Array(1024));
+    const runner = env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId));
+    await runInDurableObject(runner, async (_instance, state) => {
+      await state.storage.put("pending", { jobId, stage: "ffmpeg", outputKey, deadlineAt: Date.now() + 3600_000 });
+      await state.storage.setAlarm(Date.now() + 3600_000);
+    });
+    await runMaintenance(env.DB, env.MEDIA, Date.now(), (id) => stopJobRunner(env, id));
+    expect((await waitForJob(account, jobId)).status).toBe("failed");
+    expect(await env.MEDIA.head(outputKey)).toBeNull();
+    const left = await runInDurableObject(runner, async (_instance, state) => ({ alarm: await state.storage.getAlarm(), keys: [...(await state.storage.list()).keys()] }));
+    expect(left).toEqual({ alarm: null, keys: [] });
   });
 
   it("fails and refunds a job still queued an hour after its call (its message was lost), once", async () => {

@@ -9,6 +9,7 @@ import { notFound, pickErrors, unauthorized } from "../../errors";
 import { auditAccount, findOrphans, maintainNow } from "../../services/audit";
 import { adjustPurchasedCredits } from "../../services/credits";
 import { createAccount, createApiKey, keyModes, revokeApiKey } from "../../services/accounts";
+import { stopJobRunner } from "../../services/jobs";
 import { plans } from "../../services/pricing";
 import { constantTimeEqual } from "../../lib/constant-time";
 import { hashPassword } from "../../lib/password";
@@ -156,7 +157,8 @@ export function adminRoutes() {
   });
   router.openapi(maintenanceRoute, async (c) => {
     const { orphanGraceSeconds } = c.req.valid("query");
-    return c.json(await maintainNow(c.env.DB, c.env.MEDIA, Date.now(), orphanGraceSeconds === undefined ? undefined : orphanGraceSeconds * 1000), 200);
+    const orphanGraceMs = orphanGraceSeconds === undefined ? undefined : orphanGraceSeconds * 1000;
+    return c.json(await maintainNow(c.env.DB, c.env.MEDIA, Date.now(), orphanGraceMs, (jobId) => stopJobRunner(c.env, jobId)), 200);
   });
   router.openapi(revokeRoute, async (c) => {
     const { keyId } = c.req.valid("param");
