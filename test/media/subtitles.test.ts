@@ -279,7 +279,7 @@ describe("buildSubtitlesCommand", () => {
     const ass = buildAss(params({ fontId: "anton" }), oneCue("Été"), VIDEO);
     const command = buildSubtitlesCommand(params({ fontId: "anton" }), [input()], ass);
     expect(command.args.join(" ")).toBe(
-      "-hide_banner -y -i in0.mp4 -map 0:v:0 -map 0:a:0? -vf subtitles=filename=subs.ass:fontsdir=fonts -c:v libx264 -preset veryfast " +
+      "-hide_banner -y -i in0.mp4 -map 0:V:0 -map 0:a:0? -vf subtitles=filename=subs.ass:fontsdir=fonts,scale=trunc(iw/2)*2:trunc(ih/2)*2 -c:v libx264 -preset veryfast " +
         "-x264-params rc-lookahead=0:bframes=0 -crf 23 -pix_fmt yuv420p -c:a copy -movflags +faststart -f mp4 out.mp4",
     );
     expect(new TextDecoder().decode(command.files["subs.ass"])).toBe(ass);
@@ -426,6 +426,37 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
       `subtitles burn-in, 320x240 2 s on ffmpeg.wasm: ${low.burnMs} ms, peak wasm heap ${(low.peakWasmBytes / MiB).toFixed(1)} MiB`,
     );
     expect(low.peakWasmBytes).toBeLessThan(64 * MiB);
+  });
+
+  it("burns into a video of odd width and height (4:4:4, 321x241), written 320x240 with the caption on it", async () => {
+    const odd = await runFfmpegWasm({
+      args: ["-hide_banner", "-f", "lavfi", "-i", "color=c=black:s=321x241:r=25:d=2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv444p", "odd.mp4"],
+      inputs: {},
+      outputs: ["odd.mp4"],
+    });
+    const p = params({ position: 50 });
+    const input: MediaInput = {
+      name: "in0.mp4",
+      filename: "odd.mp4",
+      sizeBytes: odd.outputs["odd.mp4"]!.byteLength,
+      probe: { kind: "video", container: "mp4", mimeType: "video/mp4", durationMs: 2000, hasAudio: false, hasVideo: true, width: 321, height: 241 },
+    };
+    const command = buildSubtitlesCommand(p, [input], buildAss(p, await cuesFromSrt(SAMPLE), { width: 321, height: 241 }));
+    const inputs: Record<string, Uint8Array> = { [input.name]: odd.outputs["odd.mp4"]!, ...command.files };
+    for (const font of command.fonts) inputs[`fonts/${font}`] = await loadFont(env.FONTS, font);
+    const burned = await runFfmpegWasm({ args: command.args, inputs, outputs: [command.outputName] });
+    expect(burned.exitCode).toBe(0);
+    const frame = await runFfmpegWasm({
+      args: ["-hide_banner", "-ss", "1", "-i", "video.mp4", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "frame.rgb"],
+      inputs: { "video.mp4": burned.outputs[command.outputName]! },
+      outputs: ["frame.rgb"],
+    });
+    expect(frame.log).toMatch(/Stream #0:0.*: Video: h264 \(High\).*yuv420p.*, 320x240/);
+    const shown: Frame = { rgb: frame.outputs["frame.rgb"]!, log: "", peakWasmBytes: 0, burnMs: 0 };
+    expect(shown.rgb.byteLength).toBe(WIDTH * HEIGHT * 3);
+    const text = bounds(pixels(shown, isWhite));
+    expect(pixels(shown, isWhite).length).toBeGreaterThan(20);
+    expect(Math.abs((text.top + text.bottom) / 2 - HEIGHT / 2)).toBeLessThan(12);
   });
 
   it("impact draws a box of effectColor around the text", async () => {

@@ -6,6 +6,7 @@
 import type { SubtitleStyleParams } from "../ass";
 import { subtitleFonts } from "../fonts";
 import { FONTS_DIR, resultName, type MediaCommand, type MediaInput } from "./command";
+import { EVEN_SIZE_FILTER } from "./encoders";
 
 /** Audio codecs an MP4 carries as a stream copy; others (Opus, Vorbis, PCM, FLAC) become AAC. */
 const MP4_AUDIO_COPY = new Set(["aac", "mp3", "ac3", "eac3", "alac"]);
@@ -47,9 +48,11 @@ export function buildSubtitlesCommand(params: Pick<SubtitleStyleParams, "fontId"
       "-hide_banner",
       "-y",
       "-i", input.name,
-      "-map", "0:v:0",
+      // V: the picture, never an attached cover image.
+      "-map", "0:V:0",
       "-map", "0:a:0?",
-      "-vf", `subtitles=filename=${SUBTITLES_ASS_NAME}:fontsdir=${FONTS_DIR}`,
+      // Burnt at the source's size (the script's PlayRes), then to even dimensions for x264's 4:2:0.
+      "-vf", `subtitles=filename=${SUBTITLES_ASS_NAME}:fontsdir=${FONTS_DIR},${EVEN_SIZE_FILTER}`,
       "-c:v", "libx264",
       "-preset", "veryfast",
       "-x264-params", "rc-lookahead=0:bframes=0",
