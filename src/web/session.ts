@@ -39,7 +39,10 @@ const SAME_ORIGIN = "https://same-origin.invalid";
 export function safeNext(next: unknown): string {
   if (typeof next !== "string" || next.length >= 2000 || !/^\/(?![/\\])/.test(next) || /[\u0000-\u001f\u007f\\]/.test(next)) return "/app";
   const url = new URL(next, SAME_ORIGIN);
-  return url.origin === SAME_ORIGIN ? url.pathname + url.search + url.hash : "/app";
+  // Checked again once normalised: dot segments can leave `//host` ("/app/..//evil.example"),
+  // which a browser reads as another site.
+  if (url.origin !== SAME_ORIGIN || /^\/[/\\]/.test(url.pathname)) return "/app";
+  return url.pathname + url.search + url.hash;
 }
 
 /** Resolves the session or sends the person to sign in, coming back here afterwards. */

@@ -297,4 +297,18 @@ describe("sign-in form", () => {
     const fresh = uniqueEmail();
     expect(fresh).toMatch(/@example\.com$/);
   });
+
+  it("refuses a next path whose dot segments normalise to another site, at sign-in and at sign-up", async () => {
+    const { email } = await signedUpClient();
+    for (const next of ["/app/..//evil.example/phish", "/./..//evil.example", "/x/../..//evil.example/login"]) {
+      const response = await new WebClient().post("/app/login", { email, password: PASSWORD, next });
+      expect(response.status).toBe(303);
+      expect(response.headers.get("location"), next).not.toMatch(/^\/\/|evil/);
+    }
+    const signup = await new WebClient().post("/app/signup", { email: uniqueEmail(), password: PASSWORD, next: "/x/../..//evil.example/login" });
+    expect(signup.status).toBe(303);
+    expect(signup.headers.get("location")).toBe("/app");
+    const kept = await new WebClient().post("/app/login", { email, password: PASSWORD, next: "/app/jobs/../keys" });
+    expect(kept.headers.get("location")).toBe("/app/keys");
+  });
 });
