@@ -33,6 +33,11 @@ export const accounts = sqliteTable(
     stripeSubscriptionId: text("stripe_subscription_id"),
     /** 1 when the plan is cancelled and moves to solo at the end of the paid period. */
     planCancelAtPeriodEnd: integer("plan_cancel_at_period_end").notNull().default(0),
+    /**
+     * A smaller paid plan chosen for the next period (migration 0009): a downgrade waits for the
+     * end of the paid period, so no unused time is credited back for credits already granted.
+     */
+    planNext: text("plan_next", { enum: ["starter", "pro", "scale"] }),
     /** Default URL notified when a job ends (a call's own webhookUrl wins); migration 0005. */
     webhookUrl: text("webhook_url"),
     /** The webhook signing secret is derived from WEBHOOK_SIGNING_KEY and this version (rotation bumps it). */

@@ -8,6 +8,7 @@ import { sha256Hex } from "../lib/hash";
 import { newId, randomToken } from "../lib/ids";
 import { firstPeriodEnd, isConstraintError } from "./credits";
 import { planAllowance, restApiPlans, type Plan } from "./pricing";
+import type { PaidPlan } from "./catalog";
 
 export const API_KEY_PREFIX = "mk_live_";
 export const TEST_KEY_PREFIX = "mk_test_";
@@ -80,6 +81,8 @@ export interface AccountDetails extends AccountView {
   purchasedCredits: number;
   planPeriodEnd: number | null;
   planCancelAtPeriodEnd: boolean;
+  /** The smaller paid plan the next period moves to (a downgrade waits for the period's end), or null. */
+  planNext: PaidPlan | null;
   stripeCustomerId: string | null;
   stripeSubscriptionId: string | null;
 }
@@ -87,13 +90,13 @@ export interface AccountDetails extends AccountView {
 export async function getAccountDetails(db: D1Database, accountId: string): Promise<AccountDetails> {
   const row = await db
     .prepare(
-      `SELECT id, email, plan, plan_credits, purchased_credits, plan_period_end, plan_cancel_at_period_end,
+      `SELECT id, email, plan, plan_credits, purchased_credits, plan_period_end, plan_cancel_at_period_end, plan_next,
          stripe_customer_id, stripe_subscription_id FROM accounts WHERE id = ?`,
     )
     .bind(accountId)
     .first<{
       id: string; email: string; plan: Plan; plan_credits: number; purchased_credits: number; plan_period_end: number | null;
-      plan_cancel_at_period_end: number; stripe_customer_id: string | null; stripe_subscription_id: string | null;
+      plan_cancel_at_period_end: number; plan_next: PaidPlan | null; stripe_customer_id: string | null; stripe_subscription_id: string | null;
     }>();
   if (!row) throw new AppError("not_found", `Account ${accountId} not found.`);
   return {
@@ -106,6 +109,7 @@ export async function getAccountDetails(db: D1Database, accountId: string): Prom
     // Pay as you go has no period; the column still remembers the last Solo period (billing.ts).
     planPeriodEnd: row.plan === "payg" ? null : row.plan_period_end,
     planCancelAtPeriodEnd: row.plan_cancel_at_period_end === 1,
+    planNext: row.plan_next,
     stripeCustomerId: row.stripe_customer_id,
     stripeSubscriptionId: row.stripe_subscription_id,
   };

@@ -9,7 +9,7 @@ import type { Env } from "../env";
 import { AppError, invalidRequest } from "../errors";
 import { newId } from "../lib/ids";
 import { getAccountDetails, type AccountDetails } from "./accounts";
-import { findOffer, isPaidPlan, planLookupKey, type PaidPlan } from "./catalog";
+import { findOffer, isPaidPlan, planLookupKey, planNames, type PaidPlan } from "./catalog";
 import { firstPeriodEnd, isConstraintError } from "./credits";
 import { planAllowance } from "./pricing";
 import { describeStripeError, stripeFor } from "./stripe-client";
@@ -97,30 +97,19 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
   const stripe = stripeFor(env);
   return withStripeErrors(async () => {
     const price = await planPrice(stripe, plan);
+    if (account.stripeSubscriptionId) return await changeSubscribedPlan(env, stripe, account, plan, price);
     const metadata = { account_id: accountId, plan };
-    if (account.stripeSubscriptionId) {
-      if (account.plan === plan && !account.planCancelAtPeriodEnd) throw invalidRequest(`The account is already on ${plan}.`);
-      const subscription = await stripe.subscriptions.retrieve(account.stripeSubscriptionId);
-      const item = subscription.items.data[0];
-      await stripe.subscriptions.update(subscription.id, {
-        items: [{ id: item.id, price: price.id }],
-        proration_behavior: "always_invoice",
-        cancel_at_period_end: false,
-        metadata,
-      });
-      await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 0 WHERE id = ?").bind(accountId).run();
-      return { done: `Plan change to ${plan} requested; it applies as soon as Stripe confirms the payment.` };
-    }
     const customer = await ensureCustomer(env, stripe, account);
     // One subscription per account: a second tab paid after the first would start a second one
     // the account does not track (billed, but not cancellable from here). A checkout paid whose
-    // confirmation has not arrived yet shows as an active subscription; other plan checkouts still
+    // confirmation has not arrived yet shows as an active subscription; other checkouts still
     // open are expired (one that completes meanwhile cannot be expired: the check above catches
-    // it on the next try).
+    // it on the next try), pack checkouts too: their prices are pay as you go's, which a plan's
+    // top-ups replace.
     const active = await stripe.subscriptions.list({ customer, status: "active", limit: 1 });
     if (active.data.length > 0) throw invalidRequest("A plan payment is being confirmed; reload the billing page in a moment to change the plan.");
     for await (const earlier of stripe.checkout.sessions.list({ customer, status: "open", limit: 100 })) {
-      if (earlier.mode === "subscription") await stripe.checkout.sessions.expire(earlier.id).catch(() => undefined);
+      await stripe.checkout.sessions.expire(earlier.id).catch(() => undefined);
     }
     const session = await stripe.checkout.sessions.create({
       mode: "subscription",
@@ -135,6 +124,46 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
     if (!session.url) throw new AppError("internal_error", "The payment provider gave no checkout page.");
     return { redirect: session.url };
   });
+}
+
+/**
+ * A subscriber changes plan. An upgrade applies at once: the prorated invoice's `invoice.paid`
+ * grants what the larger allowance adds. A downgrade waits for the end of the paid period (the
+ * subscription's next invoice is at the smaller price, and that invoice moves the plan): prorated
+ * at once, Stripe would credit the unused part of the larger plan whose credits were already
+ * granted and spent, so upgrade, spend, downgrade would cost nothing. Choosing the current plan
+ * again undoes a pending downgrade or cancellation; another change waits until a pending
+ * downgrade is undone, so the period's price is always the plan in use.
+ */
+async function changeSubscribedPlan(env: Env, stripe: Stripe, account: AccountDetails, plan: PaidPlan, price: Stripe.Price): Promise<PlanChoice> {
+  const subscriptionId = account.stripeSubscriptionId!;
+  const metadata = { account_id: account.accountId, plan };
+  const name = planNames[plan];
+  const periodEnd = account.planPeriodEnd === null ? "the end of the period" : new Date(account.planPeriodEnd).toISOString().slice(0, 10);
+  const setPrice = async (proration: "always_invoice" | "none") => {
+    const subscription = await stripe.subscriptions.retrieve(subscriptionId);
+    const item = subscription.items.data[0];
+    await stripe.subscriptions.update(subscription.id, { items: [{ id: item.id, price: price.id }], proration_behavior: proration, cancel_at_period_end: false, metadata });
+  };
+  if (account.plan === plan) {
+    if (!account.planNext && !account.planCancelAtPeriodEnd) throw invalidRequest(`The account is already on ${name}.`);
+    // Same plan: the period is paid already, nothing to invoice.
+    await setPrice("none");
+    await env.DB.prepare("UPDATE accounts SET plan_next = NULL, plan_cancel_at_period_end = 0 WHERE id = ? AND stripe_subscription_id = ?").bind(account.accountId, subscriptionId).run();
+    return { done: `You stay on ${name}: it renews as usual on ${periodEnd}.` };
+  }
+  if (account.planNext) {
+    throw invalidRequest(`${planNames[account.planNext]} is already chosen from ${periodEnd}. Choose ${planNames[account.plan]} again to undo that first.`);
+  }
+  const current = account.plan === "payg" ? 0 : planAllowance[account.plan];
+  if (planAllowance[plan] < current) {
+    await setPrice("none");
+    await env.DB.prepare("UPDATE accounts SET plan_next = ?, plan_cancel_at_period_end = 0 WHERE id = ? AND stripe_subscription_id = ?").bind(plan, account.accountId, subscriptionId).run();
+    return { done: `${name} starts on ${periodEnd}, when the paid period ends; until then the account stays on ${planNames[account.plan]} with its credits.` };
+  }
+  await setPrice("always_invoice");
+  await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 0 WHERE id = ?").bind(account.accountId).run();
+  return { done: `Change to ${name} requested; it applies as soon as Stripe confirms the payment.` };
 }
 
 /** Cancels the paid plan at the end of the period (Stripe then sends customer.subscription.deleted). */

@@ -148,7 +148,7 @@ async function invoicePaid(db: D1Database, event: Stripe.Event, invoice: Stripe.
     db
       .prepare(
         `UPDATE accounts SET plan = ?4, plan_credits = ?5, plan_period_granted = ?5, plan_period_end = ?2, stripe_subscription_id = ?3,
-           stripe_customer_id = COALESCE(stripe_customer_id, ?6), plan_cancel_at_period_end = 0 WHERE ${newPeriod}`,
+           stripe_customer_id = COALESCE(stripe_customer_id, ?6), plan_cancel_at_period_end = 0, plan_next = NULL WHERE ${newPeriod}`,
       )
       .bind(accountId, periodEnd, subscription, plan, allowance, idOf(invoice.customer)),
     // The payment's credits are what this invoice granted (a refund takes back at most that).
@@ -188,7 +188,7 @@ async function subscriptionDeleted(db: D1Database, event: Stripe.Event, subscrip
     db
       .prepare(
         `UPDATE accounts SET plan = 'solo', plan_credits = ?3, plan_period_granted = ?3, plan_period_end = ?4, stripe_subscription_id = NULL,
-           plan_cancel_at_period_end = 0 WHERE ${guard}`,
+           plan_cancel_at_period_end = 0, plan_next = NULL WHERE ${guard}`,
       )
       .bind(account.id, subscription.id, allowance, firstPeriodEnd(now)),
   ]);

@@ -238,12 +238,71 @@ describe("credits from Stripe events, exactly once", () => {
     await expectLedgerMatches(accountId);
   });
 
+  it("a downgrade waits for the end of the paid period (no proration credit for granted credits); choosing the plan again undoes it", async () => {
+    const stripe = inject("stripeBaseUrl");
+    const stripeApi = async (path: string, init: RequestInit = {}) => (await fetch(`${stripe}${path}`, { ...init, headers: { authorization: "Bearer sk_test_workers", ...(init.headers ?? {}) } })).json() as Promise<any>;
+    const { client, accountId } = await signedUpClient();
+    const delivered = new Set<string>();
+    /** Delivers, oldest first, the events the local Stripe emitted for this account since the last call. */
+    const deliverNew = async () => {
+      const customer = (await accountRow(accountId)).stripe_customer_id;
+      const events = ((await stripeApi("/v1/events?limit=100")).data as any[]).filter((e) => !delivered.has(e.id) && (e.data.object.customer === customer || JSON.stringify(e.data.object).includes(accountId)));
+      for (const event of events.reverse()) {
+        delivered.add(event.id);
+        expect((await sendStripeEvent(event)).status).toBe(200);
+      }
+      return events.map((e) => e.type);
+    };
+    const sessionId = (await client.post("/app/billing/plan", { plan: "scale" })).headers.get("location")!.split("/").pop()!;
+    expect((await fetch(`${stripe}/c/pay/${sessionId}/pay`, { method: "POST", redirect: "manual" })).status).toBe(303);
+    await deliverNew();
+    const { stripe_subscription_id: subscription, plan_period_end: periodEnd } = await accountRow(accountId);
+    expect(await accountRow(accountId)).toMatchObject({ plan: "scale", plan_credits: 20_000, plan_next: null });
+    const invoicesOf = async () => ((await stripeApi("/v1/events?type=invoice.paid&limit=100")).data as any[]).filter((e) => e.data.object.parent.subscription_details.subscription === subscription);
+    const until = new Date(periodEnd).toISOString().slice(0, 10);
+
+    // Scale -> Pro: nothing invoiced or credited now, the account keeps Scale and its credits until the period ends.
+    const down = await client.post("/app/billing/plan", { plan: "pro" });
+    expect(down.status).toBe(200);
+    expect(await down.text()).toContain(`Pro starts on ${until}, when the paid period ends`);
+    expect(await deliverNew()).toEqual(["customer.subscription.updated"]);
+    expect(await invoicesOf()).toHaveLength(1);
+    expect(await accountRow(accountId)).toMatchObject({ plan: "scale", plan_credits: 20_000, plan_next: "pro" });
+    const page = await (await client.get("/app/billing")).text();
+    expect(page).toContain(`moves to Pro on ${until}`);
+    expect(page).toContain(">Keep this plan<");
+    // Another change waits until the pending one is undone.
+    const other = await client.post("/app/billing/plan", { plan: "starter" });
+    expect(other.status).toBe(400);
+    expect(await other.text()).toContain("Pro is already chosen from");
+    // Scale again: the downgrade is undone, nothing invoiced (the period is paid).
+    const keep = await client.post("/app/billing/plan", { plan: "scale" });
+    expect(await keep.text()).toContain("You stay on Scale");
+    await deliverNew();
+    expect(await invoicesOf()).toHaveLength(1);
+    expect((await stripeApi(`/v1/subscriptions/${subscription}`)).items.data[0].price.lookup_key).toMatch(/scale/);
+    expect(await accountRow(accountId)).toMatchObject({ plan: "scale", plan_next: null });
+
+    // Down again, then the period ends: the renewal invoice is Pro's price and starts Pro with its allowance.
+    expect((await client.post("/app/billing/plan", { plan: "pro" })).status).toBe(200);
+    await deliverNew();
+    const renewal = await stripeApi(`/_test/subscriptions/${subscription}/advance`, { method: "POST" });
+    expect(renewal.amount_paid).toBe(3900);
+    await deliverNew();
+    expect(await accountRow(accountId)).toMatchObject({ plan: "pro", plan_credits: 9000, plan_next: null });
+    expect(await (await client.get("/app/billing")).text()).not.toContain("moves to Pro");
+    await expectLedgerMatches(accountId);
+  });
+
   it("one plan checkout at a time: opening a second (another tab) expires the first, so two subscriptions cannot both be paid", async () => {
     const stripe = inject("stripeBaseUrl");
     const stripeApi = async (path: string) => (await fetch(`${stripe}${path}`, { headers: { authorization: "Bearer sk_test_workers" } })).json() as Promise<any>;
     const { client } = await signedUpClient();
+    // A pack checkout left open on pay as you go goes too: its prices are not a plan's.
+    const pack = (await client.post("/app/billing/checkout", { offer: "pack_10k" })).headers.get("location")!.split("/").pop()!;
     const starter = (await client.post("/app/billing/plan", { plan: "starter" })).headers.get("location")!.split("/").pop()!;
     const pro = (await client.post("/app/billing/plan", { plan: "pro" })).headers.get("location")!.split("/").pop()!;
+    expect((await stripeApi(`/v1/checkout/sessions/${pack}`)).status).toBe("expired");
     expect((await stripeApi(`/v1/checkout/sessions/${starter}`)).status).toBe("expired");
     expect((await stripeApi(`/v1/checkout/sessions/${pro}`)).status).toBe("open");
     // The first tab's Pay now meets an expired session; the second pays.

@@ -18,6 +18,9 @@ const OfferCard: FC<{ offer: CreditOffer }> = ({ offer }) => (
 const PlanCard: FC<{ plan: "solo" | PaidPlan; account: AccountDetails; price: number | null | undefined }> = ({ plan, account, price }) => {
   const current = account.plan === plan;
   const apiAccess = plan === "pro" || plan === "scale";
+  const next = account.planNext === plan;
+  // The current plan can be kept when it is set to end or to move down; the next one is chosen already.
+  const keepable = current && (account.planCancelAtPeriodEnd || account.planNext !== null) && plan !== "solo";
   return (
     <form method="post" action="/app/billing/plan" class={`offer${current ? " current" : ""}`}>
       <input type="hidden" name="plan" value={plan} />
@@ -25,8 +28,8 @@ const PlanCard: FC<{ plan: "solo" | PaidPlan; account: AccountDetails; price: nu
       <span class="price">{plan === "solo" ? "Free" : price ? `${euros(price)} / month` : "—"}</span>
       <span>{credits(planAllowance[plan])} credits / month</span>
       <span class="muted">{apiAccess ? "REST API + assistant connector" : "assistant connector only"}</span>
-      <button type="submit" disabled={current && !account.planCancelAtPeriodEnd} class={current ? "secondary" : ""}>
-        {current ? (account.planCancelAtPeriodEnd && plan !== "solo" ? "Keep this plan" : "Current plan") : account.stripeSubscriptionId && plan !== "solo" ? "Switch" : "Choose"}
+      <button type="submit" disabled={(current && !keepable) || next} class={current || next ? "secondary" : ""}>
+        {keepable ? "Keep this plan" : current ? "Current plan" : next ? `From ${date(account.planPeriodEnd)}` : account.stripeSubscriptionId && plan !== "solo" ? "Switch" : "Choose"}
       </button>
     </form>
   );
@@ -52,7 +55,12 @@ export const BillingPage: FC<{
         <span class="muted">
           {" "}
           · {credits(planAllowance[account.plan])} plan credits per month, no rollover;{" "}
-          {account.planCancelAtPeriodEnd ? `cancelled: moves to Solo on ${date(account.planPeriodEnd)}` : `next renewal ${date(account.planPeriodEnd)}`}.
+          {account.planCancelAtPeriodEnd
+            ? `cancelled: moves to Solo on ${date(account.planPeriodEnd)}`
+            : account.planNext
+              ? `moves to ${planNames[account.planNext]} on ${date(account.planPeriodEnd)}`
+              : `next renewal ${date(account.planPeriodEnd)}`}
+          .
         </span>
       )}
       <div class="row" style="margin-top:10px">

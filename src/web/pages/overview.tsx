@@ -32,7 +32,9 @@ export const OverviewPage: FC<{ account: AccountDetails; usage: DailyUsage; acti
             ? "pay as you go"
             : account.planCancelAtPeriodEnd
               ? `moves to Solo on ${date(account.planPeriodEnd)}`
-              : `renews on ${date(account.planPeriodEnd)}`}
+              : account.planNext
+                ? `moves to ${planNames[account.planNext]} on ${date(account.planPeriodEnd)}`
+                : `renews on ${date(account.planPeriodEnd)}`}
         </div>
       </div>
     </div>
