@@ -20,7 +20,9 @@ h2{font-size:1.15rem;margin:28px 0 10px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px;margin-bottom:16px}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px;margin-bottom:16px}
 .grid .card{margin:0}
-.who{display:flex;align-items:center;gap:8px;font-size:.82rem;color:var(--muted)}
+.who{display:flex;flex-wrap:wrap;align-items:center;gap:8px;font-size:.82rem;color:var(--muted);min-width:0;max-width:100%}
+.who span{overflow-wrap:anywhere;min-width:0}
+main,h1,.card,.notice{overflow-wrap:anywhere}
 .who button{padding:5px 10px;font-size:.85rem}
 .stat .label{color:var(--muted);font-size:.85rem}
 .stat .value{font-size:1.6rem;font-weight:700}
@@ -38,7 +40,7 @@ button.secondary,.button.secondary{background:#fff;color:var(--accent)}
 button.danger{background:#fff;color:var(--danger);border-color:#f3b5af}
 button:disabled{opacity:.5;cursor:not-allowed}
 .row{display:flex;flex-wrap:wrap;gap:8px;align-items:end}
-.table-wrap{overflow-x:auto;background:var(--card);border:1px solid var(--line);border-radius:10px}
+.table-wrap{overflow-x:auto;border:1px solid var(--line);border-radius:10px;background:linear-gradient(to right,var(--card) 30%,#fff0) 0 0/40px 100% no-repeat local,linear-gradient(to left,var(--card) 30%,#fff0) 100% 0/40px 100% no-repeat local,radial-gradient(farthest-side at 0 50%,#0003,#0000) 0 0/14px 100% no-repeat scroll,radial-gradient(farthest-side at 100% 50%,#0003,#0000) 100% 0/14px 100% no-repeat scroll,var(--card)}
 table{border-collapse:collapse;width:100%;font-size:.92rem}
 th,td{text-align:left;padding:8px 10px;border-bottom:1px solid var(--line);white-space:nowrap}
 td.wrap{white-space:normal;min-width:180px}
@@ -57,7 +59,8 @@ code{font-family:ui-monospace,SFMono-Regular,monospace;font-size:.9em}
 .offer{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px;display:flex;flex-direction:column;gap:6px}
 .offer.current{border-color:var(--accent);box-shadow:0 0 0 1px var(--accent)}
 .offer .price{font-size:1.3rem;font-weight:700}
-.chart svg{width:100%;height:auto;display:block}
+.chart{overflow-x:auto}
+.chart svg{width:100%;min-width:560px;height:auto;display:block}
 .legend{display:flex;flex-wrap:wrap;gap:6px 14px;font-size:.85rem;margin-top:8px}
 .legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px}
 pre.mail{white-space:pre-wrap;word-break:break-all;background:#f2f4f7;padding:10px;border-radius:6px}

@@ -30,12 +30,18 @@ function pkceRequired(redirectUri: string, state: string | undefined): string {
   return url.toString();
 }
 
+/** The library's descriptions ("Invalid redirect URI", "...; start again") as one sentence of a message. */
+const sentence = (text: string) => {
+  const trimmed = text.trim().replace(/[;,]\s*start again\.?$/i, "");
+  return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}${/[.!?]$/.test(trimmed) ? "" : "."}`;
+};
+
 /** Errors the person can do nothing about except start again, shown here, never redirected. */
 function refusal(c: Context<WebEnv>, error: unknown) {
   if (error instanceof AuthorizationError && error.redirectTo) return c.redirect(error.redirectTo, 302);
   if (error instanceof AuthorizationError || error instanceof CimdFetchError) {
     const message = error instanceof AuthorizationError ? error.description || "This authorization request is not valid." : "This app could not be verified.";
-    return c.html(<MessagePage title="Cannot connect this app" message={`${message} Start the connection again from the app.`} />, 400);
+    return c.html(<MessagePage title="Cannot connect this app" message={`${sentence(message)} Start the connection again from the app.`} />, 400);
   }
   throw error;
 }
@@ -58,7 +64,7 @@ export function authorizeRoutes() {
       const details = await oauth.describeConsent(request);
       const consent = await oauth.beginConsent(request);
       const account = await getAccountDetails(c.env.DB, session.accountId);
-      const page = await c.html(<ConsentPage details={details} handle={consent.handle} email={account.email} />);
+      const page = await c.html(<ConsentPage details={details} handle={consent.handle} email={account.email} accountId={account.accountId} />);
       consent.headers.forEach((value, name) => page.headers.append(name, value));
       return page;
     } catch (error) {
@@ -70,6 +76,10 @@ export function authorizeRoutes() {
     if (!session) return c.html(<MessagePage title="Signed out" message="Your session ended. Start the connection again from the app." />, 400);
     const form = await c.req.parseBody();
     const handle = typeof form.handle === "string" ? form.handle : "";
+    // The page named one account; a grant must not go to another signed in since (another tab).
+    if (form.decision === "approve" && form.account !== session.accountId) {
+      return c.html(<MessagePage title="Signed in as another account" message="This page was shown for another account than the one signed in now. Start the connection again from the app." />, 400);
+    }
     try {
       const oauth = oauthOf(c);
       if (form.decision !== "approve") {

@@ -60,7 +60,8 @@ export async function connect(name = "Test Assistant") {
   expect(consent.status).toBe(200);
   const html = await consent.text();
   const handle = html.match(/name="handle" value="([^"]+)"/)![1];
-  const approved = await person.client.post("/authorize", { handle, decision: "approve" });
+  const account = html.match(/name="account" value="([^"]+)"/)![1];
+  const approved = await person.client.post("/authorize", { handle, account, decision: "approve" });
   expect(approved.status).toBe(302);
   const location = new URL(approved.headers.get("location")!);
   expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);

@@ -115,6 +115,26 @@ describe("connector OAuth", () => {
     expect(new URL(denied.headers.get("location")!).searchParams.get("error")).toBe("access_denied");
   });
 
+  it("grants only the account the consent page named, and shows a long client name cut short", async () => {
+    const person = await signedUpClient(undefined, undefined, BASE);
+    const other = await signedUpClient(undefined, undefined, BASE);
+    const clientId = await register(`Assistant ${"x".repeat(5000)}`);
+    const { challenge } = await pkce();
+    const html = await (await person.client.get(authorizeUrl(clientId, challenge))).text();
+    expect(html).toContain(`Allow Assistant ${"x".repeat(70)}…`);
+    expect(html).not.toContain("x".repeat(200));
+    const handle = html.match(/name="handle" value="([^"]+)"/)![1];
+    const account = html.match(/name="account" value="([^"]+)"/)![1];
+    expect(account).toBe(person.accountId);
+    // In another tab, the browser signs out and in as another account, then Allow is clicked on the first page.
+    expect((await person.client.post("/app/login", { email: other.email, password: other.password })).status).toBe(303);
+    const refused = await person.client.post("/authorize", { handle, account, decision: "approve" });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("shown for another account");
+    const grants = await env.OAUTH_KV.list({ prefix: `grant:${other.accountId}:` });
+    expect(grants.keys).toHaveLength(0);
+  });
+
   it("requires PKCE of every client, confidential ones included", async () => {
     const person = await signedUpClient(undefined, undefined, BASE);
     const registered = await fetchAt("/oauth/register", {

@@ -3,12 +3,19 @@ import type { FC } from "hono/jsx";
 import { Notice, PublicPage } from "../layout";
 
 /** What a person must see before an assistant gets access: who asks, where the tokens go. */
-export const ConsentPage: FC<{ details: ConsentDescription; handle: string; email: string }> = ({ details, handle, email }) => (
+/** Registration lets a client name itself at any length: the page shows 80 characters at most. */
+const MAX_NAME = 80;
+const shortName = (name: string) => {
+  const chars = Array.from(name);
+  return chars.length > MAX_NAME ? `${chars.slice(0, MAX_NAME).join("")}…` : name;
+};
+
+export const ConsentPage: FC<{ details: ConsentDescription; handle: string; email: string; accountId: string }> = ({ details, handle, email, accountId }) => (
   <PublicPage title="Connect an app">
-    <h1>Allow {details.clientName} to use your account?</h1>
+    <h1>Allow {shortName(details.clientName)} to use your account?</h1>
     <div class="card">
       <p>
-        <strong>{details.clientName}</strong> {details.clientDomain ? <>is published by <strong>{details.clientDomain}</strong>.</> : <span class="muted">registered itself; its name is not verified.</span>}
+        <strong>{shortName(details.clientName)}</strong> {details.clientDomain ? <>is published by <strong>{details.clientDomain}</strong>.</> : <span class="muted">registered itself; its name is not verified.</span>}
       </p>
       <p>
         Access will be sent to <strong data-testid="redirect-host">{details.redirectHost}</strong>.
@@ -19,6 +26,7 @@ export const ConsentPage: FC<{ details: ConsentDescription; handle: string; emai
       <p>It will be able to run the media tools on your behalf (they spend credits of {email}), read your balance and jobs, and manage your brands and posts. You can disconnect it at any time in Connected apps.</p>
       <form method="post" action="/authorize" class="row">
         <input type="hidden" name="handle" value={handle} />
+        <input type="hidden" name="account" value={accountId} />
         <button type="submit" name="decision" value="approve">
           Allow
         </button>
