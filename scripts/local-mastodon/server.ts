@@ -2,7 +2,9 @@
  * A local Mastodon for development and tests (no machine here reaches a real instance): the
  * calls the project's publisher makes, in Mastodon's wire format. `POST /api/v2/media`
  * (multipart), `POST /api/v1/statuses` (form or JSON, honouring `Idempotency-Key` as Mastodon
- * does), `GET /api/v1/statuses/:id` with its counts; errors `{error}` with 401/404/422. Test
+ * does, 500 characters at most with every link counted as 23), `GET /api/v1/statuses/:id` with
+ * its counts, `GET /api/v2/instance` (public: the status limits); errors `{error}` with
+ * 401/404/422. Test
  * controls under /_test set the engagement counts and list what was posted.
  *
  *   node scripts/local-mastodon/server.ts --port 8790 --token <access token>
@@ -12,6 +14,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 
 type Status = Record<string, any>;
+
+/** Mastodon's defaults: 500 characters per status, every link counted as 23. */
+const MAX_CHARACTERS = 500;
+const URL_CHARACTERS = 23;
 
 export interface LocalMastodon {
   url: string;
@@ -66,6 +72,9 @@ export async function startLocalMastodon(options: { port?: number; token: string
         Object.assign(status, JSON.parse((await readBody(req)).toString("utf8")));
         return reply(200, status);
       }
+      if (url.pathname === "/api/v2/instance" && req.method === "GET") {
+        return reply(200, { domain: url.host, title: "Local Mastodon", version: "4.3.0", configuration: { statuses: { max_characters: MAX_CHARACTERS, max_media_attachments: 4, characters_reserved_per_url: URL_CHARACTERS } } });
+      }
       if (req.headers.authorization !== `Bearer ${options.token}`) return reply(401, { error: "The access token is invalid" });
       if (url.pathname === "/api/v2/media" && req.method === "POST") {
         const { file } = await fields(req);
@@ -82,7 +91,9 @@ export async function startLocalMastodon(options: { port?: number; token: string
         const text = values.status?.[0] ?? "";
         const mediaIds = values["media_ids[]"] ?? values.media_ids ?? [];
         if (!text && mediaIds.length === 0) return reply(422, { error: "Validation failed: Text can't be blank" });
-        if (text.length > 500) return reply(422, { error: "Validation failed: Text character limit of 500 exceeded" });
+        if (Array.from(text.replace(/https?:\/\/\S+/g, "x".repeat(URL_CHARACTERS))).length > MAX_CHARACTERS) {
+          return reply(422, { error: `Validation failed: Text character limit of ${MAX_CHARACTERS} exceeded` });
+        }
         for (const id of mediaIds) if (!media.has(id)) return reply(422, { error: "Validation failed: Media attachments are invalid" });
         const id = String(counter++) + randomBytes(2).readUInt16BE(0);
         const status = {

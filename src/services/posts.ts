@@ -15,7 +15,8 @@ import { utcToZoned, zonedToUtc } from "../lib/zoned-time";
 import { brandRow, type Network } from "./brands";
 import { transition, type PostAction, type PostState } from "./post-states";
 import { resolveUpload } from "./uploads";
-import { brandChannelsOf, emitBrandEvent, schedulePublication } from "./publishing";
+import { brandChannelsOf, emitBrandEvent, publishPolicy, schedulePublication } from "./publishing";
+import { mastodonLength, publishers } from "./publishers";
 
 export const APPROVAL_LINK_TTL_MS = 14 * 24 * 3600 * 1000;
 export const MAX_POST_TEXT = 5000;
@@ -97,13 +98,23 @@ async function checkNetworks(db: D1Database, brandId: string, networks: Network[
 }
 
 /**
- * A post headed for publication needs somewhere to go: with none it would count as published
- * having reached nobody. (Text length is left to each network: Mastodon counts a link as 23
- * characters and instances set their own limit, so a refusal comes from the instance.)
+ * A post headed for publication (submitted, scheduled, or edited while it is) needs somewhere to
+ * go, or it would count as published having reached nobody, and a text each network accepts:
+ * Mastodon refuses a status over its instance's limit (a link counts 23 characters), and a client
+ * must not approve a post that cannot be published. Drafts may be longer while they are written.
  */
-function checkHasNetworks(networks: string): void {
-  if ((JSON.parse(networks) as Network[]).length === 0) {
+async function checkPublishable(env: Env, brandId: string, networksJson: string, text: string): Promise<void> {
+  const networks = JSON.parse(networksJson) as Network[];
+  if (networks.length === 0) {
     throw invalidRequest("networks: the post has no network to publish to; connect a channel to the brand and choose its network first.");
+  }
+  if (!networks.includes("mastodon")) return;
+  const channel = (await brandChannelsOf(env.DB, brandId)).find((c) => c.network === "mastodon");
+  if (!channel) return;
+  const limits = await publishers.mastodon.textLimits(JSON.parse(channel.config), publishPolicy(env));
+  const length = mastodonLength(text, limits.perUrl);
+  if (length > limits.maxCharacters) {
+    throw invalidRequest(`text: ${length} characters as Mastodon counts them (each link ${limits.perUrl}); the brand's instance allows ${limits.maxCharacters}. Shorten it, or leave Mastodon out of networks.`);
   }
 }
 
@@ -193,7 +204,9 @@ export async function updatePost(env: Env, accountId: string, postId: string, in
   }
   // Before any media is copied: a refused edit leaves nothing behind.
   const stays = transition(row.state, "edit", brand.requiresApproval);
-  if ((stays === "scheduled" || stays === "pending_approval") && changes.networks !== undefined) checkHasNetworks(changes.networks);
+  if ((stays === "scheduled" || stays === "pending_approval") && (changes.networks !== undefined || changes.text !== undefined)) {
+    await checkPublishable(env, brand.id, changes.networks ?? row.networks, changes.text ?? row.text);
+  }
   if (input.media !== undefined) {
     Object.assign(changes, input.media ? await attachMedia(env, accountId, postId, input.media, now) : { mediaKey: null, mediaFilename: null, mediaContentType: null });
   }
@@ -214,7 +227,8 @@ export async function actOnPost(env: Env, accountId: string, postId: string, act
     changes.scheduledAt = at;
   }
   if (action === "submit") changes.submittedAt = now;
-  if (action === "schedule" || action === "submit") checkHasNetworks(row.networks);
+  // Submitted for approval, or scheduled straight away: either way headed for publication.
+  if (action === "schedule" || action === "submit") await checkPublishable(env, brand.id, row.networks, row.text);
   const updated = await move(env, row, action, brand.requiresApproval, changes, now);
   return view(env.DB, updated, brand.timeZone);
 }

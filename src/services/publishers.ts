@@ -84,7 +84,40 @@ async function instance(config: { instanceUrl: string }, path: string, policy: U
   return url;
 }
 
+/** Mastodon's default status length, used when an instance does not say its own. */
+export const MASTODON_DEFAULT_MAX_CHARACTERS = 500;
+const URL_IN_TEXT = /https?:\/\/\S+/g;
+
+/** The length Mastodon counts: code points, every link as `perUrl` characters whatever its length. */
+export function mastodonLength(text: string, perUrl = 23): number {
+  let links = 0;
+  const rest = text.replace(URL_IN_TEXT, () => {
+    links++;
+    return "";
+  });
+  return Array.from(rest).length + links * perUrl;
+}
+
 const mastodon = {
+  /**
+   * The instance's status limits (`GET /api/v2/instance`, configuration.statuses); Mastodon's
+   * defaults when the instance does not answer them, so a check never blocks on a slow instance.
+   */
+  async textLimits(config: { instanceUrl: string }, policy: UrlPolicy): Promise<{ maxCharacters: number; perUrl: number }> {
+    const fallback = { maxCharacters: MASTODON_DEFAULT_MAX_CHARACTERS, perUrl: 23 };
+    try {
+      const response = await fetch(await instance(config, "/api/v2/instance", policy), { redirect: "manual", signal: AbortSignal.timeout(5_000) });
+      if (!response.ok) {
+        await response.body?.cancel();
+        return fallback;
+      }
+      const statuses = ((await response.json()) as { configuration?: { statuses?: { max_characters?: unknown; characters_reserved_per_url?: unknown } } }).configuration?.statuses;
+      const positive = (value: unknown, otherwise: number) => (typeof value === "number" && Number.isInteger(value) && value > 0 ? value : otherwise);
+      return { maxCharacters: positive(statuses?.max_characters, fallback.maxCharacters), perUrl: positive(statuses?.characters_reserved_per_url, fallback.perUrl) };
+    } catch {
+      return fallback;
+    }
+  },
   async publish(config: { instanceUrl: string; accessToken: string }, post: Publication, policy: UrlPolicy): Promise<{ id?: string; url?: string }> {
     const auth = { authorization: `Bearer ${config.accessToken}` };
     const mediaIds: string[] = [];

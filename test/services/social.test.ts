@@ -132,6 +132,40 @@ describe("brands and posts", () => {
     await json(await api(`/api/v1/posts/${post.postId}/cancel`, { method: "POST", body: "{}" }));
   });
 
+  it("a text over the Mastodon instance's limit (links count 23) can be drafted but not scheduled, submitted or edited in", async () => {
+    account = await newAccount({ credits: 100 });
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    const limits = (await (await fetch(`${mastodon}/api/v2/instance`)).json()) as any;
+    expect(limits.configuration.statuses).toMatchObject({ max_characters: 500, characters_reserved_per_url: 23 });
+    const long = "é".repeat(501);
+    // 571 characters written, 494 as Mastodon counts them: the link is 23.
+    const linked = `${"a".repeat(470)} https://example.com/${"x".repeat(80)}`;
+    const refusedWith = async (response: Response) => {
+      expect(response.status).toBe(400);
+      return ((await response.json()) as any).error.message as string;
+    };
+    for (const requiresApproval of [false, true]) {
+      const b = await brand({ requiresApproval, channels: [{ network: "mastodon", instanceUrl: mastodon, accessToken: "mastodon-test-token" }, { network: "webhook", url: `${hooks}/${uid()}` }] });
+      const draft = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: long }) }));
+      expect(draft.state).toBe("draft");
+      const action = requiresApproval ? "submit" : "schedule";
+      const message = await refusedWith(await api(`/api/v1/posts/${draft.postId}/${action}`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }));
+      expect(message).toBe("text: 501 characters as Mastodon counts them (each link 23); the brand's instance allows 500. Shorten it, or leave Mastodon out of networks.");
+      expect((await json(await api(`/api/v1/posts/${draft.postId}`))).state).toBe("draft");
+      // Without Mastodon the text goes to the webhook as it is.
+      await json(await api(`/api/v1/posts/${draft.postId}`, { method: "PATCH", body: JSON.stringify({ networks: ["webhook"] }) }));
+      expect((await json(await api(`/api/v1/posts/${draft.postId}/${action}`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }))).state).toBe(requiresApproval ? "pending_approval" : "scheduled");
+      // Under way, neither Mastodon back in nor a longer text for it.
+      const withLink = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: linked }) }));
+      expect((await json(await api(`/api/v1/posts/${withLink.postId}/${action}`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }))).state).toBe(requiresApproval ? "pending_approval" : "scheduled");
+      if (!requiresApproval) {
+        expect(await refusedWith(await api(`/api/v1/posts/${withLink.postId}`, { method: "PATCH", body: JSON.stringify({ text: long }) }))).toMatch(/^text: 501 characters/);
+        expect(await refusedWith(await api(`/api/v1/posts/${draft.postId}`, { method: "PATCH", body: JSON.stringify({ networks: ["mastodon", "webhook"] }) }))).toMatch(/^text: 501 characters/);
+        expect((await json(await api(`/api/v1/posts/${withLink.postId}`))).text).toBe(linked);
+      }
+    }
+  });
+
   it("a post without networks can be drafted but not scheduled, submitted or edited to none while scheduled", async () => {
     // A fresh key from here on: one key for the whole file would pass the per-key rate limit.
     account = await newAccount({ credits: 100 });
