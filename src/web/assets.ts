@@ -59,12 +59,12 @@ code{font-family:ui-monospace,SFMono-Regular,monospace;font-size:.9em}
 .offer{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px;display:flex;flex-direction:column;gap:6px}
 .offer.current{border-color:var(--accent);box-shadow:0 0 0 1px var(--accent)}
 .offer .price{font-size:1.3rem;font-weight:700}
-.chart{overflow-x:auto}
-.chart svg{width:100%;min-width:560px;height:auto;display:block}
+.chart svg{width:100%;height:auto;display:block}
+.plot{overflow-x:auto}
 .legend{display:flex;flex-wrap:wrap;gap:6px 14px;font-size:.85rem;margin-top:8px}
 .legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px}
 pre.mail{white-space:pre-wrap;word-break:break-all;background:#f2f4f7;padding:10px;border-radius:6px}
-@media (max-width:600px){h1{font-size:1.3rem}.stat .value{font-size:1.3rem}}
+@media (max-width:600px){h1{font-size:1.3rem}.stat .value{font-size:1.3rem}.chart svg text{font-size:16px}.plot{direction:rtl}.plot svg{direction:ltr;min-width:560px}}
 `;
 
 export const appJs = `

@@ -11,6 +11,32 @@ import { postForReview, reviewPost, type PostView } from "../services/posts";
 import { Notice, PublicPage } from "./layout";
 import { MessagePage } from "./pages/auth";
 
+/** Post states as a client reads them. */
+const stateLabels: Record<string, string> = {
+  draft: "draft",
+  pending_approval: "waiting for approval",
+  changes_requested: "changes requested",
+  approved: "approved",
+  scheduled: "scheduled",
+  published: "published",
+  failed: "failed",
+  cancelled: "cancelled",
+};
+
+const DONE: Record<string, string> = {
+  approved: "Thank you: the post is approved.",
+  changes: "Thank you: your request for changes was sent.",
+};
+
+/** The service's messages name API fields; the page names its own fields instead. */
+function formMessage(message: string): string {
+  const [, field, rest] = /^(\w+): (.*)$/s.exec(message) ?? [undefined, "", message];
+  if (field === "state") return "This post is not waiting for a review any more: it was reviewed already or changed since.";
+  const label = field === "reviewerName" ? "Your name" : field === "comment" ? "Comment" : "";
+  const text = `${rest.charAt(0).toUpperCase()}${rest.slice(1)}`;
+  return label ? `${label}: ${rest}` : text;
+}
+
 const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?: string; done?: string }> = ({ post, brandName, token, error, done }) => (
   <PublicPage title={`Review a post for ${brandName}`}>
     <h1>Post for {brandName}</h1>
@@ -23,7 +49,7 @@ const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?:
       {post.media?.contentType.startsWith("audio/") && <audio src={`/review/${token}/media`} controls></audio>}
       <p class="muted">
         On {post.networks.join(", ") || "no network yet"}
-        {post.scheduledAtLocal ? ` · planned ${post.scheduledAtLocal.replace("T", " ")} (${post.timeZone})` : ""} · state <span class="badge" data-testid="post-state">{post.state}</span>
+        {post.scheduledAtLocal ? ` · planned ${post.scheduledAtLocal.replace("T", " ")} (${post.timeZone})` : ""} · state <span class="badge" data-testid="post-state">{stateLabels[post.state] ?? post.state}</span>
       </p>
     </div>
     {post.state === "pending_approval" ? (
@@ -66,7 +92,8 @@ export function reviewRoutes() {
   const routes = capabilityPageApp();
   routes.get("/:token", async (c) => {
     const found = await postForReview(c.env.DB, c.req.param("token"), Date.now());
-    return found ? c.html(<ReviewPage post={found.post} brandName={found.brand.name} token={c.req.param("token")} />) : gone(c);
+    const done = DONE[c.req.query("done") ?? ""];
+    return found ? c.html(<ReviewPage post={found.post} brandName={found.brand.name} token={c.req.param("token")} done={done} />) : gone(c);
   });
   routes.get("/:token/media", async (c) => {
     const found = await postForReview(c.env.DB, c.req.param("token"), Date.now());
@@ -79,14 +106,14 @@ export function reviewRoutes() {
     const form = await c.req.parseBody();
     const decision = form.decision === "approve" ? "approve" : "request_changes";
     try {
-      const post = await reviewPost(c.env, token, { decision, reviewerName: String(form.reviewerName ?? ""), comment: typeof form.comment === "string" ? form.comment : undefined }, Date.now());
-      const found = await postForReview(c.env.DB, token, Date.now());
-      return c.html(<ReviewPage post={post} brandName={found?.brand.name ?? ""} token={token} done={decision === "approve" ? "Thank you: the post is approved." : "Thank you: your request for changes was sent."} />);
+      await reviewPost(c.env, token, { decision, reviewerName: String(form.reviewerName ?? ""), comment: typeof form.comment === "string" ? form.comment : undefined }, Date.now());
+      // Redirected, so a reload shows the outcome instead of sending the decision again.
+      return c.redirect(`/review/${encodeURIComponent(token)}?done=${decision === "approve" ? "approved" : "changes"}`, 303);
     } catch (error) {
       if (!(error instanceof AppError) || error.code === "internal_error") throw error;
       const found = await postForReview(c.env.DB, token, Date.now());
       if (!found) return gone(c);
-      return c.html(<ReviewPage post={found.post} brandName={found.brand.name} token={token} error={error.message.replace(/^\w+: /, "")} />, 400);
+      return c.html(<ReviewPage post={found.post} brandName={found.brand.name} token={token} error={formMessage(error.message)} />, 400);
     }
   });
   return routes;

@@ -22,40 +22,49 @@ export const UsageChart: FC<{ usage: DailyUsage }> = ({ usage }) => {
   const y = (value: number) => 10 + plotHeight - (value / max) * plotHeight;
   return (
     <div class="chart">
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`Credits spent per day over ${usage.days.length} days: ${credits(usage.total)} in all`}>
-        <line x1={left} x2={width} y1={y(0)} y2={y(0)} stroke="#d0d5dd" />
-        <line x1={left} x2={width} y1={y(max)} y2={y(max)} stroke="#f2f4f7" />
-        <text x={left - 6} y={y(max) + 4} text-anchor="end" font-size="11" fill="#667085">
-          {credits(max)}
-        </text>
-        <text x={left - 6} y={y(0) + 4} text-anchor="end" font-size="11" fill="#667085">
-          0
-        </text>
-        {usage.days.map((day, i) => {
-          let base = 0;
-          const x = left + i * step + (step - barWidth) / 2;
-          return (
-            <g>
-              {tools.map((tool, t) => {
-                const value = Math.max(0, usage.byTool[tool][i]);
-                if (value === 0) return null;
-                const rect = (
-                  <rect x={x.toFixed(1)} y={y(base + value).toFixed(1)} width={barWidth.toFixed(1)} height={(y(base) - y(base + value)).toFixed(1)} fill={palette[t % palette.length]} data-tool={tool} data-day={day}>
-                    <title>{`${day} · ${tool}: ${credits(value)} credits`}</title>
-                  </rect>
-                );
-                base += value;
-                return rect;
-              })}
-              {i % 5 === 0 || i === usage.days.length - 1 ? (
-                <text x={(x + barWidth / 2).toFixed(1)} y={height - 6} text-anchor="middle" font-size="11" fill="#667085">
-                  {day.slice(5)}
-                </text>
-              ) : null}
-            </g>
-          );
-        })}
-      </svg>
+      <div class="plot">
+        <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`Credits spent per day over ${usage.days.length} days: ${credits(usage.total)} in all`}>
+          <line x1={left} x2={width} y1={y(0)} y2={y(0)} stroke="#d0d5dd" />
+          <line x1={left} x2={width} y1={y(max)} y2={y(max)} stroke="#f2f4f7" />
+          <text x={left - 6} y={y(max) + 4} text-anchor="end" font-size="11" fill="#667085">
+            {credits(max)}
+          </text>
+          <text x={left - 6} y={y(0) + 4} text-anchor="end" font-size="11" fill="#667085">
+            0
+          </text>
+          {usage.days.map((day, i) => {
+            let base = 0;
+            const x = left + i * step + (step - barWidth) / 2;
+            return (
+              <g>
+                {tools.map((tool, t) => {
+                  const value = Math.max(0, usage.byTool[tool][i]);
+                  if (value === 0) return null;
+                  const rect = (
+                    <rect x={x.toFixed(1)} y={y(base + value).toFixed(1)} width={barWidth.toFixed(1)} height={(y(base) - y(base + value)).toFixed(1)} fill={palette[t % palette.length]} data-tool={tool} data-day={day}>
+                      <title>{`${day} · ${tool}: ${credits(value)} credits`}</title>
+                    </rect>
+                  );
+                  base += value;
+                  return rect;
+                })}
+                {i % 5 === 0 || i === usage.days.length - 1 ? (
+                  // The last day's label ends at the edge instead of crossing it.
+                  <text
+                    x={(i === usage.days.length - 1 ? width : x + barWidth / 2).toFixed(1)}
+                    y={height - 6}
+                    text-anchor={i === usage.days.length - 1 ? "end" : "middle"}
+                    font-size="11"
+                    fill="#667085"
+                  >
+                    {day.slice(5)}
+                  </text>
+                ) : null}
+              </g>
+            );
+          })}
+        </svg>
+      </div>
       <div class="legend">
         {tools.length === 0 ? (
           <span class="muted">No credits spent in the last {usage.days.length} days.</span>

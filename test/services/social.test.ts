@@ -98,7 +98,7 @@ describe("brands and posts", () => {
     const approved = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "validé" }) }));
     await json(await api(`/api/v1/posts/${approved.postId}/submit`, { method: "POST", body: "{}" }));
     const link = await json(await api(`/api/v1/posts/${approved.postId}/approval-links`, { method: "POST" }));
-    expect((await new WebClient().post(new URL(link.url).pathname, { decision: "approve", reviewerName: "Camille" })).status).toBe(200);
+    expect((await new WebClient().post(new URL(link.url).pathname, { decision: "approve", reviewerName: "Camille" })).status).toBe(303);
     await json(await api(`/api/v1/posts/${approved.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: new Date(Date.now() + 3_600_000).toISOString() }) }));
     await json(await api(`/api/v1/brands/${b.brandId}`, { method: "PATCH", body: JSON.stringify({ requiresApproval: false }) }));
     await json(await api(`/api/v1/brands/${b.brandId}`, { method: "PATCH", body: JSON.stringify({ requiresApproval: true }) }));
@@ -206,17 +206,27 @@ describe("brands and posts", () => {
     const page = await (await reviewer.get(path)).text();
     expect(page).toContain("Nouvelle vidéo !");
     expect(page).toContain("2030-06-01 09:30 (Europe/Paris)");
+    expect(page).toContain('data-testid="post-state">waiting for approval<');
     const noComment = await reviewer.post(path, { decision: "request_changes", reviewerName: "Camille" });
     expect(noComment.status).toBe(400);
+    expect(await noComment.text()).toMatch(/Comment: say what should change/i);
     const changes = await reviewer.post(path, { decision: "request_changes", reviewerName: "Camille", comment: "Ajoute le lien" });
-    expect(changes.status).toBe(200);
+    // Redirected to the page with the outcome: a reload does not send the decision again.
+    expect(changes.status).toBe(303);
+    expect(changes.headers.get("location")).toBe(`${path}?done=changes`);
+    const after = await (await reviewer.get(`${path}?done=changes`)).text();
+    expect(after).toContain("your request for changes was sent");
+    expect(after).toContain('data-testid="post-state">changes requested<');
+    const resent = await reviewer.post(path, { decision: "request_changes", reviewerName: "Camille", comment: "Ajoute le lien" });
+    expect(resent.status).toBe(400);
+    expect(await resent.text()).toContain("This post is not waiting for a review any more");
     let read = await json(await api(`/api/v1/posts/${post.postId}`));
     expect(read.state).toBe("changes_requested");
     expect(read.reviews).toMatchObject([{ decision: "changes_requested", reviewerName: "Camille", comment: "Ajoute le lien" }]);
 
     await json(await api(`/api/v1/posts/${post.postId}`, { method: "PATCH", body: JSON.stringify({ text: "Nouvelle vidéo ! https://example.com" }) }));
     await json(await api(`/api/v1/posts/${post.postId}/submit`, { method: "POST", body: "{}" }));
-    expect((await reviewer.post(path, { decision: "approve", reviewerName: "Camille" })).status).toBe(200);
+    expect((await reviewer.post(path, { decision: "approve", reviewerName: "Camille" })).status).toBe(303);
     read = await json(await api(`/api/v1/posts/${post.postId}`));
     expect(read.state).toBe("approved");
     expect(read.reviews.map((r: any) => r.decision)).toEqual(["changes_requested", "approved"]);

@@ -18,32 +18,34 @@ const EngagementChart: FC<{ stats: BrandStats }> = ({ stats }) => {
   const height = networks.length * (metrics.length * row + 14);
   return (
     <div class="chart">
-      <svg viewBox={`0 0 640 ${height}`} role="img" aria-label={`Engagement per network: ${metrics.map((m) => `${m} ${stats.engagement[m]}`).join(", ")}`}>
-        {networks.map((network, n) => {
-          const top = n * (metrics.length * row + 14);
-          return (
-            <g>
-              <text x="0" y={top + 12} font-size="12" fill="#344054">
-                {network}
-              </text>
-              {metrics.map((metric, m) => {
-                const value = stats.engagement.byNetwork[network][metric];
-                const y = top + m * row;
-                return (
-                  <g>
-                    <rect x="90" y={y + 2} width={Math.max(1, (value / max) * 480).toFixed(1)} height="12" fill={colours[metric]} data-metric={metric} data-network={network}>
-                      <title>{`${network} · ${metric}: ${value}`}</title>
-                    </rect>
-                    <text x={(96 + (value / max) * 480).toFixed(1)} y={y + 12} font-size="11" fill="#667085">
-                      {`${metric} ${credits(value)}`}
-                    </text>
-                  </g>
-                );
-              })}
-            </g>
-          );
-        })}
-      </svg>
+      <div class="plot">
+        <svg viewBox={`0 0 640 ${height}`} role="img" aria-label={`Engagement per network: ${metrics.map((m) => `${m} ${stats.engagement[m]}`).join(", ")}`}>
+          {networks.map((network, n) => {
+            const top = n * (metrics.length * row + 14);
+            return (
+              <g>
+                <text x="0" y={top + 12} font-size="12" fill="#344054">
+                  {network}
+                </text>
+                {metrics.map((metric, m) => {
+                  const value = stats.engagement.byNetwork[network][metric];
+                  const y = top + m * row;
+                  return (
+                    <g>
+                      <rect x="90" y={y + 2} width={Math.max(1, (value / max) * 480).toFixed(1)} height="12" fill={colours[metric]} data-metric={metric} data-network={network}>
+                        <title>{`${network} · ${metric}: ${value}`}</title>
+                      </rect>
+                      <text x={(96 + (value / max) * 480).toFixed(1)} y={y + 12} font-size="11" fill="#667085">
+                        {`${metric} ${credits(value)}`}
+                      </text>
+                    </g>
+                  );
+                })}
+              </g>
+            );
+          })}
+        </svg>
+      </div>
     </div>
   );
 };
