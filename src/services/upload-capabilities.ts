@@ -31,12 +31,18 @@ export async function uploadLinkStatus(db: D1Database, accountId: string, linkId
   return { status: link.expiresAt > now ? "pending" : "expired" };
 }
 
-/** The open link of a token, or null when unknown, expired or already used. */
-export async function openUploadLink(db: D1Database, token: string, now: number) {
+/** The link of a token while it lasts, used or not; null when unknown or expired. */
+export async function uploadLinkOf(db: D1Database, token: string, now: number) {
   if (!token || token.length > 64) return null;
   const link = await orm(db).select().from(uploadLinks).where(eq(uploadLinks.tokenHash, await sha256Hex(token))).get();
-  if (!link || link.uploadId || link.expiresAt <= now) return null;
+  if (!link || link.expiresAt <= now) return null;
   return link;
+}
+
+/** The open link of a token, or null when unknown, expired or already used. */
+export async function openUploadLink(db: D1Database, token: string, now: number) {
+  const link = await uploadLinkOf(db, token, now);
+  return link && !link.uploadId ? link : null;
 }
 
 /** Streams the page's file into an upload of the link's account, then uses the link up. */

@@ -132,7 +132,7 @@ describe("MCP tools", () => {
     const link = await callTool("create_approval_link", { postId });
     const reviewer = new WebClient();
     const path = new URL(link.structuredContent!.url as string).pathname;
-    expect((await reviewer.post(path, { decision: "approve", reviewerName: "Élodie" })).status).toBe(200);
+    expect((await reviewer.post(path, { decision: "approve", reviewerName: "Élodie" })).status).toBe(303);
     const approved = await callTool("get_post", { postId });
     expect(approved.structuredContent).toMatchObject({ state: "approved", reviews: [{ decision: "approved", reviewerName: "Élodie" }] });
     await callTool("schedule_post", { postId, scheduledAt: new Date(Date.now() + 800).toISOString() });
@@ -181,11 +181,15 @@ describe("MCP tools", () => {
     const form = new FormData();
     form.append("file", new File([new Uint8Array(await (await fetch(`${env.FIXTURE_BASE_URL}/tone.mp3`)).arrayBuffer())], "tone.mp3"));
     const uploaded = await person.post(url.pathname, form);
-    expect(uploaded.status).toBe(200);
-    const uploadId = (await uploaded.text()).match(/data-testid="upload-id">(upl_[0-9A-Z]+)</)![1];
+    // Redirected to the page, which now says the file arrived: a reload uploads nothing more.
+    expect(uploaded.status).toBe(303);
+    expect(uploaded.headers.get("location")).toBe(url.pathname);
+    const done = await person.get(url.pathname);
+    expect(done.status).toBe(200);
+    const doneHtml = await done.text();
+    expect(doneHtml).not.toContain('type="file"');
+    const uploadId = doneHtml.match(/data-testid="upload-id">(upl_[0-9A-Z]+)</)![1];
     expect((await callTool("get_upload_link", { linkId: link.structuredContent!.linkId })).structuredContent).toEqual({ status: "uploaded", uploadId });
-    // Used once: the page is gone.
-    expect((await person.get(url.pathname)).status).toBe(404);
     const again = new FormData();
     again.append("file", new File([new Uint8Array(10)], "x.mp3"));
     expect((await person.post(url.pathname, again)).status).toBe(404);
