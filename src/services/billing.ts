@@ -31,6 +31,7 @@ async function ensureCustomer(env: Env, stripe: Stripe, account: AccountDetails)
 }
 
 const hasActiveSubscription = (account: AccountDetails) => account.stripeSubscriptionId !== null;
+const day = (at: number | null) => (at === null ? "the end of the period" : new Date(at).toISOString().slice(0, 10));
 
 /** A Checkout Session (payment mode) for a pack (pay as you go) or a top-up (monthly plans). */
 export async function startCreditCheckout(env: Env, accountId: string, offerId: unknown, origin: string, now: number): Promise<string> {
@@ -81,14 +82,20 @@ export type PlanChoice = { redirect: string } | { done: string };
 export async function choosePlan(env: Env, accountId: string, plan: unknown, origin: string, now: number): Promise<PlanChoice> {
   const account = await getAccountDetails(env.DB, accountId);
   if (plan === "solo") {
-    if (hasActiveSubscription(account)) throw invalidRequest("Cancel the paid plan to move to Solo at the end of its period.");
+    if (hasActiveSubscription(account)) {
+      throw invalidRequest(account.planCancelAtPeriodEnd ? `The paid plan is cancelled already: the account moves to Solo on ${day(account.planPeriodEnd)}.` : "Cancel the paid plan to move to Solo at the end of its period.");
+    }
     if (account.plan === "solo") throw invalidRequest("The account is already on Solo.");
     const { granted, periodEnd } = await switchFreePlan(env.DB, account, "solo", now);
     if (granted > 0) return { done: `You are on the Solo plan: ${granted} credits now, ${planAllowance.solo} every month.` };
-    return { done: `You are back on the Solo plan. This period's credits were already granted; the next ${planAllowance.solo} come on ${new Date(periodEnd!).toISOString().slice(0, 10)}.` };
+    return { done: `You are back on the Solo plan. This period's credits were already granted; the next ${planAllowance.solo} come on ${day(periodEnd)}.` };
   }
   if (plan === "payg") {
-    if (hasActiveSubscription(account)) throw invalidRequest("Cancel the paid plan first; pay as you go starts when it ends.");
+    if (hasActiveSubscription(account)) {
+      // A paid plan ends on Solo; pay as you go is one more choice from there.
+      const ends = account.planCancelAtPeriodEnd ? `The paid plan is cancelled: the account moves to Solo on ${day(account.planPeriodEnd)}` : "Cancel the paid plan first: the account moves to Solo when it ends";
+      throw invalidRequest(`${ends}, and can switch to pay as you go from there.`);
+    }
     if (account.plan === "payg") throw invalidRequest("The account is already on pay as you go.");
     await switchFreePlan(env.DB, account, "payg", now);
     return { done: "You are on pay as you go: purchased credits never expire." };
@@ -139,7 +146,7 @@ async function changeSubscribedPlan(env: Env, stripe: Stripe, account: AccountDe
   const subscriptionId = account.stripeSubscriptionId!;
   const metadata = { account_id: account.accountId, plan };
   const name = planNames[plan];
-  const periodEnd = account.planPeriodEnd === null ? "the end of the period" : new Date(account.planPeriodEnd).toISOString().slice(0, 10);
+  const periodEnd = day(account.planPeriodEnd);
   const setPrice = async (proration: "always_invoice" | "none") => {
     const subscription = await stripe.subscriptions.retrieve(subscriptionId);
     const item = subscription.items.data[0];

@@ -5,6 +5,7 @@
  */
 import { Hono, type Context } from "hono";
 import { csrf } from "hono/csrf";
+import { trimTrailingSlash } from "hono/trailing-slash";
 import { HTTPException } from "hono/http-exception";
 import { AppError } from "../errors";
 import { randomToken } from "../lib/ids";
@@ -49,6 +50,7 @@ const NOTICES: Record<string, string> = {
   "key-already-created": "That form already created its key (listed below); its secret was shown once, when it was made. Create another key if you need one.",
   "voice-deleted": "Cloned voice deleted.",
   disconnected: "App disconnected: its access is revoked and its next call is refused.",
+  "not-connected": "That app is not connected (any more): nothing was changed.",
   cancelled: "Plan cancelled: it stays active until the end of the paid period, then moves to Solo.",
   resumed: "Cancellation undone: the plan renews as usual.",
   "checkout-success": "Payment received. Credits appear as soon as Stripe confirms it, usually within seconds: refresh this page.",
@@ -82,6 +84,8 @@ export function webRoutes() {
     if (!c.req.path.startsWith("/app/assets/")) c.header("Cache-Control", "no-store");
   });
   web.use("*", csrf());
+  // "/app/keys/" and the like: the page without the slash (301), not the not-found page.
+  web.use("*", trimTrailingSlash());
 
   web.get("/assets/app.css", (c) => c.body(appCss, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=3600" }));
   web.get("/assets/app.js", (c) => c.body(appJs, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600" }));
@@ -319,10 +323,15 @@ export function webRoutes() {
   area.post("/connected/:grantId/revoke", async (c) => {
     // Served without the OAuth provider (plain http on a non-loopback host), no app can be connected.
     if (!c.env.OAUTH_PROVIDER) return c.redirect("/app/connected?done=disconnected", 303);
-    await revokeConnectedApp(c.env.OAUTH_PROVIDER, c.get("account").accountId, c.req.param("grantId")).catch((error) => {
-      if (!(error instanceof AppError && error.code === "not_found")) throw error;
-    });
-    return c.redirect("/app/connected?done=disconnected", 303);
+    const gone = await revokeConnectedApp(c.env.OAUTH_PROVIDER, c.get("account").accountId, c.req.param("grantId")).then(
+      () => false,
+      (error) => {
+        if (!(error instanceof AppError && error.code === "not_found")) throw error;
+        return true;
+      },
+    );
+    // A second click (or another tab) finds it gone already: said as such, not as a disconnection.
+    return c.redirect(`/app/connected?done=${gone ? "not-connected" : "disconnected"}`, 303);
   });
 
   web.all("*", (c) => c.html(<MessagePage title="Not found" message="No such page in the developer area." />, 404));

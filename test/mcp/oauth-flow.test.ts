@@ -79,8 +79,17 @@ describe("connector OAuth", () => {
     const grantId = page.match(/data-grant-id="([^"]+)"/)![1];
     const revoke = await person.client.post(`/app/connected/${grantId}/revoke`, {});
     expect(revoke.status).toBe(303);
+    expect(revoke.headers.get("location")).toBe("/app/connected?done=disconnected");
     expect((await initialize(tokens.access_token)).status).toBe(401);
     expect(await (await person.client.get("/app/connected")).text()).toContain("No app is connected.");
+    // A second click finds nothing to disconnect, and says so.
+    const again = await person.client.post(`/app/connected/${grantId}/revoke`, {});
+    expect(again.headers.get("location")).toBe("/app/connected?done=not-connected");
+    expect(await (await person.client.get("/app/connected?done=not-connected")).text()).toContain("is not connected (any more)");
+    // With a trailing slash, the page itself.
+    const slash = await person.client.get("/app/connected/");
+    expect(slash.status).toBe(301);
+    expect(new URL(slash.headers.get("location")!, BASE).pathname).toBe("/app/connected");
   });
 
   it("a password reset disconnects the account's assistants too: access and refresh tokens stop working", async () => {

@@ -93,15 +93,20 @@ describe("API keys page", () => {
 
   it("refuses keys on plans without REST access, saying why", async () => {
     const { client, accountId } = await signedUpClient();
+    const before = (await (await client.createKey({ name: "from payg" })).text()).match(KEY)![0];
     expect((await client.post("/app/billing/plan", { plan: "solo" })).status).toBe(200);
     expect((await accountRow(accountId)).plan).toBe("solo");
     const page = await (await client.get("/app/keys")).text();
     expect(page).toContain("REST API access is not included in the solo plan");
+    // The key made on pay as you go stays listed, shown as paused by the plan, and answers 401.
+    expect(page).toMatch(/<span class="badge" title="REST API access is not included in the solo plan[^"]*">\s*paused: plan/);
+    expect(page).not.toContain('class="badge active"');
+    expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${before}` } })).status).toBe(401);
     const refused = await client.createKey({ name: "nope" });
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain("not included in the solo plan");
     const keys = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?").bind(accountId).first<{ n: number }>();
-    expect(keys!.n).toBe(0);
+    expect(keys!.n).toBe(1);
   });
 });
 

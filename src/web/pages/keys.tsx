@@ -68,7 +68,17 @@ export const KeysPage: FC<{
           <td>{key.mode === "test" ? <span class="badge queued">test</span> : <span class="badge">live</span>}</td>
           <td>{dateTime(key.createdAt)}</td>
           <td>{key.lastUsedAt ? dateTime(key.lastUsedAt) : <span class="muted">never</span>}</td>
-          <td>{key.revokedAt ? <span class="badge revoked">revoked</span> : <span class="badge active">active</span>}</td>
+          <td>
+            {key.revokedAt ? (
+              <span class="badge revoked">revoked</span>
+            ) : refusal ? (
+              <span class="badge" title={refusal}>
+                paused: plan
+              </span>
+            ) : (
+              <span class="badge active">active</span>
+            )}
+          </td>
           <td>
             {!key.revokedAt && (
               <form method="post" action={`/app/keys/${key.keyId}/revoke`} class="inline">
