@@ -65,7 +65,10 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
     ["unschedule_post", "unschedule", "Take a scheduled post off the schedule: it goes back to approved when the brand requires approval (no new review needed), to draft otherwise."],
     ["cancel_post", "cancel", "Cancel a post that has not been published: it will never be published."],
   ] as const) {
-    server.registerTool(name, { title: description.split(".")[0], description, inputSchema: z.object({ postId: id, scheduledAt: when.optional() }), outputSchema: PostSchema, annotations: write }, async ({ postId, scheduledAt }: any) =>
+    // Only schedule takes a time; cancelling ends the post for good.
+    const inputSchema = action === "schedule" ? z.object({ postId: id, scheduledAt: when.optional() }) : z.object({ postId: id });
+    const annotations = action === "cancel" ? { ...write, destructiveHint: true } : write;
+    server.registerTool(name, { title: description.split(".")[0], description, inputSchema, outputSchema: PostSchema, annotations }, async ({ postId, scheduledAt }: any) =>
       guarded(async () => ok(await actOnPost(env, accountId, postId, action, { scheduledAt }, now()))),
     );
   }

@@ -87,6 +87,11 @@ describe("handleMcpRequest", () => {
       expect(byName.get(name).annotations, name).toMatchObject({ readOnlyHint: true, idempotentHint: true });
     }
     expect(byName.get("create_upload_link").annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+    // Post moves: only schedule takes a time; cancel ends a post for good.
+    expect(Object.keys(byName.get("schedule_post").inputSchema.properties).sort()).toEqual(["postId", "scheduledAt"]);
+    for (const name of ["submit_post", "unschedule_post", "cancel_post"]) expect(Object.keys(byName.get(name).inputSchema.properties), name).toEqual(["postId"]);
+    expect(byName.get("cancel_post").annotations).toMatchObject({ destructiveHint: true });
+    expect(byName.get("delete_post").annotations).toMatchObject({ destructiveHint: true });
   });
 
   it("runs extract_audio on an upload: queued and debited, then get_job until completed with an absolute download URL", async () => {
@@ -202,12 +207,13 @@ describe("handleMcpRequest", () => {
     // A cross-site post is refused (CSRF), and does not use the link up.
     expect((await person.post(new URL(url).pathname, form, "https://evil.example")).status).toBe(403);
     const uploaded = await person.post(new URL(url).pathname, form);
-    expect(uploaded.status).toBe(200);
-    const uploadId = (await uploaded.text()).match(/(upl_[0-9A-Z]+)/)![1];
+    expect(uploaded.status).toBe(303);
+    const uploadId = (await (await person.get(uploaded.headers.get("location")!)).text()).match(/(upl_[0-9A-Z]+)/)![1];
 
     const status = await callTool("get_upload_link", { linkId });
     expect(status.structuredContent).toEqual({ status: "uploaded", uploadId });
-    expect((await person.get(new URL(url).pathname)).status).toBe(404);
+    // Used: a second file is refused.
+    expect((await person.post(new URL(url).pathname, form)).status).toBe(404);
     // The upload is the account's: a paid tool takes it.
     const job = await callTool("extract_audio", { uploadId });
     expect(job.isError, job.content[0].text).toBeFalsy();
