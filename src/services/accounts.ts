@@ -5,6 +5,7 @@
  */
 import { AppError, invalidRequest, unauthorized } from "../errors";
 import { sha256Hex } from "../lib/hash";
+import { displayName } from "../lib/display-name";
 import { newId, randomToken } from "../lib/ids";
 import { firstPeriodEnd, isConstraintError } from "./credits";
 import { planAllowance, restApiPlans, type Plan } from "./pricing";
@@ -151,7 +152,7 @@ export async function createOwnApiKey(db: D1Database, accountId: string, name: u
   const account = await getAccount(db, accountId);
   const refusal = restAccessRefusal(account.plan);
   if (refusal) throw invalidRequest(`${refusal} Choose a plan with API access in Billing to create keys.`);
-  const label = typeof name === "string" ? name.trim() : "";
+  const label = typeof name === "string" ? displayName(name) : "";
   if (!label) throw invalidRequest("Give the key a name, for instance where it is used.");
   if (label.length > MAX_KEY_NAME) throw invalidRequest(`Key names have at most ${MAX_KEY_NAME} characters.`);
   if (!isKeyMode(mode)) throw invalidRequest("A key is live or test.");

@@ -7,6 +7,7 @@ import { and, eq, notExists, sql } from "drizzle-orm";
 import { orm } from "../db/client";
 import { brandChannels, brands, postReviews, posts } from "../db/schema";
 import { invalidRequest, notFound } from "../errors";
+import { displayName } from "../lib/display-name";
 import { newId, randomToken } from "../lib/ids";
 import { isTimeZone } from "../lib/zoned-time";
 
@@ -42,7 +43,7 @@ const httpUrl = (raw: string, field: string) => {
 };
 
 function checkInput(input: Partial<BrandInput>) {
-  if (input.name !== undefined && (!input.name.trim() || input.name.length > 100)) throw invalidRequest("name: 1 to 100 characters.");
+  if (input.name !== undefined && (!displayName(input.name) || input.name.length > 100)) throw invalidRequest("name: 1 to 100 characters.");
   if (input.timeZone !== undefined && !isTimeZone(input.timeZone)) throw invalidRequest(`timeZone: '${input.timeZone.slice(0, 64)}' is not an IANA time zone (e.g. Europe/Paris).`);
   if (input.webhookUrl) httpUrl(input.webhookUrl, "webhookUrl");
   const seen = new Set<string>();
@@ -79,7 +80,7 @@ async function view(db: D1Database, row: typeof brands.$inferSelect): Promise<Br
 export async function createBrand(db: D1Database, accountId: string, input: BrandInput, now: number): Promise<BrandView> {
   checkInput(input);
   const id = newId("brd", now);
-  const row = { id, accountId, name: input.name.trim(), timeZone: input.timeZone, requiresApproval: input.requiresApproval ?? false, webhookUrl: input.webhookUrl ?? null, webhookSecret: `whsec_${randomToken(24)}`, createdAt: now };
+  const row = { id, accountId, name: displayName(input.name), timeZone: input.timeZone, requiresApproval: input.requiresApproval ?? false, webhookUrl: input.webhookUrl ?? null, webhookSecret: `whsec_${randomToken(24)}`, createdAt: now };
   const d = orm(db);
   await d.batch([
     d.insert(brands).values(row),
@@ -109,7 +110,7 @@ export async function updateBrand(db: D1Database, accountId: string, brandId: st
   await brandRow(db, accountId, brandId);
   const d = orm(db);
   const changes = {
-    ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+    ...(input.name !== undefined ? { name: displayName(input.name) } : {}),
     ...(input.timeZone !== undefined ? { timeZone: input.timeZone } : {}),
     ...(input.requiresApproval !== undefined ? { requiresApproval: input.requiresApproval } : {}),
     ...(input.webhookUrl !== undefined ? { webhookUrl: input.webhookUrl } : {}),

@@ -9,6 +9,7 @@ import { approvalLinks, jobs, postDeliveries, postReviews, posts } from "../db/s
 import type { Env } from "../env";
 import { AppError, invalidRequest, notFound } from "../errors";
 import { sha256Hex } from "../lib/hash";
+import { displayName } from "../lib/display-name";
 import { newId, randomToken } from "../lib/ids";
 import { streamToR2 } from "../lib/r2-stream";
 import { utcToZoned, zonedToUtc } from "../lib/zoned-time";
@@ -288,7 +289,7 @@ export async function postForReview(db: D1Database, token: string, now: number) 
 export async function reviewPost(env: Env, token: string, input: { decision: "approve" | "request_changes"; reviewerName: string; comment?: string }, now: number): Promise<PostView> {
   const found = await postForReview(env.DB, token, now);
   if (!found) throw notFound("This review link is invalid, expired or revoked.");
-  const reviewerName = input.reviewerName.trim();
+  const reviewerName = displayName(input.reviewerName);
   if (!reviewerName || reviewerName.length > 100) throw invalidRequest("reviewerName: 1 to 100 characters.");
   const comment = input.comment?.trim() || null;
   if (input.decision === "request_changes" && !comment) throw invalidRequest("comment: say what should change.");

@@ -8,6 +8,7 @@ import { csrf } from "hono/csrf";
 import { trimTrailingSlash } from "hono/trailing-slash";
 import { HTTPException } from "hono/http-exception";
 import { AppError } from "../errors";
+import { displayName } from "../lib/display-name";
 import { randomToken } from "../lib/ids";
 import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey, type KeyMode } from "../services/accounts";
 import { checkResetToken, limitAttempts, normalizeEmail, requestPasswordReset, resetPassword, signIn, signUp } from "../services/auth";
@@ -194,7 +195,7 @@ export function webRoutes() {
     try {
       const created = await createOwnApiKey(c.env.DB, c.get("account").accountId, form.name, Date.now(), form.mode ?? "live", form.nonce);
       if (!created) return c.redirect("/app/keys?done=key-already-created", 303);
-      return keysPage(c, { created: { apiKey: created.apiKey, name: text(form.name).trim(), mode: created.mode } });
+      return keysPage(c, { created: { apiKey: created.apiKey, name: displayName(text(form.name)), mode: created.mode } });
     } catch (error) {
       return keysPage(c, { error: userError(error).message }, 400);
     }

@@ -226,10 +226,12 @@ describe("brands and posts", () => {
 
     await json(await api(`/api/v1/posts/${post.postId}`, { method: "PATCH", body: JSON.stringify({ text: "Nouvelle vidéo ! https://example.com" }) }));
     await json(await api(`/api/v1/posts/${post.postId}/submit`, { method: "POST", body: "{}" }));
-    expect((await reviewer.post(path, { decision: "approve", reviewerName: "Camille" })).status).toBe(303);
+    // Direction controls go from the name shown to the brand's people.
+    expect((await reviewer.post(path, { decision: "approve", reviewerName: "\u202ECamille\u202C" })).status).toBe(303);
     read = await json(await api(`/api/v1/posts/${post.postId}`));
     expect(read.state).toBe("approved");
     expect(read.reviews.map((r: any) => r.decision)).toEqual(["changes_requested", "approved"]);
+    expect(read.reviews.map((r: any) => r.reviewerName)).toEqual(["Camille", "Camille"]);
     expect((await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: "{}" }))).state).toBe("scheduled");
 
     // The decisions reached the brand's webhook, signed with its secret.

@@ -80,6 +80,18 @@ describe("API keys page", () => {
     expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
   });
 
+  it("drops text-direction controls from key names (a name cannot read backwards), and refuses a name of nothing else", async () => {
+    const { client, accountId } = await signedUpClient();
+    const created = await client.createKey({ name: "\u202Egpj.exe\u202C backup" });
+    expect(created.status).toBe(200);
+    const row = await env.DB.prepare("SELECT name FROM api_keys WHERE account_id = ?").bind(accountId).first<{ name: string }>();
+    expect(row!.name).toBe("gpj.exe backup");
+    expect(await (await client.get("/app/keys")).text()).not.toContain("\u202E");
+    // Arabic keeps its letters.
+    expect((await client.createKey({ name: "مفتاح الإنتاج" })).status).toBe(200);
+    expect((await client.createKey({ name: "\u2067\u202E" })).status).toBe(400);
+  });
+
   it("cannot revoke another account's key, and refuses an empty name", async () => {
     const { client } = await signedUpClient();
     const other = await signedUpClient();
