@@ -122,5 +122,8 @@ describe("errors and documentation", () => {
     expect(html.match(/<section /g)).toHaveLength(operations);
     expect(html).toContain("<code>POST /api/v1/trim</code>");
     expect(html).toMatch(/<code>opacity<\/code><\/td><td>integer, 10 to 100, default 80<\/td>/);
+    // Markdown code spans of the descriptions are shown as code, not as backticks.
+    expect(html).toContain("<code>rate_limited</code>");
+    expect(html).not.toMatch(/`rate_limited`/);
   });
 });

@@ -9,6 +9,11 @@ type Json = Record<string, any>;
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
 
+/** Description text with its Markdown `code` spans as <code> (the only Markdown the descriptions use). */
+const Text: FC<{ text: string | undefined }> = ({ text }) => (
+  <>{(text ?? "").split("`").map((part, i) => (i % 2 === 1 ? <code>{part}</code> : part))}</>
+);
+
 /** The schema behind a `$ref` into components, or the schema itself. */
 function resolve(doc: Json, schema: Json | undefined): Json {
   let current = schema ?? {};
@@ -56,7 +61,9 @@ const Fields: FC<{ doc: Json; schema: Json }> = ({ doc, schema }) => {
               {required.has(name) ? " (required)" : ""}
             </td>
             <td>{rules(doc, property)}</td>
-            <td>{resolve(doc, property).description ?? ""}</td>
+            <td>
+              <Text text={resolve(doc, property).description} />
+            </td>
           </tr>
         ))}
       </tbody>
@@ -75,7 +82,11 @@ const Operation: FC<{ doc: Json; path: string; method: string; operation: Json }
         </code>
       </h3>
       <p>{operation.summary}</p>
-      {operation.description && <p class="muted">{operation.description}</p>}
+      {operation.description && (
+        <p class="muted">
+          <Text text={operation.description} />
+        </p>
+      )}
       {(operation.parameters ?? []).length > 0 && (
         <>
           <h4>Parameters</h4>
@@ -84,7 +95,13 @@ const Operation: FC<{ doc: Json; path: string; method: string; operation: Json }
               <li>
                 <code>{p.name}</code> ({p.in}
                 {p.required ? ", required" : ""}): {rules(doc, p.schema ?? {})}
-                {p.description ? `. ${p.description}` : ""}
+                {p.description ? (
+                  <>
+                    . <Text text={p.description} />
+                  </>
+                ) : (
+                  ""
+                )}
               </li>
             ))}
           </ul>
@@ -103,7 +120,7 @@ const Operation: FC<{ doc: Json; path: string; method: string; operation: Json }
       <ul>
         {Object.entries((operation.responses ?? {}) as Record<string, Json>).map(([status, response]) => (
           <li>
-            <strong>{status}</strong> {resolve({ components: { schemas: doc.components?.responses } }, response).description ?? ""}
+            <strong>{status}</strong> <Text text={resolve({ components: { schemas: doc.components?.responses } }, response).description} />
           </li>
         ))}
       </ul>
@@ -134,7 +151,9 @@ export const ApiDocsPage: FC<{ doc: Json }> = ({ doc }) => {
           {String(doc.info?.description ?? "")
             .split(/\n\n+/)
             .map((paragraph) => (
-              <p>{paragraph}</p>
+              <p>
+                <Text text={paragraph} />
+              </p>
             ))}
           <nav class="stack">
             {tags.map((tag) => (
