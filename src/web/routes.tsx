@@ -46,6 +46,14 @@ function userError(error: unknown): { message: string; status: 400 | 429 } {
 
 const text = (value: unknown) => (typeof value === "string" ? value : "");
 
+/** The upload and voice services' messages in the voice form's words: no API field names, no image formats. */
+function voiceSampleMessage(message: string): string {
+  const rest = message.replace(/^(file|uploadId): /, "");
+  if (/^Required\b/.test(rest)) return "Choose a sample file: audio, or a video with sound.";
+  const sampleOnly = rest.replace(/; PNG, JPEG and WebP images/, "");
+  return `${sampleOnly.charAt(0).toUpperCase()}${sampleOnly.slice(1)}`;
+}
+
 const NOTICES: Record<string, string> = {
   revoked: "Key revoked: requests with it are refused from now on.",
   "key-already-created": "That form already created its key (listed below); its secret was shown once, when it was made. Create another key if you need one.",
@@ -245,7 +253,7 @@ export function webRoutes() {
       await registerClonedVoice(c.env.DB, c.env.MEDIA, account, upload.uploadId, now);
       return voicePage(c, { notice: "Voice registered: use \"voice\": \"clone\" on text-to-speech and voice-change." });
     } catch (error) {
-      return voicePage(c, { error: userError(error).message.replace(/^(file|uploadId): /, "") }, 400);
+      return voicePage(c, { error: voiceSampleMessage(userError(error).message) }, 400);
     }
   });
   area.post("/voice/delete", async (c) => {

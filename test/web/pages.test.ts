@@ -275,7 +275,18 @@ describe("cloned voice page", () => {
     form.append("file", new File([await fixtureBytes("clip.mp4")], "clip.mp4"));
     const response = await client.post("/app/voice", form);
     expect(response.status).toBe(400);
-    expect(await response.text()).toContain("at least 10 s of speech");
+    const short = await response.text();
+    expect(short).toContain("at least 10 s of speech");
+    expect(short).toMatch(/The sample lasts [\d.]+ s/);
+    // In the form's words: no API field names, no image formats.
+    const empty = await client.post("/app/voice", new FormData());
+    expect(await empty.text()).toContain("Choose a sample file: audio, or a video with sound.");
+    const text = new FormData();
+    text.append("file", new File([new TextEncoder().encode("not a sound at all, just words")], "notes.txt"));
+    const refused = await (await client.post("/app/voice", text)).text();
+    const notice = refused.match(/class="notice error"[^>]*>([^<]*)</)![1];
+    expect(notice).toMatch(/^The file is not a recognised audio, video or image file\. Accepted are MP4/);
+    expect(notice).not.toMatch(/PNG|multipart/);
     expect(await env.DB.prepare("SELECT 1 FROM cloned_voices WHERE account_id = ?").bind(accountId).first()).toBeNull();
     expect(await (await client.get("/app/voice")).text()).toContain("No cloned voice registered.");
   });
