@@ -10,6 +10,7 @@ import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { probeR2Object } from "../../src/media/probe";
 import type { MediaInput } from "../../src/media/tools/command";
 import { buildMergeCommand, frameRateOf } from "../../src/media/tools/merge";
+import { buildTrimCommand } from "../../src/media/tools/trim";
 import { createFfmpegCore } from "../../wasm/ffmpeg-core";
 import { parseWav } from "../helpers/audio-checks";
 import { recordingBucket } from "./buckets";
@@ -34,6 +35,7 @@ async function probe(bytes: Uint8Array, filename: string) {
 
 interface ProbedStream {
   codec_type: string;
+  nb_frames?: string;
   r_frame_rate?: string;
   avg_frame_rate?: string;
   start_time?: string;
@@ -194,6 +196,33 @@ function beepOnsets(samples: Int16Array, channels: number, sampleRate: number, s
 function runStarts(times: number[]): number[] {
   return times.filter((time, i) => i === 0 || time - times[i - 1]! > 0.1);
 }
+
+describe("variable frame rate kept through a re-encode on ffmpeg.wasm", () => {
+  it("trims a 24 fps then 60 fps MP4 (phone-like, 126 frames) keeping every frame at its time", async () => {
+    const bytes = await generate("24-60.mp4", [
+      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=24:duration=1.5",
+      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=60:duration=1.5",
+      "-filter_complex", "[0:v][1:v]concat=n=2:v=1:a=0", "-fps_mode", "vfr", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+    ]);
+    expect((await ffprobe(bytes)).video!.nb_frames).toBe("126");
+    const { result } = await probe(bytes, "24-60.mp4");
+    const input: MediaInput = { name: "in0.mp4", filename: "phone.mp4", sizeBytes: bytes.byteLength, probe: result };
+    const cases = [
+      // The whole file: all 126 frames (a constant 24 fps dropped 54 of them, the 120 fps guess tripled them).
+      { start: 0, end: 3, frames: 126 },
+      // 1-2 s: 12 frames at 24 fps, then 30 at 60 fps.
+      { start: 1, end: 2, frames: 42 },
+    ];
+    for (const { start, end, frames } of cases) {
+      const command = buildTrimCommand({ start, end }, [input]);
+      expect(command.args.join(" ")).toContain("-fps_mode vfr");
+      const run = await runFfmpegWasm({ args: command.args, inputs: { [input.name]: bytes.slice() }, outputs: [command.outputName] });
+      const out = await ffprobe(run.outputs[command.outputName]!);
+      expect(Math.abs(Number(out.video!.nb_frames) - frames), `${start}-${end} s: ${out.video!.nb_frames} frames`).toBeLessThanOrEqual(1);
+      expect(Number(out.format.duration)).toBeCloseTo(end - start, 1);
+    }
+  });
+});
 
 describe("merge across frame rates on ffmpeg.wasm", () => {
   it("a 25 fps MP4 then a 30 fps WebM: 25 fps out, sum of durations, each beep on its flash", async () => {

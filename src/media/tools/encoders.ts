@@ -29,16 +29,24 @@ export type AudioEncoder = "aac" | "opus" | "mp3" | "vorbis" | "flac" | "pcm";
  *   AVI is a non-standard mapping that several players and editors refuse); q 3 is visually
  *   close to the source at 3-5x the size of H.264.
  */
+/**
+ * Every frame at its own time. MP4 and MOV otherwise default to a constant rate, the stream's
+ * guessed one: phone video, whose rate varies, lost or repeated frames (24 + 25 + 30 fps parts
+ * came out at 24 fps, 74 frames of 79; 24 + 60 fps at its 120 fps guess, 363 of 126). A
+ * constant-rate source keeps its rate. Not for AVI, which has no timestamps to carry it.
+ */
+const KEEP_FRAME_TIMES = ["-fps_mode", "vfr"] as const;
+
 export function videoEncoderArgs(encoder: VideoEncoder, width?: number, height?: number): string[] {
   switch (encoder) {
     case "x264":
-      return ["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-crf", "23", "-pix_fmt", "yuv420p"];
+      return ["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-crf", "23", "-pix_fmt", "yuv420p", ...KEEP_FRAME_TIMES];
     case "vp8": {
       const pixels = (width ?? 1280) * (height ?? 720);
       const maxRate = Math.max(500_000, Math.round(pixels * 2.5));
       return [
         "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "6", "-crf", "10", "-b:v", String(maxRate),
-        "-auto-alt-ref", "0", "-lag-in-frames", "0", "-pix_fmt", "yuv420p",
+        "-auto-alt-ref", "0", "-lag-in-frames", "0", "-pix_fmt", "yuv420p", ...KEEP_FRAME_TIMES,
         // Native libvpx with its default threads ran 5.7x slower than one thread on 2 cores (bench/README.md).
         "-threads", "1",
       ];

@@ -58,6 +58,7 @@ export function buildSubtitlesCommand(params: Pick<SubtitleStyleParams, "fontId"
       "-x264-params", "rc-lookahead=0:bframes=0",
       "-crf", "23",
       "-pix_fmt", "yuv420p",
+      "-fps_mode", "vfr",
       ...audio,
       "-movflags", "+faststart",
       "-f", "mp4",
