@@ -36,6 +36,7 @@ async function probe(bytes: Uint8Array, filename: string) {
 interface ProbedStream {
   codec_type: string;
   nb_frames?: string;
+  nb_read_frames?: string;
   r_frame_rate?: string;
   avg_frame_rate?: string;
   start_time?: string;
@@ -43,14 +44,14 @@ interface ProbedStream {
 }
 
 /** ffprobe (the one built into the same wasm core) over a file. */
-async function ffprobe(bytes: Uint8Array) {
+async function ffprobe(bytes: Uint8Array, countFrames = false) {
   const core = await createFfmpegCore();
   const out: string[] = [];
   core.setLogger((entry) => {
     if (entry.type === "stdout") out.push(entry.message);
   });
   core.FS.writeFile("media", bytes.slice());
-  (core as unknown as { ffprobe(...args: string[]): number }).ffprobe("-v", "error", "-show_format", "-show_streams", "-of", "json", "media");
+  (core as unknown as { ffprobe(...args: string[]): number }).ffprobe("-v", "error", ...(countFrames ? ["-count_frames"] : []), "-show_format", "-show_streams", "-of", "json", "media");
   const probed = JSON.parse(out.join("\n")) as { streams: ProbedStream[]; format: { duration?: string } };
   return { ...probed, video: probed.streams.find((s) => s.codec_type === "video"), audio: probed.streams.find((s) => s.codec_type === "audio") };
 }
@@ -198,6 +199,18 @@ function runStarts(times: number[]): number[] {
 }
 
 describe("variable frame rate kept through a re-encode on ffmpeg.wasm", () => {
+  /** Trims `bytes` from `start` to `end` as the tool does and counts the frames of the result. */
+  async function trimmedFrames(bytes: Uint8Array, filename: string, start: number, end: number) {
+    const { result } = await probe(bytes, filename);
+    const input: MediaInput = { name: `in0.${filename.split(".").pop()}`, filename, sizeBytes: bytes.byteLength, probe: result };
+    const command = buildTrimCommand({ start, end }, [input]);
+    expect(command.args.join(" ")).toContain("-fps_mode vfr -enc_time_base -1");
+    const run = await runFfmpegWasm({ args: command.args, inputs: { [input.name]: bytes.slice() }, outputs: [command.outputName] });
+    // Decoded and counted: MKV headers carry no frame count.
+    const out = await ffprobe(run.outputs[command.outputName]!, true);
+    return { frames: Number(out.video!.nb_read_frames), duration: Number(out.format.duration), out };
+  }
+
   it("trims a 24 fps then 60 fps MP4 (phone-like, 126 frames) keeping every frame at its time", async () => {
     const bytes = await generate("24-60.mp4", [
       "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=24:duration=1.5",
@@ -205,22 +218,32 @@ describe("variable frame rate kept through a re-encode on ffmpeg.wasm", () => {
       "-filter_complex", "[0:v][1:v]concat=n=2:v=1:a=0", "-fps_mode", "vfr", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
     ]);
     expect((await ffprobe(bytes)).video!.nb_frames).toBe("126");
-    const { result } = await probe(bytes, "24-60.mp4");
-    const input: MediaInput = { name: "in0.mp4", filename: "phone.mp4", sizeBytes: bytes.byteLength, probe: result };
-    const cases = [
-      // The whole file: all 126 frames (a constant 24 fps dropped 54 of them, the 120 fps guess tripled them).
-      { start: 0, end: 3, frames: 126 },
-      // 1-2 s: 12 frames at 24 fps, then 30 at 60 fps.
-      { start: 1, end: 2, frames: 42 },
-    ];
-    for (const { start, end, frames } of cases) {
-      const command = buildTrimCommand({ start, end }, [input]);
-      expect(command.args.join(" ")).toContain("-fps_mode vfr");
-      const run = await runFfmpegWasm({ args: command.args, inputs: { [input.name]: bytes.slice() }, outputs: [command.outputName] });
-      const out = await ffprobe(run.outputs[command.outputName]!);
-      expect(Math.abs(Number(out.video!.nb_frames) - frames), `${start}-${end} s: ${out.video!.nb_frames} frames`).toBeLessThanOrEqual(1);
-      expect(Number(out.format.duration)).toBeCloseTo(end - start, 1);
-    }
+    // The whole file: all 126 frames (a constant 24 fps dropped 54 of them, the 120 fps guess tripled them).
+    const whole = await trimmedFrames(bytes, "24-60.mp4", 0, 3);
+    expect(whole.frames).toBe(126);
+    expect(whole.duration).toBeCloseTo(3, 1);
+    // 1-2 s: 12 frames at 24 fps, then 30 at 60 fps.
+    const middle = await trimmedFrames(bytes, "24-60.mp4", 1, 2);
+    expect(Math.abs(middle.frames - 42)).toBeLessThanOrEqual(1);
+
+    // The same frames remuxed into MKV, whose rate ffmpeg guesses at about 42 fps: the encoder's
+    // clock at that guess dropped 25 frames; at the source's time base it keeps them.
+    const mkv = await runFfmpegWasm({ args: ["-hide_banner", "-i", "in.mp4", "-c", "copy", "24-60.mkv"], inputs: { "in.mp4": bytes.slice() }, outputs: ["24-60.mkv"] });
+    const fromMkv = await trimmedFrames(mkv.outputs["24-60.mkv"]!, "24-60.mkv", 0, 3);
+    expect(fromMkv.frames).toBe(126);
+  });
+
+  it("keeps the 79 frames of a 24 + 25 + 30 fps MP4 with a 600 timescale (as phones and editors write)", async () => {
+    const bytes = await generate("600.mp4", [
+      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=24:duration=1",
+      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=1",
+      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=1",
+      "-filter_complex", "[0:v][1:v][2:v]concat=n=3:v=1:a=0", "-fps_mode", "vfr", "-video_track_timescale", "600",
+      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+    ]);
+    expect((await ffprobe(bytes)).video!.nb_frames).toBe("79");
+    const whole = await trimmedFrames(bytes, "600.mp4", 0, 3);
+    expect(whole.frames).toBe(79);
   });
 });
 

@@ -32,10 +32,13 @@ export type AudioEncoder = "aac" | "opus" | "mp3" | "vorbis" | "flac" | "pcm";
 /**
  * Every frame at its own time. MP4 and MOV otherwise default to a constant rate, the stream's
  * guessed one: phone video, whose rate varies, lost or repeated frames (24 + 25 + 30 fps parts
- * came out at 24 fps, 74 frames of 79; 24 + 60 fps at its 120 fps guess, 363 of 126). A
- * constant-rate source keeps its rate. Not for AVI, which has no timestamps to carry it.
+ * came out at 24 fps, 74 frames of 79; 24 + 60 fps at its 120 fps guess, 363 of 126). `vfr`
+ * alone still ticks the encoder's clock at that guess and drops frames sharing a tick (an MKV of
+ * 24 then 60 fps guessed at 42.2 fps: 101 of 126; an MP4 of timescale 600: 77 of 79), so the
+ * encoder takes the source's own time base. A constant-rate source keeps its rate. Not for AVI,
+ * which has no timestamps to carry it.
  */
-const KEEP_FRAME_TIMES = ["-fps_mode", "vfr"] as const;
+export const KEEP_FRAME_TIMES = ["-fps_mode", "vfr", "-enc_time_base", "-1"] as const;
 
 export function videoEncoderArgs(encoder: VideoEncoder, width?: number, height?: number): string[] {
   switch (encoder) {

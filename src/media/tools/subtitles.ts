@@ -6,7 +6,7 @@
 import type { SubtitleStyleParams } from "../ass";
 import { subtitleFonts } from "../fonts";
 import { FONTS_DIR, resultName, type MediaCommand, type MediaInput } from "./command";
-import { EVEN_SIZE_FILTER } from "./encoders";
+import { EVEN_SIZE_FILTER, KEEP_FRAME_TIMES } from "./encoders";
 
 /** Audio codecs an MP4 carries as a stream copy; others (Opus, Vorbis, PCM, FLAC) become AAC. */
 const MP4_AUDIO_COPY = new Set(["aac", "mp3", "ac3", "eac3", "alac"]);
@@ -58,7 +58,7 @@ export function buildSubtitlesCommand(params: Pick<SubtitleStyleParams, "fontId"
       "-x264-params", "rc-lookahead=0:bframes=0",
       "-crf", "23",
       "-pix_fmt", "yuv420p",
-      "-fps_mode", "vfr",
+      ...KEEP_FRAME_TIMES,
       ...audio,
       "-movflags", "+faststart",
       "-f", "mp4",
