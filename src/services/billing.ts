@@ -104,7 +104,7 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
   const stripe = stripeFor(env);
   return withStripeErrors(async () => {
     const price = await planPrice(stripe, plan);
-    if (account.stripeSubscriptionId) return await changeSubscribedPlan(env, stripe, account, plan, price);
+    if (account.stripeSubscriptionId) return await changeSubscribedPlan(env, stripe, account, plan, price, now);
     const metadata = { account_id: accountId, plan };
     const customer = await ensureCustomer(env, stripe, account);
     // One subscription per account: a second tab paid after the first would start a second one
@@ -142,16 +142,23 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
  * again undoes a pending downgrade or cancellation; another change waits until a pending
  * downgrade is undone, so the period's price is always the plan in use.
  */
-async function changeSubscribedPlan(env: Env, stripe: Stripe, account: AccountDetails, plan: PaidPlan, price: Stripe.Price): Promise<PlanChoice> {
+async function changeSubscribedPlan(env: Env, stripe: Stripe, account: AccountDetails, plan: PaidPlan, price: Stripe.Price, now: number): Promise<PlanChoice> {
   const subscriptionId = account.stripeSubscriptionId!;
   const metadata = { account_id: account.accountId, plan };
   const name = planNames[plan];
   const periodEnd = day(account.planPeriodEnd);
-  const setPrice = async (proration: "always_invoice" | "none") => {
-    const subscription = await stripe.subscriptions.retrieve(subscriptionId);
-    const item = subscription.items.data[0];
-    await stripe.subscriptions.update(subscription.id, { items: [{ id: item.id, price: price.id }], proration_behavior: proration, cancel_at_period_end: false, metadata });
-  };
+  // Paid but not yet confirmed (the first invoice still to come), or a renewal invoice still a
+  // draft (Stripe finalises it up to an hour after the period ends, with the metadata of then):
+  // a change now could be billed as one plan and granted as another.
+  const confirming = invalidRequest("A plan payment is being confirmed; reload the billing page in a moment to change the plan.");
+  if (!isPaidPlan(account.plan)) throw confirming;
+  if (account.planPeriodEnd !== null && account.planPeriodEnd <= now) throw invalidRequest("The plan is renewing right now; change it again in a few minutes.");
+  const subscription = await stripe.subscriptions.retrieve(subscriptionId);
+  const item = subscription.items.data[0];
+  // Stripe's price must be the one this account believes in: another tab may have changed it.
+  if (item.price.lookup_key !== planLookupKey(account.planNext ?? account.plan)) throw confirming;
+  const setPrice = (proration: "always_invoice" | "none") =>
+    stripe.subscriptions.update(subscription.id, { items: [{ id: item.id, price: price.id }], proration_behavior: proration, cancel_at_period_end: false, metadata });
   if (account.plan === plan) {
     if (!account.planNext && !account.planCancelAtPeriodEnd) throw invalidRequest(`The account is already on ${name}.`);
     // Same plan: the period is paid already, nothing to invoice.
@@ -162,14 +169,13 @@ async function changeSubscribedPlan(env: Env, stripe: Stripe, account: AccountDe
   if (account.planNext) {
     throw invalidRequest(`${planNames[account.planNext]} is already chosen from ${periodEnd}. Choose ${planNames[account.plan]} again to undo that first.`);
   }
-  const current = account.plan === "payg" ? 0 : planAllowance[account.plan];
-  if (planAllowance[plan] < current) {
+  if (planAllowance[plan] < planAllowance[account.plan]) {
     await setPrice("none");
     await env.DB.prepare("UPDATE accounts SET plan_next = ?, plan_cancel_at_period_end = 0 WHERE id = ? AND stripe_subscription_id = ?").bind(plan, account.accountId, subscriptionId).run();
     return { done: `${name} starts on ${periodEnd}, when the paid period ends; until then the account stays on ${planNames[account.plan]} with its credits.` };
   }
   await setPrice("always_invoice");
-  await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 0 WHERE id = ?").bind(account.accountId).run();
+  await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 0 WHERE id = ? AND stripe_subscription_id = ?").bind(account.accountId, subscriptionId).run();
   return { done: `Change to ${name} requested; it applies as soon as Stripe confirms the payment.` };
 }
 

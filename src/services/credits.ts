@@ -119,7 +119,7 @@ export async function failAndRefund(db: D1Database, jobId: string, error: string
   return update.meta.changes > 0;
 }
 
-const MONTH_MS = 30 * 24 * 3600 * 1000;
+export const MONTH_MS = 30 * 24 * 3600 * 1000;
 
 /** Next period end strictly after `now`, stepping whole 30-day periods from `periodEnd`. */
 export function nextPeriodEnd(periodEnd: number, now: number): number {

@@ -9,7 +9,7 @@
 import type Stripe from "stripe";
 import { newId } from "../lib/ids";
 import { findOffer, isPaidPlan } from "./catalog";
-import { firstPeriodEnd, isConstraintError } from "./credits";
+import { firstPeriodEnd, isConstraintError, MONTH_MS as PLAN_PERIOD_MS } from "./credits";
 import { planAllowance } from "./pricing";
 
 export type EventOutcome = "applied" | "duplicate" | "ignored";
@@ -127,18 +127,27 @@ async function invoicePaid(db: D1Database, event: Stripe.Event, invoice: Stripe.
   const newPeriod = `id = ?1 AND (plan_period_end IS NULL OR plan_period_end < ?2 OR stripe_subscription_id IS NOT ?3 OR NOT ${paidPlan})`;
   const samePeriod = `id = ?1 AND plan_period_end = ?2 AND stripe_subscription_id = ?3 AND ${paidPlan}`;
   const paymentIntent = idOf(invoice.payments?.data?.[0]?.payment?.payment_intent);
+  // An upgrade within the period is billed for the days left (Stripe's proration, its lines start
+  // at the change): it adds that share of what the larger allowance adds, rounded up. The full
+  // difference for a last-day upgrade of a few euros was the cheapest way to credits.
+  const changedAt = Math.min(now, ...invoice.lines.data.map((line) => line.period.start * 1000));
+  const share = Math.min(1, Math.max(0, (periodEnd - changedAt) / PLAN_PERIOD_MS));
+  const added = (param: string) => {
+    const exact = `((?5 - plan_period_granted) * ${param})`;
+    return `(CAST(${exact} AS INTEGER) + (${exact} > CAST(${exact} AS INTEGER)))`;
+  };
   return runOnce(db, [
     recordEvent(db, event, accountId, now),
     // The plan change within the period first: the new period's statements below change what it tests.
     db
-      .prepare(ledgerInsert(`SELECT ?4, id, 'plan_grant', ?5 - plan_period_granted, ?5 - plan_period_granted, 0, ?6, ?7, ?8 FROM accounts WHERE ${samePeriod} AND ?5 > plan_period_granted`))
-      .bind(accountId, periodEnd, subscription, newId("led", now), allowance, `stripe:invoice:${invoice.id}:upgrade`, `${plan} plan: credits added by the upgrade (Stripe ${invoice.id})`, now),
+      .prepare(ledgerInsert(`SELECT ?4, id, 'plan_grant', ${added("?9")}, ${added("?9")}, 0, ?6, ?7, ?8 FROM accounts WHERE ${samePeriod} AND ?5 > plan_period_granted`))
+      .bind(accountId, periodEnd, subscription, newId("led", now), allowance, `stripe:invoice:${invoice.id}:upgrade`, `${plan} plan: credits added by the upgrade (Stripe ${invoice.id})`, now, share),
     db
       .prepare(
-        `UPDATE accounts SET plan = ?4, plan_credits = plan_credits + MAX(0, ?5 - plan_period_granted), plan_period_granted = MAX(plan_period_granted, ?5),
+        `UPDATE accounts SET plan = ?4, plan_credits = plan_credits + MAX(0, ${added("?6")}), plan_period_granted = MAX(plan_period_granted, ?5),
            plan_cancel_at_period_end = 0 WHERE ${samePeriod}`,
       )
-      .bind(accountId, periodEnd, subscription, plan, allowance),
+      .bind(accountId, periodEnd, subscription, plan, allowance, share),
     db
       .prepare(ledgerInsert(`SELECT ?4, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?5, 'plan period ended', ?6 FROM accounts WHERE ${newPeriod} AND plan_credits > 0`))
       .bind(accountId, periodEnd, subscription, newId("led", now), `stripe:invoice:${invoice.id}:expiry`, now),

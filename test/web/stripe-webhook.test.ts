@@ -176,6 +176,28 @@ describe("credits from Stripe events, exactly once", () => {
     await expectLedgerMatches(accountId);
   });
 
+  it("an upgrade late in the period adds its share of the larger allowance, as Stripe bills only the days left", async () => {
+    const { accountId } = await signedUpClient();
+    const subscription = `sub_${uid()}`;
+    // Starter since 27 days: 3 of 30 days left.
+    const start = Math.floor(Date.now() / 1000) - 27 * DAY;
+    await sendStripeEvent(stripeEvent("invoice.paid", paidInvoice(accountId, `in_${uid()}`, "starter", subscription, start, 1900)));
+    const now = Math.floor(Date.now() / 1000);
+    // Stripe's proration invoice: its lines run from the change to the end of the period.
+    const upgrade = { ...paidInvoice(accountId, `in_${uid()}`, "scale", subscription, start, 600), billing_reason: "subscription_update" };
+    upgrade.lines.data[0]!.period = { start: now, end: start + 30 * DAY };
+    await sendStripeEvent(stripeEvent("invoice.paid", upgrade));
+    // 16,000 more on Scale, a tenth of it: 1,600 (rounded up), not 16,000 for 6 euros.
+    const row = await accountRow(accountId);
+    expect(row).toMatchObject({ plan: "scale", plan_period_granted: 20_000 });
+    expect(row.plan_credits - 4000).toBeGreaterThanOrEqual(1600);
+    expect(row.plan_credits - 4000).toBeLessThanOrEqual(1601);
+    // Down and up again in the same period: nothing more (the larger allowance was granted, in part).
+    await sendStripeEvent(stripeEvent("invoice.paid", { ...paidInvoice(accountId, `in_${uid()}`, "scale", subscription, start, 600), billing_reason: "subscription_update" }));
+    expect((await accountRow(accountId)).plan_credits).toBe(row.plan_credits);
+    await expectLedgerMatches(accountId);
+  });
+
   it("a paid plan starts from its first invoice even when a Solo period ends later than Stripe's first period", async () => {
     const { accountId } = await signedUpClient();
     await env.DB.prepare("UPDATE accounts SET plan = 'solo', plan_credits = 300, plan_period_granted = 300, plan_period_end = ? WHERE id = ?").bind(Date.now() + 40 * DAY * 1000, accountId).run();
@@ -244,9 +266,11 @@ describe("credits from Stripe events, exactly once", () => {
     const { client, accountId } = await signedUpClient();
     const delivered = new Set<string>();
     /** Delivers, oldest first, the events the local Stripe emitted for this account since the last call. */
-    const deliverNew = async () => {
+    const deliverNew = async (only?: string) => {
       const customer = (await accountRow(accountId)).stripe_customer_id;
-      const events = ((await stripeApi("/v1/events?limit=100")).data as any[]).filter((e) => !delivered.has(e.id) && (e.data.object.customer === customer || JSON.stringify(e.data.object).includes(accountId)));
+      const events = ((await stripeApi("/v1/events?limit=100")).data as any[]).filter(
+        (e) => !delivered.has(e.id) && (!only || e.type === only) && (e.data.object.customer === customer || JSON.stringify(e.data.object).includes(accountId)),
+      );
       for (const event of events.reverse()) {
         delivered.add(event.id);
         expect((await sendStripeEvent(event)).status).toBe(200);
@@ -255,6 +279,11 @@ describe("credits from Stripe events, exactly once", () => {
     };
     const sessionId = (await client.post("/app/billing/plan", { plan: "scale" })).headers.get("location")!.split("/").pop()!;
     expect((await fetch(`${stripe}/c/pay/${sessionId}/pay`, { method: "POST", redirect: "manual" })).status).toBe(303);
+    // The checkout is confirmed, its first invoice not yet: no change until the plan is known.
+    await deliverNew("checkout.session.completed");
+    const early = await client.post("/app/billing/plan", { plan: "starter" });
+    expect(early.status).toBe(400);
+    expect(await early.text()).toContain("being confirmed");
     await deliverNew();
     const { stripe_subscription_id: subscription, plan_period_end: periodEnd } = await accountRow(accountId);
     expect(await accountRow(accountId)).toMatchObject({ plan: "scale", plan_credits: 20_000, plan_next: null });
@@ -286,6 +315,12 @@ describe("credits from Stripe events, exactly once", () => {
     // Down again, then the period ends: the renewal invoice is Pro's price and starts Pro with its allowance.
     expect((await client.post("/app/billing/plan", { plan: "pro" })).status).toBe(200);
     await deliverNew();
+    // Once the period has ended, until the renewal is paid, no change (the renewal invoice may still be a draft).
+    await env.DB.prepare("UPDATE accounts SET plan_period_end = ? WHERE id = ?").bind(Date.now() - 1000, accountId).run();
+    const renewing = await client.post("/app/billing/plan", { plan: "scale" });
+    expect(renewing.status).toBe(400);
+    expect(await renewing.text()).toContain("renewing right now");
+    await env.DB.prepare("UPDATE accounts SET plan_period_end = ? WHERE id = ?").bind(periodEnd, accountId).run();
     const renewal = await stripeApi(`/_test/subscriptions/${subscription}/advance`, { method: "POST" });
     expect(renewal.amount_paid).toBe(3900);
     await deliverNew();
