@@ -24,12 +24,16 @@ export async function failStuckJobs(db: D1Database, now: number, stopRunner?: (j
     .bind(now, now - QUEUED_LIMIT_MS)
     .all<{ id: string; status: string }>();
   let failed = 0;
+  const stopped: string[] = [];
   for (const { id, status } of stuck.results) {
     const why = status === "queued" ? "The job was never started; credits refunded." : "Processing did not finish in time; credits refunded.";
     if (!(await failJob(db, id, why, now))) continue;
     failed++;
-    if (status === "processing") await stopRunner?.(id);
+    if (status === "processing") stopped.push(id);
   }
+  // Side by side and never failing the sweep: a hung backend (often why jobs are stuck) must not
+  // hold up the renewals and expiries that follow (each stop's backend call has its own timeout).
+  if (stopRunner) await Promise.allSettled(stopped.map((id) => stopRunner(id)));
   return failed;
 }
 

@@ -1,6 +1,7 @@
 /**
  * The developer area's only stylesheet and script, served by the Worker itself (no CDN). The
- * script is progressive: copy buttons and confirmations; every action also works without it.
+ * script is progressive: copy buttons, confirmations, forms sent once (a double click would
+ * show the second answer, e.g. a new key's secret lost); every action also works without it.
  */
 export const appCss = `
 :root{--fg:#16181d;--muted:#5b6270;--line:#e3e6eb;--bg:#f7f8fa;--card:#fff;--accent:#3451d1;--accent-fg:#fff;--danger:#b42318;--ok:#027a48;--warn:#b54708}
@@ -78,5 +79,11 @@ document.addEventListener("click", async (event) => {
   }
   const confirmed = event.target.closest("[data-confirm]");
   if (confirmed && !confirm(confirmed.dataset.confirm)) event.preventDefault();
+});
+document.addEventListener("submit", (event) => {
+  const form = event.target.closest("form[data-once]");
+  if (!form) return;
+  if (form.dataset.sent) event.preventDefault();
+  form.dataset.sent = "1";
 });
 `;

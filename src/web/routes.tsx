@@ -56,7 +56,7 @@ function voiceSampleMessage(message: string): string {
 
 const NOTICES: Record<string, string> = {
   revoked: "Key revoked: requests with it are refused from now on.",
-  "key-already-created": "That form already created its key (listed below); its secret was shown once, when it was made. Create another key if you need one.",
+  "key-already-created": "That form already created its key (listed below, newest first); its secret was shown once, when it was made. If you did not copy it, revoke that key and create another.",
   "voice-deleted": "Cloned voice deleted.",
   disconnected: "App disconnected: its access is revoked and its next call is refused.",
   "not-connected": "That app is not connected (any more): nothing was changed.",

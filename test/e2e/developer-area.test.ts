@@ -81,9 +81,12 @@ describe("developer area in a browser", () => {
     // A key, shown once, used from outside.
     await page.click("nav >> text=API keys");
     await page.fill('input[name="name"]', "my laptop");
-    await page.click('button:has-text("Create key")');
+    // A double click sends the form once: the page shows the new key, not "already created".
+    await page.dblclick('button:has-text("Create key")');
+    await page.waitForSelector("#new-key");
     const apiKey = await page.locator("#new-key").inputValue();
     expect(apiKey).toMatch(/^mk_live_[A-Za-z0-9_-]{32}$/);
+    expect(await page.locator("tbody tr").count()).toBe(1);
     await shot(page, "04-key-created");
     expect(await apiAccount(apiKey)).toEqual({ status: 200, body: { balance: 100, email } });
 

@@ -42,6 +42,9 @@ export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "
   };
 }
 
+/** A stop is best effort: a backend that does not answer within this is left to its own deadline. */
+const CANCEL_TIMEOUT_MS = 5_000;
+
 /** Asks the backend to stop a job the caller cancelled; best effort (the job is already refunded). */
 export async function cancelBackendJob(env: Env, backendJobId: string): Promise<void> {
   if (!backendConfigured(env)) return;
@@ -49,6 +52,7 @@ export async function cancelBackendJob(env: Env, backendJobId: string): Promise<
     const response = await fetch(`${env.BACKEND_URL!.replace(/\/$/, "")}/v1/jobs/${encodeURIComponent(backendJobId)}`, {
       method: "DELETE",
       headers: { authorization: `Bearer ${env.BACKEND_SECRET}` },
+      signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
     });
     await response.body?.cancel();
   } catch (error) {

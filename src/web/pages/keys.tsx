@@ -42,7 +42,7 @@ export const KeysPage: FC<{
         {refusal} <a href="/app/billing">Change the plan</a> to create keys. The assistant connector works on every plan.
       </Notice>
     ) : (
-      <form method="post" action="/app/keys" class="card row">
+      <form method="post" action="/app/keys" class="card row" data-once>
         <input type="hidden" name="nonce" value={formNonce} />
         <label style="flex:1">
           Name
