@@ -15,7 +15,7 @@ import type { AddressInfo } from "node:net";
 
 type Status = Record<string, any>;
 
-/** Mastodon's defaults: 500 characters per status, every link counted as 23. */
+/** Mastodon's defaults: 500 characters per status (as people see them: an emoji is one), every link counted as 23. */
 const MAX_CHARACTERS = 500;
 const URL_CHARACTERS = 23;
 
@@ -91,7 +91,7 @@ export async function startLocalMastodon(options: { port?: number; token: string
         const text = values.status?.[0] ?? "";
         const mediaIds = values["media_ids[]"] ?? values.media_ids ?? [];
         if (!text && mediaIds.length === 0) return reply(422, { error: "Validation failed: Text can't be blank" });
-        if (Array.from(text.replace(/https?:\/\/\S+/g, "x".repeat(URL_CHARACTERS))).length > MAX_CHARACTERS) {
+        if ([...new Intl.Segmenter().segment(text.replace(/https?:\/\/[^\s<>"]*[^\s<>".,;:!?)\]'"»”]/g, "x".repeat(URL_CHARACTERS)))].length > MAX_CHARACTERS) {
           return reply(422, { error: `Validation failed: Text character limit of ${MAX_CHARACTERS} exceeded` });
         }
         for (const id of mediaIds) if (!media.has(id)) return reply(422, { error: "Validation failed: Media attachments are invalid" });

@@ -103,6 +103,7 @@ async function checkNetworks(db: D1Database, brandId: string, networks: Network[
  * go, or it would count as published having reached nobody, and a text each network accepts:
  * Mastodon refuses a status over its instance's limit (a link counts 23 characters), and a client
  * must not approve a post that cannot be published. Drafts may be longer while they are written.
+ * An instance that does not say its limit is not second-guessed: its refusal comes at publication.
  */
 async function checkPublishable(env: Env, brandId: string, networksJson: string, text: string): Promise<void> {
   const networks = JSON.parse(networksJson) as Network[];
@@ -113,6 +114,7 @@ async function checkPublishable(env: Env, brandId: string, networksJson: string,
   const channel = (await brandChannelsOf(env.DB, brandId)).find((c) => c.network === "mastodon");
   if (!channel) return;
   const limits = await publishers.mastodon.textLimits(JSON.parse(channel.config), publishPolicy(env));
+  if (!limits) return;
   const length = mastodonLength(text, limits.perUrl);
   if (length > limits.maxCharacters) {
     throw invalidRequest(`text: ${length} characters as Mastodon counts them (each link ${limits.perUrl}); the brand's instance allows ${limits.maxCharacters}. Shorten it, or leave Mastodon out of networks.`);

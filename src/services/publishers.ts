@@ -84,38 +84,47 @@ async function instance(config: { instanceUrl: string }, path: string, policy: U
   return url;
 }
 
-/** Mastodon's default status length, used when an instance does not say its own. */
-export const MASTODON_DEFAULT_MAX_CHARACTERS = 500;
-const URL_IN_TEXT = /https?:\/\/\S+/g;
+const URL_IN_TEXT = /https?:\/\/[^\s<>"]*[^\s<>".,;:!?)\]'"»”]/g;
 
-/** The length Mastodon counts: code points, every link as `perUrl` characters whatever its length. */
+/**
+ * The length Mastodon counts: characters as people see them (an emoji or a flag is one), every
+ * link as `perUrl` characters whatever its length (trailing punctuation is not part of it).
+ */
 export function mastodonLength(text: string, perUrl = 23): number {
   let links = 0;
   const rest = text.replace(URL_IN_TEXT, () => {
     links++;
     return "";
   });
-  return Array.from(rest).length + links * perUrl;
+  return [...new Intl.Segmenter().segment(rest)].length + links * perUrl;
 }
+
+/** An instance's answer larger than this is not a configuration: not read. */
+const MAX_INSTANCE_BYTES = 1024 * 1024;
 
 const mastodon = {
   /**
-   * The instance's status limits (`GET /api/v2/instance`, configuration.statuses); Mastodon's
-   * defaults when the instance does not answer them, so a check never blocks on a slow instance.
+   * The instance's status limits (`GET /api/v2/instance`, configuration.statuses), or null when it
+   * does not give them (no answer within 5 s, an error, another shape): then nothing is checked
+   * before publication, rather than refusing a text by a default the instance may not have.
    */
-  async textLimits(config: { instanceUrl: string }, policy: UrlPolicy): Promise<{ maxCharacters: number; perUrl: number }> {
-    const fallback = { maxCharacters: MASTODON_DEFAULT_MAX_CHARACTERS, perUrl: 23 };
+  async textLimits(config: { instanceUrl: string }, policy: UrlPolicy): Promise<{ maxCharacters: number; perUrl: number } | null> {
     try {
       const response = await fetch(await instance(config, "/api/v2/instance", policy), { redirect: "manual", signal: AbortSignal.timeout(5_000) });
-      if (!response.ok) {
+      const size = Number(response.headers.get("content-length") ?? "0");
+      if (!response.ok || size > MAX_INSTANCE_BYTES) {
         await response.body?.cancel();
-        return fallback;
+        return null;
       }
-      const statuses = ((await response.json()) as { configuration?: { statuses?: { max_characters?: unknown; characters_reserved_per_url?: unknown } } }).configuration?.statuses;
-      const positive = (value: unknown, otherwise: number) => (typeof value === "number" && Number.isInteger(value) && value > 0 ? value : otherwise);
-      return { maxCharacters: positive(statuses?.max_characters, fallback.maxCharacters), perUrl: positive(statuses?.characters_reserved_per_url, fallback.perUrl) };
+      const body = await response.text();
+      if (body.length > MAX_INSTANCE_BYTES) return null;
+      const statuses = (JSON.parse(body) as { configuration?: { statuses?: { max_characters?: unknown; characters_reserved_per_url?: unknown } } }).configuration?.statuses;
+      const positive = (value: unknown) => (typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined);
+      const maxCharacters = positive(statuses?.max_characters);
+      if (maxCharacters === undefined) return null;
+      return { maxCharacters, perUrl: positive(statuses?.characters_reserved_per_url) ?? 23 };
     } catch {
-      return fallback;
+      return null;
     }
   },
   async publish(config: { instanceUrl: string; accessToken: string }, post: Publication, policy: UrlPolicy): Promise<{ id?: string; url?: string }> {

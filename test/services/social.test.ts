@@ -155,6 +155,9 @@ describe("brands and posts", () => {
       // Without Mastodon the text goes to the webhook as it is.
       await json(await api(`/api/v1/posts/${draft.postId}`, { method: "PATCH", body: JSON.stringify({ networks: ["webhook"] }) }));
       expect((await json(await api(`/api/v1/posts/${draft.postId}/${action}`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }))).state).toBe(requiresApproval ? "pending_approval" : "scheduled");
+      // Characters as people see them: 300 flags are 300 characters (600 code points), and a full stop after a link is not part of it.
+      const flags = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: `${"🇫🇷".repeat(300)} https://example.com/${"y".repeat(300)}.` }) }));
+      expect((await json(await api(`/api/v1/posts/${flags.postId}/${action}`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }))).state).toBe(requiresApproval ? "pending_approval" : "scheduled");
       // Under way, neither Mastodon back in nor a longer text for it.
       const withLink = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: linked }) }));
       expect((await json(await api(`/api/v1/posts/${withLink.postId}/${action}`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }))).state).toBe(requiresApproval ? "pending_approval" : "scheduled");
