@@ -1,6 +1,7 @@
 /** The assistants an account connected through OAuth (grants of the connector), and their revocation. */
 import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { notFound } from "../errors";
+import { displayName } from "../lib/display-name";
 
 export interface ConnectedAppView {
   grantId: string;
@@ -20,7 +21,8 @@ export async function listConnectedApps(oauth: OAuthHelpers, accountId: string):
       const redirect = grant.redirectUri ?? client?.redirectUris[0];
       apps.push({
         grantId: grant.id,
-        clientName: client?.clientName || grant.clientId,
+        // Self-registered: anyone names a client, so direction controls go as in every shown name.
+        clientName: displayName(client?.clientName ?? "") || grant.clientId,
         redirectHost: redirect ? new URL(redirect).host : "",
         // The library counts seconds; the area shows milliseconds.
         createdAt: grant.createdAt * 1000,

@@ -5,3 +5,6 @@ export const euros = (cents: number | null, currency = "eur") =>
   cents === null ? "" : `${(cents / 100).toLocaleString("en-US", { minimumFractionDigits: cents % 100 ? 2 : 0, maximumFractionDigits: 2 })} ${currency.toUpperCase() === "EUR" ? "€" : currency.toUpperCase()}`;
 export const date = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString().slice(0, 10));
 export const dateTime = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC");
+
+/** A message of a table by a key from the query string: own keys only ("constructor" is none). */
+export const known = (table: Record<string, string>, key: string | undefined) => (key !== undefined && Object.hasOwn(table, key) ? table[key] : undefined);

@@ -10,6 +10,7 @@ import { AppError } from "../errors";
 import { postForReview, reviewPost, type PostView } from "../services/posts";
 import { Notice, PublicPage } from "./layout";
 import { MessagePage } from "./pages/auth";
+import { known } from "./format";
 
 /** Post states as a client reads them. */
 const stateLabels: Record<string, string> = {
@@ -92,8 +93,11 @@ export function reviewRoutes() {
   const routes = capabilityPageApp();
   routes.get("/:token", async (c) => {
     const found = await postForReview(c.env.DB, c.req.param("token"), Date.now());
-    const done = DONE[c.req.query("done") ?? ""];
-    return found ? c.html(<ReviewPage post={found.post} brandName={found.brand.name} token={c.req.param("token")} done={done} />) : gone(c);
+    if (!found) return gone(c);
+    // Thanks only for what the post shows: a link with ?done=approved cannot claim an approval.
+    const outcome = c.req.query("done");
+    const reviewed = (outcome === "approved" && found.post.reviews.at(-1)?.decision === "approved") || (outcome === "changes" && found.post.state === "changes_requested");
+    return c.html(<ReviewPage post={found.post} brandName={found.brand.name} token={c.req.param("token")} done={reviewed ? known(DONE, outcome) : undefined} />);
   });
   routes.get("/:token/media", async (c) => {
     const found = await postForReview(c.env.DB, c.req.param("token"), Date.now());

@@ -36,6 +36,7 @@ import { OverviewPage } from "./pages/overview";
 import { VoicePage } from "./pages/voice";
 import { clientAddress, endSession, requireSession, safeNext, startSession, type WebEnv } from "./session";
 import { pageHeaders } from "./page-headers";
+import { known } from "./format";
 
 /** A refusal a person can act on (bad input, too many attempts); anything else is a server error. */
 function userError(error: unknown): { message: string; status: 400 | 429 } {
@@ -184,7 +185,7 @@ export function webRoutes() {
   for (const path of ["/", "/keys", "/keys/*", "/ledger", "/ledger.csv", "/jobs", "/voice", "/voice/*", "/billing", "/billing/*", "/connected", "/connected/*", "/posts"]) {
     area.use(path, requireSession);
   }
-  const notice = (c: Context<WebEnv>) => NOTICES[c.req.query("done") ?? ""];
+  const notice = (c: Context<WebEnv>) => known(NOTICES, c.req.query("done"));
 
   area.get("/", async (c) => {
     const account = c.get("account");
@@ -268,7 +269,7 @@ export function webRoutes() {
     const ready = Boolean(c.env.STRIPE_SECRET_KEY);
     const [payments, prices] = await Promise.all([listPayments(c.env.DB, account.accountId), ready ? planPrices(c) : Promise.resolve({})]);
     const checkout = c.req.query("checkout");
-    const shown = notice(c) ?? (checkout ? NOTICES[`checkout-${checkout}`] : undefined);
+    const shown = notice(c) ?? (checkout ? known(NOTICES, `checkout-${checkout}`) : undefined);
     return c.html(<BillingPage account={account} payments={payments} planPrices={prices} paymentsReady={ready} notice={shown} {...extra} />, status);
   };
   const billingAction = (action: (c: Context<WebEnv>, form: Record<string, unknown>) => Promise<Response>) => async (c: Context<WebEnv>) => {

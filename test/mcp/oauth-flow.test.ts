@@ -127,11 +127,12 @@ describe("connector OAuth", () => {
   it("grants only the account the consent page named, and shows a long client name cut short", async () => {
     const person = await signedUpClient(undefined, undefined, BASE);
     const other = await signedUpClient(undefined, undefined, BASE);
-    const clientId = await register(`Assistant ${"x".repeat(5000)}`);
+    const clientId = await register(`Assistant \u202E${"x".repeat(5000)}`);
     const { challenge } = await pkce();
     const html = await (await person.client.get(authorizeUrl(clientId, challenge))).text();
     expect(html).toContain(`Allow Assistant ${"x".repeat(70)}…`);
     expect(html).not.toContain("x".repeat(200));
+    expect(html).not.toContain("\u202E");
     const handle = html.match(/name="handle" value="([^"]+)"/)![1];
     const account = html.match(/name="account" value="([^"]+)"/)![1];
     expect(account).toBe(person.accountId);

@@ -220,6 +220,8 @@ describe("brands and posts", () => {
     const after = await (await reviewer.get(`${path}?done=changes`)).text();
     expect(after).toContain("your request for changes was sent");
     expect(after).toContain('data-testid="post-state">changes requested<');
+    // The outcome shown is the post's: a link claiming an approval thanks for nothing.
+    expect(await (await reviewer.get(`${path}?done=approved`)).text()).not.toContain("the post is approved");
     const resent = await reviewer.post(path, { decision: "request_changes", reviewerName: "Camille", comment: "Ajoute le lien" });
     expect(resent.status).toBe(400);
     expect(await resent.text()).toContain("This post is not waiting for a review any more");

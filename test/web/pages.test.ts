@@ -29,6 +29,8 @@ describe("API keys page", () => {
     expect(revoke.status).toBe(303);
     expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(401);
     expect(await (await client.get("/app/keys?done=revoked")).text()).toContain("revoked");
+    // Only the table's own messages: an inherited name is no notice.
+    for (const done of ["constructor", "__proto__", "toString"]) expect((await client.get(`/app/keys?done=${done}`)).status).toBe(200);
   });
 
   it("creates a test key next to live keys, listed as test, spending nothing", async () => {

@@ -18,7 +18,8 @@ const OfferCard: FC<{ offer: CreditOffer }> = ({ offer }) => (
 const PlanCard: FC<{ plan: "solo" | PaidPlan; account: AccountDetails; price: number | null | undefined }> = ({ plan, account, price }) => {
   const current = account.plan === plan;
   const apiAccess = plan === "pro" || plan === "scale";
-  const next = account.planNext === plan;
+  // A cancellation wins over a pending downgrade: the account ends on Solo.
+  const next = account.planNext === plan && !account.planCancelAtPeriodEnd;
   // The current plan can be kept when it is set to end or to move down; the next one is chosen already.
   const keepable = current && (account.planCancelAtPeriodEnd || account.planNext !== null) && plan !== "solo";
   return (

@@ -1,12 +1,13 @@
 import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";
 import type { FC } from "hono/jsx";
+import { displayName } from "../../lib/display-name";
 import { Notice, PublicPage } from "../layout";
 
 /** What a person must see before an assistant gets access: who asks, where the tokens go. */
 /** Registration lets a client name itself at any length: the page shows 80 characters at most. */
 const MAX_NAME = 80;
 const shortName = (name: string) => {
-  const chars = Array.from(name);
+  const chars = Array.from(displayName(name));
   return chars.length > MAX_NAME ? `${chars.slice(0, MAX_NAME).join("")}…` : name;
 };
 
