@@ -13,7 +13,6 @@ import { expirePostMedia } from "./services/posts";
 import { deleteExpiredUploadLinks } from "./services/upload-capabilities";
 import { consumeDeadLetters, consumeJobs } from "./queues/consumer";
 import { maintainNow } from "./services/audit";
-import { stopJobRunner } from "./services/jobs";
 import { AppError, codeForStatus, errorBody, statusOf } from "./errors";
 import { countRequest, rateLimits, refusalHeaders, refusalMessage } from "./services/rate-limits";
 import { consumeWebhookBatch, sweepWebhooks } from "./services/webhooks";
@@ -71,7 +70,7 @@ export default {
   async scheduled(_controller, rawEnv) {
     const env = withResilientD1(rawEnv);
     const now = Date.now();
-    const summary = await maintainNow(env.DB, env.MEDIA, now, undefined, (jobId) => stopJobRunner(env, jobId));
+    const summary = await maintainNow(env.DB, env.MEDIA, now, env);
     // The sweep behind the brands' alarms, and the 30-day retention of published posts' media.
     const publishing = await dispatchDuePosts(env, null, now);
     const postMedia = await expirePostMedia(env, now);

@@ -2,6 +2,7 @@
  * Container codec identifiers mapped to ffprobe's codec_name, so that probe results, the
  * backend's ffmpeg and the tests' ffprobe references all speak the same names.
  */
+import { u16le } from "./bytes";
 
 const VIDEO_CODECS = new Set([
   "h264", "hevc", "vp8", "vp9", "av1", "mpeg4", "msmpeg4v2", "msmpeg4v3", "h263", "mjpeg", "prores",
@@ -62,6 +63,12 @@ export function codecFromAviFourCC(fourCC: string): string {
 function pcmCodec(bitsPerSample: number | undefined, float = false): string {
   if (float) return bitsPerSample === 64 ? "pcm_f64le" : "pcm_f32le";
   return bitsPerSample === 8 ? "pcm_u8" : `pcm_s${bitsPerSample ?? 16}le`;
+}
+
+/** WAVE_FORMAT_EXTENSIBLE carries the real format tag in the first bytes of its sub-format GUID. */
+export function waveFormatTag(format: Uint8Array): number {
+  const tag = u16le(format, 0);
+  return tag === 0xfffe && format.length >= 26 ? u16le(format, 24) : tag;
 }
 
 export function codecFromWaveFormatTag(tag: number, bitsPerSample: number): string {

@@ -13,7 +13,8 @@ export interface SniffedFormat {
   mimeTypes: Partial<Record<MediaKind, string>>;
 }
 
-const ACCEPTED_FORMATS = "MP4, MOV, M4V, WebM, MKV and AVI videos; MP3, WAV, M4A, AAC, Ogg (Opus or Vorbis) and FLAC audio; PNG, JPEG and WebP images";
+export const ACCEPTED_IMAGE_FORMATS = "PNG, JPEG and WebP images";
+const ACCEPTED_FORMATS = `MP4, MOV, M4V, WebM, MKV and AVI videos; MP3, WAV, M4A, AAC, Ogg (Opus or Vorbis) and FLAC audio; ${ACCEPTED_IMAGE_FORMATS}`;
 
 /** file-type extension -> accepted format. Anything not listed is refused. */
 const FORMATS: Record<string, SniffedFormat> = {

@@ -157,7 +157,8 @@ export async function createOwnApiKey(db: D1Database, accountId: string, name: u
   if (label.length > MAX_KEY_NAME) throw invalidRequest(`Key names have at most ${MAX_KEY_NAME} characters.`);
   if (!isKeyMode(mode)) throw invalidRequest("A key is live or test.");
   if (typeof formNonce !== "string" || !FORM_NONCE.test(formNonce)) throw invalidRequest("The form is out of date: reload the page and create the key again.");
-  return insertApiKey(db, accountId, now, label, mode, formNonce);
+  const created = await insertApiKey(db, accountId, now, label, mode, formNonce);
+  return created && { ...created, name: label };
 }
 
 export interface ApiKeyView {

@@ -3,6 +3,8 @@
  * its jobs (every failed job refunded once, no refund without a failure, every paid job debited
  * once), and the media store against D1 (objects no row refers to: orphans).
  */
+import type { Env } from "../env";
+import { stopJobRunner } from "./jobs";
 import { runMaintenance } from "./maintenance";
 
 export interface AccountAudit {
@@ -117,8 +119,8 @@ async function unreferenced(db: D1Database, prefix: string, keys: string[]): Pro
 }
 
 /** The cron's maintenance, plus the orphan sweep, run now (operator API). */
-export async function maintainNow(db: D1Database, bucket: R2Bucket, now: number, orphanGraceMs?: number, stopRunner?: (jobId: string) => Promise<void>) {
-  const summary = await runMaintenance(db, bucket, now, stopRunner);
+export async function maintainNow(db: D1Database, bucket: R2Bucket, now: number, runners: Pick<Env, "MEDIA_RUNNER">, orphanGraceMs?: number) {
+  const summary = await runMaintenance(db, bucket, now, (jobId) => stopJobRunner(runners, jobId));
   const orphans = await findOrphans(db, bucket, now, { remove: true, graceMs: orphanGraceMs });
   return { ...summary, orphansDeleted: orphans.deleted };
 }

@@ -11,6 +11,7 @@ import { sha256Hex } from "../lib/hash";
 import { decoyHash, hashPassword, verifyPassword } from "../lib/password";
 import { signGrant, verifyGrant } from "../lib/signing";
 import { createAccount, type AccountView } from "./accounts";
+import { revokeAllConnectedApps } from "./connected-apps";
 import { mailerFor } from "./mailer";
 import { deleteAccountSessions } from "./sessions";
 
@@ -116,16 +117,16 @@ export async function checkResetToken(env: Env, token: string, now: number): Pro
 }
 
 /**
- * Sets the new password and signs every session out; the link cannot be used again.
- * `cutOff` runs once the link and the password are valid, before the change: whatever else it
- * ends (connected assistants) is ended before the link is spent, and its failure spends nothing.
+ * Sets the new password and signs every session out; the link cannot be used again. Whoever knew
+ * the old password may have connected an assistant: its grants are revoked once the link and the
+ * password are valid, before the change, so a failure there spends nothing.
  */
-export async function resetPassword(env: Env, token: string, password: unknown, now: number, cutOff?: (accountId: string) => Promise<unknown>): Promise<string> {
+export async function resetPassword(env: Env, token: string, password: unknown, now: number): Promise<string> {
   const used = () => invalidRequest("This reset link is invalid, expired or already used. Ask for a new one.");
   const target = await resetTarget(env, token, now);
   if (!target) throw used();
   const hash = await hashPassword(checkNewPassword(password));
-  await cutOff?.(target.accountId);
+  if (env.OAUTH_PROVIDER) await revokeAllConnectedApps(env.OAUTH_PROVIDER, target.accountId);
   // Only over the hash the link was issued for: of two concurrent uses of one link, one wins.
   const changed = await env.DB.prepare("UPDATE accounts SET password_hash = ? WHERE id = ? AND password_hash IS ?").bind(hash, target.accountId, target.passwordHash).run();
   if (changed.meta.changes === 0) throw used();

@@ -31,6 +31,7 @@ async function ensureCustomer(env: Env, stripe: Stripe, account: AccountDetails)
 }
 
 const hasActiveSubscription = (account: AccountDetails) => account.stripeSubscriptionId !== null;
+const PAYMENT_CONFIRMING = "A plan payment is being confirmed; reload the billing page in a moment to change the plan.";
 const day = (at: number | null) => (at === null ? "the end of the period" : new Date(at).toISOString().slice(0, 10));
 
 /** A Checkout Session (payment mode) for a pack (pay as you go) or a top-up (monthly plans). */
@@ -114,7 +115,7 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
     // it on the next try), pack checkouts too: their prices are pay as you go's, which a plan's
     // top-ups replace.
     const active = await stripe.subscriptions.list({ customer, status: "active", limit: 1 });
-    if (active.data.length > 0) throw invalidRequest("A plan payment is being confirmed; reload the billing page in a moment to change the plan.");
+    if (active.data.length > 0) throw invalidRequest(PAYMENT_CONFIRMING);
     for await (const earlier of stripe.checkout.sessions.list({ customer, status: "open", limit: 100 })) {
       await stripe.checkout.sessions.expire(earlier.id).catch(() => undefined);
     }
@@ -150,7 +151,7 @@ async function changeSubscribedPlan(env: Env, stripe: Stripe, account: AccountDe
   // Paid but not yet confirmed (the first invoice still to come), or a renewal invoice still a
   // draft (Stripe finalises it up to an hour after the period ends, with the metadata of then):
   // a change now could be billed as one plan and granted as another.
-  const confirming = invalidRequest("A plan payment is being confirmed; reload the billing page in a moment to change the plan.");
+  const confirming = invalidRequest(PAYMENT_CONFIRMING);
   if (!isPaidPlan(account.plan)) throw confirming;
   if (account.planPeriodEnd !== null && account.planPeriodEnd <= now) throw invalidRequest("The plan is renewing right now; change it again in a few minutes.");
   const subscription = await stripe.subscriptions.retrieve(subscriptionId);

@@ -31,10 +31,10 @@ export interface Engagement {
 
 const TIMEOUT_MS = 20_000;
 
-async function send(url: URL, init: RequestInit): Promise<Response> {
+async function send(url: URL, init: RequestInit, timeoutMs = TIMEOUT_MS): Promise<Response> {
   let response: Response;
   try {
-    response = await fetch(url, { ...init, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS) });
+    response = await fetch(url, { ...init, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
   } catch (error) {
     throw new PublishError(`${url.host} did not answer (${error instanceof Error ? error.message : String(error)})`, true);
   }
@@ -84,13 +84,15 @@ async function instance(config: { instanceUrl: string }, path: string, policy: U
   return url;
 }
 
+/** Mastodon's length of any link in a status (its instances may say another). */
+const MASTODON_URL_CHARACTERS = 23;
 const URL_IN_TEXT = /https?:\/\/[^\s<>"]*[^\s<>".,;:!?)\]'"»”]/g;
 
 /**
  * The length Mastodon counts: characters as people see them (an emoji or a flag is one), every
  * link as `perUrl` characters whatever its length (trailing punctuation is not part of it).
  */
-export function mastodonLength(text: string, perUrl = 23): number {
+export function mastodonLength(text: string, perUrl = MASTODON_URL_CHARACTERS): number {
   let links = 0;
   const rest = text.replace(URL_IN_TEXT, () => {
     links++;
@@ -110,9 +112,9 @@ const mastodon = {
    */
   async textLimits(config: { instanceUrl: string }, policy: UrlPolicy): Promise<{ maxCharacters: number; perUrl: number } | null> {
     try {
-      const response = await fetch(await instance(config, "/api/v2/instance", policy), { redirect: "manual", signal: AbortSignal.timeout(5_000) });
-      const size = Number(response.headers.get("content-length") ?? "0");
-      if (!response.ok || size > MAX_INSTANCE_BYTES) {
+      // A refusal or no answer throws (PublishError), which means no limits here.
+      const response = await send(await instance(config, "/api/v2/instance", policy), {}, 5_000);
+      if (Number(response.headers.get("content-length") ?? "0") > MAX_INSTANCE_BYTES) {
         await response.body?.cancel();
         return null;
       }
@@ -122,7 +124,7 @@ const mastodon = {
       const positive = (value: unknown) => (typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined);
       const maxCharacters = positive(statuses?.max_characters);
       if (maxCharacters === undefined) return null;
-      return { maxCharacters, perUrl: positive(statuses?.characters_reserved_per_url) ?? 23 };
+      return { maxCharacters, perUrl: positive(statuses?.characters_reserved_per_url) ?? MASTODON_URL_CHARACTERS };
     } catch {
       return null;
     }

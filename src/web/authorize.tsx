@@ -14,6 +14,7 @@ import { LoginPage, MessagePage } from "./pages/auth";
 import { ConsentPage } from "./pages/consent";
 import { sessionToken, type WebEnv } from "./session";
 import { pageHeaders } from "./page-headers";
+import { capitalized } from "./format";
 
 function oauthOf(c: Context<WebEnv>) {
   const oauth = c.env.OAUTH_PROVIDER;
@@ -33,7 +34,7 @@ function pkceRequired(redirectUri: string, state: string | undefined): string {
 /** The library's descriptions ("Invalid redirect URI", "...; start again") as one sentence of a message. */
 const sentence = (text: string) => {
   const trimmed = text.trim().replace(/[;,]\s*start again\.?$/i, "");
-  return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}${/[.!?]$/.test(trimmed) ? "" : "."}`;
+  return `${capitalized(trimmed)}${/[.!?]$/.test(trimmed) ? "" : "."}`;
 };
 
 /** Errors the person can do nothing about except start again, shown here, never redirected. */

@@ -6,5 +6,8 @@ export const euros = (cents: number | null, currency = "eur") =>
 export const date = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString().slice(0, 10));
 export const dateTime = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC");
 
+/** A service message as a page's sentence: its first letter upper case. */
+export const capitalized = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+
 /** A message of a table by a key from the query string: own keys only ("constructor" is none). */
 export const known = (table: Record<string, string>, key: string | undefined) => (key !== undefined && Object.hasOwn(table, key) ? table[key] : undefined);

@@ -10,7 +10,7 @@ import { AppError } from "../errors";
 import { postForReview, reviewPost, type PostView } from "../services/posts";
 import { Notice, PublicPage } from "./layout";
 import { MessagePage } from "./pages/auth";
-import { known } from "./format";
+import { capitalized, known } from "./format";
 
 /** Post states as a client reads them. */
 const stateLabels: Record<string, string> = {
@@ -34,8 +34,7 @@ function formMessage(message: string): string {
   const [, field, rest] = /^(\w+): (.*)$/s.exec(message) ?? [undefined, "", message];
   if (field === "state") return "This post is not waiting for a review any more: it was reviewed already or changed since.";
   const label = field === "reviewerName" ? "Your name" : field === "comment" ? "Comment" : "";
-  const text = `${rest.charAt(0).toUpperCase()}${rest.slice(1)}`;
-  return label ? `${label}: ${rest}` : text;
+  return label ? `${label}: ${rest}` : capitalized(rest);
 }
 
 const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?: string; done?: string }> = ({ post, brandName, token, error, done }) => (

@@ -8,14 +8,14 @@ import { csrf } from "hono/csrf";
 import { trimTrailingSlash } from "hono/trailing-slash";
 import { HTTPException } from "hono/http-exception";
 import { AppError } from "../errors";
-import { displayName } from "../lib/display-name";
 import { randomToken } from "../lib/ids";
 import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey, type KeyMode } from "../services/accounts";
 import { checkResetToken, limitAttempts, normalizeEmail, requestPasswordReset, resetPassword, signIn, signUp } from "../services/auth";
 import { cancelPlan, choosePlan, listPayments, resumePlan, startCreditCheckout } from "../services/billing";
-import { listConnectedApps, revokeAllConnectedApps, revokeConnectedApp } from "../services/connected-apps";
+import { listConnectedApps, revokeConnectedApp } from "../services/connected-apps";
 import { paidPlans, planLookupKey, type PaidPlan } from "../services/catalog";
 import { readDevOutbox } from "../services/mailer";
+import { ACCEPTED_IMAGE_FORMATS } from "../media/sniff";
 import { stripeFor } from "../services/stripe-client";
 import { uploadFromMultipart } from "../services/uploads";
 import { dailyUsage, isLedgerKind, ledgerCsv, ledgerPage, recentJobs } from "../services/usage";
@@ -36,7 +36,7 @@ import { OverviewPage } from "./pages/overview";
 import { VoicePage } from "./pages/voice";
 import { clientAddress, endSession, requireSession, safeNext, startSession, type WebEnv } from "./session";
 import { pageHeaders } from "./page-headers";
-import { known } from "./format";
+import { capitalized, known } from "./format";
 
 /** A refusal a person can act on (bad input, too many attempts); anything else is a server error. */
 function userError(error: unknown): { message: string; status: 400 | 429 } {
@@ -51,8 +51,7 @@ const text = (value: unknown) => (typeof value === "string" ? value : "");
 function voiceSampleMessage(message: string): string {
   const rest = message.replace(/^(file|uploadId): /, "");
   if (/^Required\b/.test(rest)) return "Choose a sample file: audio, or a video with sound.";
-  const sampleOnly = rest.replace(/; PNG, JPEG and WebP images/, "");
-  return `${sampleOnly.charAt(0).toUpperCase()}${sampleOnly.slice(1)}`;
+  return capitalized(rest.replace(`; ${ACCEPTED_IMAGE_FORMATS}`, ""));
 }
 
 const NOTICES: Record<string, string> = {
@@ -162,9 +161,7 @@ export function webRoutes() {
     const token = c.req.param("token");
     try {
       await limitAttempts(c.env, "reset", clientAddress(c));
-      // Whoever knew the old password may have connected an assistant: its tokens end too.
-      const oauth = c.env.OAUTH_PROVIDER;
-      const accountId = await resetPassword(c.env, token, form.password, Date.now(), oauth && ((id) => revokeAllConnectedApps(oauth, id)));
+      const accountId = await resetPassword(c.env, token, form.password, Date.now());
       await startSession(c, accountId, Date.now());
       return c.redirect("/app", 303);
     } catch (error) {
@@ -204,7 +201,7 @@ export function webRoutes() {
     try {
       const created = await createOwnApiKey(c.env.DB, c.get("account").accountId, form.name, Date.now(), form.mode ?? "live", form.nonce);
       if (!created) return c.redirect("/app/keys?done=key-already-created", 303);
-      return keysPage(c, { created: { apiKey: created.apiKey, name: displayName(text(form.name)), mode: created.mode } });
+      return keysPage(c, { created });
     } catch (error) {
       return keysPage(c, { error: userError(error).message }, 400);
     }

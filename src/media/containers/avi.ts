@@ -1,6 +1,6 @@
 import type { IRandomAccessTokenizer } from "strtok3";
 import { fourCC, i32le, readAt, u16le, u32le } from "../bytes";
-import { codecFromAviFourCC, codecFromWaveFormatTag } from "../codecs";
+import { codecFromAviFourCC, codecFromWaveFormatTag, waveFormatTag } from "../codecs";
 import { type StreamSummary, UnsupportedMediaError } from "../types";
 
 /** The header list is a few KB (OpenDML files reserve index space in it); more is not an AVI we accept. */
@@ -119,12 +119,6 @@ function duration(header: AviHeader): number | undefined {
   const longest = Math.max(0, ...streamDurations);
   if (longest > 0) return longest;
   return header.totalFrames > 0 && header.microSecPerFrame > 0 ? (header.totalFrames * header.microSecPerFrame) / 1e6 : undefined;
-}
-
-/** WAVE_FORMAT_EXTENSIBLE carries the real format tag in the first bytes of its sub-format GUID. */
-function waveFormatTag(format: Uint8Array): number {
-  const tag = u16le(format, 0);
-  return tag === 0xfffe && format.length >= 26 ? u16le(format, 24) : tag;
 }
 
 /** RIFF chunks of a buffer; bodies are padded to an even length. */

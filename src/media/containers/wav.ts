@@ -4,15 +4,12 @@
  * a sub-format GUID, which music-metadata reports only as "non-PCM (65534)".
  */
 import type { IRandomAccessTokenizer } from "strtok3";
-import { fourCC, readAt } from "../bytes";
-import { codecFromWaveFormatTag } from "../codecs";
+import { fourCC, readAt, u16le, u32le } from "../bytes";
+import { codecFromWaveFormatTag, waveFormatTag } from "../codecs";
 
 const EXTENSIBLE = 0xfffe;
 /** Chunks looked at before giving up on finding 'fmt ' (it is the first one in practice). */
 const MAX_CHUNKS = 16;
-
-const u16le = (bytes: Uint8Array, at: number) => bytes[at]! | (bytes[at + 1]! << 8);
-const u32le = (bytes: Uint8Array, at: number) => (u16le(bytes, at) | (u16le(bytes, at + 2) << 16)) >>> 0;
 
 /** ffprobe's codec name of a WAV file's samples, read from its 'fmt ' chunk; undefined if unreadable. */
 export async function readWavCodec(source: IRandomAccessTokenizer): Promise<string | undefined> {
@@ -24,13 +21,9 @@ export async function readWavCodec(source: IRandomAccessTokenizer): Promise<stri
     const length = u32le(header, 4);
     if (fourCC(header, 0) === "fmt ") {
       const fmt = await readAt(source, at + 8, Math.min(length, 40));
-      if (fmt.length < 16) return undefined;
-      const tag = u16le(fmt, 0);
-      const bits = u16le(fmt, 14);
-      if (tag !== EXTENSIBLE) return codecFromWaveFormatTag(tag, bits);
-      if (fmt.length < 26) return undefined;
-      // cbSize, wValidBitsPerSample, dwChannelMask, then the GUID whose first two bytes are the format tag.
-      return codecFromWaveFormatTag(u16le(fmt, 24), bits);
+      // An extensible format too short to hold its sub-format GUID says nothing.
+      if (fmt.length < 16 || (u16le(fmt, 0) === EXTENSIBLE && fmt.length < 26)) return undefined;
+      return codecFromWaveFormatTag(waveFormatTag(fmt), u16le(fmt, 14));
     }
     at += 8 + length + (length % 2);
   }

@@ -9,7 +9,6 @@ import { notFound, pickErrors, unauthorized } from "../../errors";
 import { auditAccount, findOrphans, maintainNow } from "../../services/audit";
 import { adjustPurchasedCredits } from "../../services/credits";
 import { createAccount, createApiKey, keyModes, revokeApiKey } from "../../services/accounts";
-import { stopJobRunner } from "../../services/jobs";
 import { plans } from "../../services/pricing";
 import { constantTimeEqual } from "../../lib/constant-time";
 import { hashPassword } from "../../lib/password";
@@ -158,7 +157,7 @@ export function adminRoutes() {
   router.openapi(maintenanceRoute, async (c) => {
     const { orphanGraceSeconds } = c.req.valid("query");
     const orphanGraceMs = orphanGraceSeconds === undefined ? undefined : orphanGraceSeconds * 1000;
-    return c.json(await maintainNow(c.env.DB, c.env.MEDIA, Date.now(), orphanGraceMs, (jobId) => stopJobRunner(c.env, jobId)), 200);
+    return c.json(await maintainNow(c.env.DB, c.env.MEDIA, Date.now(), c.env, orphanGraceMs), 200);
   });
   router.openapi(revokeRoute, async (c) => {
     const { keyId } = c.req.valid("param");
