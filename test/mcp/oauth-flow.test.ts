@@ -133,6 +133,10 @@ describe("connector OAuth", () => {
     expect(html).toContain(`Allow Assistant ${"x".repeat(70)}…`);
     expect(html).not.toContain("x".repeat(200));
     expect(html).not.toContain("\u202E");
+    // A short name loses them too.
+    const short = await register("\u202Etnatsissa");
+    const shortHtml = await (await person.client.get(authorizeUrl(short, challenge))).text();
+    expect(shortHtml).toContain("Allow tnatsissa to use your account?");
     const handle = html.match(/name="handle" value="([^"]+)"/)![1];
     const account = html.match(/name="account" value="([^"]+)"/)![1];
     expect(account).toBe(person.accountId);

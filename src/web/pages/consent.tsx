@@ -8,7 +8,7 @@ import { Notice, PublicPage } from "../layout";
 const MAX_NAME = 80;
 const shortName = (name: string) => {
   const chars = Array.from(displayName(name));
-  return chars.length > MAX_NAME ? `${chars.slice(0, MAX_NAME).join("")}…` : name;
+  return chars.length > MAX_NAME ? `${chars.slice(0, MAX_NAME).join("")}…` : chars.join("");
 };
 
 export const ConsentPage: FC<{ details: ConsentDescription; handle: string; email: string; accountId: string }> = ({ details, handle, email, accountId }) => (
