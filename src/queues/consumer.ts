@@ -6,7 +6,7 @@
  * and a refund happens at most once.
  */
 import type { Env, JobMessage } from "../env";
-import { failJob } from "../services/jobs";
+import { failJob, jobDispatchState } from "../services/jobs";
 import { dispatchJobWebhooks } from "../services/webhooks";
 import { eachMessage } from "./batch";
 import { JobMessageSchema } from "./messages";
@@ -15,9 +15,12 @@ import { faultFires } from "../lib/faults";
 export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   await eachMessage(batch, JobMessageSchema, "job", async ({ jobId }, message) => {
     try {
-      const runner = env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId));
-      await runner.run(jobId);
-      await dispatchJobWebhooks(env, jobId);
+      // The tool call usually started the job already: a job no longer queued is its runner's
+      // (whose alarm ends it), so only a read is spent on it, not a call to the media Worker
+      // and a claim that writes nothing but still locks the database.
+      const job = await jobDispatchState(env.DB, jobId);
+      if (job?.status === "queued") await env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).run(jobId);
+      if (job?.notifies) await dispatchJobWebhooks(env, jobId);
       // Soak campaign: the queue delivers a handled message again, as at-least-once delivery may.
       if (faultFires(env.FAULT_QUEUE_REDELIVER_RATE, "queue-redelivered") && message.attempts === 1) message.retry({ delaySeconds: 1 });
       else message.ack();

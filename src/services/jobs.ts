@@ -17,7 +17,7 @@ import { balanceOf, debitStatements, failAndRefund, isConstraintError } from "./
 import { costOf, type ToolName } from "./pricing";
 import { resolveUpload, type StoredUpload } from "./uploads";
 import { speechCapabilities } from "./speech";
-import { dispatchJobWebhooks, outboxStatement, webhookUrlForCall } from "./webhooks";
+import { checkCallWebhookUrl, dispatchJobWebhooks, outboxStatement } from "./webhooks";
 import { downloadIdOf, downloadTokenOf } from "./downloads";
 
 export const RESULT_TTL_MS = 3 * 3600 * 1000;
@@ -114,19 +114,25 @@ export async function createToolJob<K extends ToolName>(
   }
 
   const spec = tools[input.tool] as unknown as ToolDefinitionOf<K>;
+  const refs = spec.inputs(input.params);
+  // Looked up side by side (one round trip's wait, not one per input); refused in field order.
+  const lookups = await Promise.allSettled(refs.map((ref) => resolveUpload(db, caller.accountId, ref.uploadId, ref.field, now, caller.mode)));
   const uploads: StoredUpload[] = [];
-  for (const ref of spec.inputs(input.params)) {
-    const upload = await resolveUpload(db, caller.accountId, ref.uploadId, ref.field, now, caller.mode);
+  for (const [index, ref] of refs.entries()) {
+    const lookup = lookups[index]!;
+    if (lookup.status === "rejected") throw lookup.reason;
+    const upload = lookup.value;
     if (!ref.accepts.includes(upload.kind)) {
       throw invalidRequest(`${ref.field}: this tool needs ${ref.accepts.join(" or ")}, the upload is ${upload.kind === "image" ? "an image" : upload.kind}.`);
     }
     if (ref.needsAudio && !upload.probe.hasAudio) throw invalidRequest(`${ref.field}: the upload has no audio track.`);
     uploads.push(upload);
   }
-  const context: ToolContext = { hasClonedVoice: await hasClonedVoice(db, caller.accountId), speech: () => speechCapabilities(env) };
+  const context: ToolContext = { hasClonedVoice: () => hasClonedVoice(db, caller.accountId), speech: () => speechCapabilities(env) };
   await spec.check?.(input.params, uploads, context);
-  // A refused webhookUrl is a 400 like any other field: nothing debited, no job.
-  const webhookUrl = await webhookUrlForCall(env, caller.accountId, input.webhookUrl);
+  // A refused webhookUrl is a 400 like any other field: nothing debited, no job. Without one
+  // (null), the insert below takes the account's default.
+  const webhookUrl = input.webhookUrl === undefined ? null : await checkCallWebhookUrl(env, caller.accountId, input.webhookUrl);
 
   const quantity = spec.quantity(input.params, uploads);
   if (caller.mode === "test") checkTestModeBounds(quantity);
@@ -151,13 +157,16 @@ export async function createToolJob<K extends ToolName>(
         `INSERT INTO jobs (id, account_id, key_id, tool, params, input_upload_ids, status, cost, plan_debit, purchased_debit,
            balance_after, estimated_seconds, download_id, created_at, webhook_url, mode)
          SELECT ?1, a.id, ?2, ?3, ?4, ?5, 'queued', ?6, -l.plan_delta, -l.purchased_delta,
-           a.plan_credits + a.purchased_credits, ?7, ?8, ?9, ?11, ?12
-         FROM accounts a JOIN ledger l ON l.idempotency_key = 'debit:' || ?1 WHERE a.id = ?10`,
+           a.plan_credits + a.purchased_credits, ?7, ?8, ?9, COALESCE(?11, a.webhook_url), ?12
+         FROM accounts a JOIN ledger l ON l.idempotency_key = 'debit:' || ?1 WHERE a.id = ?10
+         RETURNING balance_after, webhook_url`,
       )
       .bind(jobId, caller.keyId, input.tool, JSON.stringify(input.params), JSON.stringify(uploads.map((u) => u.id)), cost, estimated, downloadId, now, caller.accountId, webhookUrl, caller.mode),
   ];
+  let created: { balance_after: number; webhook_url: string | null };
   try {
-    await db.batch(statements);
+    const results = await db.batch<{ balance_after: number; webhook_url: string | null }>(statements);
+    created = results.at(-1)!.results[0]!;
   } catch (error) {
     if (isConstraintError(error, "CHECK")) throw new InsufficientCreditsError(await balanceOf(db, caller.accountId), cost);
     if (key && isConstraintError(error, "UNIQUE")) {
@@ -180,8 +189,8 @@ export async function createToolJob<K extends ToolName>(
   // Start at once rather than after the queue's batching delay (up to max_batch_timeout). The
   // queued message stays the durable path: it finds the job claimed and skips it, or runs it
   // if this call never reached the runner.
-  waitUntil?.(startJobNow(env, jobId));
-  return { jobId, status: "queued", creditsUsed: cost, creditsRemaining: await jobBalanceAfter(db, jobId), estimatedSeconds: estimated };
+  waitUntil?.(startJobNow(env, jobId, created.webhook_url !== null));
+  return { jobId, status: "queued", creditsUsed: cost, creditsRemaining: created.balance_after, estimatedSeconds: estimated };
 }
 
 /** Test keys run real jobs for free, so what one call may process is bounded. */
@@ -197,18 +206,18 @@ function checkTestModeBounds(quantity: BillingQuantity): void {
   }
 }
 
-async function startJobNow(env: Env, jobId: string): Promise<void> {
+/**
+ * Runs the job in its MediaRunner; `notifies`: the job has a webhook URL. Jobs without one
+ * spend nothing more here: finished jobs come back in bunches (the media Worker interleaves
+ * them), and a database read for each held up tool calls behind them.
+ */
+async function startJobNow(env: Env, jobId: string, notifies: boolean): Promise<void> {
   try {
     await env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).run(jobId);
-    await dispatchJobWebhooks(env, jobId);
+    if (notifies) await dispatchJobWebhooks(env, jobId);
   } catch (error) {
     console.warn("immediate start failed; the queue will deliver", jobId, error instanceof Error ? error.message : String(error));
   }
-}
-
-async function jobBalanceAfter(db: D1Database, jobId: string): Promise<number> {
-  const row = await db.prepare("SELECT balance_after FROM jobs WHERE id = ?").bind(jobId).first<{ balance_after: number }>();
-  return row?.balance_after ?? 0;
 }
 
 export interface JobStatusView {
@@ -241,6 +250,12 @@ export async function jobView(env: Pick<Env, "AUTH_SECRET">, job: JobRow): Promi
   }
   if (job.status === "failed") view.error = job.error ?? "Processing failed.";
   return view;
+}
+
+/** What the job queue's consumer needs of a job: its status and whether it has a webhook URL. */
+export async function jobDispatchState(db: D1Database, jobId: string): Promise<{ status: JobStatus; notifies: boolean } | null> {
+  const row = await db.prepare("SELECT status, webhook_url IS NOT NULL AS notifies FROM jobs WHERE id = ?").bind(jobId).first<{ status: JobStatus; notifies: number }>();
+  return row ? { status: row.status, notifies: row.notifies === 1 } : null;
 }
 
 export async function loadJob(db: D1Database, jobId: string): Promise<JobRow | null> {

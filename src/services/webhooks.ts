@@ -166,14 +166,14 @@ export async function rotateAccountWebhookSecret(env: Env, accountId: string, no
   return getAccountWebhook(env, accountId);
 }
 
-/** The URL a new job notifies: the call's own (checked now; 400 if refused) or the account's default. */
-export async function webhookUrlForCall(env: Env, accountId: string, callUrl: string | undefined): Promise<string | null> {
-  if (callUrl !== undefined) {
-    const url = await validateWebhookUrl(env, callUrl);
-    await accountWebhookSecret(env, accountId, 1);
-    return url;
-  }
-  return (await accountWebhookRow(env.DB, accountId)).webhook_url;
+/**
+ * A call's own webhook URL, checked now (400 if refused). A call without one notifies the
+ * account's default, which the job's insert reads (src/services/jobs.ts).
+ */
+export async function checkCallWebhookUrl(env: Env, accountId: string, callUrl: string): Promise<string> {
+  const url = await validateWebhookUrl(env, callUrl);
+  await accountWebhookSecret(env, accountId, 1);
+  return url;
 }
 
 // --- Outbox and dispatch ----------------------------------------------------------------------
@@ -202,6 +202,12 @@ const delaySecondsUntil = (at: number, now: number) => Math.min(MAX_DELAY_SECOND
  */
 export async function dispatchWebhooks(env: Env, now: number, jobId?: string): Promise<number> {
   if (!env.WEBHOOK_QUEUE) return 0;
+  // Most jobs notify nobody: a read (by the job's index) spares them the write below, which
+  // locks the database even when it changes nothing, once per job end.
+  if (jobId !== undefined) {
+    const pending = await env.DB.prepare("SELECT 1 FROM job_webhooks WHERE job_id = ? AND status = 'pending' AND token IS NULL LIMIT 1").bind(jobId).first();
+    if (!pending) return 0;
+  }
   const token = randomToken(16);
   const taken = await env.DB.prepare(
     `UPDATE job_webhooks SET token = ?1, lease_until = NULL WHERE id IN (

@@ -3,8 +3,8 @@ import { invalidRequest } from "../errors";
 import { cuesFromSrt, SrtError } from "../media/captions";
 import type { ToolContext } from "./definition";
 
-export function requireClone(voice: string, context: ToolContext) {
-  if (voice === "clone" && !context.hasClonedVoice) {
+export async function requireClone(voice: string, context: ToolContext) {
+  if (voice === "clone" && !(await context.hasClonedVoice())) {
     throw invalidRequest("voice: clone needs a cloned voice registered on the account (POST /api/v1/voices/clone, or the Voice page of the developer area).");
   }
 }

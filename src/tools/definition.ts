@@ -30,8 +30,8 @@ export interface InputRef {
 }
 
 export interface ToolContext {
-  /** Whether the account has a registered cloned voice. */
-  hasClonedVoice: boolean;
+  /** Whether the account has a registered cloned voice, looked up only by the tools that speak. */
+  hasClonedVoice: () => Promise<boolean>;
   /** The speech engines' languages and voices, looked up only by the tools that need them. */
   speech: () => Promise<CapabilityLookup>;
 }

@@ -58,6 +58,10 @@ const cases: Case[] = [
   ["merge", () => ({ uploadIds: Array(21).fill(video) }), "uploadIds"],
   ["merge", () => ({ uploadIds: [video, audio] }), "uploadIds.1"],
   ["merge", () => ({ uploadIds: [video, "upl_missing"] }), "uploadIds.1"],
+  // The inputs are looked up side by side; the first bad one in field order is named.
+  ["merge", () => ({ uploadIds: [video, "upl_missing", "upl_gone"] }), "uploadIds.1: upload upl_missing is unknown"],
+  ["merge", () => ({ uploadIds: [video, audio, "upl_gone"] }), "uploadIds.1: this tool needs video"],
+  ["watermark", () => ({ uploadId: "upl_missing", watermarkUploadId: "upl_gone" }), "uploadId: upload upl_missing is unknown"],
   ["watermark", () => ({ uploadId: video }), "watermarkText"],
   ["watermark", () => ({ uploadId: video, watermarkText: "" }), "watermarkText"],
   ["watermark", () => ({ uploadId: video, watermarkText: "  \t " }), "watermarkText: must not be empty"],
