@@ -6,19 +6,24 @@
  * and a refund happens at most once.
  */
 import type { Env, JobMessage } from "../env";
-import { failJob, jobDispatchState } from "../services/jobs";
+import { failJob, jobDispatchStates } from "../services/jobs";
 import { dispatchJobWebhooks } from "../services/webhooks";
 import { eachMessage } from "./batch";
 import { JobMessageSchema } from "./messages";
 import { faultFires } from "../lib/faults";
 
 export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  // The tool call usually started the job already: a job no longer queued is its runner's
+  // (whose alarm ends it), so one read for the batch is spent on it, not a call to the media
+  // Worker and a claim that writes nothing but still locks the database.
+  const ids = batch.messages.flatMap((message) => {
+    const parsed = JobMessageSchema.safeParse(message.body);
+    return parsed.success ? [parsed.data.jobId] : [];
+  });
+  const states = await jobDispatchStates(env.DB, ids).catch(() => null);
   await eachMessage(batch, JobMessageSchema, "job", async ({ jobId }, message) => {
     try {
-      // The tool call usually started the job already: a job no longer queued is its runner's
-      // (whose alarm ends it), so only a read is spent on it, not a call to the media Worker
-      // and a claim that writes nothing but still locks the database.
-      const job = await jobDispatchState(env.DB, jobId);
+      const job = states ? states.get(jobId) : (await jobDispatchStates(env.DB, [jobId])).get(jobId);
       if (job?.status === "queued") await env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).run(jobId);
       if (job?.notifies) await dispatchJobWebhooks(env, jobId);
       // Soak campaign: the queue delivers a handled message again, as at-least-once delivery may.

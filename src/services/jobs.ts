@@ -252,10 +252,21 @@ export async function jobView(env: Pick<Env, "AUTH_SECRET">, job: JobRow): Promi
   return view;
 }
 
-/** What the job queue's consumer needs of a job: its status and whether it has a webhook URL. */
-export async function jobDispatchState(db: D1Database, jobId: string): Promise<{ status: JobStatus; notifies: boolean } | null> {
-  const row = await db.prepare("SELECT status, webhook_url IS NOT NULL AS notifies FROM jobs WHERE id = ?").bind(jobId).first<{ status: JobStatus; notifies: number }>();
-  return row ? { status: row.status, notifies: row.notifies === 1 } : null;
+export interface JobDispatchState {
+  status: JobStatus;
+  /** The job has a webhook URL. */
+  notifies: boolean;
+}
+
+/** What the job queue's consumer needs of a batch's jobs, in one read; unknown jobs are absent. */
+export async function jobDispatchStates(db: D1Database, jobIds: string[]): Promise<Map<string, JobDispatchState>> {
+  const unique = [...new Set(jobIds)];
+  if (unique.length === 0) return new Map();
+  const { results } = await db
+    .prepare(`SELECT id, status, webhook_url IS NOT NULL AS notifies FROM jobs WHERE id IN (${unique.map(() => "?").join(", ")})`)
+    .bind(...unique)
+    .all<{ id: string; status: JobStatus; notifies: number }>();
+  return new Map(results.map((row) => [row.id, { status: row.status, notifies: row.notifies === 1 }]));
 }
 
 export async function loadJob(db: D1Database, jobId: string): Promise<JobRow | null> {

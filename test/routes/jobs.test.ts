@@ -230,6 +230,30 @@ describe("jobs: processing, reading, downloading", () => {
     await expectLedgerConsistent(account);
   });
 
+  it("has the queue run a job still queued and leave alone, in the same batch, one the tool call started", async () => {
+    const account = await newAccount({ credits: 100 });
+    const clip = await uploadFixture(account, "clip.mp4");
+    const start = async () => ((await (await callTool(account, "extract-audio", { uploadId: clip.uploadId })).json()) as { jobId: string }).jobId;
+    const [started, lost] = [await start(), await start()];
+    for (const jobId of [started, lost]) expect((await waitForJob(account, jobId)).status).toBe("completed");
+    const finishedAt = async (jobId: string) => (await env.DB.prepare("SELECT finished_at FROM jobs WHERE id = ?").bind(jobId).first<{ finished_at: number | null }>())!.finished_at;
+    const startedFinishedAt = await finishedAt(started);
+    // As if the tool call had never reached the runner for `lost`.
+    await env.DB.prepare("UPDATE jobs SET status = 'queued', started_at = NULL, finished_at = NULL, expires_at = NULL, result_key = NULL, result_filename = NULL WHERE id = ?").bind(lost).run();
+
+    const outcomes: string[] = [];
+    const message = (id: string, body: unknown) => ({ id, timestamp: new Date(), body, attempts: 1, ack: () => outcomes.push(`${id} ack`), retry: () => outcomes.push(`${id} retry`) });
+    const messages = [message("m-started", { jobId: started }), message("m-lost", { jobId: lost }), message("m-unknown", { jobId: "job_unknown" }), message("m-bad", { nope: 1 })];
+    await consumeJobs({ queue: "media-jobs", messages, ackAll() {}, retryAll() {} } as unknown as MessageBatch<unknown>, env);
+
+    expect(outcomes.sort()).toEqual(["m-bad ack", "m-lost ack", "m-started ack", "m-unknown ack"]);
+    expect(await finishedAt(started)).toBe(startedFinishedAt);
+    const rerun = await waitForJob(account, lost);
+    expect(rerun.status).toBe("completed");
+    expect(rerun.result?.filename).toMatch(/\.mp3$/);
+    await expectLedgerConsistent(account);
+  });
+
   it("refunds tools this server cannot run yet", async () => {
     const account = await newAccount({ credits: 100 });
     const { jobId } = (await (await callTool(account, "text-to-speech", { text: "Bonjour" })).json()) as { jobId: string };
