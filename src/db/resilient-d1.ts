@@ -7,8 +7,8 @@
  */
 const NOT_EXECUTED = /SQLITE_BUSY|database is locked|overloaded|object to be reset/i;
 // A busy local database is held by a write of a millisecond or two, so the first retries come
-// soon (starting at 20 ms made them the p99 of tool calls); the later ones leave a production
-// D1 that says it is overloaded the same ~1.8 s in all as before.
+// soon (starting at 20 ms made them the p99 of tool calls); the later ones still give a
+// production D1 that says it is overloaded about 1.8 s in all (1.6 s before).
 const DELAYS_MS = [3, 6, 12, 25, 50, 100, 200, 400, 1000];
 
 async function retrying<T>(work: () => Promise<T>): Promise<T> {

@@ -163,10 +163,10 @@ export async function createToolJob<K extends ToolName>(
       )
       .bind(jobId, caller.keyId, input.tool, JSON.stringify(input.params), JSON.stringify(uploads.map((u) => u.id)), cost, estimated, downloadId, now, caller.accountId, webhookUrl, caller.mode),
   ];
-  let created: { balance_after: number; webhook_url: string | null };
+  let created: { balance_after: number; webhook_url: string | null } | undefined;
   try {
     const results = await db.batch<{ balance_after: number; webhook_url: string | null }>(statements);
-    created = results.at(-1)!.results[0]!;
+    created = results.at(-1)?.results[0];
   } catch (error) {
     if (isConstraintError(error, "CHECK")) throw new InsufficientCreditsError(await balanceOf(db, caller.accountId), cost);
     if (key && isConstraintError(error, "UNIQUE")) {
@@ -176,6 +176,8 @@ export async function createToolJob<K extends ToolName>(
     }
     throw error;
   }
+  // No account row to select from: nothing was debited or created.
+  if (!created) throw notFound("Account not found.");
 
   try {
     await env.JOBS_QUEUE.send({ jobId });

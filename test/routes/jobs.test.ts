@@ -230,7 +230,7 @@ describe("jobs: processing, reading, downloading", () => {
     await expectLedgerConsistent(account);
   });
 
-  it("has the queue run a job still queued and leave alone, in the same batch, one the tool call started", async () => {
+  it("handles a batch of a job the tool call started, one still queued, an unknown job and a malformed message: only the queued one runs, all are acknowledged", async () => {
     const account = await newAccount({ credits: 100 });
     const clip = await uploadFixture(account, "clip.mp4");
     const start = async () => ((await (await callTool(account, "extract-audio", { uploadId: clip.uploadId })).json()) as { jobId: string }).jobId;
