@@ -20,10 +20,11 @@ export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promi
     const parsed = JobMessageSchema.safeParse(message.body);
     return parsed.success ? [parsed.data.jobId] : [];
   });
-  const states = await jobDispatchStates(env.DB, ids).catch(() => null);
+  // Awaited by each message: a failed read retries each message as any failure does.
+  const states = jobDispatchStates(env.DB, ids);
   await eachMessage(batch, JobMessageSchema, "job", async ({ jobId }, message) => {
     try {
-      const job = states ? states.get(jobId) : (await jobDispatchStates(env.DB, [jobId])).get(jobId);
+      const job = (await states).get(jobId);
       if (job?.status === "queued") await env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).run(jobId);
       if (job?.notifies) await dispatchJobWebhooks(env, jobId);
       // Soak campaign: the queue delivers a handled message again, as at-least-once delivery may.
