@@ -120,7 +120,8 @@ export function summarizeStderr(stderr: string, maxLines = 4, maxChars = 1000): 
   const lines = stderr
     .split(/\r\n|\r|\n/)
     .filter((line) => line.trim() !== "" && !/^\s/.test(line))
-    .map((line) => line.trim().replace(/ @ 0x[0-9a-f]+\]/g, "]"))
+    // Any URL left (a streamed input's, see jobs.ts) would carry its signature: never shown.
+    .map((line) => line.trim().replace(/ @ 0x[0-9a-f]+\]/g, "]").replace(/\b(?:https?|tcp|tls):\/\/[^\s'"]+/gi, (url) => (url.endsWith(":") ? "<url>:" : "<url>")))
     .filter((line) => !NOISE.some((re) => re.test(line)));
   const picked: string[] = [];
   for (let i = lines.length - 1; i >= 0 && picked.length < maxLines; i--) {

@@ -21,7 +21,7 @@ import {
   parseLoudnormMeasurement,
   runFfmpeg,
 } from "./ffmpeg.ts";
-import { FONTS_SUBDIR, type JobRequest } from "./protocol.ts";
+import { FONTS_SUBDIR, type JobRequest, type StreamedDemuxer } from "./protocol.ts";
 import { downloadToFile, TransferError, uploadFile } from "./transfer.ts";
 import { runSpeechJob } from "./speech/jobs.ts";
 import { SpeechError } from "./speech/proc.ts";
@@ -49,16 +49,49 @@ export async function missingFonts(job: JobRequest, fontsDir: string): Promise<s
   return missing;
 }
 
+/** An input ffmpeg reads over HTTP (protocol: FfmpegJobSchema.streamedInputs). */
+export interface StreamedInput {
+  url: string;
+  demuxer: StreamedDemuxer;
+}
+
+/**
+ * Options in front of a streamed input: only the protocols a signed URL needs, the demuxer
+ * forced (no playlist demuxer), a read that stalls for 60 s fails instead of waiting for the
+ * deadline, and a dropped connection is reopened at the position reached.
+ */
+const STREAM_INPUT_OPTIONS = [
+  "-protocol_whitelist", "http,https,tcp,tls",
+  "-rw_timeout", "60000000",
+  "-reconnect", "1",
+  "-reconnect_on_network_error", "1",
+  "-reconnect_delay_max", "4",
+];
+
 /**
  * The argv actually run: `-protocol_whitelist file` before every `-i`, so that a declared input
- * (a playlist, a concat list) cannot make ffmpeg open network or other protocols.
+ * (a playlist, a concat list) cannot make ffmpeg open network or other protocols; a streamed
+ * input is replaced by its URL, behind STREAM_INPUT_OPTIONS and its demuxer.
  */
-export function hardenArgs(args: string[]): string[] {
+export function hardenArgs(args: string[], streamed: ReadonlyMap<string, StreamedInput> = new Map()): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
-    if (args[i] === "-i") out.push("-protocol_whitelist", "file", "-i", args[++i]!);
-    else out.push(args[i]!);
+    if (args[i] !== "-i") {
+      out.push(args[i]!);
+      continue;
+    }
+    const name = args[++i]!;
+    const stream = streamed.get(name);
+    if (stream) out.push(...STREAM_INPUT_OPTIONS, "-f", stream.demuxer, "-i", stream.url);
+    else out.push("-protocol_whitelist", "file", "-i", name);
   }
+  return out;
+}
+
+/** `text` with each streamed input's URL replaced by the input's name: job errors never carry URLs. */
+function withoutUrls(text: string, streamed: ReadonlyMap<string, StreamedInput>): string {
+  let out = text;
+  for (const [name, { url }] of streamed) out = out.split(url).join(name);
   return out;
 }
 
@@ -289,13 +322,17 @@ export class JobRunner {
         }
       }
 
+      const streamedDemuxers: Record<string, StreamedDemuxer> = job.kind === "ffmpeg" ? job.streamedInputs : {};
+      const streamed = new Map<string, StreamedInput>(
+        inputs.filter((input) => streamedDemuxers[input.name]).map((input) => [input.name, { url: input.url, demuxer: streamedDemuxers[input.name]! }]),
+      );
       entry.phase = "downloading the inputs";
       let t = Date.now();
       const local = new AbortController();
       const downloadSignal = AbortSignal.any([signal, local.signal]);
       // All settle before going on: no download may still write into the directory when it is removed.
       const results = await Promise.allSettled(
-        inputs.map((input) =>
+        inputs.filter((input) => !streamed.has(input.name)).map((input) =>
           downloadToFile(input.url, path.join(workDir, input.name), {
             label: `input '${input.name}'`,
             signal: downloadSignal,
@@ -308,6 +345,7 @@ export class JobRunner {
       if (local.signal.aborted) throw local.signal.reason;
       timings.downloadMs = Date.now() - t;
       timings.inputBytes = results.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value : 0), 0);
+      if (streamed.size > 0) timings.streamedInputs = streamed.size;
 
       t = Date.now();
       let producer = "ffmpeg";
@@ -315,7 +353,7 @@ export class JobRunner {
         entry.phase = phase;
         const run = await runFfmpeg({
           ffmpegPath: this.#options.ffmpegPath,
-          args: hardenArgs(args),
+          args: hardenArgs(args, streamed),
           cwd: workDir,
           signal,
           env: this.#childEnv,
@@ -324,7 +362,7 @@ export class JobRunner {
           entry.phase = `${phase} (ffmpeg was stopped)`;
           throw signal.reason;
         }
-        if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure(run));
+        if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure({ ...run, stderr: withoutUrls(run.stderr, streamed) }));
         return run;
       };
       if (job.kind === "ffmpeg") {
@@ -336,7 +374,7 @@ export class JobRunner {
           timings.loudnormMeasureMs = Date.now() - t;
           t = Date.now();
         }
-        const run = await ffmpeg(args, "running ffmpeg");
+        const run = await ffmpeg(args, streamed.size > 0 ? "running ffmpeg (reading its input over HTTP)" : "running ffmpeg");
         timings.ffmpegMs = Date.now() - t;
         // Logged: 1 when pass 2 normalised with one gain, 0 when ffmpeg used its dynamic mode.
         const normalisation = job.loudnorm ? loudnormType(run.stderr) : undefined;

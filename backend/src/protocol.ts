@@ -113,6 +113,13 @@ export const LoudnormTargetSchema = z.object({
 });
 export type LoudnormTarget = z.infer<typeof LoudnormTargetSchema>;
 
+/**
+ * Demuxers an input may be read with over HTTP (FfmpegJobSchema.streamedInputs): containers whose
+ * index lets ffmpeg seek with a range request and that never open other URLs themselves.
+ */
+export const STREAMED_DEMUXERS = ["mov", "matroska", "mp3"] as const;
+export type StreamedDemuxer = (typeof STREAMED_DEMUXERS)[number];
+
 export const FfmpegJobSchema = z
   .object({
     ...envelope,
@@ -133,8 +140,18 @@ export const FfmpegJobSchema = z
      * nothing could be measured, as on silence or under 0.4 s, the filter becomes `anull`).
      */
     loudnorm: LoudnormTargetSchema.optional(),
+    /**
+     * Inputs ffmpeg reads over http(s) with range requests instead of downloading them first,
+     * name -> demuxer: a trim of a long file reads the part it keeps and the encode starts at once.
+     * The demuxer is forced so that no playlist or concat demuxer can open other URLs named inside
+     * the file. The input URL must honour `Range` (R2, presigned or served by the Worker).
+     */
+    streamedInputs: z.record(FileNameSchema, z.enum(STREAMED_DEMUXERS)).default({}),
   })
   .superRefine((job, ctx) => {
+    for (const name of Object.keys(job.streamedInputs)) {
+      if (!job.inputs.some((input) => input.name === name)) ctx.addIssue({ code: "custom", path: ["streamedInputs", name], message: `'${name}' is not one of the inputs` });
+    }
     if (!job.loudnorm) return;
     const filters = job.args.reduce((count, arg) => count + (arg.match(LOUDNORM_FILTER)?.length ?? 0), 0);
     if (filters !== 1) ctx.addIssue({ code: "custom", path: ["args"], message: `with loudnorm, the args must hold exactly one loudnorm filter (found ${filters})` });

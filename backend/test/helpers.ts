@@ -65,6 +65,16 @@ export class Fixture {
   baseUrl = "";
   /** GET /media/<key> serves these; anything else is a 404. */
   media = new Map<string, Buffer>();
+  /** Keys whose GET honours `Range: bytes=a-[b]` (206), as R2 and the Worker's media URLs do; others answer 200 whole. */
+  ranged = new Set<string>();
+  /**
+   * When set, a 206 carries at most this many bytes (a server may answer a part of the range
+   * asked; ffmpeg then asks again from where it stopped). Keeps what the kernel's socket buffers
+   * take ahead of the reader out of `mediaBytesSent`.
+   */
+  rangeCapBytes?: number;
+  /** Body bytes written per media key (a response the client closes early counts what was written until then). */
+  mediaBytesSent = new Map<string, number>();
   /** PUT /upload/<key>: status per key and attempt (default 200). */
   uploadStatus: (key: string, attempt: number) => number = () => 200;
   /** POST /callback/<key>: status per key and attempt (default 200). */
@@ -88,9 +98,7 @@ export class Fixture {
         const [, area, key = ""] = url.pathname.split("/");
         const attempt = this.requests.filter((r) => r.path === record.path && r.method === record.method).length;
         if (req.method === "GET" && area === "media" && this.media.has(key)) {
-          const body = this.media.get(key)!;
-          res.writeHead(200, { "content-type": "video/mp4", "content-length": body.length });
-          res.end(body);
+          this.#serveMedia(key, req.headers.range, res);
         } else if (req.method === "PUT" && area === "upload") {
           res.writeHead(this.uploadStatus(key, attempt)).end();
         } else if (req.method === "POST" && area === "callback") {
@@ -100,6 +108,40 @@ export class Fixture {
         }
       });
     });
+  }
+
+  /** Writes in 64 KiB chunks, waiting for the socket to drain, so that a client that stops reading stops the count. */
+  #serveMedia(key: string, range: string | undefined, res: http.ServerResponse): void {
+    const whole = this.media.get(key)!;
+    const match = this.ranged.has(key) ? /^bytes=(\d+)-(\d*)$/.exec(range ?? "") : null;
+    let body = whole;
+    if (match) {
+      const start = Number(match[1]);
+      const asked = match[2] ? Math.min(Number(match[2]), whole.length - 1) : whole.length - 1;
+      const end = this.rangeCapBytes ? Math.min(asked, start + this.rangeCapBytes - 1) : asked;
+      if (start >= whole.length) {
+        res.writeHead(416, { "content-range": `bytes */${whole.length}` }).end();
+        return;
+      }
+      body = whole.subarray(start, end + 1);
+      res.writeHead(206, { "content-type": "video/mp4", "content-length": body.length, "accept-ranges": "bytes", "content-range": `bytes ${start}-${end}/${whole.length}` });
+    } else {
+      res.writeHead(200, { "content-type": "video/mp4", "content-length": body.length, ...(this.ranged.has(key) ? { "accept-ranges": "bytes" } : {}) });
+    }
+    let offset = 0;
+    const pump = () => {
+      while (offset < body.length && !res.destroyed) {
+        const chunk = body.subarray(offset, offset + 65_536);
+        offset += chunk.length;
+        this.mediaBytesSent.set(key, (this.mediaBytesSent.get(key) ?? 0) + chunk.length);
+        if (!res.write(chunk)) {
+          res.once("drain", pump);
+          return;
+        }
+      }
+      if (!res.destroyed) res.end();
+    };
+    pump();
   }
 
   async start(): Promise<this> {

@@ -1,7 +1,8 @@
 /** Jobs end to end: real ffmpeg, real HTTP transfers, signed callbacks. */
 import { readFileSync, rmSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Backend, ffprobe, Fixture, hmac, jobBody, makeClip, scratchDir, until, writeScratch } from "./helpers.ts";
+import { Backend, ffmpeg, ffprobe, Fixture, hmac, jobBody, makeClip, scratchDir, until, writeScratch } from "./helpers.ts";
 
 let backend: Backend;
 let fixture: Fixture;
@@ -219,6 +220,52 @@ describe("ffmpeg jobs", () => {
     expect(fixture.callbacks("cb400")).toHaveLength(1);
     const log = backend.jobLogs().find((line) => line.jobId === "job_cb400");
     expect(log).toMatchObject({ status: "failed", callback: "failed: HTTP 400", callbackAttempts: 1 });
+  });
+
+  it("reads a streamed input over HTTP: a trim of a long file fetches about the part it keeps", async () => {
+    // 60 s of a busy picture, moov at the end (ffmpeg's default) and at the front (faststart).
+    const long = path.join(scratch, "long.mp4");
+    await ffmpeg([
+      "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=60",
+      "-f", "lavfi", "-i", "sine=frequency=440:duration=60",
+      "-c:v", "libx264", "-preset", "ultrafast", "-g", "50", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", long,
+    ]);
+    const faststart = path.join(scratch, "long-faststart.mp4");
+    await ffmpeg(["-i", long, "-c", "copy", "-movflags", "+faststart", faststart]);
+    for (const [key, file] of [["stream-moov-end", long], ["stream-faststart", faststart]] as const) {
+      const body = readFileSync(file);
+      fixture.media.set(key, body);
+      fixture.ranged.add(key);
+      fixture.rangeCapBytes = 512 * 1024;
+      await backend.postJob(jobBody(fixture, key, {
+        args: ["-hide_banner", "-y", "-ss", "40", "-i", "in0.mp4", "-t", "1.5", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "out.mp4"],
+        streamedInputs: { "in0.mp4": "mov" },
+      }));
+      const [callback] = await fixture.waitForCallback(key, 1, 60_000);
+      expect(callbackJson(callback!), key).toMatchObject({ status: "completed" });
+      const probe = await ffprobe(writeScratch(scratch, `${key}-out.mp4`, fixture.of("PUT", `/upload/${key}`)[0]!.body));
+      expect(Math.abs(Number(probe.format.duration) - 1.5), key).toBeLessThan(0.1);
+      expect(probe.streams.map((s) => s.codec_type).sort(), key).toEqual(["audio", "video"]);
+      // The header, the second before 40 s (the keyframe) and the 1.5 s kept, plus socket buffers:
+      // a small share of the file, which a download would have fetched whole.
+      const sent = fixture.mediaBytesSent.get(key)!;
+      const gets = fixture.of("GET", `/media/${key}`).length;
+      expect(sent, `${key}: ${sent} of ${body.length} bytes in ${gets} requests`).toBeLessThan(body.length * 0.2);
+      await until(() => backend.jobLogs().some((line) => line.jobId === `job_${key}`), 10_000, `job_${key} logged`);
+      expect(backend.jobLogs().find((line) => line.jobId === `job_${key}`), key).toMatchObject({ inputBytes: 0, streamedInputs: 1 });
+    }
+    fixture.rangeCapBytes = undefined;
+    expect(backend.leftovers()).toEqual([]);
+  });
+
+  it("fails a job whose streamed input cannot be read, naming the input and never its URL", async () => {
+    await backend.postJob(jobBody(fixture, "stream-missing", { streamedInputs: { "in0.mp4": "mov" } }));
+    const [callback] = await fixture.waitForCallback("stream-missing", 1, 60_000);
+    const payload = callbackJson(callback!);
+    expect(payload.status).toBe("failed");
+    expect(payload.error).toMatch(/in0\.mp4: Server returned 404 Not Found/);
+    expect(payload.error).not.toMatch(/https?:|secret-token|127\.0\.0\.1/);
+    expect(fixture.of("PUT", "/upload/stream-missing")).toHaveLength(0);
   });
 
   it("logs one line per job, without URLs", () => {

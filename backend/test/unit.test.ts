@@ -49,6 +49,37 @@ describe("checkFfmpegArgs", () => {
     ]);
   });
 
+  it("reads a streamed input from its URL, behind its demuxer and only the network protocols it needs", () => {
+    const streamed = new Map([["in0.mp4", { url: "https://r2.example.com/in?X-Amz-Signature=abc", demuxer: "mov" as const }]]);
+    const args = hardenArgs(["-y", "-ss", "40", "-i", "in0.mp4", "-i", "logo.png", "out.mp4"], streamed);
+    const at = args.indexOf("https://r2.example.com/in?X-Amz-Signature=abc");
+    expect(args[at - 1]).toBe("-i");
+    expect(args[at - 2]).toBe("mov");
+    expect(args[at - 3]).toBe("-f");
+    const whitelist = args.indexOf("-protocol_whitelist");
+    expect(whitelist).toBeLessThan(at);
+    expect(args[whitelist + 1]).toBe("http,https,tcp,tls");
+    expect(args.slice(0, 3)).toEqual(["-y", "-ss", "40"]);
+    expect(args.slice(-5)).toEqual(["-protocol_whitelist", "file", "-i", "logo.png", "out.mp4"]);
+    expect(args).not.toContain("in0.mp4");
+  });
+
+  it("accepts streamed inputs only for declared inputs and known demuxers", () => {
+    const base = {
+      jobId: "job_s",
+      kind: "ffmpeg",
+      args: ["-ss", "2", "-i", "in0.mp4", "out.mp4"],
+      inputs: [{ name: "in0.mp4", url: "https://example.com/m?t=1" }],
+      output: { name: "out.mp4", url: "https://example.com/put", contentType: "video/mp4" },
+      callbackUrl: "https://example.com/cb",
+    };
+    const ok = parseJobRequest({ ...base, streamedInputs: { "in0.mp4": "mov" } });
+    expect(ok.ok && ok.job.kind === "ffmpeg" && ok.job.streamedInputs).toEqual({ "in0.mp4": "mov" });
+    expect(parseJobRequest({ ...base, streamedInputs: { "other.mp4": "mov" } })).toMatchObject({ ok: false, message: expect.stringMatching(/streamedInputs\.other\.mp4: 'other\.mp4' is not one of the inputs/) });
+    expect(parseJobRequest({ ...base, streamedInputs: { "in0.mp4": "hls" } })).toMatchObject({ ok: false, message: expect.stringMatching(/^streamedInputs/) });
+    expect(parseJobRequest({ ...base, streamedInputs: { "in0.mp4": "concat" } })).toMatchObject({ ok: false });
+  });
+
   it("parses a full request with defaults", () => {
     const result = parseJobRequest({
       jobId: "job_1",
@@ -59,7 +90,7 @@ describe("checkFfmpegArgs", () => {
       callbackUrl: "https://example.com/cb",
     });
     expect(result.ok).toBe(true);
-    if (result.ok) expect(result.job).toMatchObject({ files: {}, fonts: [], deadlineMs: 900_000 });
+    if (result.ok) expect(result.job).toMatchObject({ files: {}, fonts: [], deadlineMs: 900_000, streamedInputs: {} });
   });
 });
 
@@ -91,6 +122,12 @@ describe("stderr", () => {
     expect(describeFfmpegFailure({ exitCode: null, signal: "SIGSEGV", stderr: "", aborted: false, durationMs: 5 })).toBe(
       "ffmpeg was killed by SIGSEGV",
     );
+  });
+
+  it("never shows a URL (a streamed input's carries its signature)", () => {
+    const stderr = "[http @ 0x55] HTTP error 403 Forbidden\nhttps://r2.example.com/b/k?X-Amz-Signature=abc: Server returned 403 Forbidden (access denied)\n";
+    const summary = summarizeStderr(stderr);
+    expect(summary).toBe("[http] HTTP error 403 Forbidden | <url>: Server returned 403 Forbidden (access denied)");
   });
 });
 

@@ -130,8 +130,8 @@ export function estimateWasmCpuSeconds(command: MediaCommand, inputs: MediaInput
 export function predictSeconds(command: MediaCommand, inputs: MediaInput[]): { wasm: number; backend: number; wasmCpu: number } {
   const work = workloadOf(command, inputs);
   const wasmCpu = engineSeconds(CALIBRATION.wasm, work);
-  // The output is rarely larger than the inputs: count it as their size, both ways.
-  const transfer = (2 * work.inputBytes) / CALIBRATION.backend.transferBytesPerSecond;
+  // The output is rarely larger than what is read of the inputs: count it as that, both ways.
+  const transfer = (2 * work.inputBytes * (command.backendStreaming?.readFraction ?? 1)) / CALIBRATION.backend.transferBytesPerSecond;
   return {
     wasm: CALIBRATION.wasm.startSeconds + wasmCpu,
     backend: CALIBRATION.backend.dispatchSeconds + transfer + CALIBRATION.native.startSeconds + engineSeconds(CALIBRATION.native, work),

@@ -40,6 +40,25 @@ describe("on the native backend", () => {
     expect(Math.abs(Number(probe.format.duration) - 1.5)).toBeLessThan(0.06);
   });
 
+  it("trims a long MP4 read over HTTP (ranges from the keyframe) to the exact frame, with its audio", async () => {
+    // Each frame's grey level follows its number (7 levels apart), one keyframe every 10 s.
+    const counter = generate("counter-30s.mp4", [
+      "-f", "lavfi", "-i", "color=c=black:size=160x120:rate=25:duration=30,geq=lum='mod(N*7,200)+20':cb=128:cr=128",
+      "-f", "lavfi", "-i", "sine=frequency=440:duration=30",
+      "-c:v", "libx264", "-g", "250", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest",
+    ]);
+    const source = await upload(client, counter);
+    const file = await download(client, await runTool(client, "trim", { uploadId: source.uploadId, start: 20.4, end: 21.4 }));
+    const probe = ffprobe(file);
+    expect(Math.abs(Number(probe.format.duration) - 1)).toBeLessThan(0.06);
+    expect(stream(probe, "audio")!.codec_name).toBe("aac");
+    const grey = (video: string, at: number) => pixel(frameAt(video, at, 160, 120), 160, 80, 60)[0];
+    const first = grey(file, 0);
+    // Frame 510 (20.4 s) of the source, not its neighbours 509 and 511 nor the keyframe at 20 s.
+    expect(Math.abs(first - grey(counter, 20.4))).toBeLessThanOrEqual(3);
+    for (const other of [20.36, 20.44, 20]) expect(Math.abs(first - grey(counter, other)), `against ${other} s`).toBeGreaterThan(4);
+  });
+
   it("clean-audio keeps the video and the duration", async () => {
     const probe = ffprobe(await download(client, await runTool(client, "clean-audio", { uploadId: clip.uploadId })));
     expect(stream(probe, "video")!.codec_name).toBe("h264");

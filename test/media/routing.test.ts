@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
-import { CALIBRATION, chooseEngine as chooseWithConfig, workloadOf } from "../../src/media/routing";
+import { CALIBRATION, chooseEngine as chooseWithConfig, predictSeconds, workloadOf } from "../../src/media/routing";
 import { routingConfig } from "../../src/services/job-stages";
 import type { MediaCommand, MediaInput } from "../../src/media/tools/command";
 import { buildConvertCommand } from "../../src/media/tools/convert";
@@ -35,6 +35,23 @@ describe("the router's view of a command", () => {
     expect(workloadOf(mkv, [clip]).kind).toBe("copy");
     const mp3 = buildExtractAudioCommand(tools["extract-audio"].params.parse({ uploadId: id, format: "mp3" }), [clip]);
     expect(workloadOf(mp3, [clip]).kind).toBe("audio");
+  });
+
+  it("counts what the backend reads of a trimmed input over HTTP, not the whole file", () => {
+    const long = input(600 * MiB, 3600);
+    const short = buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1800, end: 1810 }), [long]);
+    expect(short.backendStreaming).toEqual({ inputs: { "in0.mp4": "mov" }, readFraction: 15 / 3600 });
+    const whole = buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 0, end: 3600 }), [long]);
+    expect(whole.backendStreaming?.readFraction).toBe(1);
+    const asDownloaded = { ...short, backendStreaming: undefined };
+    const [streamed, downloaded] = [short, asDownloaded].map((command) => predictSeconds(command, [long]).backend);
+    // 2 x 600 MiB at 100 MB/s no longer counted: about 12.6 s less.
+    expect(downloaded! - streamed!).toBeCloseTo((2 * 600 * MiB * (1 - 15 / 3600)) / CALIBRATION.backend.transferBytesPerSecond, 3);
+    // Containers without an index a range request can use are downloaded.
+    const avi = { ...long, name: "in0.avi", probe: { ...long.probe, container: "avi" } };
+    expect(buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [avi]).backendStreaming).toBeUndefined();
+    const mkv = { ...long, name: "in0.mkv", probe: { ...long.probe, container: "mkv" } };
+    expect(buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [mkv]).backendStreaming?.inputs).toEqual({ "in0.mkv": "matroska" });
   });
 
   it("counts drawing filters", () => {

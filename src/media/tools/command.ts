@@ -5,7 +5,7 @@
  * ffmpeg) place the same files under the same names and run exactly these arguments; the
  * backend runs the command's `backend` variant instead when it has one (two-pass loudnorm).
  */
-import { FONTS_SUBDIR, type LoudnormTarget } from "../../../backend/src/protocol.ts";
+import { FONTS_SUBDIR, type LoudnormTarget, type StreamedDemuxer } from "../../../backend/src/protocol.ts";
 import type { ProbeResult } from "../types";
 
 /** An uploaded input, placed in the working directory as `name` (e.g. `in0.mp4`). */
@@ -42,6 +42,12 @@ export interface MediaCommand {
    * the args hold one `loudnorm` filter, run twice as the protocol's `loudnorm` field says.
    */
   backend?: { args: string[]; loudnorm: LoudnormTarget };
+  /**
+   * Inputs the backend's ffmpeg reads over HTTP with range requests instead of downloading them
+   * first (name -> demuxer), and the share of their bytes it is expected to read: a trim of a
+   * long file reads about the part it keeps, and the encode starts with the first bytes.
+   */
+  backendStreaming?: { inputs: Record<string, StreamedDemuxer>; readFraction: number };
 }
 
 /**

@@ -21,7 +21,7 @@ type KindRequest<K extends JobKind> = Extract<JobRequestInput, { kind: K }>;
  * and cloneProfile (speech kinds). Which ones a kind needs is checked with the protocol's schema
  * when the job is sent.
  */
-export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish">>;
+export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm" | "streamedInputs"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish">>;
 
 const base64 = (bytes: Uint8Array) => {
   let text = "";
@@ -31,14 +31,16 @@ const base64 = (bytes: Uint8Array) => {
 
 /**
  * The fields of an ffmpeg request for a media command: its args (the backend's own variant when it
- * has one, with its two-pass loudnorm target), its generated files in base64, its fonts.
+ * has one, with its two-pass loudnorm target), its generated files in base64, its fonts, the
+ * inputs ffmpeg reads over HTTP.
  */
-export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts" | "backend">): BackendJobFields {
+export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts" | "backend" | "backendStreaming">): BackendJobFields {
   return {
     args: command.backend?.args ?? command.args,
     files: Object.fromEntries(Object.entries(command.files).map(([name, bytes]) => [name, base64(bytes)])),
     fonts: command.fonts,
     ...(command.backend ? { loudnorm: command.backend.loudnorm } : {}),
+    ...(command.backendStreaming ? { streamedInputs: command.backendStreaming.inputs } : {}),
   };
 }
 
