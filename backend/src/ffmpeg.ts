@@ -186,9 +186,15 @@ function withLoudnorm(args: string[], filter: string): string[] {
   return args.map((arg) => arg.replace(LOUDNORM_FILTER, (_match, before: string) => `${before}${filter}`));
 }
 
-/** Pass 1: the same inputs and filters, `loudnorm` printing its measurement, the output to the null muxer. */
-export function loudnormMeasureArgs(args: string[], target: LoudnormTarget): string[] {
-  return ["-nostats", ...withLoudnorm(args.slice(0, -1), `loudnorm=${targetOptions(target)}:print_format=json`), "-f", "null", "-"];
+/**
+ * Pass 1: the same inputs and filters, `loudnorm` printing its measurement, the output to the null
+ * muxer; or, given a measuring pass of its own (protocol: FfmpegJobSchema.measurePass), that
+ * pass's args with `loudnorm` printing, writing its intermediate.
+ */
+export function loudnormMeasureArgs(args: string[], target: LoudnormTarget, measurePassArgs?: string[]): string[] {
+  const measuring = `loudnorm=${targetOptions(target)}:print_format=json`;
+  if (measurePassArgs) return ["-nostats", ...withLoudnorm(measurePassArgs, measuring)];
+  return ["-nostats", ...withLoudnorm(args.slice(0, -1), measuring), "-f", "null", "-"];
 }
 
 /**

@@ -369,7 +369,7 @@ export class JobRunner {
         let args = job.args;
         if (job.loudnorm) {
           // Two-pass loudnorm (protocol: FfmpegJobSchema.loudnorm): measure, then apply.
-          const measure = await ffmpeg(loudnormMeasureArgs(job.args, job.loudnorm), "measuring the loudness (ffmpeg, first pass)");
+          const measure = await ffmpeg(loudnormMeasureArgs(job.args, job.loudnorm, job.measurePass?.args), "measuring the loudness (ffmpeg, first pass)");
           args = loudnormApplyArgs(job.args, job.loudnorm, parseLoudnormMeasurement(measure.stderr));
           timings.loudnormMeasureMs = Date.now() - t;
           t = Date.now();

@@ -147,8 +147,21 @@ export const FfmpegJobSchema = z
      * the file. The input URL must honour `Range` (R2, presigned or served by the Worker).
      */
     streamedInputs: z.record(FileNameSchema, z.enum(STREAMED_DEMUXERS)).default({}),
+    /**
+     * With `loudnorm`: a measuring pass of its own instead of the args run into `-f null -`. Its
+     * args hold exactly one `loudnorm` filter (made to print its measurement) and end with
+     * `writes`, a work-directory file the final args then read as an input: clean-audio filters
+     * its audio once, into a lossless intermediate, and the final pass only applies the gain.
+     */
+    measurePass: z.object({ args: z.array(z.string().max(65_536)).min(1).max(2_000), writes: FileNameSchema }).optional(),
   })
   .superRefine((job, ctx) => {
+    if (job.measurePass) {
+      const filters = job.measurePass.args.reduce((count, arg) => count + (arg.match(LOUDNORM_FILTER)?.length ?? 0), 0);
+      if (!job.loudnorm) ctx.addIssue({ code: "custom", path: ["measurePass"], message: "measurePass needs loudnorm" });
+      if (filters !== 1) ctx.addIssue({ code: "custom", path: ["measurePass", "args"], message: `the measuring pass must hold exactly one loudnorm filter (found ${filters})` });
+      if (job.measurePass.args.at(-1) !== job.measurePass.writes) ctx.addIssue({ code: "custom", path: ["measurePass", "args"], message: "the measuring pass's last arg must be the file it writes" });
+    }
     for (const name of Object.keys(job.streamedInputs)) {
       if (!job.inputs.some((input) => input.name === name)) ctx.addIssue({ code: "custom", path: ["streamedInputs", name], message: `'${name}' is not one of the inputs` });
     }
@@ -287,10 +300,12 @@ export function parseJobRequest(body: unknown): ParseResult {
     return { ok: false, message: issues[0] ?? "invalid request", issues };
   }
   const job = parsed.data;
+  const intermediate = job.kind === "ffmpeg" ? job.measurePass?.writes : undefined;
   const names = [
     ...("inputs" in job ? job.inputs.map((input) => input.name) : []),
     ...("files" in job ? Object.keys(job.files) : []),
     ...("fonts" in job ? job.fonts : []),
+    ...(intermediate ? [intermediate] : []),
     job.output.name,
   ];
   const seen = new Set<string>();
@@ -302,6 +317,12 @@ export function parseJobRequest(body: unknown): ParseResult {
   seen.delete(job.output.name);
   const problem = checkFfmpegArgs(job.args, seen, job.output.name);
   if (problem) return { ok: false, message: problem };
+  if (job.measurePass) {
+    // The measuring pass runs first: it reads what the job brings, not the file it writes.
+    seen.delete(job.measurePass.writes);
+    const measureProblem = checkFfmpegArgs(job.measurePass.args, seen, job.measurePass.writes);
+    if (measureProblem) return { ok: false, message: `measurePass: ${measureProblem}` };
+  }
   return { ok: true, job };
 }
 

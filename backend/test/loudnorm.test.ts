@@ -67,6 +67,45 @@ describe("the loudnorm field of an ffmpeg request", () => {
   });
 });
 
+/** A job whose measuring pass filters once into `mid.nut`, which the final pass normalises. */
+const MEASURE_PASS = {
+  args: ["-hide_banner", "-y", "-i", "in0.wav", "-filter_complex", "[0:a:0]highpass=f=80,asplit[c][m];[m]loudnorm,anullsink", "-map", "[c]", "-c:a", "pcm_f32le", "-f", "nut", "mid.nut"],
+  writes: "mid.nut",
+};
+const FINAL_ARGS = ["-hide_banner", "-y", "-i", "mid.nut", "-af", "loudnorm,aformat=sample_rates=48000", "-c:a", "pcm_s16le", "-f", "wav", "out.wav"];
+
+describe("a measuring pass of its own (measurePass)", () => {
+  const fixture = { baseUrl: "http://127.0.0.1:9" } as Fixture;
+
+  it("is accepted when it writes the file the final args read", () => {
+    expect(parseJobRequest(wavJob(fixture, "mp", { args: FINAL_ARGS, measurePass: MEASURE_PASS }))).toMatchObject({ ok: true, job: { measurePass: MEASURE_PASS } });
+  });
+
+  it("is refused without loudnorm, without exactly one loudnorm filter, or when it does not end with what it writes", () => {
+    const job = (measurePass: unknown, extra: Record<string, unknown> = {}) => parseJobRequest(wavJob(fixture, "mp", { args: FINAL_ARGS, measurePass, ...extra }));
+    expect(job(MEASURE_PASS, { loudnorm: undefined })).toMatchObject({ ok: false, message: "measurePass: measurePass needs loudnorm" });
+    const noFilter = MEASURE_PASS.args.map((arg) => arg.replace("loudnorm", "anull"));
+    expect(job({ ...MEASURE_PASS, args: noFilter })).toMatchObject({ ok: false, message: expect.stringMatching(/measuring pass must hold exactly one loudnorm filter \(found 0\)/) });
+    expect(job({ ...MEASURE_PASS, args: [...MEASURE_PASS.args, "-y"] })).toMatchObject({ ok: false, message: expect.stringMatching(/last arg must be the file it writes/) });
+  });
+
+  it("is refused when it reads its own intermediate or an undeclared file, or writes over an input", () => {
+    const job = (measurePass: unknown) => parseJobRequest(wavJob(fixture, "mp", { args: FINAL_ARGS, measurePass }));
+    const readsItself = ["-i", "mid.nut", "-af", "loudnorm", "mid.nut"];
+    expect(job({ args: readsItself, writes: "mid.nut" })).toMatchObject({ ok: false, message: expect.stringMatching(/^measurePass: .*'mid\.nut' is not one of the declared/) });
+    expect(job({ args: ["-i", "secret.wav", "-af", "loudnorm", "mid.nut"], writes: "mid.nut" })).toMatchObject({ ok: false, message: expect.stringMatching(/'secret\.wav' is not one of the declared/) });
+    expect(job({ args: ["-i", "in0.wav", "-af", "loudnorm", "in0.wav"], writes: "in0.wav" })).toMatchObject({ ok: false, message: expect.stringMatching(/'in0\.wav' is used twice/) });
+    // Without a measuring pass the final args cannot read the intermediate either.
+    expect(parseJobRequest(wavJob(fixture, "mp", { args: FINAL_ARGS }))).toMatchObject({ ok: false, message: expect.stringMatching(/'mid\.nut' is not one of the declared/) });
+  });
+
+  it("runs as pass 1 with loudnorm printing its measurement", () => {
+    expect(loudnormMeasureArgs(FINAL_ARGS, TARGET, MEASURE_PASS.args)).toEqual([
+      "-nostats", ...MEASURE_PASS.args.map((arg) => arg.replace("loudnorm", "loudnorm=I=-16:TP=-1.5:LRA=11:print_format=json")),
+    ]);
+  });
+});
+
 describe("the two passes' arguments", () => {
   it("pass 1 measures into the null muxer", () => {
     expect(loudnormMeasureArgs(ARGS, { integrated: -23, truePeak: -2, lra: 7 })).toEqual([
@@ -112,6 +151,17 @@ describe("loudness-normalised jobs on the backend", () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
+  /** 12 s: a 1 kHz tone at about -35 dBFS with white noise 20 dB under it, and a pause. */
+  async function quietToneOverNoise(name: string): Promise<string> {
+    const input = path.join(scratch, name);
+    await ffmpeg([
+      "-f", "lavfi", "-i", "aevalsrc='0.025*sin(2*PI*1000*t)*(between(t,2,6)+between(t,8,12))':s=48000:d=12",
+      "-f", "lavfi", "-i", "anoisesrc=a=0.004:c=white:r=48000:d=12:seed=3",
+      "-filter_complex", "[0][1]amix=inputs=2:normalize=0", "-c:a", "pcm_s16le", input,
+    ]);
+    return input;
+  }
+
   /** Runs a job over `input` and returns the uploaded result (as a scratch file) and the job's log line. */
   async function runJob(key: string, input: string, overrides: Record<string, unknown> = {}) {
     fixture.media.set(key, readFileSync(input));
@@ -129,13 +179,7 @@ describe("loudness-normalised jobs on the backend", () => {
   }
 
   it("brings a quiet tone over noise to the target (one linear gain) and measures first", async () => {
-    // 12 s: 1 kHz tone at about -35 dBFS with white noise 20 dB under it, and a pause.
-    const input = path.join(scratch, "quiet.wav");
-    await ffmpeg([
-      "-f", "lavfi", "-i", "aevalsrc='0.025*sin(2*PI*1000*t)*(between(t,2,6)+between(t,8,12))':s=48000:d=12",
-      "-f", "lavfi", "-i", "anoisesrc=a=0.004:c=white:r=48000:d=12:seed=3",
-      "-filter_complex", "[0][1]amix=inputs=2:normalize=0", "-c:a", "pcm_s16le", input,
-    ]);
+    const input = await quietToneOverNoise("quiet.wav");
     expect((await loudness(input)).integrated).toBeLessThan(-33);
     const { output, log } = await runJob("tone", input);
     const measured = await loudness(output);
@@ -160,6 +204,17 @@ describe("loudness-normalised jobs on the backend", () => {
     expect(Math.abs(measured.integrated - -16)).toBeLessThanOrEqual(1);
     expect(measured.truePeak).toBeLessThanOrEqual(-1.5 + 0.5);
     expect(log).toMatchObject({ status: "completed", loudnormLinear: 0 });
+  });
+
+  it("runs a measuring pass of its own, whose intermediate the final pass normalises", async () => {
+    const input = await quietToneOverNoise("quiet-mp.wav");
+    const { output, log } = await runJob("measure-pass", input, { args: FINAL_ARGS, measurePass: MEASURE_PASS });
+    const measured = await loudness(output);
+    expect(Math.abs(measured.integrated - -16)).toBeLessThanOrEqual(0.5);
+    expect(log).toMatchObject({ status: "completed", loudnormLinear: 1 });
+    const { stdout } = await run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", output]);
+    expect(Number(stdout)).toBeCloseTo(12, 1);
+    expect(backend.leftovers()).toEqual([]);
   });
 
   it("completes on silence, where there is nothing to measure", async () => {

@@ -65,6 +65,19 @@ describe("on the native backend", () => {
     expect(Number(probe.format.duration)).toBeCloseTo(clip.durationSeconds, 1);
   });
 
+  it("clean-audio keeps an audio track that starts after the picture in its place (filtered once, then normalised)", async () => {
+    const source = path.join(FIXTURES, "late-audio.mp4");
+    const before = ffprobe(source);
+    const late = await upload(client, source);
+    const after = ffprobe(await download(client, await runTool(client, "clean-audio", { uploadId: late.uploadId })));
+    const start = (probe: typeof before) => Number(stream(probe, "audio")!.start_time);
+    expect(start(before)).toBeGreaterThan(0.4);
+    // Within one AAC frame of priming (21 ms at 48 kHz).
+    expect(Math.abs(start(after) - start(before))).toBeLessThan(0.03);
+    expect(Math.abs(Number(stream(after, "audio")!.duration) - Number(stream(before, "audio")!.duration))).toBeLessThan(0.05);
+    expect(stream(after, "video")!.codec_name).toBe("h264");
+  });
+
   it("watermark text and subtitles render with the shipped fonts", async () => {
     const black = await upload(client, generate("black-backend.mp4", ["-f", "lavfi", "-i", "color=c=black:size=320x240:rate=25:duration=2", "-c:v", "libx264", "-pix_fmt", "yuv420p"]));
     const marked = await download(client, await runTool(client, "watermark", { uploadId: black.uploadId, watermarkText: "Démo", opacity: 100 }));

@@ -76,7 +76,7 @@ export async function download(client: Client, job: FinishedJob): Promise<string
 
 export interface Probe {
   format: { format_name: string; duration: string; tags?: Record<string, string> };
-  streams: { codec_type: string; codec_name: string; width?: number; height?: number; r_frame_rate?: string; sample_rate?: string }[];
+  streams: { codec_type: string; codec_name: string; width?: number; height?: number; r_frame_rate?: string; sample_rate?: string; start_time?: string; duration?: string }[];
 }
 
 export function ffprobe(file: string): Probe {

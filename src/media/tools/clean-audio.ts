@@ -48,9 +48,12 @@
  * backend; flite speech 18 dB over pink noise: 25-27 and 39-43 dB, the voice band within 0.7 dB
  * of the clean speech, -18.7 LUFS on the Worker and -16.1 on the backend.
  *
- * The backend (CLEAN_AUDIO_BACKEND_FILTER) runs the same graph with 9 dB into the limiter, then
- * `loudnorm=I=-16:TP=-1.5:LRA=11` in two passes (backend/src/ffmpeg.ts: measure, then apply the
- * measurement with `linear=true`) and back to 48 kHz. A tone gets one linear gain; speech keeps
+ * The backend runs the same graph with 9 dB into the limiter, then `loudnorm=I=-16:TP=-1.5:LRA=11`
+ * in two passes (backend/src/ffmpeg.ts: measure, then apply the measurement with `linear=true`)
+ * and back to 48 kHz. The graph runs once: the measuring pass writes its result to a lossless
+ * intermediate beside the measurement, and the final pass applies the gain to it (a 60 s 1080p
+ * clip: 6.4 s of ffmpeg against 8.3 s when both passes ran the graph; into PCM the same samples
+ * to 24-bit precision, -131 dB from the peak, and the same start time against the picture). A tone gets one linear gain; speech keeps
  * ffmpeg's dynamic mode, since one gain would pass -1.5 dBTP (below the measured gate its gain
  * stays the linear offset, so pauses are not lifted either); the 4 extra dB into the limiter trim
  * speech peaks so that it needs little gain (with 5 dB, speech ended at -17.0 LUFS).
@@ -107,12 +110,41 @@ export const CLEAN_AUDIO_LOUDNESS: LoudnormTarget = { integrated: -16, truePeak:
 /** The in-Worker graph (and the backend's up to its last stage). */
 export const CLEAN_AUDIO_FILTER = cleanAudioGraph(5);
 
-/** The backend's graph: 4 dB more into the limiter, then loudnorm (run in two passes) and back to 48 kHz (its dynamic mode works at 192 kHz). */
-export const CLEAN_AUDIO_BACKEND_FILTER = [
-  cleanAudioGraph(9),
-  `loudnorm=I=${CLEAN_AUDIO_LOUDNESS.integrated}:TP=${CLEAN_AUDIO_LOUDNESS.truePeak}:LRA=${CLEAN_AUDIO_LOUDNESS.lra}`,
-  "aformat=sample_rates=48000",
-].join(",");
+const LOUDNORM = `loudnorm=I=${CLEAN_AUDIO_LOUDNESS.integrated}:TP=${CLEAN_AUDIO_LOUDNESS.truePeak}:LRA=${CLEAN_AUDIO_LOUDNESS.lra}`;
+
+/** The backend's intermediate: the cleaned audio before loudnorm, written by the measuring pass. */
+const CLEANED_AUDIO = "cleaned-audio.nut";
+
+/**
+ * The backend's measuring pass: the graph once, its result split between loudnorm (which only
+ * measures) and a lossless intermediate: FLAC at 24 bits (about a third of float PCM) up to the 8
+ * channels FLAC holds, 32-bit float PCM beyond. NUT keeps any codec and channel count.
+ */
+function measurePassArgs(inputName: string, channels: number): string[] {
+  const lossless = channels <= 8 ? ["-c:a", "flac", "-compression_level", "0", "-sample_fmt", "s32", "-bits_per_raw_sample", "24"] : ["-c:a", "pcm_f32le"];
+  return [
+    "-hide_banner",
+    "-y",
+    "-i", inputName,
+    "-filter_complex", `[0:a:0]${cleanAudioGraph(9)},asplit[cleaned][measured];[measured]${LOUDNORM},anullsink`,
+    "-map", "[cleaned]",
+    ...lossless,
+    "-f", "nut",
+    CLEANED_AUDIO,
+  ];
+}
+
+/**
+ * The backend's final pass over the intermediate: loudnorm with the measured gain, back to 48 kHz.
+ * The gain is multiplied onto a constant 1 carrying the source audio's timing (as the graph's own
+ * last step does): the intermediate's samples match the source's one for one, and the result
+ * keeps the source's start time against the picture.
+ */
+const FINAL_PASS_GRAPH = [
+  "[0:a:0]aformat=sample_rates=48000,aeval=exprs=1:c=same,aformat=sample_fmts=fltp[one]",
+  "[1:a:0]aformat=sample_fmts=fltp[cleaned]",
+  `[one][cleaned]amultiply,${LOUDNORM},aformat=sample_rates=48000[out]`,
+].join(";");
 
 /** `reencodeVideo`: re-encode the picture instead of copying it (a test-mode result gets a mark drawn on it). */
 export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs: MediaInput[], options: { reencodeVideo?: boolean } = {}): MediaCommand {
@@ -125,20 +157,12 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
   const outputName = `out.${family.extension}`;
   const reencode = !audioOnly && options.reencodeVideo === true;
   const videoArgs = reencode ? ["-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs(family.video, probe.width, probe.height)] : ["-c:v", "copy"];
-  const argsWith = (filter: string) => [
-    "-hide_banner",
-    "-y",
-    "-i", input.name,
-    ...(audioOnly ? [] : ["-map", "0:V:0", ...videoArgs]),
-    "-map", "0:a:0",
-    "-af", filter,
-    ...familyAudioArgs(family, probe),
-    ...family.extraArgs,
-    "-f", family.muxer,
-    outputName,
-  ];
+  const outputArgs = [...familyAudioArgs(family, probe), ...family.extraArgs, "-f", family.muxer, outputName];
+  const picture = audioOnly ? [] : ["-map", "0:V:0", ...videoArgs];
+  const args = ["-hide_banner", "-y", "-i", input.name, ...picture, "-map", "0:a:0", "-af", CLEAN_AUDIO_FILTER, ...outputArgs];
+  const finalPass = ["-hide_banner", "-y", "-i", input.name, "-i", CLEANED_AUDIO, "-filter_complex", FINAL_PASS_GRAPH, ...picture, "-map", "[out]", ...outputArgs];
   return {
-    args: argsWith(CLEAN_AUDIO_FILTER),
+    args,
     files: {},
     fonts: [],
     outputName,
@@ -149,6 +173,10 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
     // A re-encoded picture (test mode) adds the encoder's buffers, and the audio graph no longer
     // fits the base heap beside them (9.3 MiB measured at 720p stereo, 12 with margin).
     wasmHeapBytes: wasmHeapEstimate(reencode ? family.video : undefined, probe.width, probe.height, Math.max(0, (probe.audioChannels ?? 2) - 2) * 12 * MiB + (reencode ? 12 * MiB : 0)),
-    backend: { args: argsWith(CLEAN_AUDIO_BACKEND_FILTER), loudnorm: CLEAN_AUDIO_LOUDNESS },
+    backend: {
+      args: finalPass,
+      loudnorm: CLEAN_AUDIO_LOUDNESS,
+      measurePass: { args: measurePassArgs(input.name, probe.audioChannels ?? 2), writes: CLEANED_AUDIO },
+    },
   };
 }

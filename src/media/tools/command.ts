@@ -39,9 +39,10 @@ export interface MediaCommand {
   /**
    * What the container backend runs instead of `args`, when native ffmpeg can do better than one
    * ffmpeg.wasm run: two-pass loudness normalisation (clean-audio). Same files, fonts and output;
-   * the args hold one `loudnorm` filter, run twice as the protocol's `loudnorm` field says.
+   * the args hold one `loudnorm` filter, run twice as the protocol's `loudnorm` field says, or
+   * after a measuring pass of their own that writes an intermediate they read (`measurePass`).
    */
-  backend?: { args: string[]; loudnorm: LoudnormTarget };
+  backend?: { args: string[]; loudnorm: LoudnormTarget; measurePass?: { args: string[]; writes: string } };
   /**
    * Inputs the backend's ffmpeg reads over HTTP with range requests instead of downloading them
    * first (name -> demuxer), and the share of their bytes it is expected to read: a trim of a

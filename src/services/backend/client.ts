@@ -21,7 +21,7 @@ type KindRequest<K extends JobKind> = Extract<JobRequestInput, { kind: K }>;
  * and cloneProfile (speech kinds). Which ones a kind needs is checked with the protocol's schema
  * when the job is sent.
  */
-export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm" | "streamedInputs"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish">>;
+export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm" | "streamedInputs" | "measurePass"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish">>;
 
 const base64 = (bytes: Uint8Array) => {
   let text = "";
@@ -40,6 +40,7 @@ export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "
     files: Object.fromEntries(Object.entries(command.files).map(([name, bytes]) => [name, base64(bytes)])),
     fonts: command.fonts,
     ...(command.backend ? { loudnorm: command.backend.loudnorm } : {}),
+    ...(command.backend?.measurePass ? { measurePass: command.backend.measurePass } : {}),
     ...(command.backendStreaming ? { streamedInputs: command.backendStreaming.inputs } : {}),
   };
 }
