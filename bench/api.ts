@@ -11,6 +11,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { measureR2Ceilings } from "./r2-baseline";
 import { freePort, percentile } from "./util";
 import type { MediaInput } from "../src/media/tools/command";
 import { startLocalWorkers } from "../scripts/local-workers";
@@ -348,6 +349,15 @@ export async function runTransferBench(): Promise<void> {
     console.log(`| backend download of the input (signed URL, ranged parts) | ${((phases?.downloadMs ?? NaN) / 1000).toFixed(1)} | ${rate(phases?.inputBytes, phases?.downloadMs)} | ${copied.idleMiB.toFixed(0)} -> ${copied.peakMiB.toFixed(0)} (whole job) |`);
     console.log(`| backend upload of the result (signed URL, one streamed put) | ${((phases?.uploadMs ?? NaN) / 1000).toFixed(1)} | ${rate(phases?.outputBytes, phases?.uploadMs)} | |`);
     console.log(`| whole job (call to downloaded result) | ${copied.value.seconds.toFixed(1)} | | |`);
+    await stack.stop();
+    // What the emulated R2 allows on its own, same file, same run: the product's rates against it.
+    const ceilings = await measureR2Ceilings(big, size);
+    console.log(`\nthe local R2 emulation alone (bench/r2-baseline: a Worker of a few lines, same file)`);
+    console.log(`| step | seconds | rate |`);
+    console.log(`| --- | --- | --- |`);
+    for (const c of ceilings) console.log(`| ${c.step} | ${c.seconds.toFixed(1)} | ${c.mbPerSecond.toFixed(0)} MB/s |`);
+    const [write, , , multipartRead] = ceilings;
+    console.log(`product / ceiling: upload ${(size / 1e6 / uploadSeconds / write!.mbPerSecond).toFixed(2)} (against one put), backend download ${phases?.downloadMs ? ((phases.inputBytes! / 1e3 / phases.downloadMs) / multipartRead!.mbPerSecond).toFixed(2) : "?"} (an upload is a multipart object), backend upload ${phases?.uploadMs ? ((phases.outputBytes! / 1e3 / phases.uploadMs) / write!.mbPerSecond).toFixed(2) : "?"} (one put)`);
   } finally {
     await stack.stop();
     await rm(dir, { recursive: true, force: true });
