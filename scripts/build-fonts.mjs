@@ -2,7 +2,8 @@
 /**
  * Builds the subtitle fonts: the `latin` subset (Basic Latin, Latin-1, Œ œ, €, typographic
  * quotes and spaces) of the six @fontsource families, converted from WOFF 1.0 to plain
- * TrueType into assets/fonts/<Name>-Regular.ttf.
+ * TrueType into assets/fonts/<Name>-Regular.ttf, and the family's other script subsets
+ * (Latin Extended, Cyrillic, Greek, Vietnamese) into <Name>-Regular.<subset>.ttf.
  *
  * ffmpeg.wasm's libass/FreeType get the fonts as plain files in the job's working directory
  * (`subtitles=...:fontsdir=.`, no fontconfig), and the Worker bundles them as Data modules
@@ -14,7 +15,7 @@
  * zlib-compressed: inflating every table and writing a standard sfnt table directory gives
  * back the original font, byte for byte in every table.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,6 +36,11 @@ export const FONTS = [
 ];
 
 const SUBSET = "latin";
+/**
+ * Script subsets written as further faces of each family, where its package has them
+ * (`<Name>-Regular.<subset>.ttf`; src/media/fonts.ts lists which each family ships).
+ */
+const SCRIPT_SUBSETS = ["latin-ext", "cyrillic", "cyrillic-ext", "greek", "greek-ext", "vietnamese"];
 
 /** WOFF 1.0 -> sfnt (TrueType or CFF flavour, whichever the WOFF wraps). */
 export function woffToSfnt(woff) {
@@ -188,6 +194,13 @@ function main() {
     writeFileSync(path.join(outDir, file), sfnt);
     writeFileSync(path.join(outDir, `OFL-${font.name}.txt`), readFileSync(path.join(pkgDir, "LICENSE")));
     console.log(`${file}: ${sfnt.byteLength} bytes from ${font.pkg}@${version}/files/${woffName}; family "${names[1]}", full name "${names[4]}", PostScript "${names[6]}"${names[16] ? `, typographic family "${names[16]}"` : ""}`);
+    for (const subset of SCRIPT_SUBSETS) {
+      const subsetWoff = path.join(pkgDir, "files", `${font.id}-${subset}-${font.weight}-normal.woff`);
+      if (!existsSync(subsetWoff)) continue;
+      const face = woffToSfnt(readFileSync(subsetWoff));
+      if (sfntNames(face)[1] !== names[1]) throw new Error(`${subsetWoff}: family "${sfntNames(face)[1]}", not "${names[1]}"`);
+      writeFileSync(path.join(outDir, `${font.name}-Regular.${subset}.ttf`), face);
+    }
   }
 }
 

@@ -1,28 +1,41 @@
 /**
  * The subtitle fonts the API offers (`fontId`), shipped with the Worker as TrueType files
- * generated from the `latin` subset of the @fontsource packages by scripts/build-fonts.mjs
- * (assets/fonts/README.md). libass (ffmpeg's `subtitles` filter) finds a font by the family
- * name in its `name` table, so `family` is exactly what those tables say (name ID 1,
- * Windows/English record), checked by test/media/subtitles.test.ts.
+ * generated from the @fontsource packages by scripts/build-fonts.mjs (assets/fonts/README.md):
+ * the `latin` subset as `<Name>-Regular.ttf`, and each further script subset the family has as
+ * `<Name>-Regular.<subset>.ttf`, a face of the same family. libass (ffmpeg's `subtitles` filter)
+ * finds a font by the family name in its `name` table, so `family` is exactly what those tables
+ * say (name ID 1, Windows/English record), checked by test/media/subtitles.test.ts; a glyph the
+ * first face lacks (Ł, Ж, Ω, ạ) it takes from another face of that family in the fonts folder,
+ * which ffmpeg.wasm (no fontconfig, no system fonts) could not do with the latin file alone.
  */
 export const fontIds = ["inter", "montserrat", "poppins", "fredoka", "archivo-black", "anton"] as const;
 export type FontId = (typeof fontIds)[number];
 
+/** The @fontsource subsets shipped beyond `latin`, where a family has them (scripts/build-fonts.mjs). */
+export type ScriptSubset = "latin-ext" | "cyrillic" | "cyrillic-ext" | "greek" | "greek-ext" | "vietnamese";
+
 export interface SubtitleFont {
   /** Family name libass must match (the ASS style's Fontname). */
   family: string;
-  /** File in assets/fonts, placed flat in ffmpeg's working directory. */
+  /** The `latin` face in assets/fonts, placed in ffmpeg's fonts folder (drawtext's one file). */
   file: string;
+  /** Further faces of the family, one per script subset. */
+  subsets: readonly ScriptSubset[];
 }
 
 export const subtitleFonts: Record<FontId, SubtitleFont> = {
-  inter: { family: "Inter", file: "Inter-Regular.ttf" },
-  montserrat: { family: "Montserrat", file: "Montserrat-Regular.ttf" },
-  poppins: { family: "Poppins", file: "Poppins-Regular.ttf" },
-  fredoka: { family: "Fredoka", file: "Fredoka-Regular.ttf" },
-  "archivo-black": { family: "Archivo Black", file: "ArchivoBlack-Regular.ttf" },
-  anton: { family: "Anton", file: "Anton-Regular.ttf" },
+  inter: { family: "Inter", file: "Inter-Regular.ttf", subsets: ["latin-ext", "cyrillic", "cyrillic-ext", "greek", "greek-ext", "vietnamese"] },
+  montserrat: { family: "Montserrat", file: "Montserrat-Regular.ttf", subsets: ["latin-ext", "cyrillic", "cyrillic-ext", "vietnamese"] },
+  poppins: { family: "Poppins", file: "Poppins-Regular.ttf", subsets: ["latin-ext"] },
+  fredoka: { family: "Fredoka", file: "Fredoka-Regular.ttf", subsets: ["latin-ext"] },
+  "archivo-black": { family: "Archivo Black", file: "ArchivoBlack-Regular.ttf", subsets: ["latin-ext"] },
+  anton: { family: "Anton", file: "Anton-Regular.ttf", subsets: ["latin-ext", "vietnamese"] },
 };
+
+/** Every file of a family, the `latin` face first: what a subtitles job puts in its fonts folder. */
+export function fontFiles(font: SubtitleFont): string[] {
+  return [font.file, ...font.subsets.map((subset) => font.file.replace(/\.ttf$/, `.${subset}.ttf`))];
+}
 
 /**
  * The family name (name ID 1) of a TrueType/OpenType font, from its Windows Unicode English

@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { loadFont } from "../../src/media/font-data";
-import { fontFamilyName, fontIds, subtitleFonts, type FontId } from "../../src/media/fonts";
+import { fontFamilyName, fontFiles, fontIds, subtitleFonts, type FontId, type ScriptSubset } from "../../src/media/fonts";
 import type { MediaInput } from "../../src/media/tools/command";
 import { assColor, assTime, buildAss, escapeAssText, type SubtitleStyleParams } from "../../src/media/ass";
 import { cuesFromSrt, cuesFromWords, SrtError, type Cue, type TimedWord } from "../../src/media/captions";
@@ -254,12 +254,16 @@ describe("buildAss", () => {
 });
 
 describe("fonts", () => {
-  it.each(fontIds)("%s: the shipped file's family name is the one the ASS style uses", async (fontId) => {
-    const { family, file } = subtitleFonts[fontId];
-    const bytes = await loadFont(env.FONTS, file);
-    expect(bytes.byteLength).toBeGreaterThan(10_000);
-    expect(new TextDecoder().decode(bytes.subarray(0, 4))).toBe("\u0000\u0001\u0000\u0000"); // TrueType sfnt
-    expect(fontFamilyName(bytes)).toBe(family);
+  it.each(fontIds)("%s: every shipped face's family name is the one the ASS style uses", async (fontId) => {
+    const font = subtitleFonts[fontId];
+    const files = fontFiles(font);
+    expect(files).toHaveLength(1 + font.subsets.length);
+    for (const file of files) {
+      const bytes = await loadFont(env.FONTS, file);
+      expect(bytes.byteLength, file).toBeGreaterThan(2_000);
+      expect(new TextDecoder().decode(bytes.subarray(0, 4)), file).toBe("\u0000\u0001\u0000\u0000"); // TrueType sfnt
+      expect(fontFamilyName(bytes), file).toBe(font.family);
+    }
   });
 
   it("refuses unknown font files", async () => {
@@ -284,7 +288,7 @@ describe("buildSubtitlesCommand", () => {
     );
     expect(new TextDecoder().decode(command.files["subs.ass"])).toBe(ass);
     expect(command).toMatchObject({
-      fonts: ["Anton-Regular.ttf"],
+      fonts: ["Anton-Regular.ttf", "Anton-Regular.latin-ext.ttf", "Anton-Regular.vietnamese.ttf"],
       outputName: "out.mp4",
       resultFilename: "Mon_clip-subtitles.mp4",
       contentType: "video/mp4",
@@ -499,6 +503,21 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
     for (const [i, a] of fontIds.entries()) {
       for (const b of fontIds.slice(i + 1)) {
         expect(maskDifference(frames.get(a)!, frames.get(b)!, isLit), `${a} vs ${b}`).toBeGreaterThan(100);
+      }
+    }
+  });
+
+  it("renders Latin Extended, Cyrillic, Greek and Vietnamese from the family's other faces, where it has them", async () => {
+    // One letter per subset, in none of the `latin` faces; each must be drawn, not the box a
+    // missing glyph gets (the one a private-use code point, in no face, is drawn with).
+    const letters: Record<ScriptSubset, string> = { "latin-ext": "Ł", cyrillic: "Ж", "cyrillic-ext": "Ґ", greek: "Ω", "greek-ext": "ἀ", vietnamese: "ệ" };
+    for (const fontId of fontIds) {
+      const missing = await burn({ fontId, size: "grande" }, srtOf("\uE000\uE000\uE000"));
+      expect(pixels(missing, isLit).length, `${fontId}: the missing-glyph box`).toBeGreaterThan(30);
+      for (const subset of subtitleFonts[fontId].subsets) {
+        const letter = letters[subset];
+        const drawn = await burn({ fontId, size: "grande" }, srtOf(letter.repeat(3)));
+        expect(maskDifference(drawn, missing, isLit), `${fontId} ${subset} ${letter}`).toBeGreaterThan(60);
       }
     }
   });

@@ -4,7 +4,7 @@
  * ffmpeg.wasm).
  */
 import type { SubtitleStyleParams } from "../ass";
-import { subtitleFonts } from "../fonts";
+import { fontFiles, subtitleFonts } from "../fonts";
 import { FONTS_DIR, resultName, type MediaCommand, type MediaInput } from "./command";
 import { EVEN_SIZE_FILTER, KEEP_FRAME_TIMES } from "./encoders";
 
@@ -65,7 +65,7 @@ export function buildSubtitlesCommand(params: Pick<SubtitleStyleParams, "fontId"
       outputName,
     ],
     files: { [SUBTITLES_ASS_NAME]: new TextEncoder().encode(ass) },
-    fonts: [subtitleFonts[params.fontId].file],
+    fonts: fontFiles(subtitleFonts[params.fontId]),
     outputName,
     resultFilename: resultName(input.filename, "mp4", "-subtitles", "video"),
     contentType: "video/mp4",
