@@ -20,6 +20,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { inflateSync } from "node:zlib";
+import { cmapOf, mergeFaces, readSfnt, tableChecksum, writeSfnt } from "./font-merge.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = path.join(root, "assets", "fonts");
@@ -41,6 +42,8 @@ const SUBSET = "latin";
  * (`<Name>-Regular.<subset>.ttf`; src/media/fonts.ts lists which each family ships).
  */
 const SCRIPT_SUBSETS = ["latin-ext", "cyrillic", "cyrillic-ext", "greek", "greek-ext", "vietnamese"];
+/** The family drawtext uses (text watermark, test mark), also written as one merged face (scripts/font-merge.mjs). */
+const DRAWTEXT_FAMILY = "inter";
 
 /** WOFF 1.0 -> sfnt (TrueType or CFF flavour, whichever the WOFF wraps). */
 export function woffToSfnt(woff) {
@@ -64,57 +67,19 @@ export function woffToSfnt(woff) {
     if (data.length !== origLength) throw new Error(`WOFF table ${tag}: ${data.length} bytes after inflate, ${origLength} expected`);
     tables.push({ tag, data, checksum });
   }
-  // The sfnt table directory must be sorted by tag (WOFF requires it too; sort anyway).
-  tables.sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0));
-
-  const headerSize = 12 + 16 * numTables;
-  const padded = (n) => (n + 3) & ~3;
-  const total = tables.reduce((size, t) => size + padded(t.data.length), headerSize);
-  const out = Buffer.alloc(total);
-  const entrySelector = Math.floor(Math.log2(numTables));
-  const searchRange = 2 ** entrySelector * 16;
-  out.writeUInt32BE(flavor, 0);
-  out.writeUInt16BE(numTables, 4);
-  out.writeUInt16BE(searchRange, 6);
-  out.writeUInt16BE(entrySelector, 8);
-  out.writeUInt16BE(numTables * 16 - searchRange, 10);
-
-  let offset = headerSize;
-  let headOffset = -1;
-  tables.forEach((table, i) => {
-    const record = 12 + i * 16;
-    if (table.tag === "head") {
-      headOffset = offset;
-      // checkSumAdjustment is recomputed below over the whole file.
-      table.data.writeUInt32BE(0, 8);
-    }
+  for (const table of tables) {
+    // head's checksum covers checkSumAdjustment, which writeSfnt recomputes over the whole file.
+    if (table.tag === "head") continue;
     const checksum = tableChecksum(table.data);
-    if (table.tag !== "head" && checksum !== table.checksum) {
+    if (checksum !== table.checksum) {
       throw new Error(`table ${table.tag}: checksum ${hex(checksum)} differs from the WOFF directory's ${hex(table.checksum)}`);
     }
-    out.write(table.tag, record, 4, "latin1");
-    out.writeUInt32BE(checksum, record + 4);
-    out.writeUInt32BE(offset, record + 8);
-    out.writeUInt32BE(table.data.length, record + 12);
-    table.data.copy(out, offset);
-    offset += padded(table.data.length);
-  });
-  if (headOffset < 0) throw new Error("font has no head table");
-  out.writeUInt32BE((0xb1b0afba - tableChecksum(out)) >>> 0, headOffset + 8);
+  }
+  if (!tables.some((table) => table.tag === "head")) throw new Error("font has no head table");
+  const out = writeSfnt(flavor, tables);
   return new Uint8Array(out.buffer, out.byteOffset, out.length);
 }
 
-function tableChecksum(data) {
-  let sum = 0;
-  const whole = data.length & ~3;
-  for (let i = 0; i < whole; i += 4) sum = (sum + data.readUInt32BE(i)) >>> 0;
-  if (whole < data.length) {
-    const tail = Buffer.alloc(4);
-    data.copy(tail, 0, whole);
-    sum = (sum + tail.readUInt32BE(0)) >>> 0;
-  }
-  return sum;
-}
 
 const hex = (n) => `0x${n.toString(16).padStart(8, "0")}`;
 
@@ -143,41 +108,12 @@ export function sfntNames(sfnt) {
 /** Characters of the French captions the subset must cover. */
 const REQUIRED = "AaZz09ÀÂÆÇÉÈÊËÎÏÔÙÛÜàâæçéèêëîïôùûüÿŒœ€«»‘’“”…–—\u00A0";
 
-/** Unicode code points the cmap maps to a glyph (format 4 subtables only: enough for the BMP). */
+/** The characters of `chars` the font's cmap (Windows Unicode BMP, format 4) maps to no glyph. */
 export function cmapCovers(sfnt, chars) {
-  const buf = Buffer.from(sfnt.buffer, sfnt.byteOffset, sfnt.byteLength);
-  const numTables = buf.readUInt16BE(4);
-  let cmap = -1;
-  for (let i = 0; i < numTables; i++) {
-    if (buf.toString("latin1", 12 + i * 16, 16 + i * 16) === "cmap") cmap = buf.readUInt32BE(12 + i * 16 + 8);
-  }
-  if (cmap < 0) throw new Error("font has no cmap table");
-  let sub = -1;
-  for (let i = 0; i < buf.readUInt16BE(cmap + 2); i++) {
-    const r = cmap + 4 + i * 8;
-    const format = buf.readUInt16BE(cmap + buf.readUInt32BE(r + 4));
-    if (buf.readUInt16BE(r) === 3 && buf.readUInt16BE(r + 2) === 1 && format === 4) sub = cmap + buf.readUInt32BE(r + 4);
-  }
-  if (sub < 0) throw new Error("font has no Windows Unicode BMP (format 4) cmap");
-  const segX2 = buf.readUInt16BE(sub + 6);
-  const ends = sub + 14;
-  const starts = ends + segX2 + 2;
-  const deltas = starts + segX2;
-  const rangeOffsets = deltas + segX2;
-  const glyphOf = (code) => {
-    for (let s = 0; s < segX2; s += 2) {
-      if (code > buf.readUInt16BE(ends + s)) continue;
-      const start = buf.readUInt16BE(starts + s);
-      if (code < start) return 0;
-      const delta = buf.readUInt16BE(deltas + s);
-      const ro = buf.readUInt16BE(rangeOffsets + s);
-      if (ro === 0) return (code + delta) & 0xffff;
-      const glyph = buf.readUInt16BE(rangeOffsets + s + ro + 2 * (code - start));
-      return glyph === 0 ? 0 : (glyph + delta) & 0xffff;
-    }
-    return 0;
-  };
-  return [...chars].filter((c) => glyphOf(c.codePointAt(0)) === 0);
+  const cmap = readSfnt(sfnt).tables.get("cmap");
+  if (!cmap) throw new Error("font has no cmap table");
+  const map = cmapOf(cmap);
+  return [...chars].filter((c) => !map.has(c.codePointAt(0)));
 }
 
 function main() {
@@ -194,12 +130,19 @@ function main() {
     writeFileSync(path.join(outDir, file), sfnt);
     writeFileSync(path.join(outDir, `OFL-${font.name}.txt`), readFileSync(path.join(pkgDir, "LICENSE")));
     console.log(`${file}: ${sfnt.byteLength} bytes from ${font.pkg}@${version}/files/${woffName}; family "${names[1]}", full name "${names[4]}", PostScript "${names[6]}"${names[16] ? `, typographic family "${names[16]}"` : ""}`);
+    const faces = [];
     for (const subset of SCRIPT_SUBSETS) {
       const subsetWoff = path.join(pkgDir, "files", `${font.id}-${subset}-${font.weight}-normal.woff`);
       if (!existsSync(subsetWoff)) continue;
       const face = woffToSfnt(readFileSync(subsetWoff));
       if (sfntNames(face)[1] !== names[1]) throw new Error(`${subsetWoff}: family "${sfntNames(face)[1]}", not "${names[1]}"`);
       writeFileSync(path.join(outDir, `${font.name}-Regular.${subset}.ttf`), face);
+      faces.push(face);
+    }
+    if (font.id === DRAWTEXT_FAMILY) {
+      const merged = mergeFaces(sfnt, faces);
+      writeFileSync(path.join(outDir, `${font.name}-Regular.merged.ttf`), merged);
+      console.log(`${font.name}-Regular.merged.ttf: ${merged.byteLength} bytes, the latin face and its ${faces.length} script subsets in one face (drawtext)`);
     }
   }
 }

@@ -32,6 +32,13 @@ export const subtitleFonts: Record<FontId, SubtitleFont> = {
   anton: { family: "Anton", file: "Anton-Regular.ttf", subsets: ["latin-ext", "vietnamese"] },
 };
 
+/**
+ * The one file drawtext draws with (text watermark, test-mode mark): Inter's `latin` face with
+ * the glyphs of its script subsets appended (scripts/font-merge.mjs), since drawtext, unlike
+ * libass, takes no glyph from another file.
+ */
+export const DRAWTEXT_FONT = "Inter-Regular.merged.ttf";
+
 /** Every file of a family, the `latin` face first: what a subtitles job puts in its fonts folder. */
 export function fontFiles(font: SubtitleFont): string[] {
   return [font.file, ...font.subsets.map((subset) => font.file.replace(/\.ttf$/, `.${subset}.ttf`))];

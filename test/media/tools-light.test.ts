@@ -629,6 +629,21 @@ describe("watermark on ffmpeg.wasm", () => {
     for (const y of [80, 160]) expect(regionDifference(frame, clipFrame, 120, y - 3, 300, y + 3)).toBeLessThan(8);
   });
 
+  it("text in Polish, Cyrillic, Greek and Vietnamese: every letter drawn, none as the missing-glyph box", async () => {
+    const drawText = async (text: string) => {
+      const command = buildWatermarkCommand({ ...markDefaults, opacity: 100, watermarkText: text }, [gray.input]);
+      expect(command.fonts).toEqual([WATERMARK_FONT]);
+      return frameAt((await execute("watermark text scripts", command, [gray])).bytes, "mp4", 1, 160, 120);
+    };
+    // U+E000 is in no font: drawtext draws the box a missing glyph gets.
+    const boxes = await drawText("\uE000\uE000\uE000\uE000");
+    const grey = await frameAt(gray.bytes, "mp4", 1, 160, 120);
+    expect(regionDifference(boxes, grey, 0, 0, 160, 120)).toBeGreaterThan(1);
+    for (const letters of ["ŁŁŁŁ", "ЖЖЖЖ", "ΩΩΩΩ", "ệệệệ"]) {
+      expect(regionDifference(await drawText(letters), boxes, 0, 0, 160, 120), letters).toBeGreaterThan(1);
+    }
+  });
+
   it("flottant text: drawn at a new place in the next interval", async () => {
     const command = buildWatermarkCommand({ ...markDefaults, type: "flottant", opacity: 100, interval: 3, watermarkText: "© Démo" }, [gray.input]);
     const run = await execute("watermark text flottant", command, [gray]);

@@ -17,6 +17,7 @@
  * places). The audio is copied untouched when MP4 carries it as is (AAC, MP3); other audio
  * (Opus, Vorbis, PCM, FLAC...) is encoded to AAC, which every MP4 player decodes.
  */
+import { DRAWTEXT_FONT } from "../fonts";
 import type { WatermarkInput } from "../../tools/watermark";
 import { FONTS_DIR, type MediaCommand, type MediaInput, resultName } from "./command";
 import { audioEncoderArgs, EVEN_SIZE_FILTER, videoEncoderArgs, wasmHeapEstimate } from "./encoders";
@@ -26,8 +27,8 @@ export type WatermarkParams = Pick<WatermarkInput, "watermarkText" | "type" | "o
   watermarkUploadId?: string;
 };
 
-/** The shipped font drawtext uses; the runner places it in the working directory. */
-export const WATERMARK_FONT = "Inter-Regular.ttf";
+/** The shipped font drawtext uses (Inter, every script it has, in one file); the runner places it in the working directory. */
+export const WATERMARK_FONT = DRAWTEXT_FONT;
 /** The file the user's text is written to. */
 export const WATERMARK_TEXT_FILE = "mark.txt";
 
