@@ -322,10 +322,11 @@ export class JobRunner {
         }
       }
 
-      const streamedDemuxers: Record<string, StreamedDemuxer> = job.kind === "ffmpeg" ? job.streamedInputs : {};
-      const streamed = new Map<string, StreamedInput>(
-        inputs.filter((input) => streamedDemuxers[input.name]).map((input) => [input.name, { url: input.url, demuxer: streamedDemuxers[input.name]! }]),
-      );
+      const streamed = new Map<string, StreamedInput>();
+      for (const input of inputs) {
+        const demuxer = job.kind === "ffmpeg" ? job.streamedInputs[input.name] : undefined;
+        if (demuxer) streamed.set(input.name, { url: input.url, demuxer });
+      }
       entry.phase = "downloading the inputs";
       let t = Date.now();
       const local = new AbortController();

@@ -113,6 +113,9 @@ export const LoudnormTargetSchema = z.object({
 });
 export type LoudnormTarget = z.infer<typeof LoudnormTargetSchema>;
 
+/** How many `loudnorm` filters an argv holds. */
+const loudnormFilterCount = (args: string[]) => args.reduce((count, arg) => count + (arg.match(LOUDNORM_FILTER)?.length ?? 0), 0);
+
 /**
  * Demuxers an input may be read with over HTTP (FfmpegJobSchema.streamedInputs): containers whose
  * index lets ffmpeg seek with a range request and that never open other URLs themselves.
@@ -157,7 +160,7 @@ export const FfmpegJobSchema = z
   })
   .superRefine((job, ctx) => {
     if (job.measurePass) {
-      const filters = job.measurePass.args.reduce((count, arg) => count + (arg.match(LOUDNORM_FILTER)?.length ?? 0), 0);
+      const filters = loudnormFilterCount(job.measurePass.args);
       if (!job.loudnorm) ctx.addIssue({ code: "custom", path: ["measurePass"], message: "measurePass needs loudnorm" });
       if (filters !== 1) ctx.addIssue({ code: "custom", path: ["measurePass", "args"], message: `the measuring pass must hold exactly one loudnorm filter (found ${filters})` });
       if (job.measurePass.args.at(-1) !== job.measurePass.writes) ctx.addIssue({ code: "custom", path: ["measurePass", "args"], message: "the measuring pass's last arg must be the file it writes" });
@@ -166,7 +169,7 @@ export const FfmpegJobSchema = z
       if (!job.inputs.some((input) => input.name === name)) ctx.addIssue({ code: "custom", path: ["streamedInputs", name], message: `'${name}' is not one of the inputs` });
     }
     if (!job.loudnorm) return;
-    const filters = job.args.reduce((count, arg) => count + (arg.match(LOUDNORM_FILTER)?.length ?? 0), 0);
+    const filters = loudnormFilterCount(job.args);
     if (filters !== 1) ctx.addIssue({ code: "custom", path: ["args"], message: `with loudnorm, the args must hold exactly one loudnorm filter (found ${filters})` });
     if (job.args.at(-1) !== job.output.name) ctx.addIssue({ code: "custom", path: ["args"], message: "with loudnorm, the last arg must be the output name" });
   });

@@ -53,10 +53,11 @@
  * and back to 48 kHz. The graph runs once: the measuring pass writes its result to a lossless
  * intermediate beside the measurement, and the final pass applies the gain to it (a 60 s 1080p
  * clip: 6.4 s of ffmpeg against 8.3 s when both passes ran the graph; into PCM the same samples
- * to 24-bit precision, -131 dB from the peak, and the same start time against the picture). A tone gets one linear gain; speech keeps
- * ffmpeg's dynamic mode, since one gain would pass -1.5 dBTP (below the measured gate its gain
- * stays the linear offset, so pauses are not lifted either); the 4 extra dB into the limiter trim
- * speech peaks so that it needs little gain (with 5 dB, speech ended at -17.0 LUFS).
+ * to 24-bit precision, -131 dB from the peak, and the same start time against the picture).
+ * A tone gets one linear gain; speech keeps ffmpeg's dynamic mode, since one gain would pass
+ * -1.5 dBTP (below the measured gate its gain stays the linear offset, so pauses are not lifted
+ * either); the 4 extra dB into the limiter trim speech peaks so that it needs little gain (with
+ * 5 dB, speech ended at -17.0 LUFS).
  *
  * Not `loudnorm` on the Worker: in its single-pass (dynamic) mode it works at 192 kHz and on
  * ffmpeg.wasm it took 66-96 MiB of heap on mono and 138-239 MiB on stereo input (10-12 s at
