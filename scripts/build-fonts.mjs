@@ -42,6 +42,24 @@ const SUBSET = "latin";
  * (`<Name>-Regular.<subset>.ttf`; src/media/fonts.ts lists which each family ships).
  */
 const SCRIPT_SUBSETS = ["latin-ext", "cyrillic", "cyrillic-ext", "greek", "greek-ext", "vietnamese"];
+/**
+ * Faces of the scripts none of the families above draws, switched to by the captions' ASS
+ * (src/media/fonts.ts `scriptFaces`): the script's own subset of a Noto Sans package, whose
+ * family name is checked against the one the ASS asks for.
+ */
+export const SCRIPT_FACES = [
+  { pkg: "@fontsource/noto-sans-arabic", subset: "arabic", name: "NotoSansArabic", family: "Noto Sans Arabic", drawtext: true },
+  { pkg: "@fontsource/noto-sans-hebrew", subset: "hebrew", name: "NotoSansHebrew", family: "Noto Sans Hebrew", drawtext: true },
+  { pkg: "@fontsource/noto-sans-devanagari", subset: "devanagari", name: "NotoSansDevanagari", family: "Noto Sans Devanagari", drawtext: false },
+  { pkg: "@fontsource/noto-sans-thai", subset: "thai", name: "NotoSansThai", family: "Noto Sans Thai", drawtext: true },
+];
+/**
+ * Subsets of the same package merged into a script's drawtext face (`<name>-Regular.merged.ttf`),
+ * so a text mark in that script can also hold Latin. Devanagari has none: drawtext shapes with
+ * FriBidi only (Arabic joining, right to left), not the reordering and conjuncts it needs.
+ */
+const DRAWTEXT_LATIN_SUBSETS = ["latin", "latin-ext"];
+
 /** The family drawtext uses (text watermark, test mark), also written as one merged face (scripts/font-merge.mjs). */
 const DRAWTEXT_FAMILY = "inter";
 
@@ -144,6 +162,21 @@ function main() {
       writeFileSync(path.join(outDir, `${font.name}-Regular.merged.ttf`), merged);
       console.log(`${font.name}-Regular.merged.ttf: ${merged.byteLength} bytes, the latin face and its ${faces.length} script subsets in one face (drawtext)`);
     }
+  }
+  for (const face of SCRIPT_FACES) {
+    const pkgDir = path.dirname(require.resolve(`${face.pkg}/package.json`));
+    const woffName = `${path.basename(face.pkg)}-${face.subset}-400-normal.woff`;
+    const sfnt = woffToSfnt(readFileSync(path.join(pkgDir, "files", woffName)));
+    const family = sfntNames(sfnt)[1];
+    if (family !== face.family) throw new Error(`${woffName}: family "${family}", not "${face.family}"`);
+    writeFileSync(path.join(outDir, `${face.name}-Regular.ttf`), sfnt);
+    writeFileSync(path.join(outDir, `OFL-${face.name}.txt`), readFileSync(path.join(pkgDir, "LICENSE")));
+    console.log(`${face.name}-Regular.ttf: ${sfnt.byteLength} bytes from ${face.pkg}/files/${woffName}; family "${family}"`);
+    if (!face.drawtext) continue;
+    const latin = DRAWTEXT_LATIN_SUBSETS.map((subset) => woffToSfnt(readFileSync(path.join(pkgDir, "files", `${path.basename(face.pkg)}-${subset}-400-normal.woff`))));
+    const merged = mergeFaces(sfnt, latin);
+    writeFileSync(path.join(outDir, `${face.name}-Regular.merged.ttf`), merged);
+    console.log(`${face.name}-Regular.merged.ttf: ${merged.byteLength} bytes, the ${face.subset} face with ${DRAWTEXT_LATIN_SUBSETS.join(" and ")} (drawtext)`);
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import type { SubtitlesInput } from "../tools/subtitles";
 import { proportionalWords, type Cue } from "./captions";
-import { subtitleFonts } from "./fonts";
+import { scriptFaces, scripts, subtitleFonts, type SubtitleFont } from "./fonts";
 
 /** The options of the contract that shape the rendering (defaults applied by the schema). */
 export type SubtitleStyleParams = Pick<
@@ -83,8 +83,13 @@ const SUBSTITUTES: Record<string, string> = {
   "\u0178": "Y", // Ÿ is in the latin-ext subset only
   "\u2028": "\n", "\u2029": "\n",
 };
-/** Invisible characters (soft hyphen, zero-width and direction marks) the fonts lack: dropped. */
-const INVISIBLE = /[\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF]/g;
+/**
+ * Invisible characters (soft hyphen, zero-width and direction marks) the fonts lack: dropped.
+ * Zero-width (non-)joiners are kept for the script faces, where they change the shaping
+ * (Persian, Devanagari), and dropped elsewhere (withScriptFaces).
+ */
+const INVISIBLE = /[\u00AD\u200B\u200E\u200F\u202A-\u202E\u2060-\u206F\uFEFF]/g;
+const JOINERS = /[\u200C\u200D]/g;
 const CONTROL = /[\u0000-\u0009\u000B-\u001F\u007F-\u009F]/g;
 
 /**
@@ -105,8 +110,39 @@ export function escapeAssText(text: string): string {
   });
 }
 
+/**
+ * Escaped dialogue text with each run of a script the caption family lacks (Arabic, Hebrew,
+ * Devanagari, Thai: fonts.ts `scriptFaces`) switched to that script's face, at the size that
+ * gives it the family's em (libass sizes faces by their line height), then back to the style.
+ * A run takes the script's letters, marks and joiners, and the spaces between its words.
+ */
+export function withScriptFaces(escaped: string, font: SubtitleFont, fontSize: number): string {
+  const parts = escaped.split(SCRIPT_RUN);
+  return parts
+    .map((part, i) => {
+      // split() puts the captured runs at the odd indexes; joiners elsewhere have nothing to join.
+      if (i % 2 === 0) return part.replace(JOINERS, "");
+      const face = scriptFaces[scripts.find((script) => scriptFaces[script].letter.test(part))!];
+      const size = round2((fontSize * face.lineHeightEm) / font.lineHeightEm);
+      return `{\\fn${face.family}\\fs${size}}${part}{\\fn${font.family}\\fs${fontSize}}`;
+    })
+    .join("");
+}
+
+/** One run of any script face's letters (one capturing group, for split). */
+const SCRIPT_RUN = new RegExp(
+  `(${scripts
+    .map((script) => {
+      const letter = scriptFaces[script].letter.source;
+      return `${letter}(?:${letter}|[\\p{M}\\u200C\\u200D]|[ \\u00A0]+(?=${letter}))*`;
+    })
+    .join("|")})`,
+  "u",
+);
+
 interface Layout {
   fontSize: number;
+  font: SubtitleFont;
   fontName: string;
   styleLine: string;
   /** Override tags put on the spoken word, empty when karaoke is off. */
@@ -183,9 +219,9 @@ function layout(params: SubtitleStyleParams, video: { width: number; height: num
     marginH,
     marginH,
     marginV,
-    1, // Encoding
+    -1, // Encoding: libass takes each line's direction from its first strong letter (Arabic, Hebrew: right to left)
   ].join(",");
-  return { fontSize, fontName: font.family, styleLine, activeTags };
+  return { fontSize, font, fontName: font.family, styleLine, activeTags };
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
@@ -198,7 +234,8 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
  * un-highlight a word once spoken).
  */
 export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { width: number; height: number }): string {
-  const { styleLine, activeTags } = layout(params, video);
+  const { styleLine, activeTags, font, fontSize } = layout(params, video);
+  const caption = (text: string) => withScriptFaces(escapeAssText(text), font, fontSize);
   const events: string[] = [];
   const dialogue = (startCs: number, endCs: number, text: string) => {
     if (endCs > startCs && text !== "") {
@@ -210,7 +247,7 @@ export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { widt
   for (const cue of cues) {
     if (!(cue.end > cue.start)) continue;
     if (activeTags === "") {
-      dialogue(cs(cue.start), cs(cue.end), escapeAssText(cue.text));
+      dialogue(cs(cue.start), cs(cue.end), caption(cue.text));
       continue;
     }
     // Tokens alternate between words and the white space around them, which keeps the cue's
@@ -229,7 +266,7 @@ export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { widt
     bounds.push(Math.max(bounds.at(-1)!, cs(cue.end)));
     wordIndexes.forEach((tokenIndex, w) => {
       const text = tokens
-        .map((token, i) => (i === tokenIndex ? `{${activeTags}}${escapeAssText(token)}{\\r}` : escapeAssText(token)))
+        .map((token, i) => (i === tokenIndex ? `{${activeTags}}${caption(token)}{\\r}` : caption(token)))
         .join("");
       dialogue(bounds[w]!, bounds[w + 1]!, text);
     });

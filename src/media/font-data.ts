@@ -5,9 +5,9 @@
  * files are generated into assets/fonts by scripts/build-fonts.mjs (npm postinstall); wrangler
  * uploads them with the Worker.
  */
-import { DRAWTEXT_FONT, fontFiles, subtitleFonts } from "./fonts";
+import { drawtextFonts, fontFiles, scriptFaces, subtitleFonts } from "./fonts";
 
-const shippedFiles = new Set([...Object.values(subtitleFonts).flatMap(fontFiles), DRAWTEXT_FONT]);
+const shippedFiles = new Set([...Object.values(subtitleFonts).flatMap(fontFiles), ...Object.values(scriptFaces).map((face) => face.file), ...drawtextFonts]);
 
 /** A fresh copy of a shipped font file's bytes (ffmpeg's MEMFS keeps and may modify what it is given). */
 export async function loadFont(fonts: Fetcher | undefined, file: string): Promise<Uint8Array> {

@@ -21,16 +21,74 @@ export interface SubtitleFont {
   file: string;
   /** Further faces of the family, one per script subset. */
   subsets: readonly ScriptSubset[];
+  /**
+   * (usWinAscent + usWinDescent) / unitsPerEm of the face: libass sizes a font so that this
+   * height is the ASS font size, so two faces drawn at the same em need sizes in this ratio.
+   */
+  lineHeightEm: number;
 }
 
 export const subtitleFonts: Record<FontId, SubtitleFont> = {
-  inter: { family: "Inter", file: "Inter-Regular.ttf", subsets: ["latin-ext", "cyrillic", "cyrillic-ext", "greek", "greek-ext", "vietnamese"] },
-  montserrat: { family: "Montserrat", file: "Montserrat-Regular.ttf", subsets: ["latin-ext", "cyrillic", "cyrillic-ext", "vietnamese"] },
-  poppins: { family: "Poppins", file: "Poppins-Regular.ttf", subsets: ["latin-ext"] },
-  fredoka: { family: "Fredoka", file: "Fredoka-Regular.ttf", subsets: ["latin-ext"] },
-  "archivo-black": { family: "Archivo Black", file: "ArchivoBlack-Regular.ttf", subsets: ["latin-ext"] },
-  anton: { family: "Anton", file: "Anton-Regular.ttf", subsets: ["latin-ext", "vietnamese"] },
+  inter: { family: "Inter", file: "Inter-Regular.ttf", subsets: ["latin-ext", "cyrillic", "cyrillic-ext", "greek", "greek-ext", "vietnamese"], lineHeightEm: 1.43 },
+  montserrat: { family: "Montserrat", file: "Montserrat-Regular.ttf", subsets: ["latin-ext", "cyrillic", "cyrillic-ext", "vietnamese"], lineHeightEm: 1.562 },
+  poppins: { family: "Poppins", file: "Poppins-Regular.ttf", subsets: ["latin-ext"], lineHeightEm: 1.762 },
+  fredoka: { family: "Fredoka", file: "Fredoka-Regular.ttf", subsets: ["latin-ext"], lineHeightEm: 1.251 },
+  "archivo-black": { family: "Archivo Black", file: "ArchivoBlack-Regular.ttf", subsets: ["latin-ext"], lineHeightEm: 1.347 },
+  anton: { family: "Anton", file: "Anton-Regular.ttf", subsets: ["latin-ext", "vietnamese"], lineHeightEm: 1.733 },
 };
+
+/**
+ * Scripts none of the caption families draws, each with a Noto Sans face of its own (the
+ * script's @fontsource subset, scripts/build-fonts.mjs). The ASS script switches a run of
+ * such letters to this face (`\fn`, ass.ts), since libass here has no fallback beyond the
+ * faces of the style's family; libass shapes the run with HarfBuzz (Arabic joining, Devanagari
+ * conjuncts) and orders it with FriBidi.
+ */
+export interface ScriptFace {
+  family: string;
+  file: string;
+  /** A letter of the script (Script_Extensions, so the Arabic comma and digits count). */
+  letter: RegExp;
+  lineHeightEm: number;
+  /**
+   * The face drawtext takes for a text mark in this script: the script's glyphs with the
+   * package's Latin subsets merged in (scripts/build-fonts.mjs). Absent for Devanagari, which
+   * drawtext cannot shape (it has FriBidi, not HarfBuzz).
+   */
+  drawtextFile?: string;
+}
+
+export const scriptFaces = {
+  arabic: {
+    family: "Noto Sans Arabic",
+    file: "NotoSansArabic-Regular.ttf",
+    letter: /\p{Script_Extensions=Arabic}/u,
+    lineHeightEm: 2.169,
+    drawtextFile: "NotoSansArabic-Regular.merged.ttf",
+  },
+  hebrew: {
+    family: "Noto Sans Hebrew",
+    file: "NotoSansHebrew-Regular.ttf",
+    letter: /\p{Script_Extensions=Hebrew}/u,
+    lineHeightEm: 1.36,
+    drawtextFile: "NotoSansHebrew-Regular.merged.ttf",
+  },
+  devanagari: { family: "Noto Sans Devanagari", file: "NotoSansDevanagari-Regular.ttf", letter: /\p{Script_Extensions=Devanagari}/u, lineHeightEm: 1.906 },
+  thai: {
+    family: "Noto Sans Thai",
+    file: "NotoSansThai-Regular.ttf",
+    letter: /\p{Script_Extensions=Thai}/u,
+    lineHeightEm: 1.511,
+    drawtextFile: "NotoSansThai-Regular.merged.ttf",
+  },
+} as const satisfies Record<string, ScriptFace>;
+export type Script = keyof typeof scriptFaces;
+export const scripts = Object.keys(scriptFaces) as Script[];
+
+/** The script faces `text` needs. */
+export function scriptsIn(text: string): Script[] {
+  return scripts.filter((script) => scriptFaces[script].letter.test(text));
+}
 
 /**
  * The one file drawtext draws with (text watermark, test-mode mark): Inter's `latin` face with
@@ -38,6 +96,21 @@ export const subtitleFonts: Record<FontId, SubtitleFont> = {
  * libass, takes no glyph from another file.
  */
 export const DRAWTEXT_FONT = "Inter-Regular.merged.ttf";
+
+/**
+ * The face drawtext draws `text` with: the first script face the text needs that has a drawtext
+ * face (Arabic, Hebrew, Thai, with Latin), else Inter's merged face.
+ */
+export function drawtextFontFor(text: string): string {
+  for (const script of scriptsIn(text)) {
+    const face: ScriptFace = scriptFaces[script];
+    if (face.drawtextFile) return face.drawtextFile;
+  }
+  return DRAWTEXT_FONT;
+}
+
+/** Every file drawtext may be given. */
+export const drawtextFonts: string[] = [DRAWTEXT_FONT, ...Object.values(scriptFaces).flatMap((face: ScriptFace) => (face.drawtextFile ? [face.drawtextFile] : []))];
 
 /** Every file of a family, the `latin` face first: what a subtitles job puts in its fonts folder. */
 export function fontFiles(font: SubtitleFont): string[] {

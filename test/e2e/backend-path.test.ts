@@ -83,7 +83,11 @@ describe("on the native backend", () => {
     const marked = await download(client, await runTool(client, "watermark", { uploadId: black.uploadId, watermarkText: "Démo", opacity: 100 }));
     const srt = "1\n00:00:00,000 --> 00:00:02,000\nÇa marche\n";
     const captioned = await download(client, await runTool(client, "subtitles", { uploadId: black.uploadId, srtContent: srt, fontId: "anton" }));
-    for (const file of [marked, captioned]) {
+    // The script faces travel to the backend too (a missing font fails the job).
+    const arabicMark = await download(client, await runTool(client, "watermark", { uploadId: black.uploadId, watermarkText: "مرحبا", opacity: 100 }));
+    const scriptSrt = "1\n00:00:00,000 --> 00:00:02,000\nمرحبا שלום नमस्ते สวัสดี\n";
+    const scriptCaptions = await download(client, await runTool(client, "subtitles", { uploadId: black.uploadId, srtContent: scriptSrt }));
+    for (const file of [marked, captioned, arabicMark, scriptCaptions]) {
       const frame = frameAt(file, 1, 320, 240);
       let bright = 0;
       for (let y = 0; y < 240; y++) for (let x = 0; x < 320; x++) if (pixel(frame, 320, x, y)[0] > 150) bright++;

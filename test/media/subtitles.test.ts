@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { loadFont } from "../../src/media/font-data";
-import { fontFamilyName, fontFiles, fontIds, subtitleFonts, type FontId, type ScriptSubset } from "../../src/media/fonts";
+import { fontFamilyName, fontFiles, fontIds, scriptFaces, scripts, subtitleFonts, type FontId, type ScriptSubset } from "../../src/media/fonts";
 import type { MediaInput } from "../../src/media/tools/command";
 import { assColor, assTime, buildAss, escapeAssText, type SubtitleStyleParams } from "../../src/media/ass";
 import { cuesFromSrt, cuesFromWords, SrtError, type Cue, type TimedWord } from "../../src/media/captions";
@@ -31,6 +31,19 @@ const dialogues = (ass: string) => ass.split("\n").filter((line) => line.startsW
 const dialogueText = (line: string) => line.slice("Dialogue: ".length).split(",").slice(9).join(",");
 const STYLE_FIELDS = "Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding".split(", ");
 const styleField = (ass: string, name: string) => styleLine(ass)[STYLE_FIELDS.indexOf(name)]!;
+
+/** (usWinAscent + usWinDescent) / unitsPerEm of a TrueType font: the height libass sizes it by. */
+function lineHeightEm(font: Uint8Array): number {
+  const view = new DataView(font.buffer, font.byteOffset, font.byteLength);
+  const table = (tag: string) => {
+    for (let i = 0; i < view.getUint16(4); i++) {
+      if (String.fromCharCode(...font.subarray(12 + i * 16, 16 + i * 16)) === tag) return view.getUint32(12 + i * 16 + 8);
+    }
+    throw new Error(`no ${tag} table`);
+  };
+  const os2 = table("OS/2");
+  return (view.getUint16(os2 + 74) + view.getUint16(os2 + 76)) / view.getUint16(table("head") + 18);
+}
 
 describe("cuesFromSrt", () => {
   it("keeps cues, timing and text (line breaks included) as they are", async () => {
@@ -224,6 +237,22 @@ describe("buildAss", () => {
     expect(dialogueText(line!)).not.toMatch(/(^|[^\\])\{/);
   });
 
+  it("switches runs of Arabic, Hebrew, Devanagari and Thai to their face at the family's em, lines take their direction from their text", () => {
+    const ass = buildAss(params(), oneCue("مرحبا بالعالم. Hello שלום עולם!\nनमस्ते, สวัสดี"), VIDEO);
+    // 14.4 px (normale at 240 px) on Inter, whose line is 1.43 em; Noto Sans Arabic's is 2.169 em.
+    expect(dialogueText(dialogues(ass)[0]!)).toBe(
+      "{\\fnNoto Sans Arabic\\fs21.84}مرحبا بالعالم{\\fnInter\\fs14.4}. Hello {\\fnNoto Sans Hebrew\\fs13.7}שלום עולם{\\fnInter\\fs14.4}!\\N" +
+        "{\\fnNoto Sans Devanagari\\fs19.19}नमस्ते{\\fnInter\\fs14.4}, {\\fnNoto Sans Thai\\fs15.22}สวัสดี{\\fnInter\\fs14.4}",
+    );
+    expect(styleField(ass, "Encoding")).toBe("-1");
+    // Joiners stay inside a run (Persian می‌خواهم, Devanagari half forms) and go elsewhere.
+    const joined = dialogueText(dialogues(buildAss(params({ fontId: "anton" }), oneCue("می\u200Cخواهم a\u200Db"), VIDEO))[0]!);
+    expect(joined).toBe("{\\fnNoto Sans Arabic\\fs18.02}می\u200Cخواهم{\\fnAnton\\fs14.4} ab");
+    // Karaoke: each word carries its own switch inside the spoken word's tags.
+    const karaoke = dialogues(buildAss(params({ karaokeMode: "couleur" }), oneCue("שלום עולם"), VIDEO)).map(dialogueText);
+    expect(karaoke[1]).toBe("{\\fnNoto Sans Hebrew\\fs13.7}שלום{\\fnInter\\fs14.4} {\\1c&H66D1FF&}{\\fnNoto Sans Hebrew\\fs13.7}עולם{\\fnInter\\fs14.4}{\\r}");
+  });
+
   it.each(["couleur", "taille", "halo"] as const)("karaoke %s: one event per word, tiling the cue, the spoken word tagged", (karaokeMode) => {
     const cues: Cue[] = [
       { start: 0, end: 2, text: "Été œuvre\n5 €" },
@@ -266,6 +295,17 @@ describe("fonts", () => {
     }
   });
 
+  it.each(scripts)("%s: the script face's family and line height are the ones the ASS uses", async (script) => {
+    const face = scriptFaces[script];
+    const bytes = await loadFont(env.FONTS, face.file);
+    expect(fontFamilyName(bytes)).toBe(face.family);
+    expect(lineHeightEm(bytes)).toBeCloseTo(face.lineHeightEm, 3);
+    for (const fontId of fontIds) {
+      const family = subtitleFonts[fontId];
+      expect(lineHeightEm(await loadFont(env.FONTS, family.file)), fontId).toBeCloseTo(family.lineHeightEm, 3);
+    }
+  });
+
   it("refuses unknown font files", async () => {
     await expect(loadFont(env.FONTS, "../secrets.ttf")).rejects.toThrow(/unknown font file/);
   });
@@ -295,6 +335,13 @@ describe("buildSubtitlesCommand", () => {
       wasmCapable: true,
     });
     expect(command.wasmHeapBytes).toBe(55 * MiB);
+  });
+
+  it("adds the face of each script the captions switch to, and only those", () => {
+    const fonts = (text: string) => buildSubtitlesCommand(params({ fontId: "poppins" }), [input()], buildAss(params({ fontId: "poppins" }), oneCue(text), VIDEO)).fonts;
+    expect(fonts("Été")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf"]);
+    expect(fonts("سلام שלום")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf", "NotoSansArabic-Regular.ttf", "NotoSansHebrew-Regular.ttf"]);
+    expect(fonts("नमस्ते สวัสดี")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf", "NotoSansDevanagari-Regular.ttf", "NotoSansThai-Regular.ttf"]);
   });
 
   it("re-encodes audio MP4 cannot carry, and maps no audio when there is none", () => {
@@ -520,6 +567,32 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
         expect(maskDifference(drawn, missing, isLit), `${fontId} ${subset} ${letter}`).toBeGreaterThan(60);
       }
     }
+  });
+
+  it("renders Arabic, Hebrew, Devanagari and Thai with their faces: shaped, right to left where the script is", async () => {
+    const missing = await burn({ size: "grande" }, srtOf("\uE000\uE000\uE000"));
+    for (const [script, text] of [["arabic", "سلام"], ["hebrew", "שלום"], ["devanagari", "क्षत्रिय"], ["thai", "สวัสดี"]] as const) {
+      const drawn = await burn({ size: "grande" }, srtOf(text));
+      expect(maskDifference(drawn, missing, isLit), script).toBeGreaterThan(60);
+      expect(drawn.log, script).toContain(`fontselect: (${scriptFaces[script].family}, 400, 0) ->`);
+      expect(drawn.log, script).not.toMatch(/Glyph 0x[0-9A-F]+ not found/);
+    }
+    // Joining: the same three letters, once joined and once kept apart by zero-width non-joiners.
+    const joined = await burn({ size: "grande" }, srtOf("ببب"));
+    const apart = await burn({ size: "grande" }, srtOf("ب\u200Cب\u200Cب"));
+    expect(maskDifference(joined, apart, isLit)).toBeGreaterThan(40);
+    // Direction: a line's trailing bars ("|" reaches below the baseline, which none of these
+    // letters does, so the lowest lit pixels are the bars') sit at its left end in Hebrew, at its
+    // right end in Latin.
+    const barsSide = (frame: Frame) => {
+      const lit = pixels(frame, isLit);
+      const line = bounds(lit);
+      const bars = lit.filter((p) => p.y >= line.bottom - 1);
+      const x = bars.reduce((sum, p) => sum + p.x, 0) / bars.length;
+      return x < (line.left + line.right) / 2 ? "left" : "right";
+    };
+    expect(barsSide(await burn({ size: "grande" }, srtOf("שלום||")))).toBe("left");
+    expect(barsSide(await burn({ size: "grande" }, srtOf("Shalom||")))).toBe("right");
   });
 
   it("renders accents: Été differs from Ete, its É reaches above the E", async () => {

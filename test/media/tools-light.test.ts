@@ -513,6 +513,16 @@ describe("buildWatermarkCommand (argv)", () => {
     expect(command.args.join(" ")).toContain(`fontfile=fonts/${WATERMARK_FONT}:textfile=${WATERMARK_TEXT_FILE}:expansion=none`);
   });
 
+  it("draws Arabic, Hebrew and Thai with their Noto face (Latin merged in), anything else with Inter's merged face", () => {
+    const fontOf = (watermarkText: string) => buildWatermarkCommand({ ...markDefaults, watermarkText }, [stubInput({})]);
+    expect(fontOf("© مرحبا 2026").fonts).toEqual(["NotoSansArabic-Regular.merged.ttf"]);
+    expect(fontOf("© مرحبا 2026").args.join(" ")).toContain(`fontfile=fonts/NotoSansArabic-Regular.merged.ttf:textfile=${WATERMARK_TEXT_FILE}`);
+    expect(fontOf("Logo שלום").fonts).toEqual(["NotoSansHebrew-Regular.merged.ttf"]);
+    expect(fontOf("สวัสดี").fonts).toEqual(["NotoSansThai-Regular.merged.ttf"]);
+    // Devanagari needs shaping drawtext does not do: no face of its own.
+    for (const text of ["Démo Ł Ж", "नमस्ते"]) expect(fontOf(text).fonts, text).toEqual([WATERMARK_FONT]);
+  });
+
   it("maps opacity to alpha, uses the image when both are given, and copies MP4-ready audio", () => {
     const image = stubInput({ kind: "image", container: "png", hasVideo: false, hasAudio: false, durationMs: 0 }, "in1.png", "logo.png");
     const command = buildWatermarkCommand({ ...markDefaults, opacity: 35, watermarkUploadId: "u", watermarkText: "ignored" }, [stubInput({}), image]);
@@ -642,6 +652,21 @@ describe("watermark on ffmpeg.wasm", () => {
     for (const letters of ["ŁŁŁŁ", "ЖЖЖЖ", "ΩΩΩΩ", "ệệệệ"]) {
       expect(regionDifference(await drawText(letters), boxes, 0, 0, 160, 120), letters).toBeGreaterThan(1);
     }
+  });
+
+  it("text in Arabic, Hebrew and Thai: drawn with the script's face, Arabic letters joined", async () => {
+    const drawText = async (text: string, font: string) => {
+      const command = buildWatermarkCommand({ ...markDefaults, opacity: 100, watermarkText: text }, [gray.input]);
+      expect(command.fonts, text).toEqual([font]);
+      return frameAt((await execute("watermark text scripts", command, [gray])).bytes, "mp4", 1, 160, 120);
+    };
+    const boxes = await drawText("\uE000\uE000\uE000\uE000", WATERMARK_FONT);
+    const arabic = await drawText("ببببب", "NotoSansArabic-Regular.merged.ttf");
+    expect(regionDifference(arabic, boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
+    // The same letters kept apart by zero-width non-joiners take their isolated forms.
+    expect(regionDifference(arabic, await drawText("ب\u200Cب\u200Cب\u200Cب\u200Cب", "NotoSansArabic-Regular.merged.ttf"), 0, 0, 160, 120)).toBeGreaterThan(1);
+    expect(regionDifference(await drawText("שלום", "NotoSansHebrew-Regular.merged.ttf"), boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
+    expect(regionDifference(await drawText("สวัสดี", "NotoSansThai-Regular.merged.ttf"), boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
   });
 
   it("flottant text: drawn at a new place in the next interval", async () => {

@@ -4,7 +4,7 @@
  * ffmpeg.wasm).
  */
 import type { SubtitleStyleParams } from "../ass";
-import { fontFiles, subtitleFonts } from "../fonts";
+import { fontFiles, scriptFaces, scriptsIn, subtitleFonts } from "../fonts";
 import { FONTS_DIR, resultName, type MediaCommand, type MediaInput } from "./command";
 import { EVEN_SIZE_FILTER, KEEP_FRAME_TIMES } from "./encoders";
 
@@ -65,7 +65,8 @@ export function buildSubtitlesCommand(params: Pick<SubtitleStyleParams, "fontId"
       outputName,
     ],
     files: { [SUBTITLES_ASS_NAME]: new TextEncoder().encode(ass) },
-    fonts: fontFiles(subtitleFonts[params.fontId]),
+    // The family's faces, and the face of each script the captions switch to (ass.ts).
+    fonts: [...fontFiles(subtitleFonts[params.fontId]), ...scriptsIn(ass).map((script) => scriptFaces[script].file)],
     outputName,
     resultFilename: resultName(input.filename, "mp4", "-subtitles", "video"),
     contentType: "video/mp4",

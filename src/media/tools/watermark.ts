@@ -17,7 +17,7 @@
  * places). The audio is copied untouched when MP4 carries it as is (AAC, MP3); other audio
  * (Opus, Vorbis, PCM, FLAC...) is encoded to AAC, which every MP4 player decodes.
  */
-import { DRAWTEXT_FONT } from "../fonts";
+import { DRAWTEXT_FONT, drawtextFontFor } from "../fonts";
 import type { WatermarkInput } from "../../tools/watermark";
 import { FONTS_DIR, type MediaCommand, type MediaInput, resultName } from "./command";
 import { audioEncoderArgs, EVEN_SIZE_FILTER, videoEncoderArgs, wasmHeapEstimate } from "./encoders";
@@ -27,7 +27,11 @@ export type WatermarkParams = Pick<WatermarkInput, "watermarkText" | "type" | "o
   watermarkUploadId?: string;
 };
 
-/** The shipped font drawtext uses (Inter, every script it has, in one file); the runner places it in the working directory. */
+/**
+ * The shipped font drawtext uses for a Latin, Cyrillic, Greek or Vietnamese text (Inter, every
+ * script it has, in one file; drawtextFontFor picks a Noto face for Arabic, Hebrew and Thai); the
+ * runner places it in the working directory.
+ */
 export const WATERMARK_FONT = DRAWTEXT_FONT;
 /** The file the user's text is written to. */
 export const WATERMARK_TEXT_FILE = "mark.txt";
@@ -169,9 +173,9 @@ function layoutText(text: string, boxWidth: number, boxHeight: number, maxSize: 
  * Text mark: white text with a dark outline (readable on any picture), tiled or moving. Returns
  * the graph and the text as laid out (line breaks added where a long text had to wrap).
  */
-function textGraph(p: Placement, text: string, width: number, height: number, alpha: number): { graph: string; text: string } {
+function textGraph(p: Placement, text: string, width: number, height: number, alpha: number, font: string): { graph: string; text: string } {
   const draw = (size: number, x: string, y: string) =>
-    `drawtext=fontfile=${FONTS_DIR}/${WATERMARK_FONT}:textfile=${WATERMARK_TEXT_FILE}:expansion=none:fontsize=${size}:` +
+    `drawtext=fontfile=${FONTS_DIR}/${font}:textfile=${WATERMARK_TEXT_FILE}:expansion=none:fontsize=${size}:` +
     `fontcolor=white@${fmt(alpha)}:borderw=${Math.max(1, Math.round(size / 16))}:bordercolor=black@${fmt(alpha * 0.6)}:` +
     `x=${x}:y=${y}`;
   const finish = (filters: string[], lines: string[]) => ({
@@ -212,11 +216,12 @@ export function buildWatermarkCommand(params: WatermarkParams, inputs: MediaInpu
   const placement = { type: params.type === "flottant" ? "flottant" : "fixe", interval: [3, 5, 8].includes(params.interval) ? params.interval : 5 } as const;
 
   const files: Record<string, Uint8Array> = {};
+  const font = text !== undefined ? drawtextFontFor(text) : WATERMARK_FONT;
   let graph: string;
   if (image !== undefined) {
     graph = imageGraph(placement, width, height, fmt(alpha));
   } else {
-    const laid = textGraph(placement, text!, width, height, alpha);
+    const laid = textGraph(placement, text!, width, height, alpha, font);
     files[WATERMARK_TEXT_FILE] = new TextEncoder().encode(laid.text);
     graph = laid.graph;
   }
@@ -243,7 +248,7 @@ export function buildWatermarkCommand(params: WatermarkParams, inputs: MediaInpu
       outputName,
     ],
     files,
-    fonts: image !== undefined ? [] : [WATERMARK_FONT],
+    fonts: image !== undefined ? [] : [font],
     outputName,
     resultFilename: resultName(video.filename, "mp4", "-watermark"),
     contentType: "video/mp4",
