@@ -48,17 +48,25 @@ const SCRIPT_SUBSETS = ["latin-ext", "cyrillic", "cyrillic-ext", "greek", "greek
  * family name is checked against the one the ASS asks for.
  */
 export const SCRIPT_FACES = [
-  { pkg: "@fontsource/noto-sans-arabic", subset: "arabic", name: "NotoSansArabic", family: "Noto Sans Arabic", drawtext: true },
-  { pkg: "@fontsource/noto-sans-hebrew", subset: "hebrew", name: "NotoSansHebrew", family: "Noto Sans Hebrew", drawtext: true },
-  { pkg: "@fontsource/noto-sans-devanagari", subset: "devanagari", name: "NotoSansDevanagari", family: "Noto Sans Devanagari", drawtext: false },
-  { pkg: "@fontsource/noto-sans-thai", subset: "thai", name: "NotoSansThai", family: "Noto Sans Thai", drawtext: true },
+  { pkg: "@fontsource/noto-sans-arabic", subset: "arabic", name: "NotoSansArabic", family: "Noto Sans Arabic", drawtext: "merged" },
+  { pkg: "@fontsource/noto-sans-hebrew", subset: "hebrew", name: "NotoSansHebrew", family: "Noto Sans Hebrew", drawtext: "merged" },
+  { pkg: "@fontsource/noto-sans-devanagari", subset: "devanagari", name: "NotoSansDevanagari", family: "Noto Sans Devanagari", drawtext: "none" },
+  { pkg: "@fontsource/noto-sans-thai", subset: "thai", name: "NotoSansThai", family: "Noto Sans Thai", drawtext: "merged" },
+  { pkg: "@fontsource/noto-sans-jp", subset: "japanese", name: "NotoSansJP", family: "Noto Sans JP Thin", drawtext: "same" },
+  { pkg: "@fontsource/noto-sans-sc", subset: "chinese-simplified", name: "NotoSansSC", family: "Noto Sans SC Thin", drawtext: "same" },
+  { pkg: "@fontsource/noto-sans-kr", subset: "korean", name: "NotoSansKR", family: "Noto Sans KR Thin", drawtext: "same" },
 ];
 /**
- * Subsets of the same package merged into a script's drawtext face (`<name>-Regular.merged.ttf`),
- * so a text mark in that script can also hold Latin. Devanagari has none: drawtext shapes with
- * FriBidi only (Arabic joining, right to left), not the reordering and conjuncts it needs.
+ * Subsets of the same package merged into a script's drawtext face, so a text mark in that
+ * script can also hold Latin: as `<name>-Regular.merged.ttf` beside the caption face
+ * (`drawtext: "merged"`), or into the one face that serves both (`"same"`: the CJK faces, 2.4 MB
+ * each, which a second copy would double). Devanagari has none: drawtext shapes with FriBidi only
+ * (Arabic joining, right to left), not the reordering and conjuncts Devanagari needs.
  */
 const DRAWTEXT_LATIN_SUBSETS = ["latin", "latin-ext"];
+// The CJK subsets' name tables call their family "Noto Sans JP Thin" (SC, KR): a left-over of the
+// instancing that made them, since they are static weight-400 faces (usWeightClass 400, no fvar,
+// subfamily "Regular"). libass matches that name, so it is the one the ASS asks for.
 
 /** The family drawtext uses (text watermark, test mark), also written as one merged face (scripts/font-merge.mjs). */
 const DRAWTEXT_FAMILY = "inter";
@@ -165,15 +173,18 @@ function main() {
   }
   for (const face of SCRIPT_FACES) {
     const pkgDir = path.dirname(require.resolve(`${face.pkg}/package.json`));
-    const woffName = `${path.basename(face.pkg)}-${face.subset}-400-normal.woff`;
-    const sfnt = woffToSfnt(readFileSync(path.join(pkgDir, "files", woffName)));
+    const woff = (subset) => `${path.basename(face.pkg)}-${subset}-400-normal.woff`;
+    const sfnt = woffToSfnt(readFileSync(path.join(pkgDir, "files", woff(face.subset))));
     const family = sfntNames(sfnt)[1];
-    if (family !== face.family) throw new Error(`${woffName}: family "${family}", not "${face.family}"`);
-    writeFileSync(path.join(outDir, `${face.name}-Regular.ttf`), sfnt);
+    if (family !== face.family) throw new Error(`${woff(face.subset)}: family "${family}", not "${face.family}"`);
+    const latin = face.drawtext === "none" ? [] : DRAWTEXT_LATIN_SUBSETS.map((subset) => woffToSfnt(readFileSync(path.join(pkgDir, "files", woff(subset)))));
+    const file = `${face.name}-Regular.ttf`;
+    const captionFace = face.drawtext === "same" ? mergeFaces(sfnt, latin) : sfnt;
+    writeFileSync(path.join(outDir, file), captionFace);
     writeFileSync(path.join(outDir, `OFL-${face.name}.txt`), readFileSync(path.join(pkgDir, "LICENSE")));
-    console.log(`${face.name}-Regular.ttf: ${sfnt.byteLength} bytes from ${face.pkg}/files/${woffName}; family "${family}"`);
-    if (!face.drawtext) continue;
-    const latin = DRAWTEXT_LATIN_SUBSETS.map((subset) => woffToSfnt(readFileSync(path.join(pkgDir, "files", `${path.basename(face.pkg)}-${subset}-400-normal.woff`))));
+    const withLatin = face.drawtext === "same" ? ` with ${DRAWTEXT_LATIN_SUBSETS.join(" and ")} (captions and drawtext)` : "";
+    console.log(`${file}: ${captionFace.byteLength} bytes from ${face.pkg}/files/${woff(face.subset)}${withLatin}; family "${family}"`);
+    if (face.drawtext !== "merged") continue;
     const merged = mergeFaces(sfnt, latin);
     writeFileSync(path.join(outDir, `${face.name}-Regular.merged.ttf`), merged);
     console.log(`${face.name}-Regular.merged.ttf: ${merged.byteLength} bytes, the ${face.subset} face with ${DRAWTEXT_LATIN_SUBSETS.join(" and ")} (drawtext)`);

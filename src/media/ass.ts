@@ -4,7 +4,7 @@
  */
 import type { SubtitlesInput } from "../tools/subtitles";
 import { proportionalWords, type Cue } from "./captions";
-import { scriptFaces, scripts, subtitleFonts, type SubtitleFont } from "./fonts";
+import { scriptFaces, scriptSegments, subtitleFonts, type SubtitleFont } from "./fonts";
 
 /** The options of the contract that shape the rendering (defaults applied by the schema). */
 export type SubtitleStyleParams = Pick<
@@ -112,33 +112,21 @@ export function escapeAssText(text: string): string {
 
 /**
  * Escaped dialogue text with each run of a script the caption family lacks (Arabic, Hebrew,
- * Devanagari, Thai: fonts.ts `scriptFaces`) switched to that script's face, at the size that
- * gives it the family's em (libass sizes faces by their line height), then back to the style.
- * A run takes the script's letters, marks and joiners, and the spaces between its words.
+ * Devanagari, Thai, Japanese, Chinese, Korean: fonts.ts `scriptSegments`) switched to that
+ * script's face, at the size that gives it the family's em (libass sizes faces by their line
+ * height), then back to the style. `context`, the whole caption text, decides Han's forms.
  */
-export function withScriptFaces(escaped: string, font: SubtitleFont, fontSize: number): string {
-  const parts = escaped.split(SCRIPT_RUN);
-  return parts
-    .map((part, i) => {
-      // split() puts the captured runs at the odd indexes; joiners elsewhere have nothing to join.
-      if (i % 2 === 0) return part.replace(JOINERS, "");
-      const face = scriptFaces[scripts.find((script) => scriptFaces[script].letter.test(part))!];
+export function withScriptFaces(escaped: string, font: SubtitleFont, fontSize: number, context = escaped): string {
+  return scriptSegments(escaped, context)
+    .map(({ text, script }) => {
+      // Joiners outside a run have nothing to join.
+      if (script === undefined) return text.replace(JOINERS, "");
+      const face = scriptFaces[script];
       const size = round2((fontSize * face.lineHeightEm) / font.lineHeightEm);
-      return `{\\fn${face.family}\\fs${size}}${part}{\\fn${font.family}\\fs${fontSize}}`;
+      return `{\\fn${face.family}\\fs${size}}${text}{\\fn${font.family}\\fs${fontSize}}`;
     })
     .join("");
 }
-
-/** One run of any script face's letters (one capturing group, for split). */
-const SCRIPT_RUN = new RegExp(
-  `(${scripts
-    .map((script) => {
-      const letter = scriptFaces[script].letter.source;
-      return `${letter}(?:${letter}|[\\p{M}\\u200C\\u200D]|[ \\u00A0]+(?=${letter}))*`;
-    })
-    .join("|")})`,
-  "u",
-);
 
 interface Layout {
   fontSize: number;
@@ -235,7 +223,9 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
  */
 export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { width: number; height: number }): string {
   const { styleLine, activeTags, font, fontSize } = layout(params, video);
-  const caption = (text: string) => withScriptFaces(escapeAssText(text), font, fontSize);
+  // Han takes Japanese forms in captions that hold kana anywhere.
+  const context = cues.map((cue) => cue.text).join("\n");
+  const caption = (text: string) => withScriptFaces(escapeAssText(text), font, fontSize, context);
   const events: string[] = [];
   const dialogue = (startCs: number, endCs: number, text: string) => {
     if (endCs > startCs && text !== "") {

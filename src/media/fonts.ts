@@ -47,8 +47,6 @@ export const subtitleFonts: Record<FontId, SubtitleFont> = {
 export interface ScriptFace {
   family: string;
   file: string;
-  /** A letter of the script (Script_Extensions, so the Arabic comma and digits count). */
-  letter: RegExp;
   lineHeightEm: number;
   /**
    * The face drawtext takes for a text mark in this script: the script's glyphs with the
@@ -59,35 +57,70 @@ export interface ScriptFace {
 }
 
 export const scriptFaces = {
-  arabic: {
-    family: "Noto Sans Arabic",
-    file: "NotoSansArabic-Regular.ttf",
-    letter: /\p{Script_Extensions=Arabic}/u,
-    lineHeightEm: 2.169,
-    drawtextFile: "NotoSansArabic-Regular.merged.ttf",
-  },
-  hebrew: {
-    family: "Noto Sans Hebrew",
-    file: "NotoSansHebrew-Regular.ttf",
-    letter: /\p{Script_Extensions=Hebrew}/u,
-    lineHeightEm: 1.36,
-    drawtextFile: "NotoSansHebrew-Regular.merged.ttf",
-  },
-  devanagari: { family: "Noto Sans Devanagari", file: "NotoSansDevanagari-Regular.ttf", letter: /\p{Script_Extensions=Devanagari}/u, lineHeightEm: 1.906 },
-  thai: {
-    family: "Noto Sans Thai",
-    file: "NotoSansThai-Regular.ttf",
-    letter: /\p{Script_Extensions=Thai}/u,
-    lineHeightEm: 1.511,
-    drawtextFile: "NotoSansThai-Regular.merged.ttf",
-  },
+  arabic: { family: "Noto Sans Arabic", file: "NotoSansArabic-Regular.ttf", lineHeightEm: 2.169, drawtextFile: "NotoSansArabic-Regular.merged.ttf" },
+  hebrew: { family: "Noto Sans Hebrew", file: "NotoSansHebrew-Regular.ttf", lineHeightEm: 1.36, drawtextFile: "NotoSansHebrew-Regular.merged.ttf" },
+  devanagari: { family: "Noto Sans Devanagari", file: "NotoSansDevanagari-Regular.ttf", lineHeightEm: 1.906 },
+  thai: { family: "Noto Sans Thai", file: "NotoSansThai-Regular.ttf", lineHeightEm: 1.511, drawtextFile: "NotoSansThai-Regular.merged.ttf" },
+  // The CJK faces (2.4-2.6 MB each) already hold their package's Latin: one file for both uses.
+  // Their name tables say "Thin" although they are weight-400 faces (scripts/build-fonts.mjs).
+  japanese: { family: "Noto Sans JP Thin", file: "NotoSansJP-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansJP-Regular.ttf" },
+  chinese: { family: "Noto Sans SC Thin", file: "NotoSansSC-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansSC-Regular.ttf" },
+  korean: { family: "Noto Sans KR Thin", file: "NotoSansKR-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansKR-Regular.ttf" },
 } as const satisfies Record<string, ScriptFace>;
 export type Script = keyof typeof scriptFaces;
 export const scripts = Object.keys(scriptFaces) as Script[];
 
-/** The script faces `text` needs. */
+/**
+ * Letters of each kind of run (Script_Extensions, so the Arabic comma and the CJK punctuation
+ * count). Han, kana, CJK punctuation and full-width forms make one kind: its face depends on the
+ * text around it (scriptOfRun). Hangul letters are a kind of their own: the Korean face has no Han.
+ */
+const RUN_LETTERS = {
+  arabic: "\\p{scx=Arabic}",
+  hebrew: "\\p{scx=Hebrew}",
+  devanagari: "\\p{scx=Devanagari}",
+  thai: "\\p{scx=Thai}",
+  hangul: "\\p{sc=Hangul}",
+  han: "\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\u3000-\\u303F\\uFF00-\\uFFEF",
+};
+type RunKind = keyof typeof RUN_LETTERS;
+const runKinds = Object.keys(RUN_LETTERS) as RunKind[];
+const firstLetterOf = Object.fromEntries(runKinds.map((kind) => [kind, new RegExp(`^[${RUN_LETTERS[kind]}]`, "u")])) as Record<RunKind, RegExp>;
+
+/** One run: letters of one kind, their marks and joiners, the spaces between its words (one capturing group, for split). */
+const SCRIPT_RUN = new RegExp(
+  `(${runKinds.map((kind) => `[${RUN_LETTERS[kind]}](?:[${RUN_LETTERS[kind]}\\p{M}\\u200C\\u200D]|[ \\u00A0]+(?=[${RUN_LETTERS[kind]}]))*`).join("|")})`,
+  "u",
+);
+const KANA = /[\p{scx=Hiragana}\p{scx=Katakana}]/u;
+
+/** Han takes Japanese forms in a text that holds kana, Chinese (simplified) ones elsewhere. */
+function scriptOfRun(run: string, japanese: boolean): Script {
+  const kind = runKinds.find((k) => firstLetterOf[k].test(run))!;
+  if (kind === "hangul") return "korean";
+  if (kind === "han") return japanese ? "japanese" : "chinese";
+  return kind;
+}
+
+export interface TextSegment {
+  text: string;
+  /** The face the segment is drawn with, when the caption family lacks its letters. */
+  script?: Script;
+}
+
+/** `text` cut into runs needing a script face and the rest; `context` (the whole caption text) decides Han's forms. */
+export function scriptSegments(text: string, context = text): TextSegment[] {
+  const japanese = KANA.test(context);
+  return text
+    .split(SCRIPT_RUN)
+    .map((part, i): TextSegment => (i % 2 === 1 ? { text: part, script: scriptOfRun(part, japanese) } : { text: part }))
+    .filter((segment) => segment.text !== "");
+}
+
+/** The script faces `text` needs, in the order of `scripts`. */
 export function scriptsIn(text: string): Script[] {
-  return scripts.filter((script) => scriptFaces[script].letter.test(text));
+  const used = new Set(scriptSegments(text).flatMap((segment) => (segment.script ? [segment.script] : [])));
+  return scripts.filter((script) => used.has(script));
 }
 
 /**
@@ -99,18 +132,21 @@ export const DRAWTEXT_FONT = "Inter-Regular.merged.ttf";
 
 /**
  * The face drawtext draws `text` with: the first script face the text needs that has a drawtext
- * face (Arabic, Hebrew, Thai, with Latin), else Inter's merged face.
+ * face (Arabic, Hebrew, Thai, Japanese, Chinese, Korean, each with Latin), else Inter's merged face.
  */
 export function drawtextFontFor(text: string): string {
-  for (const script of scriptsIn(text)) {
-    const face: ScriptFace = scriptFaces[script];
-    if (face.drawtextFile) return face.drawtextFile;
+  for (const { script } of scriptSegments(text)) {
+    const face: ScriptFace | undefined = script && scriptFaces[script];
+    if (face?.drawtextFile) return face.drawtextFile;
   }
   return DRAWTEXT_FONT;
 }
 
 /** Every file drawtext may be given. */
-export const drawtextFonts: string[] = [DRAWTEXT_FONT, ...Object.values(scriptFaces).flatMap((face: ScriptFace) => (face.drawtextFile ? [face.drawtextFile] : []))];
+export const drawtextFonts: string[] = [
+  DRAWTEXT_FONT,
+  ...new Set(Object.values(scriptFaces).flatMap((face: ScriptFace) => (face.drawtextFile ? [face.drawtextFile] : []))),
+];
 
 /** Every file of a family, the `latin` face first: what a subtitles job puts in its fonts folder. */
 export function fontFiles(font: SubtitleFont): string[] {

@@ -85,7 +85,7 @@ describe("on the native backend", () => {
     const captioned = await download(client, await runTool(client, "subtitles", { uploadId: black.uploadId, srtContent: srt, fontId: "anton" }));
     // The script faces travel to the backend too (a missing font fails the job).
     const arabicMark = await download(client, await runTool(client, "watermark", { uploadId: black.uploadId, watermarkText: "مرحبا", opacity: 100 }));
-    const scriptSrt = "1\n00:00:00,000 --> 00:00:02,000\nمرحبا שלום नमस्ते สวัสดี\n";
+    const scriptSrt = "1\n00:00:00,000 --> 00:00:02,000\nمرحبا שלום नमस्ते สวัสดี\n日本語です 你好 안녕\n";
     const scriptCaptions = await download(client, await runTool(client, "subtitles", { uploadId: black.uploadId, srtContent: scriptSrt }));
     for (const file of [marked, captioned, arabicMark, scriptCaptions]) {
       const frame = frameAt(file, 1, 320, 240);

@@ -253,6 +253,22 @@ describe("buildAss", () => {
     expect(karaoke[1]).toBe("{\\fnNoto Sans Hebrew\\fs13.7}שלום{\\fnInter\\fs14.4} {\\1c&H66D1FF&}{\\fnNoto Sans Hebrew\\fs13.7}עולם{\\fnInter\\fs14.4}{\\r}");
   });
 
+  it("switches Japanese, Chinese and Korean runs to their face; Han takes Japanese forms only where the captions hold kana", () => {
+    const texts = (cues: Cue[]) => dialogues(buildAss(params(), cues, VIDEO)).map(dialogueText);
+    const jp = "{\\fnNoto Sans JP Thin\\fs14.58}";
+    const sc = "{\\fnNoto Sans SC Thin\\fs14.58}";
+    const kr = "{\\fnNoto Sans KR Thin\\fs14.58}";
+    const back = "{\\fnInter\\fs14.4}";
+    // Kana in one cue makes the other cue's kanji Japanese too; full-width punctuation stays in the run.
+    expect(texts([{ start: 0, end: 1, text: "東京へ「ようこそ」！" }, { start: 1, end: 2, text: "Tokyo 東京 2026" }])).toEqual([
+      `${jp}東京へ「ようこそ」！${back}`,
+      `Tokyo ${jp}東京${back} 2026`,
+    ]);
+    expect(texts([{ start: 0, end: 1, text: "你好，世界" }])).toEqual([`${sc}你好，世界${back}`]);
+    // Hangul and Han are separate runs: the Korean face has no Han.
+    expect(texts([{ start: 0, end: 1, text: "한국어 자막 漢字" }])).toEqual([`${kr}한국어 자막${back} ${sc}漢字${back}`]);
+  });
+
   it.each(["couleur", "taille", "halo"] as const)("karaoke %s: one event per word, tiling the cue, the spoken word tagged", (karaokeMode) => {
     const cues: Cue[] = [
       { start: 0, end: 2, text: "Été œuvre\n5 €" },
@@ -342,6 +358,17 @@ describe("buildSubtitlesCommand", () => {
     expect(fonts("Été")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf"]);
     expect(fonts("سلام שלום")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf", "NotoSansArabic-Regular.ttf", "NotoSansHebrew-Regular.ttf"]);
     expect(fonts("नमस्ते สวัสดี")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf", "NotoSansDevanagari-Regular.ttf", "NotoSansThai-Regular.ttf"]);
+  });
+
+  it("ships a CJK face only for captions that need it, and counts the faces in the heap estimate", () => {
+    const command = (text: string) => buildSubtitlesCommand(params(), [input()], buildAss(params(), oneCue(text), VIDEO));
+    const latin = command("Été");
+    expect(latin.wasmHeapBytes).toBe(55 * MiB);
+    // Measured at 720p: any script face took the heap from 55.4 to 66.5 MiB.
+    expect(command("שלום").wasmHeapBytes).toBe(67 * MiB);
+    const cjk = command("こんにちは 你好 안녕");
+    expect(cjk.fonts.slice(latin.fonts.length)).toEqual(["NotoSansJP-Regular.ttf", "NotoSansKR-Regular.ttf"]);
+    expect(cjk.wasmHeapBytes).toBe(72 * MiB);
   });
 
   it("re-encodes audio MP4 cannot carry, and maps no audio when there is none", () => {
@@ -593,6 +620,16 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
     };
     expect(barsSide(await burn({ size: "grande" }, srtOf("שלום||")))).toBe("left");
     expect(barsSide(await burn({ size: "grande" }, srtOf("Shalom||")))).toBe("right");
+  });
+
+  it("renders Japanese, Chinese and Korean with their faces", async () => {
+    const missing = await burn({ size: "grande" }, srtOf("\uE000\uE000\uE000"));
+    for (const [script, text] of [["japanese", "日本語です"], ["chinese", "你好世界"], ["korean", "안녕하세요"]] as const) {
+      const drawn = await burn({ size: "grande" }, srtOf(text));
+      expect(maskDifference(drawn, missing, isLit), script).toBeGreaterThan(60);
+      expect(drawn.log, script).toContain(`fontselect: (${scriptFaces[script].family}, 400, 0) ->`);
+      expect(drawn.log, script).not.toMatch(/Glyph 0x[0-9A-F]+ not found/);
+    }
   });
 
   it("renders accents: Été differs from Ete, its É reaches above the E", async () => {

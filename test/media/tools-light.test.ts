@@ -513,12 +513,15 @@ describe("buildWatermarkCommand (argv)", () => {
     expect(command.args.join(" ")).toContain(`fontfile=fonts/${WATERMARK_FONT}:textfile=${WATERMARK_TEXT_FILE}:expansion=none`);
   });
 
-  it("draws Arabic, Hebrew and Thai with their Noto face (Latin merged in), anything else with Inter's merged face", () => {
+  it("draws Arabic, Hebrew, Thai and CJK with their Noto face (Latin merged in), anything else with Inter's merged face", () => {
     const fontOf = (watermarkText: string) => buildWatermarkCommand({ ...markDefaults, watermarkText }, [stubInput({})]);
     expect(fontOf("© مرحبا 2026").fonts).toEqual(["NotoSansArabic-Regular.merged.ttf"]);
     expect(fontOf("© مرحبا 2026").args.join(" ")).toContain(`fontfile=fonts/NotoSansArabic-Regular.merged.ttf:textfile=${WATERMARK_TEXT_FILE}`);
     expect(fontOf("Logo שלום").fonts).toEqual(["NotoSansHebrew-Regular.merged.ttf"]);
     expect(fontOf("สวัสดี").fonts).toEqual(["NotoSansThai-Regular.merged.ttf"]);
+    expect(fontOf("東京へようこそ").fonts).toEqual(["NotoSansJP-Regular.ttf"]);
+    expect(fontOf("© 你好").fonts).toEqual(["NotoSansSC-Regular.ttf"]);
+    expect(fontOf("안녕 Logo").fonts).toEqual(["NotoSansKR-Regular.ttf"]);
     // Devanagari needs shaping drawtext does not do: no face of its own.
     for (const text of ["Démo Ł Ж", "नमस्ते"]) expect(fontOf(text).fonts, text).toEqual([WATERMARK_FONT]);
   });
@@ -654,7 +657,7 @@ describe("watermark on ffmpeg.wasm", () => {
     }
   });
 
-  it("text in Arabic, Hebrew and Thai: drawn with the script's face, Arabic letters joined", async () => {
+  it("text in Arabic, Hebrew, Thai and Japanese: drawn with the script's face, Arabic letters joined", async () => {
     const drawText = async (text: string, font: string) => {
       const command = buildWatermarkCommand({ ...markDefaults, opacity: 100, watermarkText: text }, [gray.input]);
       expect(command.fonts, text).toEqual([font]);
@@ -667,6 +670,7 @@ describe("watermark on ffmpeg.wasm", () => {
     expect(regionDifference(arabic, await drawText("ب\u200Cب\u200Cب\u200Cب\u200Cب", "NotoSansArabic-Regular.merged.ttf"), 0, 0, 160, 120)).toBeGreaterThan(1);
     expect(regionDifference(await drawText("שלום", "NotoSansHebrew-Regular.merged.ttf"), boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
     expect(regionDifference(await drawText("สวัสดี", "NotoSansThai-Regular.merged.ttf"), boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
+    expect(regionDifference(await drawText("日本語です", "NotoSansJP-Regular.ttf"), boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
   });
 
   it("flottant text: drawn at a new place in the next interval", async () => {

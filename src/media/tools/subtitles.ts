@@ -4,7 +4,7 @@
  * ffmpeg.wasm).
  */
 import type { SubtitleStyleParams } from "../ass";
-import { fontFiles, scriptFaces, scriptsIn, subtitleFonts } from "../fonts";
+import { fontFiles, scriptFaces, scriptsIn, subtitleFonts, type Script } from "../fonts";
 import { FONTS_DIR, resultName, type MediaCommand, type MediaInput } from "./command";
 import { EVEN_SIZE_FILTER, KEEP_FRAME_TIMES } from "./encoders";
 
@@ -17,13 +17,19 @@ const MiB = 1024 * 1024;
 
 /**
  * Wasm heap of a burn-in, measured on ffmpeg.wasm 0.12.10 (x264 veryfast without lookahead
- * or B-frames): 32 MiB at 320x240, 55 MiB at 1280x720, 96.5 MiB at 1920x1080. The font is
- * alone in `fonts/`, so libass (which loads its whole fontsdir) reads only the font.
+ * or B-frames): 32 MiB at 320x240, 55 MiB at 1280x720, 96.5 MiB at 1920x1080. The fonts are
+ * alone in `fonts/`, so libass (which loads its whole fontsdir) reads only them. Any script
+ * face (fonts.ts `scriptFaces`) took a 720p burn from 55.4 to 66.5 MiB, the heap's next step
+ * (libass keeps its own copy of every face beside the file's); a CJK face is 2.4-2.5 MB more.
  */
-export function subtitlesWasmHeapBytes(input: MediaInput): number {
+export function subtitlesWasmHeapBytes(input: MediaInput, scripts: readonly Script[] = []): number {
   const pixels = (input.probe.width ?? 1280) * (input.probe.height ?? 720);
-  return pixels <= 1280 * 720 ? 55 * MiB : 100 * MiB;
+  const base = pixels <= 1280 * 720 ? 55 * MiB : 100 * MiB;
+  const cjkFaces = scripts.filter((script) => CJK_SCRIPTS.has(script)).length;
+  return base + (scripts.length > 0 ? 12 * MiB : 0) + cjkFaces * 2.5 * MiB;
 }
+
+const CJK_SCRIPTS = new Set<Script>(["japanese", "chinese", "korean"]);
 
 /**
  * Burns `ass` into the first input (a video) with libass. The font file is placed in the
@@ -43,6 +49,7 @@ export function buildSubtitlesCommand(params: Pick<SubtitleStyleParams, "fontId"
       ? ["-c:a", "copy"]
       : ["-c:a", "aac", "-b:a", "192k"];
   const outputName = "out.mp4";
+  const scripts = scriptsIn(ass);
   return {
     args: [
       "-hide_banner",
@@ -66,11 +73,11 @@ export function buildSubtitlesCommand(params: Pick<SubtitleStyleParams, "fontId"
     ],
     files: { [SUBTITLES_ASS_NAME]: new TextEncoder().encode(ass) },
     // The family's faces, and the face of each script the captions switch to (ass.ts).
-    fonts: [...fontFiles(subtitleFonts[params.fontId]), ...scriptsIn(ass).map((script) => scriptFaces[script].file)],
+    fonts: [...fontFiles(subtitleFonts[params.fontId]), ...scripts.map((script) => scriptFaces[script].file)],
     outputName,
     resultFilename: resultName(input.filename, "mp4", "-subtitles", "video"),
     contentType: "video/mp4",
     wasmCapable: true,
-    wasmHeapBytes: subtitlesWasmHeapBytes(input),
+    wasmHeapBytes: subtitlesWasmHeapBytes(input, scripts),
   };
 }
