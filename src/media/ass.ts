@@ -214,6 +214,20 @@ function layout(params: SubtitleStyleParams, video: { width: number; height: num
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
+/** `text` cut at each word of `words`, in order: [before, word, between, word, ..., after]; undefined when one is missing. */
+function piecesAround(text: string, words: readonly { text: string }[]): string[] | undefined {
+  const pieces: string[] = [];
+  let at = 0;
+  for (const word of words) {
+    const found = word.text === "" ? -1 : text.indexOf(word.text, at);
+    if (found < 0) return undefined;
+    pieces.push(text.slice(at, found), word.text);
+    at = found + word.text.length;
+  }
+  pieces.push(text.slice(at));
+  return pieces;
+}
+
 /**
  * The ASS script of `cues` for a video of this size (PlayResX/PlayResY = the video, so every
  * length below is in video pixels). Without karaoke each cue is one event; with karaoke a
@@ -240,12 +254,15 @@ export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { widt
       dialogue(cs(cue.start), cs(cue.end), caption(cue.text));
       continue;
     }
-    // Tokens alternate between words and the white space around them, which keeps the cue's
-    // own spacing and line breaks in every event.
-    const tokens = cue.text.split(/(\s+)/);
-    const wordIndexes = tokens.flatMap((token, i) => (token !== "" && !/^\s+$/.test(token) ? [i] : []));
-    const words =
-      cue.words !== undefined && cue.words.length === wordIndexes.length ? cue.words : proportionalWords(cue.text, cue.start, cue.end);
+    // The cue's text cut around its words, found in order, so that every event keeps the cue's
+    // own spacing and line breaks (none between Chinese or Japanese words); when the text does
+    // not hold the given words in order, its own words timed in proportion stand in.
+    let words = cue.words ?? [];
+    let pieces = piecesAround(cue.text, words);
+    if (pieces === undefined || words.length === 0) {
+      words = proportionalWords(cue.text, cue.start, cue.end);
+      pieces = piecesAround(cue.text, words) ?? [cue.text];
+    }
     // Boundaries: the cue's start, then each later word's start (clamped inside the cue and
     // never going back), then the cue's end; rounded once so the events tile exactly.
     const bounds = [cs(cue.start)];
@@ -254,10 +271,9 @@ export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { widt
       bounds.push(Math.max(bounds.at(-1)!, cs(t)));
     }
     bounds.push(Math.max(bounds.at(-1)!, cs(cue.end)));
-    wordIndexes.forEach((tokenIndex, w) => {
-      const text = tokens
-        .map((token, i) => (i === tokenIndex ? `{${activeTags}}${caption(token)}{\\r}` : caption(token)))
-        .join("");
+    words.forEach((_, w) => {
+      // pieces alternate: text before the first word, the word, text before the next... the rest.
+      const text = pieces.map((piece, i) => (i === 2 * w + 1 ? `{${activeTags}}${caption(piece)}{\\r}` : caption(piece))).join("");
       dialogue(bounds[w]!, bounds[w + 1]!, text);
     });
   }

@@ -4,6 +4,7 @@
  * Karaoke modes time the words inside a cue in proportion to their length.
  */
 import { parseText } from "media-captions";
+import { joinWords, SENTENCE_END, splitWords } from "./words";
 
 /** A word with its own time span, in seconds. */
 export interface TimedWord {
@@ -92,7 +93,7 @@ export async function cuesFromSrt(srt: string): Promise<Cue[]> {
 
 /** The words of `text` (split on white space), sharing [start, end] in proportion to their length. */
 export function proportionalWords(text: string, start: number, end: number): TimedWord[] {
-  const words = text.split(/\s+/).filter((word) => word !== "");
+  const words = splitWords(text);
   const lengths = words.map((word) => [...word].length);
   const total = lengths.reduce((sum, length) => sum + length, 0);
   let done = 0;
@@ -126,14 +127,14 @@ export function cuesFromWords(words: TimedWord[], captionWords: 1 | 2 | 4): Cue[
       last === undefined ||
       group.length >= captionWords ||
       word.start - last.end > CAPTION_PAUSE_SECONDS ||
-      /[.!?…]["»”')\]]*$/.test(last.text);
+      SENTENCE_END.test(last.text);
     if (startsNew) groups.push([word]);
     else group.push(word);
   }
   const cues = groups.map((group) => ({
     start: group[0]!.start,
     end: group.at(-1)!.end,
-    text: group.map((word) => word.text).join(" "),
+    text: joinWords(group.map((word) => word.text)),
     words: group,
   }));
   cues.forEach((cue, i) => {

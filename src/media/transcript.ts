@@ -5,6 +5,7 @@
  * sentences are cut at pauses, and such a cue never grows past a readable length.
  */
 import type { TimedWord } from "./captions";
+import { joinWords, SENTENCE_END } from "./words";
 
 export interface Transcript {
   language: string;
@@ -17,8 +18,6 @@ export const SENTENCE_PAUSE_SECONDS = 0.6;
 /** Readable maximum of one phrase cue, when the engine gives no punctuation. */
 export const MAX_CUE_WORDS = 14;
 export const MAX_CUE_SECONDS = 7;
-
-const SENTENCE_END = /[.!?…。！？]["»”')\]]*$/;
 
 function cleanWords(words: TimedWord[]): TimedWord[] {
   return words
@@ -66,7 +65,7 @@ export function transcriptToSrt(transcript: Transcript, mode: "phrase" | "mot", 
   const cues =
     mode === "mot"
       ? cleanWords(transcript.words)
-      : phrases(transcript.words).map((group) => ({ start: group[0].start, end: group.at(-1)!.end, text: group.map((w) => w.text).join(" ") }));
+      : phrases(transcript.words).map((group) => ({ start: group[0].start, end: group.at(-1)!.end, text: joinWords(group.map((w) => w.text)) }));
   if (mark === undefined) return srt(cues);
   const end = cues.reduce((latest, cue) => Math.max(latest, cue.end), 0);
   return srt([...cues, { start: end, end: end + 1, text: mark }]);
@@ -74,6 +73,6 @@ export function transcriptToSrt(transcript: Transcript, mode: "phrase" | "mot", 
 
 /** `mark` (a test key's TEST): a last line of its own. */
 export function transcriptToText(transcript: Transcript, mark?: string): string {
-  const text = transcript.text.trim() || phrases(transcript.words).map((g) => g.map((w) => w.text).join(" ")).join("\n");
+  const text = transcript.text.trim() || phrases(transcript.words).map((g) => joinWords(g.map((w) => w.text))).join("\n");
   return mark === undefined ? `${text}\n` : `${text}\n${mark}\n`;
 }

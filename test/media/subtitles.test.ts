@@ -292,6 +292,25 @@ describe("buildAss", () => {
     expect(texts[4]).toMatch(/^\{[^}]*\}\\\{x\\\}\{\\r\}$/);
   });
 
+  it("karaoke in Chinese and Japanese: one event per word although no space separates them", async () => {
+    // An SRT line: its words found by the word segmenter, punctuation kept with the word before.
+    const [srtCue] = await cuesFromSrt("1\n00:00:00,000 --> 00:00:02,000\n你好，世界！\n");
+    expect(srtCue!.words!.map((w) => w.text)).toEqual(["你好，", "世界！"]);
+    const sc = (text: string) => `{\\fnNoto Sans SC Thin\\fs14.58}${text}{\\fnInter\\fs14.4}`;
+    expect(dialogues(buildAss(params({ karaokeMode: "couleur" }), [srtCue!], VIDEO)).map(dialogueText)).toEqual([
+      `{\\1c&H66D1FF&}${sc("你好，")}{\\r}${sc("世界！")}`,
+      `${sc("你好，")}{\\1c&H66D1FF&}${sc("世界！")}{\\r}`,
+    ]);
+    // A transcript's words, joined without spaces, each highlighted in its own time.
+    const cues = cuesFromWords([{ text: "東京", start: 0, end: 0.5 }, { text: "へ", start: 0.5, end: 0.7 }, { text: "ようこそ", start: 0.7, end: 1.4 }], 4);
+    expect(cues[0]!.text).toBe("東京へようこそ");
+    const events = dialogues(buildAss(params({ karaokeMode: "taille" }), cues, VIDEO));
+    expect(events.map((e) => e.split(",").slice(1, 3).join("-"))).toEqual(["0:00:00.00-0:00:00.50", "0:00:00.50-0:00:00.70", "0:00:00.70-0:00:01.40"]);
+    expect(dialogueText(events[1]!)).toBe(
+      "{\\fnNoto Sans JP Thin\\fs14.58}東京{\\fnInter\\fs14.4}{\\fscx125\\fscy125}{\\fnNoto Sans JP Thin\\fs14.58}へ{\\fnInter\\fs14.4}{\\r}{\\fnNoto Sans JP Thin\\fs14.58}ようこそ{\\fnInter\\fs14.4}",
+    );
+  });
+
   it("karaoke none: the cue once, without tags", () => {
     const events = dialogues(buildAss(params({ karaokeMode: "none" }), oneCue("Été œuvre 5 €"), VIDEO));
     expect(events).toEqual(["Dialogue: 0,0:00:00.00,0:00:02.00,Caption,,0,0,0,,Été œuvre 5 €"]);

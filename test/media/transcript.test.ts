@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { transcriptToSrt, transcriptToText, type Transcript } from "../../src/media/transcript";
 import { guessTextLanguage } from "../../src/media/text-language";
 import { parseBackendJobId } from "../../src/services/backend/stage-ids";
+import { cuesFromWords } from "../../src/media/captions";
+import { joinWords } from "../../src/media/words";
 
 const words = (spec: [string, number, number][]) => spec.map(([text, start, end]) => ({ text, start, end }));
 
@@ -68,6 +70,29 @@ describe("transcript files", () => {
 
   it("writes plain text from words when the engine gives no text", () => {
     expect(transcriptToText(unpunctuated)).toBe("the quick brown fox\njumps over the dog\n");
+  });
+});
+
+describe("words of scripts written without spaces", () => {
+  it("joins Chinese, Japanese and Thai words without spaces, others with one", () => {
+    expect(joinWords(["你好", "，", "世界", "。"])).toBe("你好，世界。");
+    expect(joinWords(["東京", "は", "2026", "年"])).toBe("東京は2026年");
+    expect(joinWords(["สวัสดี", "ครับ"])).toBe("สวัสดีครับ");
+    expect(joinWords(["안녕하세요", "여러분"])).toBe("안녕하세요 여러분");
+    expect(joinWords(["Hello", "東京", "world"])).toBe("Hello東京world");
+    expect(joinWords(["Ça", "va", "?"])).toBe("Ça va ?");
+  });
+
+  it("writes Chinese phrases, text and captions without spaces between words, cut after 。", async () => {
+    const chinese: Transcript = {
+      language: "zh",
+      text: "",
+      words: words([["你好", 0, 0.4], ["世界", 0.4, 0.8], ["。", 0.8, 0.9], ["欢迎", 1.0, 1.4], ["使用", 1.4, 1.8], ["！", 1.8, 1.9]]),
+    };
+    const { cues } = await parseText(transcriptToSrt(chinese, "phrase"), { type: "srt", strict: true });
+    expect(cues.map((c) => c.text)).toEqual(["你好世界。", "欢迎使用！"]);
+    expect(transcriptToText(chinese)).toBe("你好世界。\n欢迎使用！\n");
+    expect(cuesFromWords(chinese.words, 4).map((cue) => cue.text)).toEqual(["你好世界。", "欢迎使用！"]);
   });
 });
 
