@@ -50,6 +50,8 @@ export interface SoakReport {
   orphansBeforeCleanup: number;
   orphansAfterCleanup: number;
   http5xx: number;
+  /** The first 5xx answers (method, path, status, body) and the Workers' error lines around them. */
+  errors5xx: string[];
   seconds: number;
 }
 
@@ -62,13 +64,15 @@ const TOOLS: { tool: string; input: "clip" | "tone"; body: Record<string, unknow
 ];
 
 function lines(child: ChildProcess, onLine: (line: string) => void): void {
-  let pending = "";
-  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-    pending += chunk;
-    const parts = pending.split("\n");
-    pending = parts.pop() ?? "";
-    parts.forEach(onLine);
-  });
+  for (const stream of [child.stdout, child.stderr]) {
+    let pending = "";
+    stream?.setEncoding("utf8").on("data", (chunk: string) => {
+      pending += chunk;
+      const parts = pending.split("\n");
+      pending = parts.pop() ?? "";
+      parts.forEach(onLine);
+    });
+  }
 }
 
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
@@ -131,18 +135,29 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       FAULT_QUEUE_REDELIVER_RATE: String(options.faults.queueRedeliver),
     },
     mediaVars: { FAULT_RUNNER_ABORT_RATE: String(options.faults.runnerReset), FAULT_R2_PUT_FAIL_RATE: String(options.faults.r2PutFail) },
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
-  for (const worker of [api, media]) {
+  // The Workers' error lines (an uncaught exception's message and stack), kept to explain a 5xx.
+  const workerErrors: string[] = [];
+  for (const [name, worker] of [["api", api], ["media", media]] as const) {
     lines(worker, (line) => {
       const match = /fault injected: ([\w-]+)/.exec(line);
       if (match) count(match[1]!);
+      if (/error|exception|\b5\d\d\b/i.test(line) && !match) workerErrors.push(`${name}: ${line.slice(0, 400)}`);
+      if (workerErrors.length > 400) workerErrors.splice(0, 200);
     });
   }
   let http5xx = 0;
+  const errors5xx: string[] = [];
   const call = async (pathname: string, init: RequestInit = {}): Promise<Response> => {
     const response = await fetch(`${base}${pathname}`, init);
-    if (response.status >= 500) http5xx++;
+    if (response.status >= 500) {
+      http5xx++;
+      if (errors5xx.length < 5) {
+        const body = (await response.clone().text()).slice(0, 300);
+        errors5xx.push(`${init.method ?? "GET"} ${pathname} -> ${response.status} ${body}`, ...workerErrors.slice(-10));
+      }
+    }
     return response;
   };
   const admin = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
@@ -277,6 +292,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       orphansBeforeCleanup: orphansBefore.count,
       orphansAfterCleanup: orphansAfter.count,
       http5xx,
+      errors5xx,
       seconds: Math.round((Date.now() - started) / 1000),
     };
   } finally {
@@ -292,7 +308,7 @@ export function violations(report: SoakReport): string[] {
   if (report.failedNotRefunded > 0) problems.push(`${report.failedNotRefunded} failed jobs not refunded`);
   if (report.refundedNotFailed > 0) problems.push(`${report.refundedNotFailed} refunds of jobs that did not fail`);
   if (report.orphansAfterCleanup > 0) problems.push(`${report.orphansAfterCleanup} orphan objects after cleanup`);
-  if (report.http5xx > 0) problems.push(`${report.http5xx} answers 5xx`);
+  if (report.http5xx > 0) problems.push(`${report.http5xx} answers 5xx: ${report.errors5xx.join("\n")}`);
   return problems;
 }
 
