@@ -577,7 +577,7 @@ export interface paths {
                          */
                         uploadId: string;
                         /**
-                         * @description ISO 639-1 code or `auto`. A code the server's transcription engines lack answers 400 naming the languages they have, before anything is charged (a wrong-language transcript is not sold).
+                         * @description ISO 639-1 code or `auto` (another value is 400). A code this server's transcription engines lack is accepted and its job fails with an error naming the languages they have, refunded in full (a wrong-language transcript is not sold).
                          * @default auto
                          */
                         language?: string;
@@ -1377,7 +1377,10 @@ export interface paths {
                          * @enum {string}
                          */
                         voice?: "lea" | "camille" | "thomas" | "gilles" | "clone";
-                        /** @default fr */
+                        /**
+                         * @description Language of the speech, ISO 639-1 (optionally with a region, fr-CA)
+                         * @default fr
+                         */
                         language?: string;
                         /**
                          * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.

@@ -10,19 +10,17 @@ export async function requireClone(voice: string, context: ToolContext) {
 }
 
 /**
- * A language the configured transcription engines cannot do is refused before any debit. A
- * backend that is configured but does not answer right now is not a reason to refuse: the
- * job then fails and is refunded.
+ * Automatic transcription needs an engine: with none configured, the call is refused before any
+ * debit. A backend that is configured but does not answer right now is not a reason to refuse,
+ * nor is a language its engines lack (the schema accepts every ISO 639-1 code): the job then
+ * fails with the engine's own message and is refunded.
  */
-export async function checkTranscriptionLanguage(language: string, context: ToolContext, field = "language") {
+export async function checkTranscriptionAvailable(context: ToolContext, field = "language") {
   const lookup = await context.speech();
   if (lookup.state === "unreachable") return;
   const languages = lookup.state === "known" ? lookup.value.transcription.languages : [];
   if (languages.length === 0) {
     throw invalidRequest(field === "srtContent" ? "srtContent: Required, automatic transcription is not available on this server." : `${field}: transcription is not available on this server.`);
-  }
-  if (language !== "auto" && !languages.includes(language)) {
-    throw invalidRequest(`${field}: '${language}' is not supported by the transcription engines (available: ${languages.join(", ")}).`);
   }
 }
 

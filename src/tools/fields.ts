@@ -1,5 +1,6 @@
 /** Request fields several tools share (strict types: "4" is not 4). */
 import { z } from "@hono/zod-openapi";
+import ISO6391 from "iso-639-1";
 import type { MediaKind } from "../media/probe";
 import type { StoredUpload } from "../services/uploads";
 import type { InputRef } from "./definition";
@@ -19,6 +20,26 @@ export const percent = (fallback: number, description: string) => z.number().min
 export const voice = z.enum(["lea", "camille", "thomas", "gilles", "clone"]).default("lea").openapi({
   description: "Catalogue voice, or `clone` for the account's cloned voice (400 when none is registered)",
 });
+
+/**
+ * A language as an ISO 639-1 code (`fr`; any case, the engines read `FR` as `fr`), optionally with a
+ * region or script subtag (`fr-CA`) when `subtags` is set. Only codes of the standard's list pass:
+ * `xx` or `french` are 400 naming the field. Whether this server's engines speak the language is
+ * the job's business (a job in a language they lack fails and is refunded), so a client written
+ * against the contract never meets a 400 for a valid code.
+ */
+export const languageCode = (options: { auto?: boolean; subtags?: boolean; fallback: string }) =>
+  z
+    .string()
+    .refine(
+      (value) => {
+        if (options.auto && value === "auto") return true;
+        const [base, ...rest] = value.toLowerCase().split(/[-_]/);
+        return ISO6391.validate(base ?? "") && (rest.length === 0 || (options.subtags === true && rest.every((part) => /^[a-z0-9]{2,8}$/.test(part))));
+      },
+      { message: `must be an ISO 639-1 code${options.subtags ? " (optionally with a region, fr-CA)" : ""}${options.auto ? " or auto" : ""}` },
+    )
+    .default(options.fallback);
 
 export const mediaKinds: MediaKind[] = ["video", "audio"];
 export const videoOnly: MediaKind[] = ["video"];

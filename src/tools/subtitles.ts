@@ -3,7 +3,7 @@ import { JobFailure } from "../errors";
 import { buildAss } from "../media/ass";
 import { cuesFromSrt, cuesFromWords } from "../media/captions";
 import { buildSubtitlesCommand } from "../media/tools/subtitles";
-import { checkSrt, checkTranscriptionLanguage } from "./checks";
+import { checkSrt, checkTranscriptionAvailable } from "./checks";
 import { defineTool } from "./definition";
 import { hexColor, percent, singleInput, totalMs, uploadId, videoOnly } from "./fields";
 
@@ -34,7 +34,7 @@ export const subtitles = defineTool({
   // Automatic captions come from the speech: a video without sound needs srtContent.
   inputs: (p) => singleInput(p.uploadId, videoOnly, p.srtContent === undefined),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
-  check: (p, _u, context) => (p.srtContent === undefined ? checkTranscriptionLanguage("auto", context, "srtContent") : checkSrt(p.srtContent)),
+  check: (p, _u, context) => (p.srtContent === undefined ? checkTranscriptionAvailable(context, "srtContent") : checkSrt(p.srtContent)),
   workFactor: 1.2,
   // Without srtContent the captions come from a transcription stage first.
   speech: (p) => (p.srtContent === undefined ? { kind: "transcribe", language: "auto" } : undefined),

@@ -2,18 +2,17 @@ import { z } from "@hono/zod-openapi";
 import { resultName } from "../media/tools/command";
 import { TEST_MARK_TEXT } from "../media/tools/test-mark";
 import { transcriptToSrt, transcriptToText } from "../media/transcript";
-import { checkTranscriptionLanguage } from "./checks";
+import { checkTranscriptionAvailable } from "./checks";
 import { defineTool } from "./definition";
-import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
+import { languageCode, mediaKinds, singleInput, totalMs, uploadId } from "./fields";
 
 export const TranscribeParams = z
   .object({
     uploadId,
-    language: z
-      .string()
-      .regex(/^([a-z]{2}|auto)$/, "must be an ISO 639-1 code or auto")
-      .default("auto")
-      .openapi({ description: "ISO 639-1 code or `auto`. A code the server's transcription engines lack answers 400 naming the languages they have, before anything is charged (a wrong-language transcript is not sold)." }),
+    language: languageCode({ auto: true, fallback: "auto" }).openapi({
+      description:
+        "ISO 639-1 code or `auto` (another value is 400). A code this server's transcription engines lack is accepted and its job fails with an error naming the languages they have, refunded in full (a wrong-language transcript is not sold).",
+    }),
     format: z.enum(["txt", "srt"]).default("txt"),
     srtSplitMode: z.enum(["phrase", "mot"]).default("phrase").openapi({ description: "Only with format srt (validated, ignored otherwise)" }),
   })
@@ -26,7 +25,7 @@ export const transcribe = defineTool({
   rates: { payg: { per: "minute", credits: 15 }, plans: { per: "minute", credits: 15 } },
   inputs: (p) => singleInput(p.uploadId, mediaKinds, true),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
-  check: (p, _u, context) => checkTranscriptionLanguage(p.language, context),
+  check: (_p, _u, context) => checkTranscriptionAvailable(context),
   workFactor: 0.8,
   speech: (p) => ({ kind: "transcribe", language: p.language }),
   fromTranscript: (p, transcript, source, { testMode }) =>

@@ -2,13 +2,13 @@ import { z } from "@hono/zod-openapi";
 import { resultName } from "../media/tools/command";
 import { requireClone } from "./checks";
 import { defineTool } from "./definition";
-import { singleInput, totalMs, uploadId, videoOnly, voice } from "./fields";
+import { languageCode, singleInput, totalMs, uploadId, videoOnly, voice } from "./fields";
 
 export const VoiceChangeParams = z
   .object({
     uploadId,
     voice,
-    language: z.string().regex(/^[a-z]{2}$/, "must be an ISO 639-1 code").default("fr"),
+    language: languageCode({ subtags: true, fallback: "fr" }).openapi({ description: "Language of the speech, ISO 639-1 (optionally with a region, fr-CA)" }),
   })
   .openapi("VoiceChangeRequest");
 export type VoiceChangeInput = z.output<typeof VoiceChangeParams>;

@@ -75,18 +75,17 @@ describe("text-to-speech and transcription", () => {
     expect(Math.abs(firstLate!.startTime - first!.startTime - 0.8)).toBeLessThan(0.1);
   });
 
-  it("refuses a language no engine transcribes, with 400 and no debit", async () => {
+  it("accepts any ISO 639-1 code; a language the engines lack fails the job with their message and refunds it", async () => {
     const source = await upload(client, speechWav);
     const before = await balance(client);
-    const response = await fetch(`${client.base}/api/v1/transcribe`, {
-      method: "POST",
-      headers: { ...client.auth, "content-type": "application/json" },
-      body: JSON.stringify({ uploadId: source.uploadId, language: "fr" }),
-    });
-    const body = (await response.json()) as { error: { code: string; message: string } };
-    expect(response.status).toBe(400);
-    expect(body.error.message).toMatch(/language/);
+    const job = await runTool(client, "transcribe", { uploadId: source.uploadId, language: "fr" });
+    expect(job.creditsUsed).toBe(Math.max(1, Math.ceil((15 * source.durationSeconds) / 60)));
+    expect(job.status).toBe("failed");
+    expect(job.error).toMatch(/'fr'.*en/);
     expect(await balance(client)).toBe(before);
+    // The same code in capitals is the same language.
+    const upper = await runTool(client, "transcribe", { uploadId: source.uploadId, language: "EN" });
+    expect(wordErrorRate(SENTENCE, readFileSync(await download(client, upper), "utf8"))).toBeLessThanOrEqual(0.5);
   });
 
   it("gives four distinct voices", async () => {

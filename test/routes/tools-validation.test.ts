@@ -44,6 +44,8 @@ const cases: Case[] = [
   ["subtitles", () => ({ uploadId: audio }), "uploadId"],
   ["subtitles", () => ({ uploadId: image }), "uploadId"],
   ["transcribe", () => ({ uploadId: video, language: "french" }), "language"],
+  ["transcribe", () => ({ uploadId: video, language: "xx" }), "language"],
+  ["transcribe", () => ({ uploadId: video, language: "fr-FR" }), "language"],
   ["transcribe", () => ({ uploadId: video, format: "vtt" }), "format"],
   ["transcribe", () => ({ uploadId: video, format: "txt", srtSplitMode: "ligne" }), "srtSplitMode"],
   ["transcribe", () => ({ uploadId: image }), "uploadId"],
@@ -88,6 +90,8 @@ const cases: Case[] = [
   ["text-to-speech", () => ({ text: "Bonjour", voice: "clone" }), "voice"],
   ["voice-change", () => ({ uploadId: video, voice: "clone" }), "voice"],
   ["voice-change", () => ({ uploadId: video, language: "français" }), "language"],
+  ["voice-change", () => ({ uploadId: video, language: "xx" }), "language"],
+  ["voice-change", () => ({ uploadId: video, language: "fr-" }), "language"],
   ["voice-change", () => ({ uploadId: audio }), "uploadId"],
   ["voice-change", () => ({ uploadId: silent }), "uploadId: the upload has no audio track"],
   // Automatic subtitles need speech; with srtContent a silent video is fine (next test).
@@ -111,6 +115,13 @@ describe("tool validation: every bad value is a 400 naming the field, and change
   it("ignores unknown fields and accepts a field that does not apply to the mode once validated", async () => {
     const response = await callTool(account, "watermark", { uploadId: video, watermarkText: "x", type: "fixe", interval: 8, extra: true });
     expect(response.status).toBe(200);
+  });
+
+  it("takes any ISO 639-1 language in any case, with a region for voice-change", async () => {
+    for (const language of ["fr", "DE", "fr-CA", "pt_BR"]) {
+      const response = await callTool(account, "voice-change", { uploadId: video, language });
+      expect(response.status, `${language}: ${await response.clone().text()}`).toBe(200);
+    }
   });
 
   it("burns given subtitles into a video without sound", async () => {
