@@ -57,6 +57,14 @@ export const SCRIPT_FACES = [
   { pkg: "@fontsource/noto-sans-kr", subset: "korean", name: "NotoSansKR", family: "Noto Sans KR Thin", drawtext: "same" },
 ];
 /**
+ * Emoji in captions: Noto Emoji, the monochrome outline face (libass draws outlines, not colour
+ * bitmaps), whole: Google Fonts' own static TTF as @expo-google-fonts ships it (one cmap record
+ * changed, fullUnicodeCmapFirst), since fontsource
+ * splits it into 12 subsets and the ZWJ sequences, flags and skin tones are ligatures (GSUB)
+ * that only a whole face keeps.
+ */
+const EMOJI_FACE = { pkg: "@expo-google-fonts/noto-emoji", file: "400Regular/NotoEmoji_400Regular.ttf", license: "LICENSE_FONT", name: "NotoEmoji", family: "Noto Emoji" };
+/**
  * Subsets of the same package merged into a script's drawtext face, so a text mark in that
  * script can also hold Latin: as `<name>-Regular.merged.ttf` beside the caption face
  * (`drawtext: "merged"`), or into the one face that serves both (`"same"`: the CJK faces, 2.4 MB
@@ -189,6 +197,37 @@ function main() {
     writeFileSync(path.join(outDir, `${face.name}-Regular.merged.ttf`), merged);
     console.log(`${face.name}-Regular.merged.ttf: ${merged.byteLength} bytes, the ${face.subset} face with ${DRAWTEXT_LATIN_SUBSETS.join(" and ")} (drawtext)`);
   }
+  buildEmojiFace();
+}
+
+/**
+ * libass takes the first Windows Unicode cmap subtable it finds, and the (3,1) BMP one comes
+ * before the (3,10) full one, so every emoji past U+FFFF was "not found" in a face that has it:
+ * the (3,1) record is pointed at the full (format 12) subtable, which covers the BMP too.
+ */
+function fullUnicodeCmapFirst(sfnt) {
+  const { flavor, tables } = readSfnt(sfnt);
+  const cmap = tables.get("cmap");
+  const records = Array.from({ length: cmap.readUInt16BE(2) }, (_, i) => {
+    const at = 4 + i * 8;
+    return { at, platform: cmap.readUInt16BE(at), encoding: cmap.readUInt16BE(at + 2), offset: cmap.readUInt32BE(at + 4) };
+  });
+  const full = records.find((r) => r.platform === 3 && r.encoding === 10 && cmap.readUInt16BE(r.offset) === 12);
+  const bmp = records.find((r) => r.platform === 3 && r.encoding === 1);
+  if (!full || !bmp) throw new Error("the emoji face has no Windows (3,1) and full-Unicode (3,10) cmap pair");
+  cmap.writeUInt32BE(full.offset, bmp.at + 4);
+  return writeSfnt(flavor, [...tables].map(([tag, data]) => ({ tag, data })));
+}
+
+function buildEmojiFace() {
+  const pkgDir = path.dirname(require.resolve(`${EMOJI_FACE.pkg}/package.json`));
+  const face = fullUnicodeCmapFirst(readFileSync(path.join(pkgDir, EMOJI_FACE.file)));
+  const family = sfntNames(face)[1];
+  if (family !== EMOJI_FACE.family) throw new Error(`${EMOJI_FACE.file}: family "${family}", not "${EMOJI_FACE.family}"`);
+  const file = `${EMOJI_FACE.name}-Regular.ttf`;
+  writeFileSync(path.join(outDir, file), face);
+  writeFileSync(path.join(outDir, `OFL-${EMOJI_FACE.name}.txt`), readFileSync(path.join(pkgDir, EMOJI_FACE.license)));
+  console.log(`${file}: ${face.byteLength} bytes, ${EMOJI_FACE.pkg}/${EMOJI_FACE.file} with its (3,1) cmap record on the full-Unicode subtable; family "${family}"`);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -85,11 +85,11 @@ const SUBSTITUTES: Record<string, string> = {
 };
 /**
  * Invisible characters (soft hyphen, zero-width and direction marks) the fonts lack: dropped.
- * Zero-width (non-)joiners are kept for the script faces, where they change the shaping
- * (Persian, Devanagari), and dropped elsewhere (withScriptFaces).
+ * Zero-width (non-)joiners and variation selectors are kept for the script faces, where they
+ * change the shaping (Persian, Devanagari, emoji sequences), and dropped elsewhere (withScriptFaces).
  */
 const INVISIBLE = /[\u00AD\u200B\u200E\u200F\u202A-\u202E\u2060-\u206F\uFEFF]/g;
-const JOINERS = /[\u200C\u200D]/g;
+const JOINERS = /[\u200C\u200D\uFE00-\uFE0F]/g;
 const CONTROL = /[\u0000-\u0009\u000B-\u001F\u007F-\u009F]/g;
 
 /**
@@ -112,7 +112,7 @@ export function escapeAssText(text: string): string {
 
 /**
  * Escaped dialogue text with each run of a script the caption family lacks (Arabic, Hebrew,
- * Devanagari, Thai, Japanese, Chinese, Korean: fonts.ts `scriptSegments`) switched to that
+ * Devanagari, Thai, Japanese, Chinese, Korean, emoji: fonts.ts `scriptSegments`) switched to that
  * script's face, at the size that gives it the family's em (libass sizes faces by their line
  * height), then back to the style. `context`, the whole caption text, decides Han's forms.
  */

@@ -66,6 +66,9 @@ export const scriptFaces = {
   japanese: { family: "Noto Sans JP Thin", file: "NotoSansJP-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansJP-Regular.ttf" },
   chinese: { family: "Noto Sans SC Thin", file: "NotoSansSC-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansSC-Regular.ttf" },
   korean: { family: "Noto Sans KR Thin", file: "NotoSansKR-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansKR-Regular.ttf" },
+  // Monochrome outlines in the caption's colour (libass draws no colour glyphs); whole, so the
+  // ZWJ sequences, flags and skin tones its GSUB forms are one glyph each.
+  emoji: { family: "Noto Emoji", file: "NotoEmoji-Regular.ttf", lineHeightEm: 1.172 },
 } as const satisfies Record<string, ScriptFace>;
 export type Script = keyof typeof scriptFaces;
 export const scripts = Object.keys(scriptFaces) as Script[];
@@ -83,13 +86,26 @@ const RUN_LETTERS = {
   hangul: "\\p{sc=Hangul}",
   han: "\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\u3000-\\u303F\\uFF00-\\uFFEF",
 };
-type RunKind = keyof typeof RUN_LETTERS;
-const runKinds = Object.keys(RUN_LETTERS) as RunKind[];
-const firstLetterOf = Object.fromEntries(runKinds.map((kind) => [kind, new RegExp(`^[${RUN_LETTERS[kind]}]`, "u")])) as Record<RunKind, RegExp>;
+/**
+ * What starts or continues a run: one letter of the kind (or one emoji), and what may follow one
+ * inside the run (marks and joiners). Emoji are the pictographs from U+2300 on (the © ® ™ ‼ and
+ * arrows before it are the caption family's own), flags' regional indicators and keycaps (1️⃣);
+ * a sequence keeps its joiners, variation selectors, skin tones and tag characters.
+ */
+const RUN_UNITS = {
+  ...(Object.fromEntries(Object.entries(RUN_LETTERS).map(([kind, letters]) => [kind, { unit: `[${letters}]`, inside: "\\p{M}\\u200C\\u200D" }])) as Record<keyof typeof RUN_LETTERS, { unit: string; inside: string }>),
+  emoji: {
+    unit: "(?:[0-9#*]\\uFE0F?\\u20E3|(?![\\u0000-\\u22FF])[\\p{Extended_Pictographic}\\p{Regional_Indicator}])",
+    inside: "\\p{M}\\u200D\\p{Emoji_Modifier}\\u{E0020}-\\u{E007F}",
+  },
+};
+type RunKind = keyof typeof RUN_UNITS;
+const runKinds = Object.keys(RUN_UNITS) as RunKind[];
+const firstLetterOf = Object.fromEntries(runKinds.map((kind) => [kind, new RegExp(`^${RUN_UNITS[kind].unit}`, "u")])) as Record<RunKind, RegExp>;
 
-/** One run: letters of one kind, their marks and joiners, the spaces between its words (one capturing group, for split). */
+/** One run: units of one kind, their marks and joiners, the spaces between its words (one capturing group, for split). */
 const SCRIPT_RUN = new RegExp(
-  `(${runKinds.map((kind) => `[${RUN_LETTERS[kind]}](?:[${RUN_LETTERS[kind]}\\p{M}\\u200C\\u200D]|[ \\u00A0]+(?=[${RUN_LETTERS[kind]}]))*`).join("|")})`,
+  `(${runKinds.map((kind) => { const { unit, inside } = RUN_UNITS[kind]; return `${unit}(?:${unit}|[${inside}]|[ \\u00A0]+(?=${unit}))*`; }).join("|")})`,
   "u",
 );
 const KANA = /[\p{scx=Hiragana}\p{scx=Katakana}]/u;

@@ -253,6 +253,17 @@ describe("buildAss", () => {
     expect(karaoke[1]).toBe("{\\fnNoto Sans Hebrew\\fs13.7}שלום{\\fnInter\\fs14.4} {\\1c&H66D1FF&}{\\fnNoto Sans Hebrew\\fs13.7}עולם{\\fnInter\\fs14.4}{\\r}");
   });
 
+  it("switches emoji to Noto Emoji at the family's em, each sequence whole; ©, ™ and arrows stay in the family", () => {
+    const text = (cue: string) => dialogueText(dialogues(buildAss(params(), oneCue(cue), VIDEO))[0]!);
+    const emoji = "{\\fnNoto Emoji\\fs11.8}"; // 14.4 px x 1.172 / 1.43: Inter's em
+    const back = "{\\fnInter\\fs14.4}";
+    expect(text("On y va 🔥🔥 !")).toBe(`On y va ${emoji}🔥🔥${back} !`);
+    // A skin tone, a ZWJ family, a flag, a keycap and a variation selector stay with their emoji.
+    expect(text("Bravo 👍🏽 👩\u200D👩\u200D👧 🇫🇷 1\uFE0F\u20E3 ❤\uFE0F")).toBe(`Bravo ${emoji}👍🏽 👩\u200D👩\u200D👧 🇫🇷 1\uFE0F\u20E3 ❤\uFE0F${back}`);
+    // The family draws these; a variation selector after one has nothing to select and goes.
+    expect(text("© 2026 ™ ↔ #1 ©\uFE0F")).toBe("© 2026 ™ ↔ #1 ©");
+  });
+
   it("switches Japanese, Chinese and Korean runs to their face; Han takes Japanese forms only where the captions hold kana", () => {
     const texts = (cues: Cue[]) => dialogues(buildAss(params(), cues, VIDEO)).map(dialogueText);
     const jp = "{\\fnNoto Sans JP Thin\\fs14.58}";
@@ -377,6 +388,8 @@ describe("buildSubtitlesCommand", () => {
     expect(fonts("Été")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf"]);
     expect(fonts("سلام שלום")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf", "NotoSansArabic-Regular.ttf", "NotoSansHebrew-Regular.ttf"]);
     expect(fonts("नमस्ते สวัสดี")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf", "NotoSansDevanagari-Regular.ttf", "NotoSansThai-Regular.ttf"]);
+    expect(fonts("Top 🔥")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf", "NotoEmoji-Regular.ttf"]);
+    expect(fonts("© 2026")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf"]);
   });
 
   it("ships a CJK face only for captions that need it, and counts the faces in the heap estimate", () => {
@@ -649,6 +662,15 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
       expect(drawn.log, script).toContain(`fontselect: (${scriptFaces[script].family}, 400, 0) ->`);
       expect(drawn.log, script).not.toMatch(/Glyph 0x[0-9A-F]+ not found/);
     }
+  });
+
+  it("renders emoji with Noto Emoji, past U+FFFF too, in the caption's colour", async () => {
+    const missing = await burn({ size: "grande" }, srtOf("\uE000\uE000\uE000"));
+    const emoji = await burn({ size: "grande", color: "#FFD166" }, srtOf("🔥😀👍🏽 ❤\uFE0F ⭐"));
+    expect(maskDifference(emoji, missing, isLit)).toBeGreaterThan(60);
+    expect(emoji.log).toContain(`fontselect: (${scriptFaces.emoji.family}, 400, 0) ->`);
+    expect(emoji.log).not.toMatch(/Glyph 0x[0-9A-F]+ not found/);
+    expect(pixels(emoji, isYellow).length).toBeGreaterThan(40);
   });
 
   it("renders accents: Été differs from Ete, its É reaches above the E", async () => {
