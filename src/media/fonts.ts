@@ -108,7 +108,12 @@ const SCRIPT_RUN = new RegExp(
   `(${runKinds.map((kind) => { const { unit, inside } = RUN_UNITS[kind]; return `${unit}(?:${unit}|[${inside}]|[ \\u00A0]+(?=${unit}))*`; }).join("|")})`,
   "u",
 );
-const KANA = /[\p{scx=Hiragana}\p{scx=Katakana}]/u;
+/**
+ * Kana by Script, not Script_Extensions: the ideographic full stop and comma (。、), the corner
+ * brackets and the wave dash list Hiragana and Katakana among their scripts too, and a Chinese
+ * line ending in 。 took the Japanese face (and its boxes for simplified characters).
+ */
+const KANA = /[\p{sc=Hiragana}\p{sc=Katakana}\u30FC]/u;
 
 /** Han takes Japanese forms in a text that holds kana, Chinese (simplified) ones elsewhere. */
 function scriptOfRun(run: string, japanese: boolean): Script {
