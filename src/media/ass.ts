@@ -5,6 +5,7 @@
 import type { SubtitlesInput } from "../tools/subtitles";
 import { proportionalWords, type Cue } from "./captions";
 import { scriptFaces, scriptSegments, subtitleFonts, type SubtitleFont } from "./fonts";
+import { cjkLineBreaks, insertLineBreaks } from "./wrap";
 
 /** The options of the contract that shape the rendering (defaults applied by the schema). */
 export type SubtitleStyleParams = Pick<
@@ -135,6 +136,8 @@ interface Layout {
   styleLine: string;
   /** Override tags put on the spoken word, empty when karaoke is off. */
   activeTags: string;
+  /** Widest line, in the family's ems, that fits between the side margins (wrap.ts). */
+  maxLineEm: number;
 }
 
 function layout(params: SubtitleStyleParams, video: { width: number; height: number }): Layout {
@@ -209,7 +212,9 @@ function layout(params: SubtitleStyleParams, video: { width: number; height: num
     marginV,
     -1, // Encoding: libass takes each line's direction from its first strong letter (Arabic, Hebrew: right to left)
   ].join(",");
-  return { fontSize, font, fontName: font.family, styleLine, activeTags };
+  // 10 % kept for the estimate's error and the spoken word's 125 % in karaoke taille.
+  const maxLineEm = (0.9 * Math.max(1, width - 2 * marginH)) / (fontSize / font.lineHeightEm);
+  return { fontSize, font, fontName: font.family, styleLine, activeTags, maxLineEm };
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
@@ -236,7 +241,7 @@ function piecesAround(text: string, words: readonly { text: string }[]): string[
  * un-highlight a word once spoken).
  */
 export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { width: number; height: number }): string {
-  const { styleLine, activeTags, font, fontSize } = layout(params, video);
+  const { styleLine, activeTags, font, fontSize, maxLineEm } = layout(params, video);
   // Han takes Japanese forms in captions that hold kana anywhere.
   const context = cues.map((cue) => cue.text).join("\n");
   const caption = (text: string) => withScriptFaces(escapeAssText(text), font, fontSize, context);
@@ -250,8 +255,10 @@ export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { widt
 
   for (const cue of cues) {
     if (!(cue.end > cue.start)) continue;
+    // Long lines without spaces (Chinese, Japanese) get their breaks here: libass wraps at spaces only.
+    const breaks = cjkLineBreaks(cue.text, maxLineEm);
     if (activeTags === "") {
-      dialogue(cs(cue.start), cs(cue.end), caption(cue.text));
+      dialogue(cs(cue.start), cs(cue.end), caption(insertLineBreaks(cue.text, breaks)));
       continue;
     }
     // The cue's text cut around its words, found in order, so that every event keeps the cue's
@@ -271,9 +278,11 @@ export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { widt
       bounds.push(Math.max(bounds.at(-1)!, cs(t)));
     }
     bounds.push(Math.max(bounds.at(-1)!, cs(cue.end)));
+    let offset = 0;
+    const wrapped = pieces.map((piece) => insertLineBreaks(piece, breaks, (offset += piece.length) - piece.length));
     words.forEach((_, w) => {
       // pieces alternate: text before the first word, the word, text before the next... the rest.
-      const text = pieces.map((piece, i) => (i === 2 * w + 1 ? `{${activeTags}}${caption(piece)}{\\r}` : caption(piece))).join("");
+      const text = wrapped.map((piece, i) => (i === 2 * w + 1 ? `{${activeTags}}${caption(piece)}{\\r}` : caption(piece))).join("");
       dialogue(bounds[w]!, bounds[w + 1]!, text);
     });
   }

@@ -269,6 +269,8 @@ describe("buildAss", () => {
     const jp = "{\\fnNoto Sans JP Thin\\fs14.58}";
     const sc = "{\\fnNoto Sans SC Thin\\fs14.58}";
     const kr = "{\\fnNoto Sans KR Thin\\fs14.58}";
+    // CJK punctuation is shared: a Chinese sentence with 。、「」 stays Chinese.
+    expect(texts(oneCue("你好，「世界」、再见。"))[0]).toBe(`${sc}你好，「世界」、再见。{\\fnInter\\fs14.4}`);
     const back = "{\\fnInter\\fs14.4}";
     // Kana in one cue makes the other cue's kanji Japanese too; full-width punctuation stays in the run.
     expect(texts([{ start: 0, end: 1, text: "東京へ「ようこそ」！" }, { start: 1, end: 2, text: "Tokyo 東京 2026" }])).toEqual([
@@ -320,6 +322,29 @@ describe("buildAss", () => {
     expect(dialogueText(events[1]!)).toBe(
       "{\\fnNoto Sans JP Thin\\fs14.58}東京{\\fnInter\\fs14.4}{\\fscx125\\fscy125}{\\fnNoto Sans JP Thin\\fs14.58}へ{\\fnInter\\fs14.4}{\\r}{\\fnNoto Sans JP Thin\\fs14.58}ようこそ{\\fnInter\\fs14.4}",
     );
+  });
+
+  it("breaks long Chinese and Japanese lines between characters, about equally, never before 。 or after 「", async () => {
+    const LONG_ZH = "这是一个很长的中文句子用来测试字幕是否能够自动换行而不是超出画面的边缘我们希望它能正确显示。";
+    const lines = (text: string, over: Partial<SubtitleStyleParams> = {}) =>
+      dialogueText(dialogues(buildAss(params(over), oneCue(text), VIDEO))[0]!).replace(/\{[^}]*\}/g, "").split("\\N");
+    // 320 px wide, grande on Inter: about 16 full-width characters fit between the margins.
+    const zh = lines(LONG_ZH, { size: "grande" });
+    expect(zh.length).toBeGreaterThanOrEqual(3);
+    expect(zh.join("")).toBe(LONG_ZH);
+    expect(Math.max(...zh.map((l) => [...l].length)) - Math.min(...zh.map((l) => [...l].length))).toBeLessThanOrEqual(3);
+    const ja = lines("日本語の字幕は、「とても長い」文でも画面の外に出ないように改行されます。", { size: "grande" });
+    expect(ja.length).toBeGreaterThan(1);
+    for (const line of ja.slice(1)) expect(line).not.toMatch(/^[、。」）ゃゅょっー]/u);
+    for (const line of ja.slice(0, -1)) expect(line).not.toMatch(/[「（]$/u);
+    // Short lines, a line break of the cue and Latin text (which libass wraps at its spaces) stay.
+    expect(lines("短句。\n你好")).toEqual(["短句。", "你好"]);
+    expect(lines("Only latin words that are quite long and wrapped by libass at their spaces")).toHaveLength(1);
+    // Karaoke: every event of the cue breaks at the same places.
+    const [cue] = await cuesFromSrt(`1\n00:00:00,000 --> 00:00:04,000\n${LONG_ZH}\n`);
+    const events = dialogues(buildAss(params({ karaokeMode: "couleur", size: "grande" }), [cue!], VIDEO)).map((e) => dialogueText(e).replace(/\{[^}]*\}/g, ""));
+    expect(events.length).toBeGreaterThan(3);
+    for (const event of events) expect(event).toBe(zh.join("\\N"));
   });
 
   it("karaoke none: the cue once, without tags", () => {
@@ -671,6 +696,15 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
     expect(emoji.log).toContain(`fontselect: (${scriptFaces.emoji.family}, 400, 0) ->`);
     expect(emoji.log).not.toMatch(/Glyph 0x[0-9A-F]+ not found/);
     expect(pixels(emoji, isYellow).length).toBeGreaterThan(40);
+  });
+
+  it("keeps a long Chinese line inside the frame, on several lines", async () => {
+    const frame = await burn({ size: "grande" }, srtOf("这是一个很长的中文句子用来测试字幕是否能够自动换行而不是超出画面的边缘我们希望它能正确显示。"));
+    const lit = bounds(pixels(frame, isLit));
+    expect(lit.left).toBeGreaterThan(4);
+    expect(lit.right).toBeLessThan(WIDTH - 5);
+    const oneLine = bounds(pixels(await burn({ size: "grande" }, srtOf("这是一个")), isLit));
+    expect(lit.bottom - lit.top).toBeGreaterThan(2.5 * (oneLine.bottom - oneLine.top));
   });
 
   it("renders accents: Été differs from Ete, its É reaches above the E", async () => {
