@@ -28,7 +28,7 @@ export function cjkLineBreaks(text: string, maxEm: number): number[] {
   const breaks: number[] = [];
   let lineStart = 0;
   for (const line of text.split("\n")) {
-    breaks.push(...lineBreaks(line, maxEm).map((offset) => offset + lineStart));
+    for (const offset of lineBreaks(line, maxEm)) breaks.push(offset + lineStart);
     lineStart += line.length + 1;
   }
   return breaks;
@@ -58,35 +58,46 @@ function lineBreaks(line: string, maxEm: number): number[] {
     width += widths[i]!;
   }
 
-  // About equal lines: for n lines, the k-th break is the candidate nearest k/n of the width;
-  // one more line while a line would still be wider than maxEm (a long run without candidates).
+  // About equal lines: for n lines, the k-th break is the candidate nearest k/n of the width
+  // (one pass, both in width order); up to three more lines while one would still be wider
+  // than maxEm (a long stretch without a place to break).
+  const fewest = Math.ceil(total / maxEm);
   let best: number[] = [];
-  for (let lines = Math.ceil(total / maxEm); lines <= chars.length; lines++) {
+  for (let lines = fewest; lines <= fewest + 3; lines++) {
     const chosen: { offset: number; width: number }[] = [];
+    let next = 0;
     for (let k = 1; k < lines; k++) {
       const goal = (k * total) / lines;
-      const after = chosen.at(-1)?.width ?? 0;
-      let nearest: { offset: number; width: number } | undefined;
-      for (const c of candidates) {
-        if (c.width <= after) continue;
-        if (nearest === undefined || Math.abs(c.width - goal) < Math.abs(nearest.width - goal)) nearest = c;
-      }
-      if (nearest) chosen.push(nearest);
+      while (next + 1 < candidates.length && Math.abs(candidates[next + 1]!.width - goal) <= Math.abs(candidates[next]!.width - goal)) next++;
+      const nearest = candidates[next];
+      if (nearest === undefined || (chosen.length > 0 && nearest.width <= chosen.at(-1)!.width)) break;
+      chosen.push(nearest);
+      next++;
     }
     best = chosen.map((c) => c.offset);
     const edges = [0, ...chosen.map((c) => c.width), total];
-    if (edges.every((edge, i) => i === 0 || edge - edges[i - 1]! <= maxEm) || chosen.length < lines - 1) break;
+    if (chosen.length < lines - 1 || edges.every((edge, i) => i === 0 || edge - edges[i - 1]! <= maxEm)) break;
   }
   return best;
 }
 
-/** `text` with a line break inserted at each offset (ascending); a space before a break goes. */
+/**
+ * `text`, which starts at offset `from` of the text the offsets (ascending) were found in, with a
+ * line break at each offset inside it (after its first character, up to its end); a space before
+ * a break goes.
+ */
 export function insertLineBreaks(text: string, offsets: readonly number[], from = 0): string {
+  let low = 0;
+  let high = offsets.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (offsets[middle]! <= from) low = middle + 1;
+    else high = middle;
+  }
   let out = "";
   let at = 0;
-  for (const offset of offsets) {
-    const local = offset - from;
-    if (local <= 0 || local > text.length) continue;
+  for (let i = low; i < offsets.length && offsets[i]! - from <= text.length; i++) {
+    const local = offsets[i]! - from;
     out += text.slice(at, local).replace(/ $/, "") + "\n";
     at = local;
   }
