@@ -24,13 +24,28 @@ export async function checkTranscriptionAvailable(context: ToolContext, field = 
   }
 }
 
+/**
+ * Karaoke shows a cue once per word, the whole cue each time, so its script grows with words x
+ * length per cue; past this many characters (a 4-hour video's SRT with eight words per cue makes
+ * about 2 million) the burn-in would not fit a Worker's memory, and the call is refused instead.
+ */
+export const MAX_KARAOKE_CHARACTERS = 8_000_000;
+
 /** The same parser the burn-in uses, so what is accepted here renders later. */
-export async function checkSrt(srt: string | undefined) {
+export async function checkSrt(srt: string | undefined, karaoke = false) {
   if (srt === undefined) return;
+  let cues;
   try {
-    await cuesFromSrt(srt);
+    cues = await cuesFromSrt(srt);
   } catch (error) {
     if (error instanceof SrtError) throw invalidRequest(error.message.startsWith("srtContent") ? error.message : `srtContent: ${error.message}`);
     throw error;
+  }
+  if (!karaoke) return;
+  const shown = cues.reduce((sum, cue) => sum + Math.max(1, cue.words?.length ?? 1) * cue.text.length, 0);
+  if (shown > MAX_KARAOKE_CHARACTERS) {
+    throw invalidRequest(
+      `srtContent: too long for karaoke, which shows each cue once per word (${shown} characters in all, at most ${MAX_KARAOKE_CHARACTERS}); use shorter cues or karaokeMode none.`,
+    );
   }
 }

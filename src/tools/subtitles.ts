@@ -16,7 +16,11 @@ export const SubtitlesParams = z
     position: z.number().min(0).max(100).default(82).openapi({ description: "Vertical position: 0 = top, 100 = bottom" }),
     size: z.enum(["petite", "normale", "grande"]).default("normale"),
     captionWords: z.literal([1, 2, 4]).default(4).openapi({ type: "integer", enum: [1, 2, 4], default: 4, description: "Words per automatic caption" }),
-    srtContent: z.string().optional().openapi({ description: "SRT used as is instead of automatic transcription; malformed SRT is a 400" }),
+    srtContent: z
+      .string()
+      .max(2_000_000)
+      .optional()
+      .openapi({ description: "SRT used as is instead of automatic transcription (at most 2,000,000 characters; a 4-hour video's takes about 400,000); malformed SRT is a 400, and so is one whose karaoke would show more than 8,000,000 characters (each cue once per word)" }),
     fontId: z.enum(["inter", "montserrat", "poppins", "fredoka", "archivo-black", "anton"]).default("inter"),
     karaokeMode: z.enum(["none", "couleur", "taille", "halo"]).default("none"),
     highlightColor: hexColor("#FFD166", "Colour of the spoken word in karaoke modes"),
@@ -34,7 +38,7 @@ export const subtitles = defineTool({
   // Automatic captions come from the speech: a video without sound needs srtContent.
   inputs: (p) => singleInput(p.uploadId, videoOnly, p.srtContent === undefined),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
-  check: (p, _u, context) => (p.srtContent === undefined ? checkTranscriptionAvailable(context, "srtContent") : checkSrt(p.srtContent)),
+  check: (p, _u, context) => (p.srtContent === undefined ? checkTranscriptionAvailable(context, "srtContent") : checkSrt(p.srtContent, p.karaokeMode !== "none")),
   workFactor: 1.2,
   // Without srtContent the captions come from a transcription stage first.
   speech: (p) => (p.srtContent === undefined ? { kind: "transcribe", language: "auto" } : undefined),

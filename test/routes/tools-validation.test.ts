@@ -16,6 +16,9 @@ beforeAll(async () => {
   silent = (await uploadFixture(account, "silent.mp4")).uploadId;
 });
 
+/** One cue of 3,000 words: shown once per word, 27 million characters. */
+const HUGE_CUE = `1\n00:00:00,000 --> 00:00:02,000\n${"mot ".repeat(3_000).trim()}\n`;
+
 type Case = [tool: string, body: () => Record<string, unknown>, field: string];
 
 const cases: Case[] = [
@@ -41,6 +44,8 @@ const cases: Case[] = [
   ["subtitles", () => ({ uploadId: video, srtContent: "this is not srt" }), "srtContent"],
   ["subtitles", () => ({ uploadId: video, srtContent: "" }), "srtContent"],
   ["subtitles", () => ({ uploadId: video, srtContent: "1\n00:00:00,500 --> 00:00:03,500\n   \n" }), "srtContent is not valid SRT: no cue has text to show"],
+  ["subtitles", () => ({ uploadId: video, srtContent: "x".repeat(2_000_001) }), "srtContent"],
+  ["subtitles", () => ({ uploadId: video, karaokeMode: "couleur", srtContent: HUGE_CUE }), "srtContent: too long for karaoke"],
   ["subtitles", () => ({ uploadId: audio }), "uploadId"],
   ["subtitles", () => ({ uploadId: image }), "uploadId"],
   ["transcribe", () => ({ uploadId: video, language: "french" }), "language"],
@@ -122,6 +127,11 @@ describe("tool validation: every bad value is a 400 naming the field, and change
       const response = await callTool(account, "voice-change", { uploadId: video, language });
       expect(response.status, `${language}: ${await response.clone().text()}`).toBe(200);
     }
+  });
+
+  it("takes the cue that is too long for karaoke without karaoke", async () => {
+    const response = await callTool(account, "subtitles", { uploadId: video, srtContent: HUGE_CUE });
+    expect(response.status).toBe(200);
   });
 
   it("burns given subtitles into a video without sound", async () => {
