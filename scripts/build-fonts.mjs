@@ -152,6 +152,7 @@ export function cmapCovers(sfnt, chars) {
 
 function main() {
   mkdirSync(outDir, { recursive: true });
+  let drawtextFace;
   for (const font of FONTS) {
     const pkgDir = path.dirname(require.resolve(`${font.pkg}/package.json`));
     const version = JSON.parse(readFileSync(path.join(pkgDir, "package.json"), "utf8")).version;
@@ -175,6 +176,7 @@ function main() {
     }
     if (font.id === DRAWTEXT_FAMILY) {
       const merged = mergeFaces(sfnt, faces);
+      drawtextFace = { name: font.name, merged };
       writeFileSync(path.join(outDir, `${font.name}-Regular.merged.ttf`), merged);
       console.log(`${font.name}-Regular.merged.ttf: ${merged.byteLength} bytes, the latin face and its ${faces.length} script subsets in one face (drawtext)`);
     }
@@ -197,7 +199,11 @@ function main() {
     writeFileSync(path.join(outDir, `${face.name}-Regular.merged.ttf`), merged);
     console.log(`${face.name}-Regular.merged.ttf: ${merged.byteLength} bytes, the ${face.subset} face with ${DRAWTEXT_LATIN_SUBSETS.join(" and ")} (drawtext)`);
   }
-  buildEmojiFace();
+  const emoji = buildEmojiFace();
+  // A text mark with emoji: drawtext takes one file, so the emoji are appended to the merged face.
+  const withEmoji = mergeFaces(drawtextFace.merged, [emoji]);
+  writeFileSync(path.join(outDir, `${drawtextFace.name}-Regular.emoji.ttf`), withEmoji);
+  console.log(`${drawtextFace.name}-Regular.emoji.ttf: ${withEmoji.byteLength} bytes, the merged face with Noto Emoji's glyphs appended (drawtext)`);
 }
 
 /**
@@ -228,6 +234,7 @@ function buildEmojiFace() {
   writeFileSync(path.join(outDir, file), face);
   writeFileSync(path.join(outDir, `OFL-${EMOJI_FACE.name}.txt`), readFileSync(path.join(pkgDir, EMOJI_FACE.license)));
   console.log(`${file}: ${face.byteLength} bytes, ${EMOJI_FACE.pkg}/${EMOJI_FACE.file} with its (3,1) cmap record on the full-Unicode subtable; family "${family}"`);
+  return face;
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

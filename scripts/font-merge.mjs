@@ -10,7 +10,7 @@
  * the ids after them (composite glyphs' components copied and renumbered), `cmap` maps their
  * code points, `hmtx`, `loca`, `maxp`, `hhea`, `head` and `OS/2` follow. Layout features of the
  * added glyphs (kerning pairs with them) are not carried over; drawtext does not use GPOS.
- * Only `cmap` format 4 (the BMP) is read and written.
+ * `cmap` formats 4 (the BMP) and 12 (all of Unicode, for emoji) are read and written.
  * Used by scripts/build-fonts.mjs (npm postinstall); the merged Inter face is checked by drawing
  * each script with it on ffmpeg.wasm (test/media/tools-light.test.ts, text watermark).
  */
@@ -74,12 +74,16 @@ export function readSfnt(sfnt) {
   return { flavor: buf.readUInt32BE(0), tables };
 }
 
-/** Code point -> glyph id of the Windows Unicode BMP (format 4) subtable of a `cmap` table. */
+/**
+ * Code point -> glyph id of a `cmap` table: its full-Unicode (format 12) subtable where it has one
+ * (emoji past U+FFFF), else its Windows Unicode BMP (format 4) one.
+ */
 export function cmapOf(cmap) {
   let sub = -1;
   for (let i = 0; i < cmap.readUInt16BE(2); i++) {
     const r = 4 + i * 8;
     const at = cmap.readUInt32BE(r + 4);
+    if (cmap.readUInt16BE(at) === 12) return cmap12Of(cmap, at);
     if (cmap.readUInt16BE(r) === 3 && cmap.readUInt16BE(r + 2) === 1 && cmap.readUInt16BE(at) === 4) sub = at;
   }
   if (sub < 0) throw new Error("font has no Windows Unicode BMP (format 4) cmap");
@@ -103,7 +107,37 @@ export function cmapOf(cmap) {
   return map;
 }
 
-/** A format 4 cmap (Windows and Unicode platform records) for BMP code points -> glyph ids. */
+/** Sequential map groups (format 12): code point ranges mapped to consecutive glyph ids. */
+function cmap12Of(cmap, at) {
+  const map = new Map();
+  for (let g = 0; g < cmap.readUInt32BE(at + 12); g++) {
+    const group = at + 16 + g * 12;
+    const [start, end, glyph] = [0, 4, 8].map((d) => cmap.readUInt32BE(group + d));
+    for (let code = start; code <= end; code++) if (glyph + code - start !== 0) map.set(code, glyph + code - start);
+  }
+  return map;
+}
+
+function buildCmap12(map) {
+  const groups = [];
+  for (const code of [...map.keys()].sort((a, b) => a - b)) {
+    const last = groups.at(-1);
+    if (last && code === last.end + 1 && map.get(code) === last.glyph + (code - last.start)) last.end = code;
+    else groups.push({ start: code, end: code, glyph: map.get(code) });
+  }
+  const sub = Buffer.alloc(16 + groups.length * 12);
+  sub.writeUInt16BE(12, 0);
+  sub.writeUInt32BE(sub.length, 4);
+  sub.writeUInt32BE(groups.length, 12);
+  groups.forEach((group, i) => [group.start, group.end, group.glyph].forEach((value, d) => sub.writeUInt32BE(value, 16 + i * 12 + d * 4)));
+  return sub;
+}
+
+/**
+ * A format 4 cmap (Windows and Unicode platform records) for BMP code points -> glyph ids, and a
+ * format 12 one beside it when a code point lies past U+FFFF; then the Windows BMP record points
+ * at the full one too, since libass takes the first Windows record (build-fonts.mjs).
+ */
 function buildCmap(map) {
   const codes = [...map.keys()].filter((c) => c < 0xffff).sort((a, b) => a - b);
   // Runs of consecutive code points whose glyph ids keep the same distance: one idDelta each.
@@ -131,14 +165,18 @@ function buildCmap(map) {
     sub.writeUInt16BE(segment.delta & 0xffff, 16 + 2 * segX2 + 2 * i);
     // idRangeOffset stays 0: every segment maps by its delta.
   });
-  const header = Buffer.alloc(4 + 2 * 8);
-  header.writeUInt16BE(2, 2); // two encoding records, one subtable
-  for (const [i, [platform, encoding]] of [[0, 3], [3, 1]].entries()) {
+  const full = [...map.keys()].some((code) => code > 0xffff) ? buildCmap12(map) : undefined;
+  // [platform, encoding, subtable]: 0 the BMP one, 1 the full one; records sorted as the spec asks.
+  const records = full ? [[0, 3, 0], [0, 4, 1], [3, 1, 1], [3, 10, 1]] : [[0, 3, 0], [3, 1, 0]];
+  const header = Buffer.alloc(4 + records.length * 8);
+  header.writeUInt16BE(records.length, 2);
+  const offsets = [header.length, header.length + sub.length];
+  records.forEach(([platform, encoding, table], i) => {
     header.writeUInt16BE(platform, 4 + i * 8);
     header.writeUInt16BE(encoding, 6 + i * 8);
-    header.writeUInt32BE(header.length, 8 + i * 8);
-  }
-  return Buffer.concat([header, sub]);
+    header.writeUInt32BE(offsets[table], 8 + i * 8);
+  });
+  return Buffer.concat(full ? [header, sub, full] : [header, sub]);
 }
 
 /** Glyph outlines (one Buffer each, empty for a blank glyph) and horizontal metrics of a face. */

@@ -68,7 +68,8 @@ export const scriptFaces = {
   korean: { family: "Noto Sans KR Thin", file: "NotoSansKR-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansKR-Regular.ttf" },
   // Monochrome outlines in the caption's colour (libass draws no colour glyphs); whole, so the
   // ZWJ sequences, flags and skin tones its GSUB forms are one glyph each.
-  emoji: { family: "Noto Emoji", file: "NotoEmoji-Regular.ttf", lineHeightEm: 1.172 },
+  // drawtext: Inter's merged face with the emoji appended (scripts/build-fonts.mjs).
+  emoji: { family: "Noto Emoji", file: "NotoEmoji-Regular.ttf", lineHeightEm: 1.172, drawtextFile: "Inter-Regular.emoji.ttf" },
 } as const satisfies Record<string, ScriptFace>;
 export type Script = keyof typeof scriptFaces;
 export const scripts = Object.keys(scriptFaces) as Script[];
@@ -153,7 +154,8 @@ export const DRAWTEXT_FONT = "Inter-Regular.merged.ttf";
 
 /**
  * The face drawtext draws `text` with: the first script face the text needs that has a drawtext
- * face (Arabic, Hebrew, Thai, Japanese, Chinese, Korean, each with Latin), else Inter's merged face.
+ * face (Arabic, Hebrew, Thai, Japanese, Chinese, Korean, each with Latin; emoji with Inter's
+ * scripts), else Inter's merged face.
  */
 export function drawtextFontFor(text: string): string {
   for (const { script } of scriptSegments(text)) {

@@ -522,6 +522,7 @@ describe("buildWatermarkCommand (argv)", () => {
     expect(fontOf("東京へようこそ").fonts).toEqual(["NotoSansJP-Regular.ttf"]);
     expect(fontOf("© 你好").fonts).toEqual(["NotoSansSC-Regular.ttf"]);
     expect(fontOf("안녕 Logo").fonts).toEqual(["NotoSansKR-Regular.ttf"]);
+    expect(fontOf("Démo 🔥").fonts).toEqual(["Inter-Regular.emoji.ttf"]);
     // Devanagari needs shaping drawtext does not do: no face of its own.
     for (const text of ["Démo Ł Ж", "नमस्ते"]) expect(fontOf(text).fonts, text).toEqual([WATERMARK_FONT]);
   });
@@ -671,6 +672,10 @@ describe("watermark on ffmpeg.wasm", () => {
     expect(regionDifference(await drawText("שלום", "NotoSansHebrew-Regular.merged.ttf"), boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
     expect(regionDifference(await drawText("สวัสดี", "NotoSansThai-Regular.merged.ttf"), boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
     expect(regionDifference(await drawText("日本語です", "NotoSansJP-Regular.ttf"), boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
+    // Emoji past U+FFFF, beside Latin and Cyrillic in the same face.
+    const emoji = await drawText("🔥😀👍", "Inter-Regular.emoji.ttf");
+    expect(regionDifference(emoji, boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
+    expect(regionDifference(await drawText("Ж🔥", "Inter-Regular.emoji.ttf"), await drawText("Ж\uE000", WATERMARK_FONT), 0, 0, 160, 120)).toBeGreaterThan(0.3);
   });
 
   it("flottant text: drawn at a new place in the next interval", async () => {
