@@ -450,7 +450,7 @@ export interface paths {
                          * @enum {integer}
                          */
                         captionWords?: 1 | 2 | 4;
-                        /** @description SRT used as is instead of automatic transcription; malformed SRT is a 400 */
+                        /** @description SRT used as is instead of automatic transcription (at most 2,000,000 characters; a 4-hour video's takes about 400,000); malformed SRT is a 400, and so is one whose karaoke would show more than 8,000,000 characters (each cue once per word) */
                         srtContent?: string;
                         /**
                          * @default inter
