@@ -43,8 +43,9 @@ function wranglerDev(config: string, port: number, inspectorPort: number, vars: 
 /**
  * The media Worker runs at a lower CPU priority (niceness 10; `MEDIA_NICE`, 0 to turn it off):
  * on one machine its wasm encodes take every core they can, and the API's answers then wait for
- * the scheduler (tool calls at 20/s beside four wasm jobs, bench/README.md: p99 299 ms at equal
- * priority, 203 ms niced; idle 164 against 77 ms). In production the two never share a CPU.
+ * the scheduler (tool calls at 20/s beside four wasm jobs, five runs in bench/README.md: p99
+ * 194-299 ms at equal priority, 114-203 ms niced, a tendency within the noise). In production the
+ * two never share a CPU.
  */
 function mediaNiceness(): number {
   const value = Number(process.env.MEDIA_NICE ?? 10);
