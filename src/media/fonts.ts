@@ -66,8 +66,8 @@ export const scriptFaces = {
   japanese: { family: "Noto Sans JP Thin", file: "NotoSansJP-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansJP-Regular.ttf" },
   chinese: { family: "Noto Sans SC Thin", file: "NotoSansSC-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansSC-Regular.ttf" },
   korean: { family: "Noto Sans KR Thin", file: "NotoSansKR-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansKR-Regular.ttf" },
-  // Monochrome outlines in the caption's colour (libass draws no colour glyphs); whole, so the
-  // ZWJ sequences, flags and skin tones its GSUB forms are one glyph each.
+  // Monochrome outlines in the caption's colour (libass draws no colour glyphs). libass does not
+  // form the face's sequence ligatures: a ZWJ family shows its people, a flag its two letters.
   // drawtext: Inter's merged face with the emoji appended (scripts/build-fonts.mjs).
   emoji: { family: "Noto Emoji", file: "NotoEmoji-Regular.ttf", lineHeightEm: 1.172, drawtextFile: "Inter-Regular.emoji.ttf" },
 } as const satisfies Record<string, ScriptFace>;
