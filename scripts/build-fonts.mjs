@@ -20,7 +20,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { inflateSync } from "node:zlib";
-import { cmapOf, mergeFaces, readSfnt, tableChecksum, writeSfnt } from "./font-merge.mjs";
+import { cmapOf, fullUnicodeCmapFirst, mergeFaces, readSfnt, tableChecksum, writeSfnt } from "./font-merge.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = path.join(root, "assets", "fonts");
@@ -204,25 +204,6 @@ function main() {
   const withEmoji = mergeFaces(drawtextFace.merged, [emoji]);
   writeFileSync(path.join(outDir, `${drawtextFace.name}-Regular.emoji.ttf`), withEmoji);
   console.log(`${drawtextFace.name}-Regular.emoji.ttf: ${withEmoji.byteLength} bytes, the merged face with Noto Emoji's glyphs appended (drawtext)`);
-}
-
-/**
- * libass takes the first Windows Unicode cmap subtable it finds, and the (3,1) BMP one comes
- * before the (3,10) full one, so every emoji past U+FFFF was "not found" in a face that has it:
- * the (3,1) record is pointed at the full (format 12) subtable, which covers the BMP too.
- */
-function fullUnicodeCmapFirst(sfnt) {
-  const { flavor, tables } = readSfnt(sfnt);
-  const cmap = tables.get("cmap");
-  const records = Array.from({ length: cmap.readUInt16BE(2) }, (_, i) => {
-    const at = 4 + i * 8;
-    return { at, platform: cmap.readUInt16BE(at), encoding: cmap.readUInt16BE(at + 2), offset: cmap.readUInt32BE(at + 4) };
-  });
-  const full = records.find((r) => r.platform === 3 && r.encoding === 10 && cmap.readUInt16BE(r.offset) === 12);
-  const bmp = records.find((r) => r.platform === 3 && r.encoding === 1);
-  if (!full || !bmp) throw new Error("the emoji face has no Windows (3,1) and full-Unicode (3,10) cmap pair");
-  cmap.writeUInt32BE(full.offset, bmp.at + 4);
-  return writeSfnt(flavor, [...tables].map(([tag, data]) => ({ tag, data })));
 }
 
 function buildEmojiFace() {

@@ -107,6 +107,25 @@ export function cmapOf(cmap) {
   return map;
 }
 
+/**
+ * libass takes the first Windows Unicode cmap subtable it finds, and the (3,1) BMP one comes
+ * before the (3,10) full one, so every emoji past U+FFFF was "not found" in a face that has it:
+ * the (3,1) record is pointed at the full (format 12) subtable, which covers the BMP too.
+ */
+export function fullUnicodeCmapFirst(sfnt) {
+  const { flavor, tables } = readSfnt(sfnt);
+  const cmap = tables.get("cmap");
+  const records = Array.from({ length: cmap.readUInt16BE(2) }, (_, i) => {
+    const at = 4 + i * 8;
+    return { at, platform: cmap.readUInt16BE(at), encoding: cmap.readUInt16BE(at + 2), offset: cmap.readUInt32BE(at + 4) };
+  });
+  const full = records.find((r) => r.platform === 3 && r.encoding === 10 && cmap.readUInt16BE(r.offset) === 12);
+  const bmp = records.find((r) => r.platform === 3 && r.encoding === 1);
+  if (!full || !bmp) throw new Error("the emoji face has no Windows (3,1) and full-Unicode (3,10) cmap pair");
+  cmap.writeUInt32BE(full.offset, bmp.at + 4);
+  return writeSfnt(flavor, [...tables].map(([tag, data]) => ({ tag, data })));
+}
+
 /** Sequential map groups (format 12): code point ranges mapped to consecutive glyph ids. */
 function cmap12Of(cmap, at) {
   const map = new Map();
@@ -136,7 +155,7 @@ function buildCmap12(map) {
 /**
  * A format 4 cmap (Windows and Unicode platform records) for BMP code points -> glyph ids, and a
  * format 12 one beside it when a code point lies past U+FFFF; then the Windows BMP record points
- * at the full one too, since libass takes the first Windows record (build-fonts.mjs).
+ * at the full one too, since libass takes the first Windows record (fullUnicodeCmapFirst).
  */
 function buildCmap(map) {
   const codes = [...map.keys()].filter((c) => c < 0xffff).sort((a, b) => a - b);

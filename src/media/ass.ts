@@ -278,8 +278,13 @@ export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { widt
       bounds.push(Math.max(bounds.at(-1)!, cs(t)));
     }
     bounds.push(Math.max(bounds.at(-1)!, cs(cue.end)));
+    // Each piece takes the breaks that fall inside it (offsets are into the whole cue text).
     let offset = 0;
-    const wrapped = pieces.map((piece) => insertLineBreaks(piece, breaks, (offset += piece.length) - piece.length));
+    const wrapped = pieces.map((piece) => {
+      const text = insertLineBreaks(piece, breaks, offset);
+      offset += piece.length;
+      return text;
+    });
     words.forEach((_, w) => {
       // pieces alternate: text before the first word, the word, text before the next... the rest.
       const text = wrapped.map((piece, i) => (i === 2 * w + 1 ? `{${activeTags}}${caption(piece)}{\\r}` : caption(piece))).join("");

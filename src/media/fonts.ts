@@ -79,22 +79,21 @@ export const scripts = Object.keys(scriptFaces) as Script[];
  * count). Han, kana, CJK punctuation and full-width forms make one kind: its face depends on the
  * text around it (scriptOfRun). Hangul letters are a kind of their own: the Korean face has no Han.
  */
-const RUN_LETTERS = {
-  arabic: "\\p{scx=Arabic}",
-  hebrew: "\\p{scx=Hebrew}",
-  devanagari: "\\p{scx=Devanagari}",
-  thai: "\\p{scx=Thai}",
-  hangul: "\\p{sc=Hangul}",
-  han: "\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\u3000-\\u303F\\uFF00-\\uFFEF",
-};
+/** A kind of letters: one of them starts a run; marks and (non-)joiners continue it. */
+const letters = (classBody: string) => ({ unit: `[${classBody}]`, inside: "\\p{M}\\u200C\\u200D" });
 /**
  * What starts or continues a run: one letter of the kind (or one emoji), and what may follow one
- * inside the run (marks and joiners). Emoji are the pictographs from U+2300 on (the © ® ™ ‼ and
- * arrows before it are the caption family's own), flags' regional indicators and keycaps (1️⃣);
- * a sequence keeps its joiners, variation selectors, skin tones and tag characters.
+ * inside the run. Emoji are the pictographs from U+2300 on (the © ® ™ ‼ and arrows before it are
+ * the caption family's own), flags' regional indicators and keycaps (1️⃣); a sequence keeps its
+ * joiners, variation selectors, skin tones and tag characters.
  */
 const RUN_UNITS = {
-  ...(Object.fromEntries(Object.entries(RUN_LETTERS).map(([kind, letters]) => [kind, { unit: `[${letters}]`, inside: "\\p{M}\\u200C\\u200D" }])) as Record<keyof typeof RUN_LETTERS, { unit: string; inside: string }>),
+  arabic: letters("\\p{scx=Arabic}"),
+  hebrew: letters("\\p{scx=Hebrew}"),
+  devanagari: letters("\\p{scx=Devanagari}"),
+  thai: letters("\\p{scx=Thai}"),
+  hangul: letters("\\p{sc=Hangul}"),
+  han: letters("\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\u3000-\\u303F\\uFF00-\\uFFEF"),
   emoji: {
     unit: "(?:[0-9#*]\\uFE0F?\\u20E3|(?![\\u0000-\\u22FF])[\\p{Extended_Pictographic}\\p{Regional_Indicator}])",
     inside: "\\p{M}\\u200D\\p{Emoji_Modifier}\\u{E0020}-\\u{E007F}",
