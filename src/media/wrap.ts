@@ -6,7 +6,8 @@
  * full-width forms) is one em in every CJK face, the rest is estimated (a Latin letter about
  * 0.55 em). Breaks go between two characters of which one is full-width, never before closing
  * punctuation or small kana nor after opening brackets (the basic kinsoku rules), or after a
- * space; the lines come out about equal, as libass's own smart wrapping makes them.
+ * space, and between words where that fits; the lines come out about equal, as libass's own
+ * smart wrapping makes them.
  */
 
 const FULL_WIDTH = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Hangul}\u3000-\u303F\uFF01-\uFF60\uFFE0-\uFFE6]/u;
@@ -15,6 +16,8 @@ const NO_LINE_START = new Set("、。，．・：；？！ー―…‥」』）�
 /** Never at the end of a line: opening brackets. */
 const NO_LINE_END = new Set("「『（〔［｛〈《【〘〖〝‘“｟«([{");
 const MARK = /\p{M}/u;
+/** The runtime's word segmenter (ICU dictionaries for Chinese and Japanese), as karaoke's words use it (src/media/words.ts). */
+const WORDS = new Intl.Segmenter(undefined, { granularity: "word" });
 
 function widthEm(char: string): number {
   if (FULL_WIDTH.test(char)) return 1;
@@ -49,22 +52,39 @@ function lineBreaks(line: string, maxEm: number): number[] {
     if (before === " ") return true;
     return after !== " " && (FULL_WIDTH.test(before) || FULL_WIDTH.test(after));
   };
-  const candidates: { offset: number; width: number }[] = [];
+  const wordStarts = new Set<number>();
+  for (const { index } of WORDS.segment(line)) wordStarts.add(index);
+  const candidates: Candidate[] = [];
   let offset = 0;
   let width = 0;
   for (let i = 0; i < chars.length; i++) {
-    if (i > 0 && allowed(i)) candidates.push({ offset, width });
+    if (i > 0 && allowed(i)) candidates.push({ offset, width, betweenWords: wordStarts.has(offset) });
     offset += chars[i]!.length;
     width += widths[i]!;
   }
+  // Between words when that fits (是否 stays whole, and so does a karaoke word's highlight);
+  // between any two characters only when a word is too long for a line.
+  const betweenWords = chooseBreaks(candidates.filter((c) => c.betweenWords), total, maxEm);
+  return betweenWords.fits ? betweenWords.offsets : chooseBreaks(candidates, total, maxEm).offsets;
+}
 
-  // About equal lines: for n lines, the k-th break is the candidate nearest k/n of the width
-  // (one pass, both in width order); up to three more lines while one would still be wider
-  // than maxEm (a long stretch without a place to break).
+interface Candidate {
+  offset: number;
+  /** Width in ems of the text before this break. */
+  width: number;
+  betweenWords: boolean;
+}
+
+/**
+ * About equal lines: for n lines, the k-th break is the candidate nearest k/n of the width (one
+ * pass, both in width order); up to three more lines while one would still be wider than maxEm
+ * (a long stretch without a place to break).
+ */
+function chooseBreaks(candidates: Candidate[], total: number, maxEm: number): { offsets: number[]; fits: boolean } {
   const fewest = Math.ceil(total / maxEm);
-  let best: number[] = [];
+  let best: { offsets: number[]; fits: boolean } = { offsets: [], fits: false };
   for (let lines = fewest; lines <= fewest + 3; lines++) {
-    const chosen: { offset: number; width: number }[] = [];
+    const chosen: Candidate[] = [];
     let next = 0;
     for (let k = 1; k < lines; k++) {
       const goal = (k * total) / lines;
@@ -74,9 +94,9 @@ function lineBreaks(line: string, maxEm: number): number[] {
       chosen.push(nearest);
       next++;
     }
-    best = chosen.map((c) => c.offset);
     const edges = [0, ...chosen.map((c) => c.width), total];
-    if (chosen.length < lines - 1 || edges.every((edge, i) => i === 0 || edge - edges[i - 1]! <= maxEm)) break;
+    best = { offsets: chosen.map((c) => c.offset), fits: edges.every((edge, i) => i === 0 || edge - edges[i - 1]! <= maxEm) };
+    if (chosen.length < lines - 1 || best.fits) break;
   }
   return best;
 }

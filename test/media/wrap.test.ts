@@ -25,6 +25,27 @@ describe("cjkLineBreaks", () => {
     expect(insertLineBreaks(text, cjkLineBreaks(text, 8)).split("\n")).toEqual(["中中中中中中", "中中中中中中"]);
   });
 
+  it("breaks between words when that fits, and inside a word only when it is longer than a line", () => {
+    const words = [...new Intl.Segmenter("zh", { granularity: "word" }).segment(LINE)].map((s) => s.segment);
+    expect(words).toContain("是否"); // the runtime's ICU dictionary knows the words
+    const starts = new Set<number>();
+    let at = 0;
+    for (const word of words) {
+      starts.add(at);
+      at += word.length;
+    }
+    for (const maxEm of [8, 12, 16, 20, 30]) {
+      const breaks = cjkLineBreaks(LINE, maxEm);
+      expect(breaks.length).toBeGreaterThan(0);
+      for (const offset of breaks) expect(starts.has(offset), `break at ${offset} for ${maxEm} em`).toBe(true);
+      for (const line of insertLineBreaks(LINE, breaks).split("\n")) expect([...line].length).toBeLessThanOrEqual(maxEm);
+    }
+    // One word of three characters, on lines 2 em wide: cut inside it.
+    const name = "共和国";
+    expect([...new Intl.Segmenter("zh", { granularity: "word" }).segment(name)]).toHaveLength(1);
+    expect(insertLineBreaks(name, cjkLineBreaks(name, 2)).split("\n")).toEqual(["共和", "国"]);
+  });
+
   it("keeps a very long line linear and a line without any place to break whole", () => {
     const long = LINE.repeat(20_000); // 920,000 characters
     const breaks = cjkLineBreaks(long, 16);
