@@ -258,6 +258,34 @@ describe("ffmpeg jobs", () => {
     expect(backend.leftovers()).toEqual([]);
   });
 
+  it("extracts the audio of a streamed input as it arrives, in a few requests", async () => {
+    // Interleaved as cameras and ffmpeg write: the unmapped video lies between audio packets.
+    const clip = path.join(scratch, "interleaved.mp4");
+    await ffmpeg([
+      "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=30",
+      "-f", "lavfi", "-i", "sine=frequency=440:duration=30",
+      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", clip,
+    ]);
+    const key = "stream-audio";
+    const body = readFileSync(clip);
+    fixture.media.set(key, body);
+    fixture.ranged.add(key);
+    await backend.postJob(jobBody(fixture, key, {
+      args: ["-hide_banner", "-y", "-i", "in0.mp4", "-map", "0:a:0", "-vn", "-c:a", "libmp3lame", "-q:a", "2", "-f", "mp3", "out.mp3"],
+      streamedInputs: { "in0.mp4": "mov" },
+      output: { name: "out.mp3", url: `${fixture.baseUrl}/upload/${key}?X-Amz-Signature=deadbeef`, contentType: "audio/mpeg" },
+    }));
+    const [callback] = await fixture.waitForCallback(key, 1, 60_000);
+    expect(callbackJson(callback!)).toMatchObject({ status: "completed" });
+    const probe = await ffprobe(writeScratch(scratch, `${key}-out.mp3`, fixture.of("PUT", `/upload/${key}`)[0]!.body));
+    expect(probe.streams.map((s) => `${s.codec_type}/${s.codec_name}`)).toEqual(["audio/mp3"]);
+    expect(Math.abs(Number(probe.format.duration) - 30)).toBeLessThan(0.1);
+    // Read through, not one range request per video gap.
+    expect(fixture.of("GET", `/media/${key}`).length).toBeLessThanOrEqual(5);
+    await until(() => backend.jobLogs().some((line) => line.jobId === `job_${key}`), 10_000, `job_${key} logged`);
+    expect(backend.jobLogs().find((line) => line.jobId === `job_${key}`)).toMatchObject({ inputBytes: 0, streamedInputs: 1 });
+  });
+
   it("fails a job whose streamed input cannot be read, naming the input and never its URL", async () => {
     await backend.postJob(jobBody(fixture, "stream-missing", { streamedInputs: { "in0.mp4": "mov" } }));
     const [callback] = await fixture.waitForCallback("stream-missing", 1, 60_000);

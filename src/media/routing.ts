@@ -130,11 +130,15 @@ export function estimateWasmCpuSeconds(command: MediaCommand, inputs: MediaInput
 export function predictSeconds(command: MediaCommand, inputs: MediaInput[]): { wasm: number; backend: number; wasmCpu: number } {
   const work = workloadOf(command, inputs);
   const wasmCpu = engineSeconds(CALIBRATION.wasm, work);
+  const native = engineSeconds(CALIBRATION.native, work);
   // The output is rarely larger than what is read of the inputs: count it as that, both ways.
-  const transfer = (2 * work.inputBytes * (command.backendStreaming?.readFraction ?? 1)) / CALIBRATION.backend.transferBytesPerSecond;
+  const download = (work.inputBytes * (command.backendStreaming?.readFraction ?? 1)) / CALIBRATION.backend.transferBytesPerSecond;
+  const upload = download;
+  // Inputs read over HTTP arrive while ffmpeg works: whichever is slower sets the pace.
+  const downloadAndRun = command.backendStreaming ? Math.max(download, native) : download + native;
   return {
     wasm: CALIBRATION.wasm.startSeconds + wasmCpu,
-    backend: CALIBRATION.backend.dispatchSeconds + transfer + CALIBRATION.native.startSeconds + engineSeconds(CALIBRATION.native, work),
+    backend: CALIBRATION.backend.dispatchSeconds + CALIBRATION.native.startSeconds + downloadAndRun + upload,
     wasmCpu,
   };
 }

@@ -45,13 +45,27 @@ describe("the router's view of a command", () => {
     expect(whole.backendStreaming?.readFraction).toBe(1);
     const asDownloaded = { ...short, backendStreaming: undefined };
     const [streamed, downloaded] = [short, asDownloaded].map((command) => predictSeconds(command, [long]).backend);
-    // 2 x 600 MiB at 100 MB/s no longer counted: about 12.6 s less.
-    expect(downloaded! - streamed!).toBeCloseTo((2 * 600 * MiB * (1 - 15 / 3600)) / CALIBRATION.backend.transferBytesPerSecond, 3);
+    // 2 x 600 MiB at 100 MB/s no longer counted, and the 15/3600 read arrives while ffmpeg encodes: about 12.6 s less.
+    expect(downloaded! - streamed!).toBeCloseTo((600 * MiB * (2 - 15 / 3600)) / CALIBRATION.backend.transferBytesPerSecond, 3);
     // Containers without an index a range request can use are downloaded.
     const avi = { ...long, name: "in0.avi", probe: { ...long.probe, container: "avi" } };
     expect(buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [avi]).backendStreaming).toBeUndefined();
     const mkv = { ...long, name: "in0.mkv", probe: { ...long.probe, container: "mkv" } };
     expect(buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [mkv]).backendStreaming?.inputs).toEqual({ "in0.mkv": "matroska" });
+  });
+
+  it("streams the input of an audio extraction on the backend, overlapping its download with ffmpeg", () => {
+    const film = input(61_000_000, 60, 1920, 1080);
+    const mp3 = buildExtractAudioCommand(tools["extract-audio"].params.parse({ uploadId: id, format: "mp3" }), [film]);
+    expect(mp3.backendStreaming).toEqual({ inputs: { "in0.mp4": "mov" }, readFraction: 1 });
+    const transfer = 61_000_000 / CALIBRATION.backend.transferBytesPerSecond;
+    const native = 60 * CALIBRATION.native.audioPerMediaSecond + 61_000_000 / CALIBRATION.native.copyBytesPerSecond;
+    const fixed = CALIBRATION.backend.dispatchSeconds + CALIBRATION.native.startSeconds;
+    expect(predictSeconds(mp3, [film]).backend).toBeCloseTo(fixed + Math.max(transfer, native) + transfer, 6);
+    expect(predictSeconds({ ...mp3, backendStreaming: undefined }, [film]).backend).toBeCloseTo(fixed + transfer + native + transfer, 6);
+    // A container without a usable index is downloaded first.
+    const avi = { ...film, name: "in0.avi", probe: { ...film.probe, container: "avi" } };
+    expect(buildExtractAudioCommand({ format: "wav" }, [avi]).backendStreaming).toBeUndefined();
   });
 
   it("counts drawing filters", () => {

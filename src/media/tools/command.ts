@@ -51,6 +51,12 @@ export interface MediaCommand {
   backendStreaming?: { inputs: Record<string, StreamedDemuxer>; readFraction: number };
 }
 
+/** Containers the backend can read over HTTP (their index makes a seek one range request), by demuxer. */
+const STREAMED_DEMUXER: Partial<Record<string, StreamedDemuxer>> = { mp4: "mov", m4v: "mov", mov: "mov", m4a: "mov", mkv: "matroska", webm: "matroska", mp3: "mp3" };
+
+/** The demuxer the backend reads `input` over HTTP with, or undefined when it must download it first. */
+export const streamedDemuxerOf = (input: MediaInput): StreamedDemuxer | undefined => STREAMED_DEMUXER[input.probe.container];
+
 /**
  * Fonts live in a subdirectory of their own: libass reads every file of its `fontsdir` into
  * memory, which must not include the (possibly huge) inputs. The name is the backend protocol's.

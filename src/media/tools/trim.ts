@@ -9,9 +9,8 @@
  * and cut audio on packet boundaries.
  */
 import type { TrimInput } from "../../tools/trim";
-import type { StreamedDemuxer } from "../../../backend/src/protocol.ts";
 import type { ProbeResult } from "../types";
-import { type MediaCommand, type MediaInput, resultName } from "./command";
+import { type MediaCommand, type MediaInput, resultName, streamedDemuxerOf } from "./command";
 import { convertTargets } from "./convert";
 import {
   type AudioEncoder,
@@ -81,8 +80,6 @@ export function familyAudioArgs(family: ContainerFamily, probe: ProbeResult): st
   return audioEncoderArgs(family.audio);
 }
 
-/** Containers the backend reads over HTTP for a trim (their index makes a seek one range request), by demuxer. */
-const STREAMED_DEMUXER: Partial<Record<string, StreamedDemuxer>> = { mp4: "mov", m4v: "mov", mov: "mov", m4a: "mov", mkv: "matroska", webm: "matroska", mp3: "mp3" };
 /** What a trim reads before `start`: from the keyframe before it (a few seconds on phone video). */
 const SEEK_LEAD_SECONDS = 5;
 
@@ -91,7 +88,7 @@ const SEEK_LEAD_SECONDS = 5;
  * downloading all of it first; the share it reads is what routing counts as transferred.
  */
 function trimStreaming(input: MediaInput, start: number, end: number): MediaCommand["backendStreaming"] {
-  const demuxer = STREAMED_DEMUXER[input.probe.container];
+  const demuxer = streamedDemuxerOf(input);
   if (!demuxer) return undefined;
   const duration = input.probe.durationMs / 1000;
   const readFraction = duration > 0 ? Math.min(1, Math.max(0, Math.min(end, duration) - Math.max(0, start - SEEK_LEAD_SECONDS)) / duration) : 1;
