@@ -199,6 +199,8 @@ export async function runApiBench(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "bench-api-"));
   const stack = await startStack(path.join(dir, "state"));
   const sizes = (process.env.BENCH_API_SIZES ?? "720p,1080p").split(",") as ("720p" | "1080p")[];
+  // A subset of the cases by id (`BENCH_API_CASES=extract-audio-mp3,convert-mkv`), to compare two versions quickly.
+  const cases = process.env.BENCH_API_CASES?.split(",").map((id) => id.trim());
   const rows: string[][] = [];
   const ratios: number[] = [];
   try {
@@ -213,7 +215,7 @@ export async function runApiBench(): Promise<void> {
       const byName = new Map<MediaInput, string>([[inputs.clip, files.clip], [inputs.clip2, files.clip2], [inputs.logo, files.logo], [inputs.speech, files.speech]]);
       for (const bench of benchCases(inputs)) {
         const call = apiCalls[bench.id];
-        if (!call) continue;
+        if (!call || (cases && !cases.includes(bench.id))) continue;
         const { tool, body } = call(uploads);
         const native = await nativeSeconds(sizeDir, bench.build, new Map(bench.inputs.map((i) => [i.name, byName.get(i)!])));
         const api = await callTool(stack, tool, body);
