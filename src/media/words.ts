@@ -14,20 +14,22 @@ export function joinWords(words: readonly string[]): string {
   return text;
 }
 
+/** The runtime's word segmenter (ICU dictionaries for Chinese and Japanese): karaoke's words, and where long CJK lines break (wrap.ts). */
+export const wordSegmenter = new Intl.Segmenter(undefined, { granularity: "word" });
+
 /**
  * The words of a caption's text: split at white space, and a piece holding Chinese, Japanese or
  * Thai cut into its words by the runtime's word segmenter (ICU dictionaries), punctuation kept
  * with the word before it, so karaoke can time and highlight them one by one.
  */
 export function splitWords(text: string): string[] {
-  const segmenter = new Intl.Segmenter(undefined, { granularity: "word" });
   return text
     .split(/\s+/)
     .filter((piece) => piece !== "")
     .flatMap((piece) => {
       if (!UNSPACED.test(piece)) return [piece];
       const words: string[] = [];
-      for (const { segment, isWordLike } of segmenter.segment(piece)) {
+      for (const { segment, isWordLike } of wordSegmenter.segment(piece)) {
         if (isWordLike || words.length === 0) words.push(segment);
         else words[words.length - 1] += segment;
       }

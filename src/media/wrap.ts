@@ -9,6 +9,7 @@
  * space, and between words where that fits; the lines come out about equal, as libass's own
  * smart wrapping makes them.
  */
+import { wordSegmenter } from "./words";
 
 const FULL_WIDTH = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Hangul}\u3000-\u303F\uFF01-\uFF60\uFFE0-\uFFE6]/u;
 /** Never at the start of a line: closing punctuation, prolonged sound mark, small kana, iteration marks. */
@@ -16,8 +17,6 @@ const NO_LINE_START = new Set("、。，．・：；？！ー―…‥」』）�
 /** Never at the end of a line: opening brackets. */
 const NO_LINE_END = new Set("「『（〔［｛〈《【〘〖〝‘“｟«([{");
 const MARK = /\p{M}/u;
-/** The runtime's word segmenter (ICU dictionaries for Chinese and Japanese), as karaoke's words use it (src/media/words.ts). */
-const WORDS = new Intl.Segmenter(undefined, { granularity: "word" });
 
 function widthEm(char: string): number {
   if (FULL_WIDTH.test(char)) return 1;
@@ -53,7 +52,7 @@ function lineBreaks(line: string, maxEm: number): number[] {
     return after !== " " && (FULL_WIDTH.test(before) || FULL_WIDTH.test(after));
   };
   const wordStarts = new Set<number>();
-  for (const { index } of WORDS.segment(line)) wordStarts.add(index);
+  for (const { index } of wordSegmenter.segment(line)) wordStarts.add(index);
   const candidates: Candidate[] = [];
   let offset = 0;
   let width = 0;

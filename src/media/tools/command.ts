@@ -54,8 +54,14 @@ export interface MediaCommand {
 /** Containers the backend can read over HTTP (their index makes a seek one range request), by demuxer. */
 const STREAMED_DEMUXER: Partial<Record<string, StreamedDemuxer>> = { mp4: "mov", m4v: "mov", mov: "mov", m4a: "mov", mkv: "matroska", webm: "matroska", mp3: "mp3" };
 
-/** The demuxer the backend reads `input` over HTTP with, or undefined when it must download it first. */
-export const streamedDemuxerOf = (input: MediaInput): StreamedDemuxer | undefined => STREAMED_DEMUXER[input.probe.container];
+/**
+ * `input` read over HTTP by the backend, of which about `readFraction` is read, or undefined when
+ * its container must be downloaded first.
+ */
+export function streamedInput(input: MediaInput, readFraction = 1): MediaCommand["backendStreaming"] {
+  const demuxer = STREAMED_DEMUXER[input.probe.container];
+  return demuxer ? { inputs: { [input.name]: demuxer }, readFraction } : undefined;
+}
 
 /**
  * Fonts live in a subdirectory of their own: libass reads every file of its `fontsdir` into

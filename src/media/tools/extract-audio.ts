@@ -2,7 +2,7 @@
  * extract-audio: the first audio stream of a video or audio file as MP3, WAV or AAC.
  * Pure argv building, so the same command runs on ffmpeg.wasm and on a native ffmpeg.
  */
-import { streamedDemuxerOf, type MediaCommand, type MediaInput } from "./command";
+import { streamedInput, type MediaCommand, type MediaInput } from "./command";
 
 export const extractAudioFormats = ["mp3", "wav", "aac"] as const;
 export type ExtractAudioFormat = (typeof extractAudioFormats)[number];
@@ -97,16 +97,8 @@ export function buildExtractAudioCommand(params: { format: ExtractAudioFormat },
     contentType: extractAudioContentType[params.format],
     wasmCapable: true,
     wasmHeapBytes: 32 * 1024 * 1024,
-    backendStreaming: audioStreaming(input),
+    // Read over HTTP as ffmpeg goes, so the audio is encoded while the file arrives (ffmpeg reads
+    // through the short gaps the unmapped video leaves in an interleaved file: a few requests).
+    backendStreaming: streamedInput(input),
   };
-}
-
-/**
- * The backend reads the input over HTTP as ffmpeg goes rather than downloading it first, so the
- * audio is encoded while the file arrives (ffmpeg reads through the short gaps the unmapped video
- * leaves in an interleaved file: a few requests, not one per gap).
- */
-function audioStreaming(input: MediaInput): MediaCommand["backendStreaming"] {
-  const demuxer = streamedDemuxerOf(input);
-  return demuxer ? { inputs: { [input.name]: demuxer }, readFraction: 1 } : undefined;
 }

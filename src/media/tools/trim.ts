@@ -10,7 +10,7 @@
  */
 import type { TrimInput } from "../../tools/trim";
 import type { ProbeResult } from "../types";
-import { type MediaCommand, type MediaInput, resultName, streamedDemuxerOf } from "./command";
+import { type MediaCommand, type MediaInput, resultName, streamedInput } from "./command";
 import { convertTargets } from "./convert";
 import {
   type AudioEncoder,
@@ -88,11 +88,9 @@ const SEEK_LEAD_SECONDS = 5;
  * downloading all of it first; the share it reads is what routing counts as transferred.
  */
 function trimStreaming(input: MediaInput, start: number, end: number): MediaCommand["backendStreaming"] {
-  const demuxer = streamedDemuxerOf(input);
-  if (!demuxer) return undefined;
   const duration = input.probe.durationMs / 1000;
   const readFraction = duration > 0 ? Math.min(1, Math.max(0, Math.min(end, duration) - Math.max(0, start - SEEK_LEAD_SECONDS)) / duration) : 1;
-  return { inputs: { [input.name]: demuxer }, readFraction };
+  return streamedInput(input, readFraction);
 }
 
 export function buildTrimCommand(params: Pick<TrimInput, "start" | "end">, inputs: MediaInput[]): MediaCommand {
