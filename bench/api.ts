@@ -135,21 +135,27 @@ interface ApiRun {
   outputBytes: number;
 }
 
-/** Tool call -> poll every 20 ms -> download: what a client waiting on the job sees. */
-export async function callTool(stack: Stack, tool: string, body: unknown, pollMs = 20): Promise<ApiRun> {
+/**
+ * Tool call -> the job's end -> download: what a client waiting on the job sees. By default it
+ * waits with GET /api/v1/jobs/{id}?wait=50, which the API answers the moment the job ends;
+ * with `pollMs`, it reads the job every `pollMs` instead, as a polling client does
+ * (BENCH_API_POLL_MS for the API table).
+ */
+export async function callTool(stack: Stack, tool: string, body: unknown, pollMs?: number): Promise<ApiRun> {
   const started = performance.now();
   const response = await fetch(`${stack.base}/api/v1/${tool}`, { method: "POST", headers: { ...stack.auth, "content-type": "application/json" }, body: JSON.stringify(body) });
   const envelope = (await response.json()) as { jobId?: string };
   if (!response.ok || !envelope.jobId) throw new Error(`${tool}: ${response.status} ${JSON.stringify(envelope)}`);
+  const read = `${stack.base}/api/v1/jobs/${envelope.jobId}${pollMs === undefined ? "?wait=50" : ""}`;
   for (;;) {
-    const job = (await (await fetch(`${stack.base}/api/v1/jobs/${envelope.jobId}`, { headers: stack.auth })).json()) as { status: string; error?: string; result?: { url: string } };
+    const job = (await (await fetch(read, { headers: stack.auth })).json()) as { status: string; error?: string; result?: { url: string } };
     if (job.status === "failed") return { seconds: (performance.now() - started) / 1000, jobId: envelope.jobId, status: job.status, error: job.error, outputBytes: 0 };
     if (job.status === "completed" && job.result) {
       const download = await fetch(new URL(job.result.url, stack.base), { headers: stack.auth });
       const bytes = (await download.arrayBuffer()).byteLength;
       return { seconds: (performance.now() - started) / 1000, jobId: envelope.jobId, status: job.status, outputBytes: bytes };
     }
-    await sleep(pollMs);
+    if (pollMs !== undefined) await sleep(pollMs);
   }
 }
 
@@ -218,7 +224,7 @@ export async function runApiBench(): Promise<void> {
         if (!call || (cases && !cases.includes(bench.id))) continue;
         const { tool, body } = call(uploads);
         const native = await nativeSeconds(sizeDir, bench.build, new Map(bench.inputs.map((i) => [i.name, byName.get(i)!])));
-        const api = await callTool(stack, tool, body);
+        const api = await callTool(stack, tool, body, process.env.BENCH_API_POLL_MS ? Number(process.env.BENCH_API_POLL_MS) : undefined);
         const route = stack.routes.get(api.jobId) ?? "?";
         const ratio = api.seconds / native;
         if (api.status === "completed") ratios.push(ratio);
@@ -289,7 +295,7 @@ async function measureLatency(stack: Stack, dir: string): Promise<void> {
   };
   const idle = await burst();
   // Four 720p subtitle burn-ins on ffmpeg.wasm (MEDIA_ENGINE=wasm; each ~10-20 s of isolate CPU).
-  const heavy = [0, 1, 2, 3].map(() => callTool(stack, "subtitles", { uploadId: clip, srtContent: SRT }, 500));
+  const heavy = [0, 1, 2, 3].map(() => callTool(stack, "subtitles", { uploadId: clip, srtContent: SRT }));
   await sleep(1000);
   const loaded = await burst();
   const heavyRuns = await Promise.all(heavy);
@@ -341,7 +347,7 @@ export async function runTransferBench(): Promise<void> {
     const started = performance.now();
     const uploaded = await peakRss(stack.pids, uploadStreamed(stack, big, size));
     const uploadSeconds = (performance.now() - started) / 1000;
-    const copied = await peakRss(stack.pids, callTool(stack, "convert", { uploadId: uploaded.value, format: "mkv" }, 200));
+    const copied = await peakRss(stack.pids, callTool(stack, "convert", { uploadId: uploaded.value, format: "mkv" }));
     const phases = stack.backendJobs.get(copied.value.jobId);
     const rate = (bytes: number | undefined, ms: number | undefined) => (bytes && ms ? `${(bytes / 1e6 / (ms / 1000)).toFixed(0)} MB/s` : "?");
     console.log(`\ntransfers of a ${(size / 1e6).toFixed(0)} MB file on wrangler dev (loopback; route ${stack.routes.get(copied.value.jobId) ?? "?"})`);

@@ -1456,11 +1456,14 @@ export interface paths {
         };
         /**
          * Job status (polling)
-         * @description Readable only by the API key that created the job; any other key, an unknown id or a job ended more than 3 hours ago answers 404.
+         * @description Readable only by the API key that created the job; any other key, an unknown id or a job ended more than 3 hours ago answers 404. With `wait`, a queued or processing job is answered when it ends (at once, not at the next poll) or after that many seconds, whichever comes first, with its state then: one request instead of a poll loop.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Seconds to wait for the job to end before answering, 0-50 (default 0: answer at once). */
+                    wait?: number | null;
+                };
                 header?: never;
                 path: {
                     id: string;
@@ -1478,6 +1481,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["JobStatus"];
+                    };
+                };
+                /** @description Invalid request (`invalid_request`); the message names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */

@@ -7,15 +7,20 @@ import { type Api, type JobStatus, toApiError, unwrap } from "./client.ts";
 import type { Config } from "./config.ts";
 import { byteProgress, waitProgress } from "./progress.ts";
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Seconds each status read waits for the end: short enough that the status line follows queued -> processing. */
+const WAIT_PER_READ_SECONDS = 20;
 
-/** Polls GET /api/v1/jobs/{id} (fast at first, then every 2 s) until completed or failed. */
+/**
+ * Reads GET /api/v1/jobs/{id} until the job is completed or failed: at once, then with `wait`, which
+ * the API answers the moment the job ends (no polling delay, one request per 20 s at most).
+ */
 export async function waitForJob(api: Api, jobId: string, options: { quiet?: boolean; timeoutSeconds?: number } = {}): Promise<JobStatus> {
   const progress = waitProgress(`job ${jobId}`, options.quiet);
   const started = Date.now();
   const deadline = started + (options.timeoutSeconds ?? 3600) * 1000;
   for (let attempt = 0; ; attempt++) {
-    const job = unwrap(await api.GET("/api/v1/jobs/{id}", { params: { path: { id: jobId } } }));
+    const wait = attempt === 0 ? 0 : Math.max(0, Math.min(WAIT_PER_READ_SECONDS, Math.ceil((deadline - Date.now()) / 1000)));
+    const job = unwrap(await api.GET("/api/v1/jobs/{id}", { params: { path: { id: jobId }, query: { wait } } }));
     progress.update(0, job.status);
     if (job.status === "completed" || job.status === "failed") {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
@@ -23,7 +28,6 @@ export async function waitForJob(api: Api, jobId: string, options: { quiet?: boo
       return job;
     }
     if (Date.now() > deadline) throw new Error(`job ${jobId} is still ${job.status} after ${options.timeoutSeconds ?? 3600} s`);
-    await sleep(Math.min(2000, 100 * 2 ** Math.min(attempt, 5)));
   }
 }
 

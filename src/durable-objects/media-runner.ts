@@ -57,9 +57,34 @@ function userMessage(error: unknown): string {
 }
 
 export class MediaRunner extends DurableObject<Env> {
+  /** Status reads waiting for the job to end (waitForEnd). */
+  readonly #endWaiters = new Set<() => void>();
+  /** This object ended its job (it runs one job, named by its id). */
+  #ended = false;
+
   constructor(ctx: DurableObjectState, env: Env) {
     const resilient = withResilientD1(env);
     super(ctx, env.FAULT_R2_PUT_FAIL_RATE ? { ...resilient, MEDIA: withFailingWrites(env.MEDIA, env.FAULT_R2_PUT_FAIL_RATE) } : resilient);
+  }
+
+  /**
+   * Resolves when this object ends the job (completed, failed, cancelled) or after `timeoutMs`;
+   * at once for a job already ended. For status reads that wait (services/jobs.ts waitForJobForKey).
+   */
+  async waitForEnd(jobId: string, timeoutMs: number): Promise<void> {
+    if (this.#ended) return;
+    const job = await loadJob(this.env.DB, jobId);
+    // Checked again after the read: the job may have ended while it was on its way.
+    if (this.#ended || !job || job.status === "completed" || job.status === "failed") return;
+    await new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.#endWaiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, Math.max(0, timeoutMs));
+      this.#endWaiters.add(wake);
+    });
   }
 
   /** Runs the job if it is still queued; a redelivered message finds it taken and returns. */
@@ -93,6 +118,7 @@ export class MediaRunner extends DurableObject<Env> {
 
   /** The caller cancelled the job (already failed and refunded): stop the pending stage and forget it. */
   async cancel(jobId: string): Promise<void> {
+    this.jobEnded();
     const pending = await this.ctx.storage.get<PendingStage>("pending");
     if (!pending || pending.jobId !== jobId) return;
     await cancelBackendJob(this.env, backendJobId(jobId, pending.stage));
@@ -139,6 +165,7 @@ export class MediaRunner extends DurableObject<Env> {
       const result = await runMediaOnWasm(this.env, prepared);
       // Cancelled while ffmpeg.wasm ran (it cannot be interrupted): the result is not kept.
       if (!(await completeJob(this.env.DB, job.id, result, Date.now()))) await this.env.MEDIA.delete(result.key);
+      this.jobEnded();
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       return "completed";
@@ -173,6 +200,7 @@ export class MediaRunner extends DurableObject<Env> {
     if (!resultIsTranscript(job)) return this.startMedia(job, transcript);
     const result = await storeTranscriptResult(this.env, job, await loadJobInputs(this.env.DB, job), transcript);
     await completeJob(this.env.DB, job.id, result, Date.now());
+    this.jobEnded();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     return "completed";
@@ -193,8 +221,14 @@ export class MediaRunner extends DurableObject<Env> {
         ? await completeJob(this.env.DB, jobId, pending.result, now)
         : await failJob(this.env.DB, jobId, outcome.error ?? "Processing failed; credits refunded.", now);
     if (outcome.status === "failed" && pending) await this.env.MEDIA.delete(pending.outputKey);
+    this.jobEnded();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     return changed;
+  }
+
+  private jobEnded(): void {
+    this.#ended = true;
+    for (const wake of [...this.#endWaiters]) wake();
   }
 }

@@ -11,7 +11,7 @@ import type { Env } from "../env";
 import { AppError, InsufficientCreditsError } from "../errors";
 import { describeZodError } from "../http";
 import { getAccount, getAccountDetails, type Caller } from "../services/accounts";
-import { cancelJob, createToolJob, getJobForKey } from "../services/jobs";
+import { cancelJob, createToolJob, MAX_JOB_WAIT_SECONDS, waitForJobForKey } from "../services/jobs";
 import { costOf } from "../services/pricing";
 import { uploadFromUrl } from "../services/uploads";
 import { createUploadLink, uploadLinkStatus } from "../services/upload-capabilities";
@@ -113,7 +113,7 @@ export function buildMcpServer(context: McpContext): McpServer {
     { name: "media-credits-api", version: "1.0.0" },
     {
       instructions:
-        "Process video and audio for the signed-in account: upload media (upload_from_url for a public URL, create_upload_link then get_upload_link for a file on the person's computer), run a tool (it returns a jobId and spends credits), poll get_job until completed, then give the user the downloadUrl (valid 3 hours). get_balance shows the credits. Social posts (free): create_brand, create_post (media from an upload or a finished job), submit_post + create_approval_link when the brand needs client approval, schedule_post, then get_post and get_brand_stats.",
+        "Process video and audio for the signed-in account: upload media (upload_from_url for a public URL, create_upload_link then get_upload_link for a file on the person's computer), run a tool (it returns a jobId and spends credits), call get_job with waitSeconds until it is completed, then give the user the downloadUrl (valid 3 hours). get_balance shows the credits. Social posts (free): create_brand, create_post (media from an upload or a finished job), submit_post + create_approval_link when the brand needs client approval, schedule_post, then get_post and get_brand_stats.",
     },
   );
 
@@ -123,7 +123,7 @@ export function buildMcpServer(context: McpContext): McpServer {
       mcpName(tool),
       {
         title: definition.summary,
-        description: `${definition.summary}. ${guidance[tool]} Cost: ${priceText(definition.rates.payg)} on pay as you go; ${priceText(definition.rates.plans)} on monthly plans (get_balance tells which applies).${billedSeconds[tool] ?? ""}${example(tool)} Credits are taken when the job starts. Returns a jobId: poll get_job until it is completed. A failed job is refunded automatically.`,
+        description: `${definition.summary}. ${guidance[tool]} Cost: ${priceText(definition.rates.payg)} on pay as you go; ${priceText(definition.rates.plans)} on monthly plans (get_balance tells which applies).${billedSeconds[tool] ?? ""}${example(tool)} Credits are taken when the job starts. Returns a jobId: call get_job (with waitSeconds) until it is completed. A failed job is refunded automatically.`,
         // Checked by the registry's own schema (refinements and defaults included), REST's messages.
         inputSchema: mediaToolInput(tool),
         outputSchema: JobEnvelope,
@@ -181,8 +181,11 @@ export function buildMcpServer(context: McpContext): McpServer {
     "get_job",
     {
       title: "Status of a job",
-      description: "Read a job started through this connector: queued, processing, completed (with an absolute downloadUrl, valid 3 hours after the job ends) or failed (with the error; the credits were refunded). Poll every few seconds until it ends.",
-      inputSchema: z.object({ jobId: z.string().min(1).max(64) }),
+      description: `Read a job started through this connector: queued, processing, completed (with an absolute downloadUrl, valid 3 hours after the job ends) or failed (with the error; the credits were refunded). With waitSeconds (up to ${MAX_JOB_WAIT_SECONDS}), the answer comes as soon as the job ends, or after that many seconds with its state then: call again with waitSeconds until it ends rather than polling quickly.`,
+      inputSchema: z.object({
+        jobId: z.string().min(1).max(64),
+        waitSeconds: z.number().int().min(0).max(MAX_JOB_WAIT_SECONDS).optional().describe(`Seconds to wait for the job to end before answering (0-${MAX_JOB_WAIT_SECONDS}, default 0).`),
+      }),
       outputSchema: z.object({
         jobId: z.string(),
         status: z.enum(["queued", "processing", "completed", "failed"]),
@@ -192,9 +195,9 @@ export function buildMcpServer(context: McpContext): McpServer {
       }),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    async ({ jobId }: { jobId: string }) =>
+    async ({ jobId, waitSeconds }: { jobId: string; waitSeconds?: number }) =>
       guarded(context, async () => {
-        const job = await getJobForKey(context.env, await callerOf(context), jobId, Date.now());
+        const job = await waitForJobForKey(context.env, await callerOf(context), jobId, (waitSeconds ?? 0) * 1000);
         return ok({
           jobId: job.jobId,
           status: job.status,

@@ -242,6 +242,46 @@ export async function getJobForKey(env: Env, caller: Caller, jobId: string, now:
 }
 
 /**
+ * The longest a status read waits for its job to end (REST `wait`, MCP `waitSeconds`): under the
+ * 60 s after which common HTTP and MCP clients give up on an answer.
+ */
+export const MAX_JOB_WAIT_SECONDS = 50;
+
+const isEnded = (status: JobStatus) => status === "completed" || status === "failed";
+
+/**
+ * getJobForKey after waiting up to `waitMs` for a queued or processing job to end. The job's
+ * runner answers the moment it ends the job, so a client learns of the end at once, with one
+ * request instead of a poll every few hundred milliseconds (each of which also takes CPU from the
+ * jobs). When the time is up the job is shown as it is.
+ */
+export async function waitForJobForKey(env: Env, caller: Caller, jobId: string, waitMs: number): Promise<JobStatusView> {
+  const view = await getJobForKey(env, caller, jobId, Date.now());
+  if (waitMs <= 0 || isEnded(view.status)) return view;
+  await jobEnd(env, jobId, Date.now() + waitMs);
+  return getJobForKey(env, caller, jobId, Date.now());
+}
+
+/** Resolves when the job's runner ends it or at `until`; without a runner to ask, by reading the job every second. */
+async function jobEnd(env: Env, jobId: string, until: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, until - Date.now())));
+  try {
+    await Promise.race([env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).waitForEnd(jobId, until - Date.now()), timeUp]);
+    return;
+  } catch (error) {
+    console.warn("waiting on the runner failed; reading the job instead", jobId, error instanceof Error ? error.message : String(error));
+  } finally {
+    clearTimeout(timer);
+  }
+  while (Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1000, until - Date.now())));
+    const job = await loadJob(env.DB, jobId);
+    if (!job || isEnded(job.status)) return;
+  }
+}
+
+/**
  * The job as its status endpoint shows it; webhooks send the same object. Only for a job the
  * reader may see (getJobForKey checks the key and the expiry).
  */

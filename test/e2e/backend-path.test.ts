@@ -4,7 +4,7 @@
  */
 import path from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { balance, download, ffprobe, FIXTURES, frameAt, generate, markPixels, newClient, pixel, runTool, stream, testKeyOf, upload, type Client } from "./client";
+import { balance, download, ffprobe, FIXTURES, frameAt, generate, markPixels, newClient, pixel, runTool, stream, testKeyOf, upload, type Client, type FinishedJob } from "./client";
 
 let client: Client;
 let clip: { uploadId: string; durationSeconds: number };
@@ -113,5 +113,27 @@ describe("on the native backend", () => {
       expect(elsewhere, tool).toBe(0);
     }
     expect(await balance(client)).toBe(before);
+  });
+
+  it("answers a status read that waits when its time is up with the job still running, then the moment the job ends", async () => {
+    // 20 s of 640x360 into VP8: seconds of work on the backend.
+    const long = generate("long-640x360.mp4", ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=20", "-f", "lavfi", "-i", "sine=duration=20", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"]);
+    const source = await upload(client, long);
+    const response = await fetch(`${client.base}/api/v1/convert`, { method: "POST", headers: { ...client.auth, "content-type": "application/json" }, body: JSON.stringify({ uploadId: source.uploadId, format: "webm" }) });
+    const { jobId } = (await response.json()) as { jobId: string };
+    const read = async (wait: number) => {
+      const started = Date.now();
+      const job = (await (await fetch(`${client.base}/api/v1/jobs/${jobId}?wait=${wait}`, { headers: client.auth })).json()) as FinishedJob;
+      return { job, ms: Date.now() - started };
+    };
+    const early = await read(1);
+    expect(["queued", "processing"]).toContain(early.job.status);
+    expect(early.ms).toBeGreaterThanOrEqual(1000);
+    const ended = await read(50);
+    expect(ended.job.status, ended.job.error).toBe("completed");
+    const probe = ffprobe(await download(client, ended.job));
+    expect(stream(probe, "video")!.codec_name).toBe("vp8");
+    expect(stream(probe, "audio")!.codec_name).toBe("opus");
+    expect(Number(probe.format.duration)).toBeCloseTo(20, 0);
   });
 });

@@ -50,17 +50,17 @@ export interface FinishedJob {
   creditsUsed: number;
 }
 
-/** Calls a tool, polls the job to its end and returns it. */
+/** Calls a tool, waits for the job's end (GET /api/v1/jobs/{id}?wait, answered when it ends) and returns it. */
 export async function runTool(client: Client, tool: string, body: unknown, timeoutMs = 100_000): Promise<FinishedJob> {
   const response = await fetch(`${client.base}/api/v1/${tool}`, { method: "POST", headers: { ...client.auth, "content-type": "application/json" }, body: JSON.stringify(body) });
   const envelope = (await response.json()) as { jobId: string; creditsUsed: number };
   expect(response.status, JSON.stringify(envelope)).toBe(200);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const job = (await (await fetch(`${client.base}/api/v1/jobs/${envelope.jobId}`, { headers: client.auth })).json()) as FinishedJob;
+    const wait = Math.max(0, Math.min(50, Math.ceil((deadline - Date.now()) / 1000)));
+    const job = (await (await fetch(`${client.base}/api/v1/jobs/${envelope.jobId}?wait=${wait}`, { headers: client.auth })).json()) as FinishedJob;
     if (job.status === "completed" || job.status === "failed") return { ...job, creditsUsed: envelope.creditsUsed };
     if (Date.now() > deadline) throw new Error(`job ${envelope.jobId} still ${job.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 

@@ -58,13 +58,8 @@ describe("MCP tools", () => {
     expect(started.isError, started.content[0].text).toBeFalsy();
     expect(started.structuredContent).toMatchObject({ status: "queued", creditsUsed: 3, creditsRemaining: 97 });
     const jobId = started.structuredContent!.jobId as string;
-    let job: Result;
-    const deadline = Date.now() + 60_000;
-    do {
-      job = await callTool("get_job", { jobId });
-      if (job.structuredContent?.status === "completed" || job.structuredContent?.status === "failed") break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    } while (Date.now() < deadline);
+    // One call waits for the end: the runner answers it when it completes the job.
+    const job = await callTool("get_job", { jobId, waitSeconds: 50 });
     expect(job.structuredContent).toMatchObject({ status: "completed", filename: "clip.mp3" });
     const url = job.structuredContent!.downloadUrl as string;
     expect(url.startsWith(`${BASE}/api/download/`)).toBe(true);
@@ -86,6 +81,9 @@ describe("MCP tools", () => {
     const unknown = await callTool("convert", { uploadId: "upl_unknown", format: "mp4" });
     expect(unknown.isError).toBe(true);
     expect(unknown.content[0].text).toMatch(/uploadId/);
+    const overlong = await callTool("get_job", { jobId: "job_unknown", waitSeconds: 51 });
+    expect(overlong.isError).toBe(true);
+    expect(overlong.content[0].text).toMatch(/waitSeconds/);
     expect(await ledgerOf(accountId)).toEqual(before);
   });
 

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
-import { cancelJob, getJobForKey } from "../../services/jobs";
+import { cancelJob, MAX_JOB_WAIT_SECONDS, waitForJobForKey } from "../../services/jobs";
 import { JobStatusSchema } from "./schemas";
 
 const route = createRoute({
@@ -9,12 +9,27 @@ const route = createRoute({
   path: "/jobs/{id}",
   tags: ["Jobs"],
   summary: "Job status (polling)",
-  description: "Readable only by the API key that created the job; any other key, an unknown id or a job ended more than 3 hours ago answers 404.",
+  description: `Readable only by the API key that created the job; any other key, an unknown id or a job ended more than 3 hours ago answers 404. With \`wait\`, a queued or processing job is answered when it ends (at once, not at the next poll) or after that many seconds, whichever comes first, with its state then: one request instead of a poll loop.`,
   security: [{ ApiKey: [] }],
-  request: { params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }) },
+  request: {
+    params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }),
+    query: z.object({
+      wait: z.coerce
+        .number()
+        .int()
+        .min(0)
+        .max(MAX_JOB_WAIT_SECONDS)
+        .optional()
+        .openapi({
+          param: { name: "wait", in: "query" },
+          description: `Seconds to wait for the job to end before answering, 0-${MAX_JOB_WAIT_SECONDS} (default 0: answer at once).`,
+          example: 30,
+        }),
+    }),
+  },
   responses: {
     200: { description: "Job status", content: { "application/json": { schema: JobStatusSchema } } },
-    ...pickErrors(401, 404),
+    ...pickErrors(400, 401, 404),
   },
 });
 
@@ -34,7 +49,7 @@ const cancelRoute = createRoute({
 
 export const jobRoutes = createRouter()
   .openapi(route, async (c) => {
-    const view = await getJobForKey(c.env, c.get("caller"), c.req.valid("param").id, Date.now());
+    const view = await waitForJobForKey(c.env, c.get("caller"), c.req.valid("param").id, (c.req.valid("query").wait ?? 0) * 1000);
     return c.json(view, 200);
   })
   .openapi(cancelRoute, async (c) => c.json(await cancelJob(c.env, c.get("caller"), c.req.valid("param").id, Date.now()), 200));
