@@ -22,7 +22,8 @@ import {
   runFfmpeg,
 } from "./ffmpeg.ts";
 import { FONTS_SUBDIR, type JobRequest, type StreamedDemuxer } from "./protocol.ts";
-import { downloadToFile, TransferError, uploadFile } from "./transfer.ts";
+import { ProgressiveServer } from "./progressive.ts";
+import { DownloadProgress, downloadToFile, TransferError, uploadFile } from "./transfer.ts";
 import { runSpeechJob } from "./speech/jobs.ts";
 import { SpeechError } from "./speech/proc.ts";
 import type { SpeechRuntime } from "./speech/runtime.ts";
@@ -294,6 +295,10 @@ export class JobRunner {
     const timings: Record<string, number> = { queuedMs: started - entry.acceptedAt };
     entry.status = "running";
     let dir: string | undefined;
+    let server: ProgressiveServer | undefined;
+    const progressiveDownloads: Promise<number>[] = [];
+    // The first failed download stops the others and ffmpeg, and is the job's error.
+    const downloadFailed = new AbortController();
     try {
       signal.throwIfAborted();
       const faults = this.#options.faults;
@@ -323,30 +328,38 @@ export class JobRunner {
       }
 
       const streamed = new Map<string, StreamedInput>();
+      const progressive = job.kind === "ffmpeg" ? job.progressiveInputs : {};
       for (const input of inputs) {
         const demuxer = job.kind === "ffmpeg" ? job.streamedInputs[input.name] : undefined;
         if (demuxer) streamed.set(input.name, { url: input.url, demuxer });
       }
       entry.phase = "downloading the inputs";
       let t = Date.now();
-      const local = new AbortController();
-      const downloadSignal = AbortSignal.any([signal, local.signal]);
+      const downloadSignal = AbortSignal.any([signal, downloadFailed.signal]);
+      const download = (input: (typeof inputs)[number], progress?: DownloadProgress) =>
+        downloadToFile(input.url, path.join(workDir, input.name), { label: `input '${input.name}'`, signal: downloadSignal, progress }).catch((err: unknown) => {
+          if (!downloadFailed.signal.aborted) downloadFailed.abort(err);
+          throw err;
+        });
+      // Progressive inputs are read by ffmpeg as they arrive (progressive.ts): their downloads go on while it runs.
+      const following = inputs.filter((input) => input.name in progressive && !streamed.has(input.name));
+      if (following.length > 0) {
+        server = await ProgressiveServer.start();
+        for (const input of following) {
+          const progress = new DownloadProgress();
+          const pending = download(input, progress);
+          pending.catch(() => {}); // its failure reaches the job through downloadFailed, while ffmpeg runs
+          progressiveDownloads.push(pending);
+          streamed.set(input.name, { url: server.add(path.join(workDir, input.name), progress), demuxer: progressive[input.name]! });
+        }
+        timings.progressiveInputs = following.length;
+      }
       // All settle before going on: no download may still write into the directory when it is removed.
-      const results = await Promise.allSettled(
-        inputs.filter((input) => !streamed.has(input.name)).map((input) =>
-          downloadToFile(input.url, path.join(workDir, input.name), {
-            label: `input '${input.name}'`,
-            signal: downloadSignal,
-          }).catch((err: unknown) => {
-            if (!local.signal.aborted) local.abort(err); // the first failure stops the other downloads
-            throw err;
-          }),
-        ),
-      );
-      if (local.signal.aborted) throw local.signal.reason;
+      const results = await Promise.allSettled(inputs.filter((input) => !streamed.has(input.name)).map((input) => download(input)));
+      if (downloadFailed.signal.aborted) throw downloadFailed.signal.reason;
       timings.downloadMs = Date.now() - t;
       timings.inputBytes = results.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value : 0), 0);
-      if (streamed.size > 0) timings.streamedInputs = streamed.size;
+      if (streamed.size > following.length) timings.streamedInputs = streamed.size - following.length;
 
       t = Date.now();
       let producer = "ffmpeg";
@@ -356,13 +369,14 @@ export class JobRunner {
           ffmpegPath: this.#options.ffmpegPath,
           args: hardenArgs(args, streamed),
           cwd: workDir,
-          signal,
+          signal: downloadSignal,
           env: this.#childEnv,
         });
         if (run.aborted) {
           entry.phase = `${phase} (ffmpeg was stopped)`;
-          throw signal.reason;
+          throw signal.aborted ? signal.reason : downloadFailed.signal.reason;
         }
+        if (run.exitCode !== 0 && downloadFailed.signal.aborted) throw downloadFailed.signal.reason;
         if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure({ ...run, stderr: withoutUrls(run.stderr, streamed) }));
         return run;
       };
@@ -401,6 +415,12 @@ export class JobRunner {
           timings.finishMs = Date.now() - t;
         }
       }
+      if (progressiveDownloads.length > 0) {
+        // A progressive input ffmpeg did not read to its end is still arriving: the job needs no more of it.
+        if (!downloadFailed.signal.aborted) downloadFailed.abort(new JobAbort("ffmpeg has finished"));
+        const settled = await Promise.allSettled(progressiveDownloads.splice(0));
+        timings.progressiveInputBytes = settled.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value : 0), 0);
+      }
       const outputPath = path.join(workDir, job.output.name);
       const info = await stat(outputPath).catch(() => undefined);
       if (!info?.isFile()) throw new JobFailure(`${producer} finished without writing '${job.output.name}'`);
@@ -428,6 +448,10 @@ export class JobRunner {
       outcome.payload.queuedMs = timings.queuedMs;
       return outcome;
     } finally {
+      // Nothing may write into the directory once it is removed: a job that failed stops its progressive downloads.
+      if (progressiveDownloads.length > 0 && !downloadFailed.signal.aborted) downloadFailed.abort(new JobAbort("the job has ended"));
+      await Promise.allSettled(progressiveDownloads);
+      await server?.close();
       if (dir) {
         await rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch((err: unknown) =>
           log("job_cleanup_failed", { jobId: job.jobId, error: String(err) }),

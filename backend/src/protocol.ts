@@ -151,6 +151,13 @@ export const FfmpegJobSchema = z
      */
     streamedInputs: z.record(FileNameSchema, z.enum(STREAMED_DEMUXERS)).default({}),
     /**
+     * Inputs the backend downloads whole, as any other, but which ffmpeg reads while they arrive,
+     * name -> demuxer: the backend serves the file on loopback HTTP and answers each range as its
+     * bytes land (the part a read waits for is fetched next), so the run overlaps the download and
+     * any seek (an index at the end, a second pass) is served from disk. Forced demuxer as above.
+     */
+    progressiveInputs: z.record(FileNameSchema, z.enum(STREAMED_DEMUXERS)).default({}),
+    /**
      * With `loudnorm`: a measuring pass of its own instead of the args run into `-f null -`. Its
      * args hold exactly one `loudnorm` filter (made to print its measurement) and end with
      * `writes`, a work-directory file the final args then read as an input: clean-audio filters
@@ -165,8 +172,13 @@ export const FfmpegJobSchema = z
       if (filters !== 1) ctx.addIssue({ code: "custom", path: ["measurePass", "args"], message: `the measuring pass must hold exactly one loudnorm filter (found ${filters})` });
       if (job.measurePass.args.at(-1) !== job.measurePass.writes) ctx.addIssue({ code: "custom", path: ["measurePass", "args"], message: "the measuring pass's last arg must be the file it writes" });
     }
-    for (const name of Object.keys(job.streamedInputs)) {
-      if (!job.inputs.some((input) => input.name === name)) ctx.addIssue({ code: "custom", path: ["streamedInputs", name], message: `'${name}' is not one of the inputs` });
+    for (const field of ["streamedInputs", "progressiveInputs"] as const) {
+      for (const name of Object.keys(job[field])) {
+        if (!job.inputs.some((input) => input.name === name)) ctx.addIssue({ code: "custom", path: [field, name], message: `'${name}' is not one of the inputs` });
+      }
+    }
+    for (const name of Object.keys(job.progressiveInputs)) {
+      if (name in job.streamedInputs) ctx.addIssue({ code: "custom", path: ["progressiveInputs", name], message: `'${name}' is already a streamed input` });
     }
     if (!job.loudnorm) return;
     const filters = loudnormFilterCount(job.args);

@@ -3,9 +3,9 @@
  * with an exact content-length (presigned PUTs refuse chunked bodies). Nothing is held whole in
  * memory. Messages never contain the URLs: they carry tokens and signatures.
  */
-import { createReadStream, createWriteStream } from "node:fs";
-import { stat } from "node:fs/promises";
-import { Readable, Transform } from "node:stream";
+import { createReadStream } from "node:fs";
+import { open, stat, type FileHandle } from "node:fs/promises";
+import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -26,6 +26,86 @@ export function networkReason(err: unknown): string {
 export const DOWNLOAD_PART_BYTES = 16 * 1024 * 1024;
 export const DOWNLOAD_PARALLELISM = 4;
 
+interface Part {
+  start: number;
+  length: number;
+  /** Bytes of the part on disk, from its start. */
+  written: number;
+  taken: boolean;
+}
+
+/**
+ * What is on disk of a download while it runs, for readers that follow it (progressive inputs,
+ * progressive.ts): the total once the first answer tells it, the bytes written from any offset,
+ * a wake-up on each write, and a say in which part is fetched next.
+ */
+export class DownloadProgress {
+  total: number | undefined;
+  /** The reason the download stopped short; readers give up. */
+  error: unknown;
+  done = false;
+  readonly #parts: Part[] = [];
+  #wanted: number | undefined;
+  #wake = new Set<() => void>();
+
+  /** Bytes on disk from `offset` on without a gap (0: not arrived yet). */
+  availableFrom(offset: number): number {
+    let end = offset;
+    for (const part of this.#parts) {
+      if (part.start + part.length <= end) continue;
+      if (part.start > end) break;
+      end = Math.max(end, part.start + part.written);
+      if (part.written < part.length) break;
+    }
+    return end - offset;
+  }
+
+  /** A reader waits at `offset`: the part holding it is fetched next, if not under way. */
+  want(offset: number): void {
+    this.#wanted = offset;
+  }
+
+  /** Resolves at the next write, the end or a failure of the download. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.#wake.add(resolve));
+  }
+
+  /** @internal the download's side */
+  plan(total: number, parts: Part[]): void {
+    this.total = total;
+    this.#parts.push(...parts);
+    this.#notify();
+  }
+
+  /** @internal the next part to fetch: the one a reader waits on, else the first not taken. */
+  take(): Part | undefined {
+    const wanted = this.#wanted === undefined ? undefined : this.#parts.find((p) => !p.taken && p.start <= this.#wanted! && this.#wanted! < p.start + p.length);
+    this.#wanted = undefined;
+    const part = wanted ?? this.#parts.find((p) => !p.taken);
+    if (part) part.taken = true;
+    return part;
+  }
+
+  /** @internal */
+  wrote(part: Part, bytes: number): void {
+    part.written += bytes;
+    this.#notify();
+  }
+
+  /** @internal */
+  finish(error?: unknown): void {
+    if (error !== undefined) this.error = error;
+    else this.done = true;
+    this.#notify();
+  }
+
+  #notify(): void {
+    const waiting = this.#wake;
+    this.#wake = new Set();
+    for (const resolve of waiting) resolve();
+  }
+}
+
 /**
  * GET `url` into `dest` (created, must not exist). Returns the byte count.
  *
@@ -34,62 +114,82 @@ export const DOWNLOAD_PARALLELISM = 4;
  * to DOWNLOAD_PARALLELISM connections, each written at its offset: one stream is bounded by a
  * single connection's throughput, several are not. A server that ignores ranges answers 200 and
  * the whole body is streamed as it comes. Memory stays at a few stream buffers either way.
+ * `progress` follows the bytes as they land (and may reorder the parts), for progressive reads.
  */
 export async function downloadToFile(
   url: string,
   dest: string,
-  options: { label: string; signal?: AbortSignal },
+  options: { label: string; signal?: AbortSignal; progress?: DownloadProgress },
 ): Promise<number> {
-  const { label, signal } = options;
+  const progress = options.progress ?? new DownloadProgress();
+  try {
+    const bytes = await download(url, dest, options.label, options.signal, progress);
+    progress.finish();
+    return bytes;
+  } catch (err) {
+    progress.finish(err);
+    throw err;
+  }
+}
+
+async function download(url: string, dest: string, label: string, signal: AbortSignal | undefined, progress: DownloadProgress): Promise<number> {
   const first = await request(url, label, signal, `bytes=0-${DOWNLOAD_PART_BYTES - 1}`);
   const total = first.status === 206 ? totalOfContentRange(first.headers.get("content-range")) : undefined;
   if (first.status === 206 && total === undefined) {
     await first.body?.cancel().catch(() => {});
     throw new TransferError(`${label} could not be downloaded: unreadable Content-Range`);
   }
-  if (total === undefined) {
-    // 200: the whole object in one stream.
-    const bytes = await streamTo(first, dest, { flags: "wx" }, label, signal);
-    const declared = first.headers.get("content-length");
-    if (declared !== null && Number(declared) !== bytes) {
-      throw new TransferError(`${label} download was truncated (${bytes} of ${declared} bytes)`);
-    }
-    return bytes;
-  }
-  const firstLength = Math.min(DOWNLOAD_PART_BYTES, total);
-  const parts: { start: number; length: number }[] = [];
-  for (let start = firstLength; start < total; start += DOWNLOAD_PART_BYTES) parts.push({ start, length: Math.min(DOWNLOAD_PART_BYTES, total - start) });
-  const written = await streamTo(first, dest, { flags: "wx" }, label, signal);
-  if (written !== firstLength) throw new TransferError(`${label} download was truncated (${written} of ${firstLength} bytes)`);
-  const local = new AbortController();
-  const partSignal = signal ? AbortSignal.any([signal, local.signal]) : local.signal;
-  let next = 0;
-  const worker = async () => {
-    while (next < parts.length) {
-      const part = parts[next++]!;
-      const response = await request(url, label, partSignal, `bytes=${part.start}-${part.start + part.length - 1}`);
-      if (response.status !== 206) {
-        await response.body?.cancel().catch(() => {});
-        throw new TransferError(`${label} could not be downloaded: HTTP ${response.status} for a part`);
+  const handle = await open(dest, "wx");
+  try {
+    if (total === undefined) {
+      // 200: the whole object in one stream.
+      const declared = first.headers.get("content-length");
+      const whole: Part = { start: 0, length: declared === null ? Number.MAX_SAFE_INTEGER : Number(declared), written: 0, taken: true };
+      if (declared !== null) progress.plan(whole.length, [whole]);
+      const bytes = await streamTo(first, handle, whole, progress, label, signal);
+      if (declared !== null && Number(declared) !== bytes) {
+        throw new TransferError(`${label} download was truncated (${bytes} of ${declared} bytes)`);
       }
-      const bytes = await streamTo(response, dest, { flags: "r+", start: part.start }, label, partSignal);
-      if (bytes !== part.length) throw new TransferError(`${label} download was truncated (part at ${part.start}: ${bytes} of ${part.length} bytes)`);
+      if (declared === null) progress.plan(bytes, [{ ...whole, length: bytes, written: bytes }]);
+      return bytes;
     }
-  };
-  const results = await Promise.allSettled(
-    Array.from({ length: Math.min(DOWNLOAD_PARALLELISM, parts.length) }, () =>
-      worker().catch((err: unknown) => {
-        if (!local.signal.aborted) local.abort(err); // one failed part stops the others
-        throw err;
-      }),
-    ),
-  );
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed) {
-    if (signal?.aborted) throw signal.reason;
-    throw failed.reason;
+    const parts: Part[] = [];
+    for (let start = 0; start < total; start += DOWNLOAD_PART_BYTES) parts.push({ start, length: Math.min(DOWNLOAD_PART_BYTES, total - start), written: 0, taken: start === 0 });
+    progress.plan(total, parts);
+    const local = new AbortController();
+    const partSignal = signal ? AbortSignal.any([signal, local.signal]) : local.signal;
+    const fetchPart = async (part: Part, response: Response) => {
+      const bytes = await streamTo(response, handle, part, progress, label, partSignal);
+      if (bytes !== part.length) throw new TransferError(`${label} download was truncated (part at ${part.start}: ${bytes} of ${part.length} bytes)`);
+    };
+    const worker = async () => {
+      for (let part = progress.take(); part; part = progress.take()) {
+        const response = await request(url, label, partSignal, `bytes=${part.start}-${part.start + part.length - 1}`);
+        if (response.status !== 206) {
+          await response.body?.cancel().catch(() => {});
+          throw new TransferError(`${label} could not be downloaded: HTTP ${response.status} for a part`);
+        }
+        await fetchPart(part, response);
+      }
+    };
+    const stopOthers = (err: unknown) => {
+      if (!local.signal.aborted) local.abort(err); // one failed part stops the others
+      throw err;
+    };
+    // The first part goes on streaming while the others start.
+    const results = await Promise.allSettled([
+      fetchPart(parts[0]!, first).catch(stopOthers),
+      ...Array.from({ length: Math.min(DOWNLOAD_PARALLELISM - 1, parts.length - 1) }, () => worker().catch(stopOthers)),
+    ]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) {
+      if (signal?.aborted) throw signal.reason;
+      throw failed.reason;
+    }
+    return total;
+  } finally {
+    await handle.close();
   }
-  return total;
 }
 
 async function request(url: string, label: string, signal: AbortSignal | undefined, range: string): Promise<Response> {
@@ -113,27 +213,23 @@ function totalOfContentRange(header: string | null): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-async function streamTo(
-  response: Response,
-  dest: string,
-  mode: { flags: "wx" | "r+"; start?: number },
-  label: string,
-  signal: AbortSignal | undefined,
-): Promise<number> {
+/** Streams `response` into the file at `part`'s place, each chunk reported to `progress` once on disk. */
+async function streamTo(response: Response, handle: FileHandle, part: Part, progress: DownloadProgress, label: string, signal: AbortSignal | undefined): Promise<number> {
   let bytes = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      bytes += chunk.length;
-      callback(null, chunk);
+  const toFile = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      handle.write(chunk, 0, chunk.length, part.start + bytes).then(
+        () => {
+          bytes += chunk.length;
+          progress.wrote(part, chunk.length);
+          callback();
+        },
+        (err: Error) => callback(err),
+      );
     },
   });
   try {
-    await pipeline(
-      Readable.fromWeb(response.body as unknown as NodeReadableStream<Uint8Array>),
-      counter,
-      createWriteStream(dest, mode),
-      { signal },
-    );
+    await pipeline(Readable.fromWeb(response.body as unknown as NodeReadableStream<Uint8Array>), toFile, { signal });
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
     throw new TransferError(`${label} download was interrupted: ${networkReason(err)}`);

@@ -182,7 +182,7 @@ function mediaTransfer(jobId: string, command: MediaCommand, media: MediaInput[]
     inputs: media.map((input) => ({ name: input.name, objectKey: `uploads/acc_1/${input.name}` })),
     output: { name: command.outputName, key: `results/${jobId}/${command.resultFilename}`, contentType: command.contentType },
     deadlineMs: 15 * 60 * 1000,
-    fields: ffmpegJobFields(command),
+    fields: ffmpegJobFields(command, media),
   };
 }
 
@@ -218,6 +218,12 @@ describe("every media tool's command, as the Worker sends it, is accepted by the
     expect(Object.keys(job.files)).toEqual(Object.keys(command.files));
     for (const [name, bytes] of Object.entries(command.files)) expect(Buffer.from(job.files[name]!, "base64").equals(Buffer.from(bytes))).toBe(true);
     expect(job.fonts).toEqual(command.fonts);
+    // Every input the backend can read over HTTP is read so: in ranges when streamed, else while it downloads.
+    for (const input of media) {
+      const readable = ["mp4", "mov", "m4v", "m4a", "mkv", "webm", "mp3"].includes(input.probe.container);
+      const how = job.streamedInputs[input.name] ? "streamed" : job.progressiveInputs[input.name] ? "progressive" : "downloaded first";
+      expect(how, `${input.name} (${input.probe.container})`).toBe(readable ? (command.backendStreaming?.inputs[input.name] ? "streamed" : "progressive") : "downloaded first");
+    }
     expect(job.output).toMatchObject({ name: command.outputName, contentType: command.contentType });
     expect(job.callbackUrl).toBe(`https://api.example.com/internal/jobs/${jobId}/callback`);
   });
@@ -247,6 +253,8 @@ describe("refusals", () => {
 
   it("refuses a generated file named like an input, args reading an undeclared file, a font that is not on the backend", async () => {
     const body = await validBody();
+    expect(parseJobRequest({ ...body, progressiveInputs: { "in9.mp4": "mov" } })).toMatchObject({ ok: false, message: expect.stringMatching(/not one of the inputs/) });
+    expect(parseJobRequest({ ...body, streamedInputs: { "in0.mp4": "mov" }, progressiveInputs: { "in0.mp4": "mov" } })).toMatchObject({ ok: false, message: expect.stringMatching(/already a streamed input/) });
     expect(parseJobRequest({ ...body, files: { "in0.mp4": "AAAA" } })).toMatchObject({ ok: false, message: expect.stringMatching(/used twice/) });
     expect(parseJobRequest({ ...body, args: ["-i", "secret.mp4", "out.mkv"] })).toMatchObject({ ok: false, message: expect.stringMatching(/not one of the declared/) });
     const parsed = parseJobRequest({ ...body, fonts: ["Comic-Sans.ttf"] });

@@ -73,6 +73,11 @@ export class Fixture {
    * take ahead of the reader out of `mediaBytesSent`.
    */
   rangeCapBytes?: number;
+  /**
+   * Ranges of a key that start at or after `from` answer `status` at once, or, without one, wait
+   * for `released` before being served (a download held back part way).
+   */
+  heldFrom = new Map<string, { from: number; status?: number; released?: Promise<void> }>();
   /** Body bytes written per media key (a response the client closes early counts what was written until then). */
   mediaBytesSent = new Map<string, number>();
   /** PUT /upload/<key>: status per key and attempt (default 200). */
@@ -114,6 +119,16 @@ export class Fixture {
   #serveMedia(key: string, range: string | undefined, res: http.ServerResponse): void {
     const whole = this.media.get(key)!;
     const match = this.ranged.has(key) ? /^bytes=(\d+)-(\d*)$/.exec(range ?? "") : null;
+    const held = this.heldFrom.get(key);
+    if (held && match && Number(match[1]) >= held.from) {
+      if (held.status) return void res.writeHead(held.status).end();
+      if (held.released) {
+        return void held.released.then(() => {
+          this.heldFrom.delete(key);
+          this.#serveMedia(key, range, res);
+        });
+      }
+    }
     let body = whole;
     if (match) {
       const start = Number(match[1]);

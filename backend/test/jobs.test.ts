@@ -296,6 +296,89 @@ describe("ffmpeg jobs", () => {
     expect(fixture.of("PUT", "/upload/stream-missing")).toHaveLength(0);
   });
 
+  describe("progressive inputs (read while they download)", () => {
+    let big: Buffer;
+    const PART = 16 * 1024 * 1024;
+    beforeAll(async () => {
+      // Three 16 MiB parts and more (lossless noise), the index at the end as ffmpeg writes by default.
+      const file = path.join(scratch, "big-moov-end.mp4");
+      await ffmpeg([
+        "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=4,noise=alls=60:allf=t",
+        "-f", "lavfi", "-i", "sine=frequency=440:duration=4",
+        "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", file,
+      ]);
+      big = readFileSync(file);
+      expect(big.length).toBeGreaterThan(2 * PART);
+    });
+
+    it("remuxes a file whose index is at its end, fetching each byte once", async () => {
+      const key = "progressive-whole";
+      fixture.media.set(key, big);
+      fixture.ranged.add(key);
+      await backend.postJob(jobBody(fixture, key, {
+        args: ["-hide_banner", "-y", "-i", "in0.mp4", "-map", "0", "-c", "copy", "-f", "matroska", "out.mkv"],
+        progressiveInputs: { "in0.mp4": "mov" },
+        output: { name: "out.mkv", url: `${fixture.baseUrl}/upload/${key}?X-Amz-Signature=deadbeef`, contentType: "video/x-matroska" },
+      }));
+      const [callback] = await fixture.waitForCallback(key, 1, 60_000);
+      expect(callbackJson(callback!)).toMatchObject({ status: "completed" });
+      const probe = await ffprobe(writeScratch(scratch, `${key}-out.mkv`, fixture.of("PUT", `/upload/${key}`)[0]!.body));
+      expect(probe.streams.map((s) => `${s.codec_type}/${s.codec_name}`).sort()).toEqual(["audio/aac", "video/h264"]);
+      expect(Math.abs(Number(probe.format.duration) - 4)).toBeLessThan(0.1);
+      // Seeks (to the index at the end and back) were served from disk: the origin sent the file once.
+      expect(fixture.mediaBytesSent.get(key)).toBe(big.length);
+      await until(() => backend.jobLogs().some((line) => line.jobId === `job_${key}`), 10_000, `job_${key} logged`);
+      expect(backend.jobLogs().find((line) => line.jobId === `job_${key}`)).toMatchObject({ inputBytes: 0, progressiveInputs: 1, progressiveInputBytes: big.length });
+    });
+
+    it("runs ffmpeg on the first bytes while the rest is held back, and stops the download it no longer needs", async () => {
+      // The index first (faststart), so the first part holds the start of the picture.
+      const faststart = path.join(scratch, "big-faststart.mp4");
+      await ffmpeg(["-i", path.join(scratch, "big-moov-end.mp4"), "-c", "copy", "-movflags", "+faststart", faststart]);
+      const key = "progressive-held";
+      fixture.media.set(key, readFileSync(faststart));
+      fixture.ranged.add(key);
+      // Everything after the first part waits until the end of the test: a backend that downloads
+      // first could not finish this job.
+      let release!: () => void;
+      fixture.heldFrom.set(key, { from: PART, released: new Promise<void>((resolve) => (release = resolve)) });
+      await backend.postJob(jobBody(fixture, key, {
+        args: ["-hide_banner", "-y", "-i", "in0.mp4", "-t", "0.5", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "out.mp4"],
+        progressiveInputs: { "in0.mp4": "mov" },
+      }));
+      const [callback] = await fixture.waitForCallback(key, 1, 60_000);
+      release();
+      expect(callbackJson(callback!)).toMatchObject({ status: "completed" });
+      const probe = await ffprobe(writeScratch(scratch, `${key}-out.mp4`, fixture.of("PUT", `/upload/${key}`)[0]!.body));
+      expect(Math.abs(Number(probe.format.duration) - 0.5)).toBeLessThan(0.1);
+      await until(() => backend.jobLogs().some((line) => line.jobId === `job_${key}`), 10_000, `job_${key} logged`);
+      const log = backend.jobLogs().find((line) => line.jobId === `job_${key}`)!;
+      expect(log.progressiveInputs).toBe(1);
+      expect(log.progressiveInputBytes).toBe(0); // stopped, not completed
+      expect(backend.leftovers()).toEqual([]);
+    });
+
+    it("fails with the download's error when a later part cannot be fetched, never naming its URL", async () => {
+      const key = "progressive-broken";
+      fixture.media.set(key, big);
+      fixture.ranged.add(key);
+      fixture.heldFrom.set(key, { from: PART, status: 500 });
+      await backend.postJob(jobBody(fixture, key, {
+        args: ["-hide_banner", "-y", "-i", "in0.mp4", "-map", "0", "-c", "copy", "-f", "matroska", "out.mkv"],
+        progressiveInputs: { "in0.mp4": "mov" },
+        output: { name: "out.mkv", url: `${fixture.baseUrl}/upload/${key}?X-Amz-Signature=deadbeef`, contentType: "video/x-matroska" },
+      }));
+      const [callback] = await fixture.waitForCallback(key, 1, 60_000);
+      const payload = callbackJson(callback!);
+      expect(payload.status).toBe("failed");
+      expect(payload.error).toMatch(/input 'in0\.mp4' could not be downloaded: HTTP 500/);
+      expect(payload.error).not.toMatch(/https?:|secret-token|127\.0\.0\.1/);
+      expect(fixture.of("PUT", `/upload/${key}`)).toHaveLength(0);
+      fixture.heldFrom.delete(key);
+      expect(backend.leftovers()).toEqual([]);
+    });
+  });
+
   it("logs one line per job, without URLs", () => {
     const lines = backend.jobLogs();
     const ids = lines.map((line) => line.jobId);

@@ -15,7 +15,7 @@
  * prediction says. Without a backend, every command that fits runs in the Worker. Local workerd
  * enforces neither memory nor CPU, so this decision is the only guard.
  */
-import type { MediaCommand, MediaInput } from "./tools/command";
+import { progressiveInputs, type MediaCommand, type MediaInput } from "./tools/command";
 
 export const DEFAULT_WASM_MEMORY_BUDGET_BYTES = 112 * 1024 * 1024;
 export const DEFAULT_WASM_MAX_CPU_SECONDS = 20;
@@ -131,11 +131,21 @@ export function predictSeconds(command: MediaCommand, inputs: MediaInput[]): { w
   const work = workloadOf(command, inputs);
   const wasmCpu = engineSeconds(CALIBRATION.wasm, work);
   const native = engineSeconds(CALIBRATION.native, work);
-  // The output is rarely larger than what is read of the inputs: count it as that, both ways.
-  const download = (work.inputBytes * (command.backendStreaming?.readFraction ?? 1)) / CALIBRATION.backend.transferBytesPerSecond;
-  const upload = download;
-  // Inputs read over HTTP arrive while ffmpeg works: whichever is slower sets the pace.
-  const downloadAndRun = command.backendStreaming ? Math.max(download, native) : download + native;
+  // Inputs read over HTTP (streamed) or while they download (progressive) arrive as ffmpeg works,
+  // whichever is slower setting the pace; the others are downloaded before it starts.
+  const streamed = command.backendStreaming;
+  const progressive = progressiveInputs(command, inputs);
+  let overlappedBytes = 0;
+  let firstBytes = 0;
+  for (const input of inputs) {
+    if (streamed && input.name in streamed.inputs) overlappedBytes += input.sizeBytes * streamed.readFraction;
+    else if (input.name in progressive) overlappedBytes += input.sizeBytes;
+    else firstBytes += input.sizeBytes;
+  }
+  const rate = CALIBRATION.backend.transferBytesPerSecond;
+  const downloadAndRun = firstBytes / rate + Math.max(overlappedBytes / rate, native);
+  // The output is rarely larger than what is read of the inputs: count it as that.
+  const upload = (overlappedBytes + firstBytes) / rate;
   return {
     wasm: CALIBRATION.wasm.startSeconds + wasmCpu,
     backend: CALIBRATION.backend.dispatchSeconds + CALIBRATION.native.startSeconds + downloadAndRun + upload,

@@ -134,7 +134,7 @@ export async function dispatchMediaToBackend(env: Env, jobId: string, prepared: 
     inputs: prepared.inputs,
     output: { name: command.outputName, key: prepared.resultKey, contentType: command.contentType },
     deadlineMs,
-    fields: ffmpegJobFields(command),
+    fields: ffmpegJobFields(command, prepared.inputs),
   });
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import { CALIBRATION, chooseEngine as chooseWithConfig, predictSeconds, workloadOf } from "../../src/media/routing";
 import { routingConfig } from "../../src/services/job-stages";
-import type { MediaCommand, MediaInput } from "../../src/media/tools/command";
+import { progressiveInputs, type MediaCommand, type MediaInput } from "../../src/media/tools/command";
 import { buildConvertCommand } from "../../src/media/tools/convert";
 import { buildExtractAudioCommand } from "../../src/media/tools/extract-audio";
 import { buildSubtitlesCommand } from "../../src/media/tools/subtitles";
@@ -43,13 +43,14 @@ describe("the router's view of a command", () => {
     expect(short.backendStreaming).toEqual({ inputs: { "in0.mp4": "mov" }, readFraction: 15 / 3600 });
     const whole = buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 0, end: 3600 }), [long]);
     expect(whole.backendStreaming?.readFraction).toBe(1);
-    const asDownloaded = { ...short, backendStreaming: undefined };
-    const [streamed, downloaded] = [short, asDownloaded].map((command) => predictSeconds(command, [long]).backend);
+    // The same input in a container the backend cannot read over HTTP: downloaded whole first.
+    const avi = { ...long, probe: { ...long.probe, container: "avi" } };
+    const streamed = predictSeconds(short, [long]).backend;
+    const downloaded = predictSeconds({ ...short, backendStreaming: undefined }, [avi]).backend;
     // 2 x 600 MiB at 100 MB/s no longer counted, and the 15/3600 read arrives while ffmpeg encodes: about 12.6 s less.
     expect(downloaded! - streamed!).toBeCloseTo((600 * MiB * (2 - 15 / 3600)) / CALIBRATION.backend.transferBytesPerSecond, 3);
     // Containers without an index a range request can use are downloaded.
-    const avi = { ...long, name: "in0.avi", probe: { ...long.probe, container: "avi" } };
-    expect(buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [avi]).backendStreaming).toBeUndefined();
+    expect(buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [{ ...avi, name: "in0.avi" }]).backendStreaming).toBeUndefined();
     const mkv = { ...long, name: "in0.mkv", probe: { ...long.probe, container: "mkv" } };
     expect(buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [mkv]).backendStreaming?.inputs).toEqual({ "in0.mkv": "matroska" });
   });
@@ -62,10 +63,30 @@ describe("the router's view of a command", () => {
     const native = 60 * CALIBRATION.native.audioPerMediaSecond + 61_000_000 / CALIBRATION.native.copyBytesPerSecond;
     const fixed = CALIBRATION.backend.dispatchSeconds + CALIBRATION.native.startSeconds;
     expect(predictSeconds(mp3, [film]).backend).toBeCloseTo(fixed + Math.max(transfer, native) + transfer, 6);
-    expect(predictSeconds({ ...mp3, backendStreaming: undefined }, [film]).backend).toBeCloseTo(fixed + transfer + native + transfer, 6);
     // A container without a usable index is downloaded first.
     const avi = { ...film, name: "in0.avi", probe: { ...film.probe, container: "avi" } };
     expect(buildExtractAudioCommand({ format: "wav" }, [avi]).backendStreaming).toBeUndefined();
+    expect(predictSeconds({ ...mp3, backendStreaming: undefined }, [avi]).backend).toBeCloseTo(fixed + transfer + native + transfer, 6);
+  });
+
+  it("has the backend read every other MP4, MKV or MP3 input while it downloads, so the encode overlaps the download", () => {
+    const film = input(61_000_000, 60, 1920, 1080);
+    const webm = buildConvertCommand(tools.convert.params.parse({ uploadId: id, format: "webm" }), [film]);
+    expect(progressiveInputs(webm, [film])).toEqual({ "in0.mp4": "mov" });
+    const transfer = 61_000_000 / CALIBRATION.backend.transferBytesPerSecond;
+    const native = workloadOf(webm, [film]).megapixelSeconds * CALIBRATION.native.perMegapixelSecond.vp8;
+    const avi = { ...film, name: "in0.avi", probe: { ...film.probe, container: "avi" } };
+    const aviWebm = buildConvertCommand(tools.convert.params.parse({ uploadId: id, format: "webm" }), [avi]);
+    expect(progressiveInputs(aviWebm, [avi])).toEqual({});
+    // The encode outlasts the download: the download's time is hidden, counted only for the AVI.
+    expect(native).toBeGreaterThan(transfer);
+    expect(predictSeconds(webm, [film]).backend).toBeCloseTo(CALIBRATION.backend.dispatchSeconds + CALIBRATION.native.startSeconds + native + transfer, 6);
+    expect(predictSeconds(aviWebm, [avi]).backend - predictSeconds(webm, [film]).backend).toBeCloseTo(transfer, 6);
+    // An input a command streams is not also read progressively; an image is downloaded.
+    const trim = buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [film]);
+    expect(progressiveInputs(trim, [film])).toEqual({});
+    const logo = { ...film, name: "in1.png", sizeBytes: 20_000, probe: { kind: "image" as const, container: "png", mimeType: "image/png", durationMs: 0, hasAudio: false, hasVideo: false, width: 64, height: 64 } };
+    expect(progressiveInputs(webm, [film, logo])).toEqual({ "in0.mp4": "mov" });
   });
 
   it("counts drawing filters", () => {

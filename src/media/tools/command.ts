@@ -64,6 +64,20 @@ export function streamedInput(input: MediaInput, readFraction = 1): MediaCommand
 }
 
 /**
+ * The inputs the backend reads while it downloads them (protocol: progressiveInputs), name ->
+ * demuxer: every input in a container it can read over HTTP that the command does not stream, so
+ * an encode starts with the first part of its input instead of after the last.
+ */
+export function progressiveInputs(command: Pick<MediaCommand, "backendStreaming">, inputs: MediaInput[]): Record<string, StreamedDemuxer> {
+  const streamed = command.backendStreaming?.inputs ?? {};
+  const entries = inputs.flatMap((input) => {
+    const demuxer = STREAMED_DEMUXER[input.probe.container];
+    return demuxer && !(input.name in streamed) ? [[input.name, demuxer] as const] : [];
+  });
+  return Object.fromEntries(entries);
+}
+
+/**
  * Fonts live in a subdirectory of their own: libass reads every file of its `fontsdir` into
  * memory, which must not include the (possibly huge) inputs. The name is the backend protocol's.
  */

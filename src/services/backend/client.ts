@@ -6,7 +6,7 @@
  */
 import type { Env } from "../../env";
 import { parseJobRequest, type JobKind, type JobRequest, type JobRequestInput } from "../../../backend/src/protocol.ts";
-import type { MediaCommand } from "../../media/tools/command";
+import { progressiveInputs, type MediaCommand, type MediaInput } from "../../media/tools/command";
 import { mediaUrl } from "./transfer-urls";
 
 export class BackendUnavailableError extends Error {}
@@ -21,7 +21,7 @@ type KindRequest<K extends JobKind> = Extract<JobRequestInput, { kind: K }>;
  * and cloneProfile (speech kinds). Which ones a kind needs is checked with the protocol's schema
  * when the job is sent.
  */
-export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm" | "streamedInputs" | "measurePass"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish">>;
+export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm" | "streamedInputs" | "progressiveInputs" | "measurePass"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish">>;
 
 const base64 = (bytes: Uint8Array) => {
   let text = "";
@@ -32,9 +32,10 @@ const base64 = (bytes: Uint8Array) => {
 /**
  * The fields of an ffmpeg request for a media command: its args (the backend's own variant when it
  * has one, with its two-pass loudnorm target), its generated files in base64, its fonts, the
- * inputs ffmpeg reads over HTTP.
+ * inputs ffmpeg reads over HTTP and those it reads while they download.
  */
-export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts" | "backend" | "backendStreaming">): BackendJobFields {
+export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts" | "backend" | "backendStreaming">, inputs: MediaInput[]): BackendJobFields {
+  const progressive = progressiveInputs(command, inputs);
   return {
     args: command.backend?.args ?? command.args,
     files: Object.fromEntries(Object.entries(command.files).map(([name, bytes]) => [name, base64(bytes)])),
@@ -42,6 +43,7 @@ export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "
     ...(command.backend ? { loudnorm: command.backend.loudnorm } : {}),
     ...(command.backend?.measurePass ? { measurePass: command.backend.measurePass } : {}),
     ...(command.backendStreaming ? { streamedInputs: command.backendStreaming.inputs } : {}),
+    ...(Object.keys(progressive).length > 0 ? { progressiveInputs: progressive } : {}),
   };
 }
 
