@@ -297,8 +297,9 @@ export class JobRunner {
     let dir: string | undefined;
     let server: ProgressiveServer | undefined;
     const progressiveDownloads: Promise<number>[] = [];
-    // The first failed download stops the others and ffmpeg, and is the job's error.
-    const downloadFailed = new AbortController();
+    // Stops the downloads and ffmpeg: the first failed download (its error is the job's), or the
+    // end of the run for a progressive input ffmpeg did not read to its end.
+    const stopDownloads = new AbortController();
     try {
       signal.throwIfAborted();
       const faults = this.#options.faults;
@@ -335,10 +336,10 @@ export class JobRunner {
       }
       entry.phase = "downloading the inputs";
       let t = Date.now();
-      const downloadSignal = AbortSignal.any([signal, downloadFailed.signal]);
+      const downloadSignal = AbortSignal.any([signal, stopDownloads.signal]);
       const download = (input: (typeof inputs)[number], progress?: DownloadProgress) =>
         downloadToFile(input.url, path.join(workDir, input.name), { label: `input '${input.name}'`, signal: downloadSignal, progress }).catch((err: unknown) => {
-          if (!downloadFailed.signal.aborted) downloadFailed.abort(err);
+          if (!stopDownloads.signal.aborted) stopDownloads.abort(err);
           throw err;
         });
       // Progressive inputs are read by ffmpeg as they arrive (progressive.ts): their downloads go on while it runs.
@@ -347,8 +348,11 @@ export class JobRunner {
         server = await ProgressiveServer.start();
         for (const input of following) {
           const progress = new DownloadProgress();
-          const pending = download(input, progress);
-          pending.catch(() => {}); // its failure reaches the job through downloadFailed, while ffmpeg runs
+          const pending = download(input, progress).then((bytes) => {
+            timings.progressiveDownloadMs = Math.max(timings.progressiveDownloadMs ?? 0, Date.now() - t);
+            return bytes;
+          });
+          pending.catch(() => {}); // a failure reaches the job through stopDownloads, while ffmpeg runs
           progressiveDownloads.push(pending);
           streamed.set(input.name, { url: server.add(path.join(workDir, input.name), progress), demuxer: progressive[input.name]! });
         }
@@ -356,7 +360,7 @@ export class JobRunner {
       }
       // All settle before going on: no download may still write into the directory when it is removed.
       const results = await Promise.allSettled(inputs.filter((input) => !streamed.has(input.name)).map((input) => download(input)));
-      if (downloadFailed.signal.aborted) throw downloadFailed.signal.reason;
+      if (stopDownloads.signal.aborted) throw stopDownloads.signal.reason;
       timings.downloadMs = Date.now() - t;
       timings.inputBytes = results.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value : 0), 0);
       if (streamed.size > following.length) timings.streamedInputs = streamed.size - following.length;
@@ -374,9 +378,9 @@ export class JobRunner {
         });
         if (run.aborted) {
           entry.phase = `${phase} (ffmpeg was stopped)`;
-          throw signal.aborted ? signal.reason : downloadFailed.signal.reason;
+          throw signal.aborted ? signal.reason : stopDownloads.signal.reason;
         }
-        if (run.exitCode !== 0 && downloadFailed.signal.aborted) throw downloadFailed.signal.reason;
+        if (run.exitCode !== 0 && stopDownloads.signal.aborted) throw stopDownloads.signal.reason;
         if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure({ ...run, stderr: withoutUrls(run.stderr, streamed) }));
         return run;
       };
@@ -417,7 +421,7 @@ export class JobRunner {
       }
       if (progressiveDownloads.length > 0) {
         // A progressive input ffmpeg did not read to its end is still arriving: the job needs no more of it.
-        if (!downloadFailed.signal.aborted) downloadFailed.abort(new JobAbort("ffmpeg has finished"));
+        if (!stopDownloads.signal.aborted) stopDownloads.abort(new JobAbort("ffmpeg has finished"));
         const settled = await Promise.allSettled(progressiveDownloads.splice(0));
         timings.progressiveInputBytes = settled.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value : 0), 0);
       }
@@ -449,7 +453,7 @@ export class JobRunner {
       return outcome;
     } finally {
       // Nothing may write into the directory once it is removed: a job that failed stops its progressive downloads.
-      if (progressiveDownloads.length > 0 && !downloadFailed.signal.aborted) downloadFailed.abort(new JobAbort("the job has ended"));
+      if (progressiveDownloads.length > 0 && !stopDownloads.signal.aborted) stopDownloads.abort(new JobAbort("the job has ended"));
       await Promise.allSettled(progressiveDownloads);
       await server?.close();
       if (dir) {
