@@ -43,7 +43,6 @@ export class DownloadProgress {
   total: number | undefined;
   /** The reason the download stopped short; readers give up. */
   error: unknown;
-  done = false;
   readonly #parts: Part[] = [];
   #wanted: number | undefined;
   #wake = new Set<() => void>();
@@ -95,7 +94,6 @@ export class DownloadProgress {
   /** @internal */
   finish(error?: unknown): void {
     if (error !== undefined) this.error = error;
-    else this.done = true;
     this.#notify();
   }
 
