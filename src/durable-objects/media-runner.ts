@@ -28,7 +28,7 @@ import {
   type JobResult,
 } from "../services/job-stages";
 import { backendJobId, type StageName } from "../services/backend/stage-ids";
-import { claimJob, completeJob, failJob, loadJob, MIN_DEADLINE_MS, type JobRow } from "../services/jobs";
+import { claimJob, completeJob, failJob, isEnded, loadJob, MIN_DEADLINE_MS, type JobRow } from "../services/jobs";
 import { faultFires, withFailingWrites } from "../lib/faults";
 import { withResilientD1 } from "../db/resilient-d1";
 
@@ -75,7 +75,7 @@ export class MediaRunner extends DurableObject<Env> {
     if (this.#ended) return;
     const job = await loadJob(this.env.DB, jobId);
     // Checked again after the read: the job may have ended while it was on its way.
-    if (this.#ended || !job || job.status === "completed" || job.status === "failed") return;
+    if (this.#ended || !job || isEnded(job.status)) return;
     await new Promise<void>((resolve) => {
       const wake = () => {
         clearTimeout(timer);

@@ -247,7 +247,8 @@ export async function getJobForKey(env: Env, caller: Caller, jobId: string, now:
  */
 export const MAX_JOB_WAIT_SECONDS = 50;
 
-const isEnded = (status: JobStatus) => status === "completed" || status === "failed";
+/** A completed or failed job: nothing will change it any more. */
+export const isEnded = (status: JobStatus) => status === "completed" || status === "failed";
 
 /**
  * getJobForKey after waiting up to `waitMs` for a queued or processing job to end. The job's
@@ -355,7 +356,7 @@ export async function completeJob(
 export async function cancelJob(env: Env, caller: Caller, jobId: string, now: number): Promise<JobStatusView> {
   const current = await getJobForKey(env, caller, jobId, now);
   const ended = (status: string) => invalidRequest(`Job ${current.jobId} is already ${status}; only a queued or processing job can be cancelled.`);
-  if (current.status === "completed" || current.status === "failed") throw ended(current.status);
+  if (isEnded(current.status)) throw ended(current.status);
   if (!(await failAndRefund(env.DB, jobId, "Cancelled at the caller's request; credits refunded.", now, RESULT_TTL_MS))) {
     throw ended((await getJobForKey(env, caller, jobId, now)).status);
   }
