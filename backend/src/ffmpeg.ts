@@ -168,10 +168,27 @@ export function ffmpegVersion(ffmpegPath: string, timeoutMs = 10_000): Promise<s
 }
 
 // ---------------------------------------------------------------------------------------------
-// Two-pass loudnorm: the args hold one `loudnorm` filter and end with the output name (checked by
-// the protocol); pass 1 measures, pass 2 applies the measurement.
+// Two-pass loudness normalisation: the args hold one `loudnorm` filter and end with the output name
+// (checked by the protocol); pass 1 measures, pass 2 applies the measurement.
+//
+// Pass 1 measures with `ebur128`, and when one gain keeps the true peak and the range within the
+// target (loudnorm's `linear=true` rule, the usual case after clean-audio's limiter) pass 2 applies
+// it with `volume`. loudnorm itself works at 192 kHz outside its linear mode, measuring included:
+// on a 60 s stereo clip clean-audio's measuring pass took 5.0-5.5 s of ffmpeg with it and 2.4 s
+// with ebur128. Only when one gain cannot do does loudnorm measure (its dynamic mode needs its own
+// first pass's `target_offset`) and apply in its dynamic mode.
 
-/** What `loudnorm` printed with print_format=json (the input's figures, EBU R128). */
+/** What ebur128 measured over the whole input (EBU R128 units). */
+export interface LoudnessMeasurement {
+  /** Integrated loudness, LUFS. */
+  integrated: number;
+  /** True peak, dBTP. */
+  truePeak: number;
+  /** Loudness range, LU. */
+  lra: number;
+}
+
+/** What `loudnorm` printed with print_format=json (the input's figures and its own offset). */
 export interface LoudnormMeasurement {
   inputI: number;
   inputTp: number;
@@ -180,28 +197,49 @@ export interface LoudnormMeasurement {
   targetOffset: number;
 }
 
+/** ebur128 prints one decimal: a peak read as -1.6 may be -1.55, so one gain keeps this margin. */
+const PRINTED_PEAK_MARGIN_DB = 0.05;
+
 const targetOptions = (target: LoudnormTarget) => `I=${target.integrated}:TP=${target.truePeak}:LRA=${target.lra}`;
 
 function withLoudnorm(args: string[], filter: string): string[] {
   return args.map((arg) => arg.replace(LOUDNORM_FILTER, (_match, before: string) => `${before}${filter}`));
 }
 
-/**
- * Pass 1: the same inputs and filters, `loudnorm` printing its measurement, the output to the null
- * muxer; or, given a measuring pass of its own (protocol: FfmpegJobSchema.measurePass), that
- * pass's args with `loudnorm` printing, writing its intermediate.
- */
-export function loudnormMeasureArgs(args: string[], target: LoudnormTarget, measurePassArgs?: string[]): string[] {
-  const measuring = `loudnorm=${targetOptions(target)}:print_format=json`;
-  if (measurePassArgs) return ["-nostats", ...withLoudnorm(measurePassArgs, measuring)];
-  return ["-nostats", ...withLoudnorm(args.slice(0, -1), measuring), "-f", "null", "-"];
+/** The args measuring with `filter` in loudnorm's place: into the null muxer, or as the job's own measuring pass. */
+function measuringArgs(args: string[], filter: string, measurePassArgs?: string[]): string[] {
+  if (measurePassArgs) return ["-nostats", ...withLoudnorm(measurePassArgs, filter)];
+  return ["-nostats", ...withLoudnorm(args.slice(0, -1), filter), "-f", "null", "-"];
 }
 
 /**
- * Pass 2: the real args with the measured values and `linear=true` (ffmpeg keeps its dynamic mode
- * when a linear gain would exceed the true-peak target). Without a measurement (silence, under
- * the 0.4 s a loudness block needs) the filter becomes `anull`: nothing to normalise to.
+ * Pass 1: the same inputs and filters with ffmpeg's EBU R128 meter in loudnorm's place (its
+ * per-frame lines at the verbose level, so only its summary is printed), the output to the null
+ * muxer; or, given a measuring pass of its own (protocol: FfmpegJobSchema.measurePass), that
+ * pass's args with the meter there, writing its intermediate.
  */
+export function loudnessMeterArgs(args: string[], measurePassArgs?: string[]): string[] {
+  return measuringArgs(args, "ebur128=peak=true:framelog=verbose", measurePassArgs);
+}
+
+/** The gain in dB that brings `measured` to the target, or null when one gain cannot (loudnorm's linear rule). */
+export function linearGainDb(target: LoudnormTarget, measured: LoudnessMeasurement): number | null {
+  const gain = target.integrated - measured.integrated;
+  const fits = measured.truePeak + PRINTED_PEAK_MARGIN_DB + gain <= target.truePeak && measured.lra <= target.lra;
+  return fits ? gain : null;
+}
+
+/** Pass 2 with one gain, or with `anull` when nothing was measured (silence, under the 0.4 s a loudness block needs). */
+export function gainArgs(args: string[], gainDb: number | null): string[] {
+  return withLoudnorm(args, gainDb === null ? "anull" : `volume=${gainDb.toFixed(2)}dB`);
+}
+
+/** loudnorm's own first pass, for its dynamic mode: the final args, loudnorm printing its measurement, into the null muxer. */
+export function loudnormMeasureArgs(args: string[], target: LoudnormTarget): string[] {
+  return measuringArgs(args, `loudnorm=${targetOptions(target)}:print_format=json`);
+}
+
+/** Pass 2 in loudnorm's dynamic mode, given its first pass's measurement (or `anull` without one). */
 export function loudnormApplyArgs(args: string[], target: LoudnormTarget, measured: LoudnormMeasurement | null): string[] {
   if (!measured) return withLoudnorm(args, "anull");
   const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
@@ -213,26 +251,39 @@ export function loudnormApplyArgs(args: string[], target: LoudnormTarget, measur
     `measured_thresh=${clamp(measured.inputThresh, -99, 0)}`,
     `offset=${clamp(measured.targetOffset, -99, 99)}`,
     "linear=true",
-    "print_format=json",
   ];
   return withLoudnorm(args, `loudnorm=${options.join(":")}`);
 }
 
-/** The last JSON block loudnorm printed in `stderr`, as strings, or null. */
-function loudnormJson(stderr: string): Record<string, string> | null {
+/**
+ * The measurement of pass 1 from ebur128's summary at the end of `stderr`, or null when it
+ * measured nothing (silence or under 0.4 s: -70 LUFS, a gate of 0, a peak of -inf).
+ */
+export function parseLoudnessMeasurement(stderr: string): LoudnessMeasurement | null {
+  const at = stderr.lastIndexOf("Summary:");
+  if (at < 0) return null;
+  const summary = stderr.slice(at);
+  const read = (pattern: RegExp) => Number(pattern.exec(summary)?.[1] ?? Number.NaN);
+  const measured = {
+    integrated: read(/Integrated loudness:\s+I:\s+(-?[\d.]+) LUFS/),
+    lra: read(/Loudness range:\s+LRA:\s+(-?[\d.]+) LU/),
+    truePeak: read(/True peak:\s+Peak:\s+(-?[\d.]+) dBFS/),
+  };
+  const gate = read(/Integrated loudness:\s+I:[^\n]*\n\s+Threshold:\s+(-?[\d.]+) LUFS/);
+  if (!Object.values(measured).every(Number.isFinite)) return null;
+  return measured.integrated > -70 && gate < 0 ? measured : null;
+}
+
+/** loudnorm's printed measurement (the last JSON block in `stderr`), or null when it printed none or measured nothing finite. */
+export function parseLoudnormMeasurement(stderr: string): LoudnormMeasurement | null {
   const block = stderr.match(/\{[^{}]*"input_i"[^{}]*\}/g)?.at(-1);
   if (!block) return null;
+  let json: Record<string, string>;
   try {
-    return JSON.parse(block) as Record<string, string>;
+    json = JSON.parse(block) as Record<string, string>;
   } catch {
     return null;
   }
-}
-
-/** The measurement of pass 1, or null when loudnorm printed none or measured nothing finite (silence: "-inf"). */
-export function parseLoudnormMeasurement(stderr: string): LoudnormMeasurement | null {
-  const json = loudnormJson(stderr);
-  if (!json) return null;
   const measured = {
     inputI: Number(json.input_i),
     inputTp: Number(json.input_tp),
@@ -243,7 +294,22 @@ export function parseLoudnormMeasurement(stderr: string): LoudnormMeasurement | 
   return Object.values(measured).every(Number.isFinite) ? measured : null;
 }
 
-/** How pass 2 normalised ("linear" or "dynamic"), from its printed JSON. */
-export function loudnormType(stderr: string): string | undefined {
-  return loudnormJson(stderr)?.normalization_type;
+/** What a run of ffmpeg the job's way gives back (its stderr's tail). */
+type RunPass = (args: string[], phase: string) => Promise<{ stderr: string }>;
+
+/**
+ * Runs the measuring passes of a loudness-normalised job and gives the final pass's args, and
+ * whether they apply one gain (undefined when nothing was measured).
+ */
+export async function loudnessFinalArgs(
+  job: { args: string[]; loudnorm: LoudnormTarget; measurePass?: { args: string[] } },
+  run: RunPass,
+): Promise<{ args: string[]; linear?: boolean }> {
+  const meter = await run(loudnessMeterArgs(job.args, job.measurePass?.args), "measuring the loudness (ffmpeg, first pass)");
+  const measured = parseLoudnessMeasurement(meter.stderr);
+  if (!measured) return { args: gainArgs(job.args, null) };
+  const gain = linearGainDb(job.loudnorm, measured);
+  if (gain !== null) return { args: gainArgs(job.args, gain), linear: true };
+  const loudnorm = await run(loudnormMeasureArgs(job.args, job.loudnorm), "measuring for loudnorm's dynamic mode (ffmpeg)");
+  return { args: loudnormApplyArgs(job.args, job.loudnorm, parseLoudnormMeasurement(loudnorm.stderr)), linear: false };
 }

@@ -15,10 +15,7 @@ import { log, type Faults } from "./config.ts";
 import {
   describeFfmpegFailure,
   FfmpegStartError,
-  loudnormApplyArgs,
-  loudnormMeasureArgs,
-  loudnormType,
-  parseLoudnormMeasurement,
+  loudnessFinalArgs,
   runFfmpeg,
 } from "./ffmpeg.ts";
 import { FONTS_SUBDIR, type JobRequest, type StreamedDemuxer } from "./protocol.ts";
@@ -387,17 +384,16 @@ export class JobRunner {
       if (job.kind === "ffmpeg") {
         let args = job.args;
         if (job.loudnorm) {
-          // Two-pass loudnorm (protocol: FfmpegJobSchema.loudnorm): measure, then apply.
-          const measure = await ffmpeg(loudnormMeasureArgs(job.args, job.loudnorm, job.measurePass?.args), "measuring the loudness (ffmpeg, first pass)");
-          args = loudnormApplyArgs(job.args, job.loudnorm, parseLoudnormMeasurement(measure.stderr));
+          // Two-pass loudness normalisation (protocol: FfmpegJobSchema.loudnorm): measure, then apply.
+          const final = await loudnessFinalArgs({ ...job, loudnorm: job.loudnorm }, ffmpeg);
+          args = final.args;
+          // Logged: 1 when pass 2 applies one gain, 0 when it runs loudnorm's dynamic mode.
+          if (final.linear !== undefined) timings.loudnormLinear = final.linear ? 1 : 0;
           timings.loudnormMeasureMs = Date.now() - t;
           t = Date.now();
         }
-        const run = await ffmpeg(args, streamed.size > 0 ? "running ffmpeg (reading its input over HTTP)" : "running ffmpeg");
+        await ffmpeg(args, streamed.size > 0 ? "running ffmpeg (reading its input over HTTP)" : "running ffmpeg");
         timings.ffmpegMs = Date.now() - t;
-        // Logged: 1 when pass 2 normalised with one gain, 0 when ffmpeg used its dynamic mode.
-        const normalisation = job.loudnorm ? loudnormType(run.stderr) : undefined;
-        if (normalisation) timings.loudnormLinear = normalisation === "linear" ? 1 : 0;
       } else {
         producer = `the ${job.kind} job`;
         const speech = this.#options.speech;

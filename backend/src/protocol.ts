@@ -136,11 +136,15 @@ export const FfmpegJobSchema = z
     fonts: z.array(FileNameSchema).max(64).default([]),
     /**
      * Two-pass loudness normalisation to this target. The args hold exactly one `loudnorm` filter
-     * (its own options are replaced) and end with the output name. The backend first runs the
-     * args with that filter measuring (`print_format=json`) and the output replaced by
-     * `-f null -`, then the real run with the measured values, `offset` and `linear=true` (ffmpeg
-     * falls back to its dynamic mode when a linear gain would break the true-peak limit; when
-     * nothing could be measured, as on silence or under 0.4 s, the filter becomes `anull`).
+     * (a placeholder: its own options are ignored) and end with the output name. The backend
+     * first runs the args with ffmpeg's EBU R128 meter (`ebur128=peak=true`) in the filter's place
+     * and the output replaced by `-f null -`, then the real run with the filter replaced by one
+     * gain (`volume`) when that keeps the true peak and range within the target (loudnorm's
+     * `linear=true` rule); else loudnorm measures the args into `-f null -` (`print_format=json`)
+     * and the real run has it in its dynamic mode with those values. When nothing could be
+     * measured, as on silence or under 0.4 s, the filter becomes `anull`. The filter's output
+     * rate is the input's with one gain and 192 kHz with loudnorm, so args that need a rate set
+     * it after the filter (`aformat=sample_rates=...`).
      */
     loudnorm: LoudnormTargetSchema.optional(),
     /**
@@ -159,7 +163,7 @@ export const FfmpegJobSchema = z
     progressiveInputs: z.record(FileNameSchema, z.enum(STREAMED_DEMUXERS)).default({}),
     /**
      * With `loudnorm`: a measuring pass of its own instead of the args run into `-f null -`. Its
-     * args hold exactly one `loudnorm` filter (made to print its measurement) and end with
+     * args hold exactly one `loudnorm` filter (where the meter goes) and end with
      * `writes`, a work-directory file the final args then read as an input: clean-audio filters
      * its audio once, into a lossless intermediate, and the final pass only applies the gain.
      */

@@ -8,7 +8,7 @@ import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loudnormApplyArgs, loudnormMeasureArgs, loudnormType, parseLoudnormMeasurement } from "../src/ffmpeg.ts";
+import { gainArgs, linearGainDb, loudnessMeterArgs, loudnormApplyArgs, loudnormMeasureArgs, parseLoudnessMeasurement, parseLoudnormMeasurement } from "../src/ffmpeg.ts";
 import { LOUDNORM_FILTER, parseJobRequest, type LoudnormTarget } from "../src/protocol.ts";
 import { Backend, ffmpeg, Fixture, jobBody, scratchDir, until, writeScratch } from "./helpers.ts";
 
@@ -99,29 +99,61 @@ describe("a measuring pass of its own (measurePass)", () => {
     expect(parseJobRequest(wavJob(fixture, "mp", { args: FINAL_ARGS }))).toMatchObject({ ok: false, message: expect.stringMatching(/'mid\.nut' is not one of the declared/) });
   });
 
-  it("runs as pass 1 with loudnorm printing its measurement", () => {
-    expect(loudnormMeasureArgs(FINAL_ARGS, TARGET, MEASURE_PASS.args)).toEqual([
-      "-nostats", ...MEASURE_PASS.args.map((arg) => arg.replace("loudnorm", "loudnorm=I=-16:TP=-1.5:LRA=11:print_format=json")),
+  it("runs as pass 1 with the meter in the filter's place", () => {
+    expect(loudnessMeterArgs(FINAL_ARGS, MEASURE_PASS.args)).toEqual([
+      "-nostats", ...MEASURE_PASS.args.map((arg) => arg.replace("loudnorm", "ebur128=peak=true:framelog=verbose")),
     ]);
   });
 });
 
-describe("the two passes' arguments", () => {
-  it("pass 1 measures into the null muxer", () => {
+describe("the passes' arguments", () => {
+  it("pass 1 meters into the null muxer", () => {
+    expect(loudnessMeterArgs(ARGS)).toEqual([
+      "-nostats", "-hide_banner", "-y", "-i", "in0.wav",
+      "-af", "highpass=f=80,ebur128=peak=true:framelog=verbose,aformat=sample_rates=48000",
+      "-c:a", "pcm_s16le", "-f", "wav", "-f", "null", "-",
+    ]);
+  });
+
+  it("pass 2 applies one gain when it keeps the peak and range within the target, nothing without a measurement", () => {
+    const quiet = { integrated: -27.5, truePeak: -19.25, lra: 3.1 };
+    expect(linearGainDb(TARGET, quiet)).toBeCloseTo(11.5, 6);
+    expect(gainArgs(ARGS, linearGainDb(TARGET, quiet))[5]).toBe("highpass=f=80,volume=11.50dB,aformat=sample_rates=48000");
+    // +11.5 dB would put a -9.25 dBTP peak at +2.25: over the -1.5 target.
+    expect(linearGainDb(TARGET, { ...quiet, truePeak: -9.25 })).toBeNull();
+    // A range wider than the target's is loudnorm's to compress.
+    expect(linearGainDb(TARGET, { ...quiet, lra: 14 })).toBeNull();
+    // A peak printed at the limit may be 0.05 dB over it.
+    expect(linearGainDb(TARGET, { ...quiet, truePeak: -13 })).toBeNull();
+    expect(linearGainDb(TARGET, { ...quiet, truePeak: -13.05 })).toBeCloseTo(11.5, 6);
+    expect(gainArgs(ARGS, null)[5]).toBe("highpass=f=80,anull,aformat=sample_rates=48000");
+    expect(gainArgs(["-af", "[a]loudnorm[b]", "out.wav"], null)).toEqual(["-af", "[a]anull[b]", "out.wav"]);
+  });
+
+  it("otherwise loudnorm measures into the null muxer and applies its measurement in its dynamic mode", () => {
     expect(loudnormMeasureArgs(ARGS, { integrated: -23, truePeak: -2, lra: 7 })).toEqual([
       "-nostats", "-hide_banner", "-y", "-i", "in0.wav",
       "-af", "highpass=f=80,loudnorm=I=-23:TP=-2:LRA=7:print_format=json,aformat=sample_rates=48000",
       "-c:a", "pcm_s16le", "-f", "wav", "-f", "null", "-",
     ]);
-  });
-
-  it("pass 2 applies the measurement linearly, or drops the filter when nothing was measured", () => {
     const measured = { inputI: -27.5, inputTp: -9.25, inputLra: 3.1, inputThresh: -37.8, targetOffset: 0.4 };
     expect(loudnormApplyArgs(ARGS, TARGET, measured)[5]).toBe(
-      "highpass=f=80,loudnorm=I=-16:TP=-1.5:LRA=11:measured_I=-27.5:measured_TP=-9.25:measured_LRA=3.1:measured_thresh=-37.8:offset=0.4:linear=true:print_format=json,aformat=sample_rates=48000",
+      "highpass=f=80,loudnorm=I=-16:TP=-1.5:LRA=11:measured_I=-27.5:measured_TP=-9.25:measured_LRA=3.1:measured_thresh=-37.8:offset=0.4:linear=true,aformat=sample_rates=48000",
     );
     expect(loudnormApplyArgs(ARGS, TARGET, null)[5]).toBe("highpass=f=80,anull,aformat=sample_rates=48000");
-    expect(loudnormApplyArgs(["-af", "[a]loudnorm[b]", "out.wav"], TARGET, null)).toEqual(["-af", "[a]anull[b]", "out.wav"]);
+  });
+
+  it("reads ebur128's summary as ffmpeg prints it; silence and short input measure nothing", async () => {
+    const meter = (source: string) => run("ffmpeg", ["-hide_banner", "-f", "lavfi", "-i", source, ...loudnessMeterArgs(["-af", "loudnorm", "out.wav"])]);
+    // A 997 Hz sine at full scale reads -3.01 LUFS per channel, so 0.1 (-20 dBFS) on two channels reads -20 LUFS.
+    const { stderr } = await meter("aevalsrc=0.1*sin(2*PI*997*t)|0.1*sin(2*PI*997*t):s=48000:d=5");
+    const measured = parseLoudnessMeasurement(stderr);
+    expect(measured?.integrated).toBeCloseTo(-20, 0);
+    expect(measured?.truePeak).toBeCloseTo(-20, 0);
+    expect(measured?.lra).toBeLessThan(1);
+    expect(parseLoudnessMeasurement((await meter("anullsrc=r=48000:cl=mono:d=3")).stderr)).toBeNull();
+    expect(parseLoudnessMeasurement((await meter("sine=d=0.2")).stderr)).toBeNull();
+    expect(parseLoudnessMeasurement("ffmpeg exited")).toBeNull();
   });
 
   it("reads loudnorm's JSON from the end of stderr; -inf means nothing was measured", () => {
@@ -130,7 +162,6 @@ describe("the two passes' arguments", () => {
     expect(parseLoudnormMeasurement(printed("-27.50"))).toEqual({ inputI: -27.5, inputTp: -9.25, inputLra: 3.1, inputThresh: -37.8, targetOffset: 0.4 });
     expect(parseLoudnormMeasurement(printed("-inf"))).toBeNull();
     expect(parseLoudnormMeasurement("ffmpeg exited")).toBeNull();
-    expect(loudnormType(printed("-27.50"))).toBe("dynamic");
   });
 });
 
@@ -199,11 +230,14 @@ describe("loudness-normalised jobs on the backend", () => {
       "-f", "lavfi", "-i", "aevalsrc='0.02*sin(2*PI*440*t)+0.89*lt(mod(t,1),0.0005)':s=48000:d=10",
       "-c:a", "pcm_s16le", input,
     ]);
-    const { output, log } = await runJob("peaky", input);
-    const measured = await loudness(output);
-    expect(Math.abs(measured.integrated - -16)).toBeLessThanOrEqual(1);
-    expect(measured.truePeak).toBeLessThanOrEqual(-1.5 + 0.5);
-    expect(log).toMatchObject({ status: "completed", loudnormLinear: 0 });
+    // Plain args, and a measuring pass of its own whose intermediate loudnorm then measures again.
+    for (const [key, overrides] of [["peaky", {}], ["peaky-mp", { args: FINAL_ARGS, measurePass: MEASURE_PASS }]] as const) {
+      const { output, log } = await runJob(key, input, overrides);
+      const measured = await loudness(output);
+      expect(Math.abs(measured.integrated - -16)).toBeLessThanOrEqual(1);
+      expect(measured.truePeak).toBeLessThanOrEqual(-1.5 + 0.5);
+      expect(log).toMatchObject({ status: "completed", loudnormLinear: 0 });
+    }
   });
 
   it("runs a measuring pass of its own, whose intermediate the final pass normalises", async () => {

@@ -44,20 +44,21 @@
  * same figures to 0.1 dB. The tests (test/media/clean-audio-quality.test.ts in workerd,
  * test/e2e/clean-audio-quality.test.ts through the API on both engines) measure a 400 Hz + 3 kHz
  * voice stand-in 23 dB over white noise: 54 and 57 dB less noise (start, pause) on both engines,
- * the two tones within 0.05 dB of each other's balance, -14.9 LUFS on the Worker and -16.1 on the
+ * the two tones within 0.05 dB of each other's balance, -14.9 LUFS on the Worker and -16.0 on the
  * backend; flite speech 18 dB over pink noise: 25-27 and 39-43 dB, the voice band within 0.7 dB
  * of the clean speech, -18.7 LUFS on the Worker and -16.1 on the backend.
  *
- * The backend runs the same graph with 9 dB into the limiter, then `loudnorm=I=-16:TP=-1.5:LRA=11`
- * in two passes (backend/src/ffmpeg.ts: measure, then apply the measurement with `linear=true`)
- * and back to 48 kHz. The graph runs once: the measuring pass writes its result to a lossless
- * intermediate beside the measurement, and the final pass applies the gain to it (a 60 s 1080p
- * clip: 6.4 s of ffmpeg against 8.3 s when both passes ran the graph; into PCM the same samples
- * to 24-bit precision, -131 dB from the peak, and the same start time against the picture).
- * A tone gets one linear gain; speech keeps ffmpeg's dynamic mode, since one gain would pass
- * -1.5 dBTP (below the measured gate its gain stays the linear offset, so pauses are not lifted
- * either); the 4 extra dB into the limiter trim speech peaks so that it needs little gain (with
- * 5 dB, speech ended at -17.0 LUFS).
+ * The backend runs the same graph with 9 dB into the limiter, then normalises to -16 LUFS, -1.5
+ * dBTP, LRA 11 in two passes (backend/src/ffmpeg.ts: measure with ebur128, then apply one gain,
+ * or loudnorm's dynamic mode when one gain would pass the peak target) and back to 48 kHz. The
+ * graph runs once: the measuring pass writes its result to a lossless intermediate beside the
+ * measurement, and the final pass applies the gain to it (a 60 s 1080p clip: 6.4 s of ffmpeg
+ * against 8.3 s when both passes ran the graph; into PCM the same samples to 24-bit precision,
+ * -131 dB from the peak, and the same start time against the picture). With 9 dB into the
+ * limiter, tones and speech come out above -16 LUFS with peaks at the limiter's -1.5 dBFS, so the
+ * gain is a cut and one gain does (flite's speech over noise: -13.4 LUFS, one gain of -2.6 dB);
+ * quiet, peaky material whose gain would pass -1.5 dBTP gets loudnorm's dynamic mode (below the
+ * measured gate its gain stays the linear offset, so pauses are not lifted either).
  *
  * Not `loudnorm` on the Worker: in its single-pass (dynamic) mode it works at 192 kHz and on
  * ffmpeg.wasm it took 66-96 MiB of heap on mono and 138-239 MiB on stereo input (10-12 s at
@@ -136,14 +137,16 @@ function measurePassArgs(inputName: string, channels: number): string[] {
 }
 
 /**
- * The backend's final pass over the intermediate: loudnorm with the measured gain, back to 48 kHz.
- * The gain is multiplied onto a constant 1 carrying the source audio's timing (as the graph's own
- * last step does): the intermediate's samples match the source's one for one, and the result
- * keeps the source's start time against the picture.
+ * The backend's final pass over the intermediate: the measured gain in loudnorm's place (one
+ * `volume`, or loudnorm's dynamic mode), back to 48 kHz. The gain is multiplied onto a constant 1
+ * carrying the source audio's timing (as the graph's own last step does): the intermediate's
+ * samples match the source's one for one, and the result keeps the source's start time against
+ * the picture. The product is taken in aeval's own format (planar double): converting aeval's
+ * output leaves its channel layout unresolved on mono input unless loudnorm's resampler follows.
  */
 const FINAL_PASS_GRAPH = [
-  "[0:a:0]aformat=sample_rates=48000,aeval=exprs=1:c=same,aformat=sample_fmts=fltp[one]",
-  "[1:a:0]aformat=sample_fmts=fltp[cleaned]",
+  "[0:a:0]aformat=sample_rates=48000,aeval=exprs=1:c=same[one]",
+  "[1:a:0]aformat=sample_fmts=dblp[cleaned]",
   `[one][cleaned]amultiply,${LOUDNORM},aformat=sample_rates=48000[out]`,
 ].join(";");
 
