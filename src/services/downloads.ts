@@ -109,13 +109,49 @@ export async function objectResponse(bucket: R2Bucket, key: string, request: Req
     headers.set("content-range", `bytes ${range.offset}-${range.offset + range.length - 1}/${size}`);
     headers.set("content-length", String(range.length));
     if (isHead) return new Response(null, { status: 206, headers });
-    const object = await bucket.get(key, { range });
-    if (!object) throw notFound(missing);
-    return new Response(object.body, { status: 206, headers });
+    return new Response(await objectBody(bucket, key, range, missing), { status: 206, headers });
   }
   headers.set("content-length", String(size));
   if (isHead) return new Response(null, { status: 200, headers });
-  const object = await bucket.get(key);
-  if (!object) throw notFound(missing);
-  return new Response(object.body, { status: 200, headers });
+  return new Response(await objectBody(bucket, key, { offset: 0, length: size }, missing), { status: 200, headers });
+}
+
+/** The largest read an answer makes of R2 at once. */
+export const OBJECT_PIECE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The bytes of `range` as a stream read from R2 one bounded piece at a time, each piece only when
+ * the client has taken the one before. Readers often ask for everything from an offset and stop
+ * early (ffmpeg seeks with `bytes=N-` and closes after the part it needs): one open read would
+ * have storage produce up to the whole object for nothing (locally, 7 MB read of a 61 MB upload
+ * with `bytes=N-` cost 2.0-2.4 s of the emulation's CPU against 0.7 s for the same bytes asked
+ * for with an end); here at most one piece is read past what the client took.
+ */
+async function objectBody(bucket: R2Bucket, key: string, range: { offset: number; length: number }, missing: string): Promise<ReadableStream<Uint8Array>> {
+  const end = range.offset + range.length;
+  const pieceOf = async (offset: number) => {
+    const object = await bucket.get(key, { range: { offset, length: Math.min(OBJECT_PIECE_BYTES, end - offset) } });
+    if (!object) throw notFound(missing);
+    return object.body;
+  };
+  const first = await pieceOf(range.offset);
+  if (range.length <= OBJECT_PIECE_BYTES) return first;
+  // No buffer inside: a piece's pipe ends once the client has read all of it.
+  const { readable, writable } = new FixedLengthStream(range.length);
+  void (async () => {
+    let piece = first;
+    try {
+      for (let offset = range.offset; ; ) {
+        await piece.pipeTo(writable, { preventClose: true });
+        offset += OBJECT_PIECE_BYTES;
+        if (offset >= end) break;
+        piece = await pieceOf(offset);
+      }
+      await writable.close();
+    } catch (error) {
+      // pipeTo has cancelled the piece and aborted the client's stream already when either side failed.
+      await writable.abort(error).catch(() => {});
+    }
+  })();
+  return readable;
 }
