@@ -79,6 +79,19 @@ describe("answers for objects larger than one piece", () => {
     expect(small.gets).toHaveLength(1);
   });
 
+  it("answers an empty object and a one-piece object whole", async () => {
+    await env.MEDIA.put("test/object-pieces-empty.bin", new Uint8Array(0));
+    const empty = await objectResponse(env.MEDIA, "test/object-pieces-empty.bin", new Request("https://example.test/"), new Headers(), "missing");
+    expect(empty.status).toBe(200);
+    expect(empty.headers.get("content-length")).toBe("0");
+    expect((await empty.arrayBuffer()).byteLength).toBe(0);
+    await env.MEDIA.put("test/object-pieces-small.bin", bytes.subarray(0, 5000));
+    const counted = countingBucket();
+    const small = await objectResponse(counted.bucket, "test/object-pieces-small.bin", new Request("https://example.test/"), new Headers(), "missing");
+    expect(firstDifference(new Uint8Array(await small.arrayBuffer()), bytes.subarray(0, 5000))).toBe(-1);
+    expect(counted.gets).toEqual([undefined]);
+  });
+
   it("reads no piece past the one a client that stops early was reading", async () => {
     const { response, gets } = await answer("bytes=1000-");
     const reader = response.body!.getReader();
