@@ -1462,7 +1462,7 @@ export interface paths {
             parameters: {
                 query?: {
                     /** @description Seconds to wait for the job to end before answering, 0-50 (default 0: answer at once). */
-                    wait?: number | null;
+                    wait?: number;
                 };
                 header?: never;
                 path: {

@@ -58,4 +58,12 @@ describe("waiting for a job with GET /api/v1/jobs/{id}?wait", () => {
     expect((await read(account.auth, started.jobId, "?wait=0")).status).toBe(200);
     expect(await balanceOf(account)).toBe(before);
   });
+
+  it("is described in the OpenAPI document as an integer from 0 to 50, never null", async () => {
+    const document = (await (await call("/api/v1/openapi.json")).json()) as {
+      paths: Record<string, { get: { parameters: { name: string; schema: Record<string, unknown> }[] } }>;
+    };
+    const wait = document.paths["/api/v1/jobs/{id}"]!.get.parameters.find((parameter) => parameter.name === "wait");
+    expect(wait?.schema).toMatchObject({ type: "integer", minimum: 0, maximum: 50 });
+  });
 });

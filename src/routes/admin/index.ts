@@ -13,7 +13,7 @@ import { plans } from "../../services/pricing";
 import { constantTimeEqual } from "../../lib/constant-time";
 import { hashPassword } from "../../lib/password";
 import { MIN_PASSWORD_LENGTH } from "../../services/auth";
-import { jsonContent } from "../../lib/openapi";
+import { jsonContent, queryInteger } from "../../lib/openapi";
 
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const expected = c.env.ADMIN_TOKEN;
@@ -116,7 +116,7 @@ const orphansRoute = createRoute({
   tags: ["Admin"],
   summary: "Objects of the media store that no upload or job refers to (older than 10 minutes); the maintenance run deletes them",
   security,
-  request: { query: z.object({ graceSeconds: z.coerce.number().int().min(0).max(86_400).optional().openapi({ description: "Age below which an object is not counted (default 600: a write may be in flight)" }) }) },
+  request: { query: z.object({ graceSeconds: queryInteger(0, 86_400).optional().openapi({ description: "Age below which an object is not counted (default 600: a write may be in flight)" }) }) },
   responses: { 200: jsonContent(z.object({ scanned: z.int(), count: z.int(), orphans: z.array(z.string()).openapi({ description: "The first 100 keys" }) }), "Report"), ...pickErrors(401) },
 });
 
@@ -126,7 +126,7 @@ const maintenanceRoute = createRoute({
   tags: ["Admin"],
   summary: "Run the cron's maintenance now: fail and refund jobs past their deadline, delete expired and orphaned objects",
   security,
-  request: { query: z.object({ orphanGraceSeconds: z.coerce.number().int().min(0).max(86_400).optional().openapi({ description: "Orphans younger than this are kept (default 600); 0 only when no write is in flight" }) }) },
+  request: { query: z.object({ orphanGraceSeconds: queryInteger(0, 86_400).optional().openapi({ description: "Orphans younger than this are kept (default 600); 0 only when no write is in flight" }) }) },
   responses: { 200: jsonContent(z.record(z.string(), z.number()), "What it did"), ...pickErrors(401) },
 });
 

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
 import { cancelJob, MAX_JOB_WAIT_SECONDS, waitForJobForKey } from "../../services/jobs";
+import { queryInteger } from "../../lib/openapi";
 import { JobStatusSchema } from "./schemas";
 
 const route = createRoute({
@@ -14,11 +15,7 @@ const route = createRoute({
   request: {
     params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }),
     query: z.object({
-      wait: z.coerce
-        .number()
-        .int()
-        .min(0)
-        .max(MAX_JOB_WAIT_SECONDS)
+      wait: queryInteger(0, MAX_JOB_WAIT_SECONDS)
         .optional()
         .openapi({
           param: { name: "wait", in: "query" },
