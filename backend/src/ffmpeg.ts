@@ -241,7 +241,7 @@ export function loudnormMeasureArgs(args: string[], target: LoudnormTarget): str
 
 /** Pass 2 in loudnorm's dynamic mode, given its first pass's measurement (or `anull` without one). */
 export function loudnormApplyArgs(args: string[], target: LoudnormTarget, measured: LoudnormMeasurement | null): string[] {
-  if (!measured) return withLoudnorm(args, "anull");
+  if (!measured) return gainArgs(args, null);
   const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
   const options = [
     targetOptions(target),
@@ -302,14 +302,16 @@ type RunPass = (args: string[], phase: string) => Promise<{ stderr: string }>;
  * whether they apply one gain (undefined when nothing was measured).
  */
 export async function loudnessFinalArgs(
-  job: { args: string[]; loudnorm: LoudnormTarget; measurePass?: { args: string[] } },
+  args: string[],
+  target: LoudnormTarget,
+  measurePassArgs: string[] | undefined,
   run: RunPass,
 ): Promise<{ args: string[]; linear?: boolean }> {
-  const meter = await run(loudnessMeterArgs(job.args, job.measurePass?.args), "measuring the loudness (ffmpeg, first pass)");
+  const meter = await run(loudnessMeterArgs(args, measurePassArgs), "measuring the loudness (ffmpeg, first pass)");
   const measured = parseLoudnessMeasurement(meter.stderr);
-  if (!measured) return { args: gainArgs(job.args, null) };
-  const gain = linearGainDb(job.loudnorm, measured);
-  if (gain !== null) return { args: gainArgs(job.args, gain), linear: true };
-  const loudnorm = await run(loudnormMeasureArgs(job.args, job.loudnorm), "measuring for loudnorm's dynamic mode (ffmpeg)");
-  return { args: loudnormApplyArgs(job.args, job.loudnorm, parseLoudnormMeasurement(loudnorm.stderr)), linear: false };
+  if (!measured) return { args: gainArgs(args, null) };
+  const gain = linearGainDb(target, measured);
+  if (gain !== null) return { args: gainArgs(args, gain), linear: true };
+  const loudnorm = await run(loudnormMeasureArgs(args, target), "measuring for loudnorm's dynamic mode (ffmpeg)");
+  return { args: loudnormApplyArgs(args, target, parseLoudnormMeasurement(loudnorm.stderr)), linear: false };
 }

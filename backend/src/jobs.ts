@@ -385,7 +385,7 @@ export class JobRunner {
         let args = job.args;
         if (job.loudnorm) {
           // Two-pass loudness normalisation (protocol: FfmpegJobSchema.loudnorm): measure, then apply.
-          const final = await loudnessFinalArgs({ ...job, loudnorm: job.loudnorm }, ffmpeg);
+          const final = await loudnessFinalArgs(job.args, job.loudnorm, job.measurePass?.args, ffmpeg);
           args = final.args;
           // Logged: 1 when pass 2 applies one gain, 0 when it runs loudnorm's dynamic mode.
           if (final.linear !== undefined) timings.loudnormLinear = final.linear ? 1 : 0;
