@@ -33,10 +33,9 @@ function wranglerDev(config: string, port: number, inspectorPort: number, vars: 
   const args = [wranglerJs, "dev", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false"];
   if (options.stateDir) args.push("--persist-to", options.stateDir);
   for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
-  // wrangler's local observability (on by default) streams a tail event of every invocation into
-  // a SQLite Durable Object: 2 ms of CPU per request in each runtime, and the API's requests,
-  // its jobs' RPCs and their storage calls are all invocations. X_LOCAL_OBSERVABILITY=true
-  // brings its dashboard back.
+  // wrangler's local observability (on by default) streams the tail events of every invocation
+  // (a request, a Durable Object call, a queue batch) into a SQLite Durable Object: about 2 ms of
+  // CPU each. X_LOCAL_OBSERVABILITY=true brings its dashboard back.
   const env = {
     ...process.env,
     WRANGLER_SEND_METRICS: "false",
