@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pitchStats, readWav, spectralCentroid } from "../src/speech/audio.ts";
 import { CATALOGUE_VOICES, type CatalogueVoice } from "../src/protocol.ts";
 import { splitSentences, VOICE_F0 } from "../src/speech/engines.ts";
-import { LocalSynthesizer } from "../src/speech/local-tts.ts";
+import { LocalSynthesizer, PICO_MAX_WORD, picoText } from "../src/speech/local-tts.ts";
 import { parsePocketsphinxOutput, PocketsphinxTranscriber } from "../src/speech/pocketsphinx.ts";
-import { toMonoWav } from "../src/speech/proc.ts";
+import { runTool, SpeechError, toMonoWav } from "../src/speech/proc.ts";
 import { ffmpeg, scratchDir } from "./helpers.ts";
 import { HAS_PICO, HAS_POCKETSPHINX, HAS_TESTDATA, SENTENCE_EN, SENTENCE_EN_2, SENTENCE_FR, TESTDATA, wer } from "./speech-helpers.ts";
 
@@ -46,6 +46,23 @@ describe("text helpers", () => {
     const pieces = splitSentences(long, 100);
     expect(pieces.every((p) => p.length <= 100)).toBe(true);
     expect(pieces.join(" ")).toBe(long.trim());
+  });
+
+  it("cuts every token past Pico's word bound, keeping all the characters in order", () => {
+    const text = `Bonjour ${"é".repeat(300)} ${"éa".repeat(64)}, fin & 😀${"x".repeat(45)}.`;
+    const out = picoText(text, "et");
+    const tokens = out.split(" ");
+    expect(Math.max(...tokens.map((t) => Array.from(t).length))).toBe(PICO_MAX_WORD);
+    expect(out.replace(/ /g, "")).toBe(text.replace(/&/g, "et").replace(/ /g, ""));
+    expect(picoText("un mot <b>court</b>", "et")).toBe("un mot b court /b");
+  });
+
+  it("kills a program that outlives its time bound and says so", async () => {
+    const started = performance.now();
+    const run = runTool("sleep", ["30"], { timeoutMs: 300, label: "sleeper" });
+    await expect(run).rejects.toThrow(SpeechError);
+    await expect(run).rejects.toThrow("sleeper did not finish within 1 s");
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it("measures the f0 of a synthetic tone within 2 %", async () => {
@@ -142,6 +159,16 @@ describe.skipIf(!HAS_PICO || !HAS_POCKETSPHINX)("local TTS + pocketsphinx", () =
     await tts.synthesize(text, "thomas", "fr", out);
     const pcm = await readWav(out);
     expect(pcm.samples.length / pcm.sampleRate).toBeGreaterThan(8);
+  });
+
+  it("speaks words long enough to hang Pico whole (300 x é, 64 x éa), in about their length", async () => {
+    const out = path.join(scratch, "long-words.wav");
+    const started = performance.now();
+    await tts.synthesize(`Début ${"é".repeat(300)} puis ${"éa".repeat(64)} fin.`, "lea", "fr", out);
+    expect(performance.now() - started).toBeLessThan(30_000);
+    const pcm = await readWav(out);
+    // 300 + 128 spoken vowels: several seconds of speech, not an empty or clipped file.
+    expect(pcm.samples.length / pcm.sampleRate).toBeGreaterThan(5);
   });
 
   it("refuses an unsupported TTS language", async () => {

@@ -65,9 +65,38 @@ export interface LocalTtsOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Text fit for Pico's markup parser: no `<`/`>`, `&` spoken as a word. */
-function picoText(text: string, and: string): string {
-  return text.replace(/[<>]/g, " ").replace(/&/g, ` ${and} `).replace(/\s+/g, " ").trim();
+/**
+ * Longest run of non-space characters handed to Pico. Pico never returns on some long tokens
+ * (measured: 128 x "é", or 64 x "éa", in one word spin at full CPU for good), while random
+ * accented words of 48 characters take under 0.2 s; no word of a real language comes near this.
+ */
+export const PICO_MAX_WORD = 40;
+
+/**
+ * Bound on one pico2wave run: normal speech takes about 3 ms per character here (2,100
+ * characters in 0.7 s), so this only ends a run that hangs.
+ */
+export function picoTimeoutMs(characters: number): number {
+  return 10_000 + 20 * characters;
+}
+
+/** Text fit for Pico's markup parser: no `<`/`>`, `&` spoken as a word, no token past PICO_MAX_WORD. */
+export function picoText(text: string, and: string): string {
+  return text
+    .replace(/[<>]/g, " ")
+    .replace(/&/g, ` ${and} `)
+    .replace(/\S+/gu, (word) => breakWord(word, PICO_MAX_WORD))
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** `word` cut into pieces of at most `max` code points, joined by spaces. */
+function breakWord(word: string, max: number): string {
+  const chars = Array.from(word);
+  if (chars.length <= max) return word;
+  const pieces: string[] = [];
+  for (let i = 0; i < chars.length; i += max) pieces.push(chars.slice(i, i + max).join(""));
+  return pieces.join(" ");
 }
 
 export class LocalSynthesizer implements Synthesizer {
@@ -139,11 +168,13 @@ export class LocalSynthesizer implements Synthesizer {
         while (next < pieces.length) {
           const index = next++;
           const file = path.join(dir, `piece-${index}.wav`);
-          const markup = `<pitch level="${pitchLevel}"><speed level="${recipe.speed}">${picoText(pieces[index]!, lang.and)}</speed></pitch>`;
+          const words = picoText(pieces[index]!, lang.and);
+          const markup = `<pitch level="${pitchLevel}"><speed level="${recipe.speed}">${words}</speed></pitch>`;
           await runTool(this.#pico, ["-l", lang.pico, "-w", file, markup], {
             signal,
             env: this.#env,
             label: "pico2wave",
+            timeoutMs: picoTimeoutMs(words.length),
           });
           const pcm = parseWav(await readFile(file));
           if (pcm.sampleRate !== PICO_RATE) throw new SpeechError(`pico2wave wrote ${pcm.sampleRate} Hz audio`);

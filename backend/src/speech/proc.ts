@@ -25,6 +25,8 @@ export interface ToolOptions {
   maxStdout?: number;
   /** Name in error messages (default: the program's base name). */
   label?: string;
+  /** Kill the program after this long and fail with a SpeechError (a hung engine must not hold a slot). */
+  timeoutMs?: number;
 }
 
 /** Runs `program args`; resolves on exit code 0, otherwise rejects with a SpeechError. */
@@ -52,6 +54,14 @@ export function runTool(program: string, args: string[], options: ToolOptions = 
     let settled = false;
     const onAbort = () => child.kill("SIGKILL");
     signal?.addEventListener("abort", onAbort, { once: true });
+    let timedOut = false;
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            child.kill("SIGKILL");
+          }, options.timeoutMs);
     child.stdout.on("data", (chunk: Buffer) => {
       outBytes += chunk.length;
       if (outBytes > maxStdout) {
@@ -63,14 +73,17 @@ export function runTool(program: string, args: string[], options: ToolOptions = 
     child.once("error", (err: NodeJS.ErrnoException) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       reject(new SpeechError(`${label} could not be started (${err.code ?? err.message})`));
     });
     child.once("close", (code, exitSignal) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       if (signal?.aborted) return reject(signal.reason);
+      if (timedOut) return reject(new SpeechError(`${label} did not finish within ${Math.ceil(options.timeoutMs! / 1000)} s`));
       const stderr = tail.toString();
       if (overflow) return reject(new SpeechError(`${label} wrote more than ${maxStdout} bytes`));
       if (code !== 0) {
