@@ -47,7 +47,7 @@ export const notFound = (message: string) => new AppError("not_found", message);
 
 export class InsufficientCreditsError extends AppError {
   constructor(balance: number, required: number) {
-    super("insufficient_credits", `This processing costs ${required} credits; the balance is ${balance}.`, {
+    super("insufficient_credits", `This processing costs ${required} credit${required === 1 ? "" : "s"}; the balance is ${balance}.`, {
       balance,
       required,
     });

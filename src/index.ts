@@ -6,7 +6,7 @@
 import { buildApp } from "./app";
 import { withResilientD1 } from "./db/resilient-d1";
 import { handleMcpRequest } from "./mcp/handler";
-import { oauthProviderFor } from "./mcp/oauth";
+import { MCP_ROUTE, oauthProviderFor } from "./mcp/oauth";
 import type { Env, JobMessage } from "./env";
 import { consumePublishBatch, dispatchDuePosts, type PublishMessage } from "./services/publishing";
 import { expirePostMedia } from "./services/posts";
@@ -37,14 +37,29 @@ async function refusedPerAddress(request: Request, env: Env): Promise<Response |
 
 /**
  * The provider answers some refusals with an empty body (/api/mcp without a token: 401 with
- * WWW-Authenticate; an unknown well-known path: 404). Every error carries the error shape, so
- * such an answer gets one; its status and headers stay. OAuth's own JSON errors are kept.
+ * WWW-Authenticate; an unknown well-known path: 404), and a bad token on /api/mcp with OAuth's
+ * `{error, error_description}`. Every error of the API carries the error shape, so such answers
+ * get one; status and headers (the WWW-Authenticate challenge clients follow) stay. The OAuth
+ * endpoints' own JSON errors are kept: OAuth clients parse them.
  */
-async function withErrorBody(response: Response): Promise<Response> {
-  if (response.status < 400 || (response.headers.get("content-type") ?? "").length > 0) return response;
-  if ((await response.clone().arrayBuffer()).byteLength > 0) return response;
+async function withErrorBody(response: Response, path: string): Promise<Response> {
+  if (response.status < 400) return response;
+  let description: string | undefined;
+  if ((response.headers.get("content-type") ?? "").length > 0) {
+    if (path !== MCP_ROUTE || !response.headers.get("content-type")!.includes("json")) return response;
+    const body = (await response.clone().json().catch(() => null)) as { error?: unknown; error_description?: unknown } | null;
+    if (typeof body?.error !== "string") return response;
+    description = typeof body.error_description === "string" ? `${body.error_description}.` : undefined;
+  } else if ((await response.clone().arrayBuffer()).byteLength > 0) return response;
   const code = codeForStatus(response.status);
-  const message = code === "unauthorized" ? "An OAuth access token is required (see WWW-Authenticate)." : code === "not_found" ? "No such route." : "Request refused.";
+  const message =
+    code === "unauthorized"
+      ? description
+        ? `${description} Connect again through the connector (see WWW-Authenticate).`
+        : "An OAuth access token is required (see WWW-Authenticate)."
+      : code === "not_found"
+        ? "No such route."
+        : (description ?? "Request refused.");
   const headers = new Headers(response.headers);
   headers.set("content-type", "application/json");
   headers.delete("content-length");
@@ -58,7 +73,7 @@ export default {
     const env = withResilientD1(rawEnv);
     const provider = oauthProviderFor(new URL(request.url).origin, { app: { fetch: (r, e, c) => app.fetch(r, e, c) }, mcp: handleMcpRequest });
     if (!provider) return app.fetch(request, env, ctx);
-    return (await refusedPerAddress(request, env)) ?? withErrorBody(await provider.fetch(request, env, ctx));
+    return (await refusedPerAddress(request, env)) ?? withErrorBody(await provider.fetch(request, env, ctx), new URL(request.url).pathname);
   },
   async queue(batch, rawEnv) {
     const env = withResilientD1(rawEnv);

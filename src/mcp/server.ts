@@ -56,10 +56,12 @@ async function guarded(context: McpContext, work: () => Promise<ToolResult>): Pr
   }
 }
 
-/** Jobs made through the connector belong to the account's connector "key". */
+/** Jobs made through the connector belong to the account's connector "key", shared by its connections. */
+export const connectorKeyId = (accountId: string) => `mcp:${accountId}`;
+
 async function callerOf(context: McpContext): Promise<Caller> {
   const account = await getAccount(context.env.DB, context.accountId);
-  return { accountId: account.accountId, keyId: `mcp:${account.accountId}`, email: account.email, plan: account.plan, mode: "live" };
+  return { accountId: account.accountId, keyId: connectorKeyId(account.accountId), email: account.email, plan: account.plan, mode: "live" };
 }
 
 const priceText = (rate: Rate) =>
@@ -112,6 +114,8 @@ export function buildMcpServer(context: McpContext): McpServer {
   const server = new McpServer(
     { name: "media-credits-api", version: "1.0.0" },
     {
+      // Stateless streamable HTTP (no GET stream): a list-changed notification could never arrive.
+      capabilities: { tools: { listChanged: false } },
       instructions:
         "Process video and audio for the signed-in account: upload media (upload_from_url for a public URL, create_upload_link then get_upload_link for a file on the person's computer), run a tool (it returns a jobId and spends credits), call get_job with waitSeconds until it is completed, then give the user the downloadUrl (valid 3 hours). get_balance shows the credits. Social posts (free): create_brand, create_post (media from an upload or a finished job), submit_post + create_approval_link when the brand needs client approval, schedule_post, then get_post and get_brand_stats.",
     },

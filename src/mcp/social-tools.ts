@@ -9,7 +9,7 @@ import { postStates } from "../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, revokeApprovalLink, updatePost } from "../services/posts";
 import { brandStats, statsPeriod } from "../services/post-stats";
 import { ApprovalLinkSchema, BrandSchema, BrandStatsSchema, PostSchema, socialNetwork } from "../routes/v1/schemas";
-import type { McpContext, ToolResult } from "./server";
+import { connectorKeyId, type McpContext, type ToolResult } from "./server";
 
 type Guard = (work: () => Promise<ToolResult>) => Promise<ToolResult>;
 const ok = (data: unknown, text?: string): ToolResult => ({ content: [{ type: "text", text: text ?? JSON.stringify(data) }], structuredContent: data as Record<string, unknown> });
@@ -26,6 +26,7 @@ const write = { readOnlyHint: false, destructiveHint: false, idempotentHint: fal
 
 export function registerSocialTools(server: McpServer, context: McpContext, guarded: Guard): void {
   const { env, accountId } = context;
+  const author = { accountId, keyId: connectorKeyId(accountId) };
   const now = () => Date.now();
 
   server.registerTool(
@@ -44,7 +45,7 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   server.registerTool(
     "create_post",
     { title: "Create a post", description: "Draft a social post for a brand: text, optional media (an uploadId or the jobId of a finished job, e.g. a subtitled video), networks (default: all the brand's), and a planned time. It stays a draft until scheduled (or submitted for client approval when the brand requires it). Free.", inputSchema: z.object({ brandId: id, text: z.string().min(1).max(5000), networks: z.array(socialNetwork).optional(), scheduledAt: when.optional(), media: media.optional() }), outputSchema: PostSchema, annotations: write },
-    async (args: any) => guarded(async () => ok(await createPost(env, accountId, args, now()))),
+    async (args: any) => guarded(async () => ok(await createPost(env, author, args, now()))),
   );
   server.registerTool(
     "list_posts",
@@ -57,7 +58,7 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   server.registerTool(
     "update_post",
     { title: "Edit a post", description: "Change a post's text, networks, time or media. Editing an approved post of a brand that requires approval sends it back to draft.", inputSchema: z.object({ postId: id, text: z.string().min(1).max(5000).optional(), networks: z.array(socialNetwork).optional(), scheduledAt: when.nullable().optional(), media: media.nullable().optional() }), outputSchema: PostSchema, annotations: write },
-    async ({ postId, ...changes }: any) => guarded(async () => ok(await updatePost(env, accountId, postId, changes, now()))),
+    async ({ postId, ...changes }: any) => guarded(async () => ok(await updatePost(env, author, postId, changes, now()))),
   );
   for (const [name, action, description] of [
     ["submit_post", "submit", "Send a draft (or a post with requested changes) to client approval. Then create_approval_link and share the link with the client."],
@@ -67,7 +68,8 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   ] as const) {
     // Only schedule takes a time; cancelling ends the post for good.
     const inputSchema = action === "schedule" ? z.object({ postId: id, scheduledAt: when.optional() }) : z.object({ postId: id });
-    const annotations = action === "cancel" ? { ...write, destructiveHint: true } : write;
+    // Scheduling publishes to outside networks (Mastodon, the brand's webhook) at its time.
+    const annotations = action === "cancel" ? { ...write, destructiveHint: true } : action === "schedule" ? { ...write, openWorldHint: true } : write;
     server.registerTool(name, { title: description.split(".")[0], description, inputSchema, outputSchema: PostSchema, annotations }, async ({ postId, scheduledAt }: any) =>
       guarded(async () => ok(await actOnPost(env, accountId, postId, action, { scheduledAt }, now()))),
     );

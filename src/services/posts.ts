@@ -122,14 +122,27 @@ async function checkPublishable(env: Env, brandId: string, networksJson: string,
 }
 
 /** Copies an upload or a job result into the post's own storage, so it outlives the 3-hour retention. */
-async function attachMedia(env: Env, accountId: string, postId: string, media: { uploadId?: string; jobId?: string }, now: number) {
+/**
+ * Who attaches media: uploads belong to the account, a job's result only to the key that made
+ * it (REST), or to the account's connector, as for reading the job itself.
+ */
+export interface PostAuthor {
+  accountId: string;
+  keyId: string;
+}
+
+async function attachMedia(env: Env, author: PostAuthor, postId: string, media: { uploadId?: string; jobId?: string }, now: number) {
   let source: { key: string; filename: string; contentType: string };
   if (media.uploadId) {
-    const upload = await resolveUpload(env.DB, accountId, media.uploadId, "media.uploadId", now);
+    const upload = await resolveUpload(env.DB, author.accountId, media.uploadId, "media.uploadId", now);
     source = { key: upload.objectKey, filename: upload.filename, contentType: upload.mimeType };
   } else if (media.jobId) {
-    // A test key's result is marked TEST: never published.
-    const job = await orm(env.DB).select().from(jobs).where(and(eq(jobs.id, media.jobId), eq(jobs.accountId, accountId), eq(jobs.mode, "live"))).get();
+    // Another key's job answers as an unknown one. A test key's result is marked TEST: never published.
+    const job = await orm(env.DB)
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.id, media.jobId), eq(jobs.accountId, author.accountId), eq(jobs.keyId, author.keyId), eq(jobs.mode, "live")))
+      .get();
     if (!job || job.status !== "completed" || !job.resultKey || (job.expiresAt ?? 0) <= now) throw invalidRequest("media.jobId: no completed job result with this id is available.");
     source = { key: job.resultKey, filename: job.resultFilename!, contentType: job.resultContentType ?? "application/octet-stream" };
   } else {
@@ -142,7 +155,8 @@ async function attachMedia(env: Env, accountId: string, postId: string, media: {
   return { mediaKey: key, mediaFilename: source.filename, mediaContentType: source.contentType };
 }
 
-export async function createPost(env: Env, accountId: string, input: PostInput, now: number): Promise<PostView> {
+export async function createPost(env: Env, author: PostAuthor, input: PostInput, now: number): Promise<PostView> {
+  const { accountId } = author;
   // A reference in the body, like an uploadId: a 400 naming the field (404 is for the path).
   const brand = await brandRow(env.DB, accountId, input.brandId).catch((error: unknown) => {
     throw error instanceof AppError && error.code === "not_found" ? invalidRequest("brandId: no brand with this id on the account.") : error;
@@ -151,7 +165,7 @@ export async function createPost(env: Env, accountId: string, input: PostInput, 
   const networks = await checkNetworks(env.DB, brand.id, input.networks);
   const scheduledAt = parseTime(input.scheduledAt, brand.timeZone) ?? null;
   const id = newId("pst", now);
-  const media = input.media ? await attachMedia(env, accountId, id, input.media, now) : {};
+  const media = input.media ? await attachMedia(env, author, id, input.media, now) : {};
   const row: PostRow = {
     id, brandId: brand.id, accountId, text: input.text, mediaKey: null, mediaFilename: null, mediaContentType: null, ...media,
     networks: JSON.stringify(networks), scheduledAt, state: "draft", failure: null, createdAt: now, updatedAt: now, submittedAt: null, decidedAt: null, publishedAt: null,
@@ -188,7 +202,8 @@ async function move(env: Env, row: PostRow, action: PostAction, needsApproval: b
   return updated;
 }
 
-export async function updatePost(env: Env, accountId: string, postId: string, input: Partial<Omit<PostInput, "brandId">>, now: number): Promise<PostView> {
+export async function updatePost(env: Env, author: PostAuthor, postId: string, input: Partial<Omit<PostInput, "brandId">>, now: number): Promise<PostView> {
+  const { accountId } = author;
   const row = await postRow(env.DB, accountId, postId);
   const brand = await brandRow(env.DB, accountId, row.brandId);
   if (input.text !== undefined && (!input.text.trim() || input.text.length > MAX_POST_TEXT)) throw invalidRequest(`text: 1 to ${MAX_POST_TEXT} characters.`);
@@ -211,7 +226,7 @@ export async function updatePost(env: Env, accountId: string, postId: string, in
     await checkPublishable(env, brand.id, changes.networks ?? row.networks, changes.text ?? row.text);
   }
   if (input.media !== undefined) {
-    Object.assign(changes, input.media ? await attachMedia(env, accountId, postId, input.media, now) : { mediaKey: null, mediaFilename: null, mediaContentType: null });
+    Object.assign(changes, input.media ? await attachMedia(env, author, postId, input.media, now) : { mediaKey: null, mediaFilename: null, mediaContentType: null });
   }
   const updated = await move(env, row, "edit", brand.requiresApproval, changes, now);
   if (input.media !== undefined && row.mediaKey && row.mediaKey !== updated.mediaKey) await env.MEDIA.delete(row.mediaKey);
@@ -271,8 +286,9 @@ export async function createApprovalLink(env: Env, accountId: string, postId: st
 
 export async function revokeApprovalLink(db: D1Database, accountId: string, linkId: string, now: number): Promise<void> {
   const link = await orm(db).select().from(approvalLinks).where(eq(approvalLinks.id, linkId)).get();
-  if (!link) throw notFound("No such approval link.");
-  await postRow(db, accountId, link.postId);
+  // Another account's link answers exactly as an unknown one (its post id is not told).
+  const owned = link ? await orm(db).select({ id: posts.id }).from(posts).where(and(eq(posts.id, link.postId), eq(posts.accountId, accountId))).get() : undefined;
+  if (!link || !owned) throw notFound("No such approval link.");
   await orm(db).update(approvalLinks).set({ revokedAt: now }).where(eq(approvalLinks.id, linkId)).run();
 }
 

@@ -48,7 +48,8 @@ describe("handleMcpRequest", () => {
     expect(init.status).toBe(200);
     const hello = await answerOf<{ result: { serverInfo: { name: string }; capabilities: { tools?: unknown }; instructions: string } }>(init);
     expect(hello.result.serverInfo.name).toBe("media-credits-api");
-    expect(hello.result.capabilities.tools).toBeDefined();
+    // Stateless: no GET stream, so no list-changed notification is promised.
+    expect(hello.result.capabilities.tools).toEqual({ listChanged: false });
     expect(hello.result.instructions).toContain("create_upload_link");
 
     const listed = await rpc({ accountId: account.accountId }, { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} });
@@ -91,6 +92,9 @@ describe("handleMcpRequest", () => {
     expect(Object.keys(byName.get("schedule_post").inputSchema.properties).sort()).toEqual(["postId", "scheduledAt"]);
     for (const name of ["submit_post", "unschedule_post", "cancel_post"]) expect(Object.keys(byName.get(name).inputSchema.properties), name).toEqual(["postId"]);
     expect(byName.get("cancel_post").annotations).toMatchObject({ destructiveHint: true });
+    // Scheduling publishes to outside networks; the other post moves stay inside the service.
+    expect(byName.get("schedule_post").annotations).toMatchObject({ openWorldHint: true });
+    expect(byName.get("submit_post").annotations).toMatchObject({ openWorldHint: false });
     expect(byName.get("delete_post").annotations).toMatchObject({ destructiveHint: true });
   });
 

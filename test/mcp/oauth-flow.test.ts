@@ -53,7 +53,11 @@ describe("connector OAuth", () => {
     expect((await fetchAt("/api/v1/account", { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
     // An API key is not an OAuth token.
     const account = await newAccount({ credits: 10 });
-    expect((await initialize(account.apiKey)).status).toBe(401);
+    const refused = await initialize(account.apiKey);
+    expect(refused.status).toBe(401);
+    // The challenge clients follow stays; the body has the API's error shape like every error.
+    expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer .*error="invalid_token"/);
+    expect(await refused.json()).toEqual({ error: { code: "unauthorized", message: expect.stringMatching(/^Invalid access token\. /) } });
   });
 
   it("rotates refresh tokens", async () => {

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { hmacHex } from "../../src/lib/signing";
 import { dispatchDuePosts, publishOne } from "../../src/services/publishing";
 import { expirePostMedia } from "../../src/services/posts";
-import { balanceOf, call, newAccount, postJson, uploadFixture, type TestAccount } from "../helpers/api";
+import { balanceOf, call, callTool, newAccount, newKey, postJson, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
 import { WebClient } from "../helpers/web";
 
 const mastodon = inject("mastodonBaseUrl");
@@ -71,6 +71,38 @@ describe("brands and posts", () => {
     expect(((await foreign.json()) as any).error.message).toMatch(/^brandId: /);
     const wrongNetwork = await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: created.brandId, text: "hi", networks: ["webhook"] }) });
     expect(wrongNetwork.status).toBe(400);
+  });
+
+  it("takes a job's result as media only from the key that made it, and keeps other accounts' approval links unknown", async () => {
+    const owner = await newAccount({ credits: 20 });
+    const sibling = await newKey(owner);
+    const clip = await uploadFixture(owner, "clip.mp4");
+    const { jobId } = (await (await callTool(owner, "extract-audio", { uploadId: clip.uploadId })).json()) as { jobId: string };
+    expect((await waitForJob(owner, jobId)).status).toBe("completed");
+    const b = (await (await postJson("/api/v1/brands", { name: `Brand ${uid()}`, timeZone: "Europe/Paris" }, owner.auth)).json()) as { brandId: string };
+    const attach = (caller: TestAccount, id: string) => postJson("/api/v1/posts", { brandId: b.brandId, text: "hello", media: { jobId: id } }, caller.auth);
+    // api-v1: a job is readable only by the key that created it; another key of the same
+    // account gets exactly the unknown job's answer, so it learns nothing about it either.
+    const unknown = await attach(sibling, "job_01UNKNOWNUNKNOWNUNKNOWNUN");
+    const foreign = await attach(sibling, jobId);
+    expect(foreign.status).toBe(400);
+    expect(await foreign.json()).toEqual(await unknown.json());
+    const mine = await json(await attach(owner, jobId));
+    expect(mine.media).toMatchObject({ filename: expect.stringMatching(/\.mp3$/), contentType: "audio/mpeg" });
+    const media = await call(`/api/v1/posts/${mine.postId}/media`, { headers: owner.auth });
+    expect(media.status).toBe(200);
+    expect((await media.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+
+    // Another account revoking this account's approval link: the unknown link's answer, no post id.
+    const reviewed = await brand({ requiresApproval: true });
+    const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: reviewed.brandId, text: `À relire ${uid()}` }) }));
+    await json(await api(`/api/v1/posts/${post.postId}/submit`, { method: "POST", body: "{}" }));
+    const link = await json(await api(`/api/v1/posts/${post.postId}/approval-links`, { method: "POST" }));
+    const stranger = await newAccount({ credits: 1 });
+    const refused = await call(`/api/v1/approval-links/${link.linkId}`, { method: "DELETE", headers: stranger.auth });
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toEqual({ error: { code: "not_found", message: "No such approval link." } });
+    expect((await call(`/review/${new URL(link.url).pathname.split("/").pop()}`)).status).toBe(200);
   });
 
   it("a brand PATCH without requiresApproval keeps the setting (the schema's default used to switch approval off)", async () => {

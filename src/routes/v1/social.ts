@@ -81,7 +81,7 @@ export const socialRoutes = liveKeysOnly(createRouter(), ["/brands", "/brands/*"
     },
   )
   .openapi(route({ method: "post", path: "/posts", summary: "Create a post (a draft); an unknown brandId is a 400 naming it", request: body(PostInput), responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401) } }), async (c) =>
-    c.json(await createPost(c.env, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
+    c.json(await createPost(c.env, c.get("caller"), c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
     route({ method: "get", path: "/posts", summary: "List posts", request: { query: z.object({ brandId: id.optional(), state: z.enum(postStates).optional() }) }, responses: { 200: jsonContent(z.object({ posts: z.array(PostSchema) }), "Posts"), ...pickErrors(400, 401) } }),
@@ -92,7 +92,7 @@ export const socialRoutes = liveKeysOnly(createRouter(), ["/brands", "/brands/*"
   )
   .openapi(
     route({ method: "patch", path: "/posts/{postId}", summary: "Edit a post (an approved post of a brand that needs approval goes back to draft)", request: { params: z.object({ postId: id }), ...body(PostInput.omit({ brandId: true }).partial()) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) } }),
-    async (c) => c.json(await updatePost(c.env, c.get("caller").accountId, c.req.valid("param").postId, c.req.valid("json") as never, Date.now()), 200),
+    async (c) => c.json(await updatePost(c.env, c.get("caller"), c.req.valid("param").postId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(route({ method: "delete", path: "/posts/{postId}", summary: "Delete a post and its media", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(z.object({ postId: z.string(), deleted: z.literal(true) }), "Deleted"), ...pickErrors(400, 401, 404) } }), async (c) => {
     await deletePost(c.env, c.get("caller").accountId, c.req.valid("param").postId);
