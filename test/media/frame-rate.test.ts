@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { probeR2Object } from "../../src/media/probe";
 import type { MediaInput } from "../../src/media/tools/command";
+import { buildConvertCommand } from "../../src/media/tools/convert";
 import { buildMergeCommand, frameRateOf } from "../../src/media/tools/merge";
 import { buildTrimCommand } from "../../src/media/tools/trim";
 import { createFfmpegCore } from "../../wasm/ffmpeg-core";
@@ -204,7 +205,7 @@ describe("variable frame rate kept through a re-encode on ffmpeg.wasm", () => {
     const { result } = await probe(bytes, filename);
     const input: MediaInput = { name: `in0.${filename.split(".").pop()}`, filename, sizeBytes: bytes.byteLength, probe: result };
     const command = buildTrimCommand({ start, end }, [input]);
-    expect(command.args.join(" ")).toContain("-fps_mode vfr -enc_time_base -1");
+    expect(command.args.join(" ")).toContain("-fps_mode:v vfr -enc_time_base:v -1");
     const run = await runFfmpegWasm({ args: command.args, inputs: { [input.name]: bytes.slice() }, outputs: [command.outputName] });
     // Decoded and counted: MKV headers carry no frame count.
     const out = await ffprobe(run.outputs[command.outputName]!, true);
@@ -244,6 +245,75 @@ describe("variable frame rate kept through a re-encode on ffmpeg.wasm", () => {
     expect((await ffprobe(bytes)).video!.nb_frames).toBe("79");
     const whole = await trimmedFrames(bytes, "600.mp4", 0, 3);
     expect(whole.frames).toBe(79);
+  });
+});
+
+describe("audio kept whole through re-encodes that keep the frame times", () => {
+  /** Decoded audio of a file: seconds of samples, and the share of energy off a 440 Hz tone. */
+  async function decodedAudio(bytes: Uint8Array, name: string) {
+    const decoded = await runFfmpegWasm({
+      args: ["-hide_banner", "-i", name, "-map", "0:a:0", "-ac", "1", "-c:a", "pcm_s16le", "-f", "wav", "audio.wav"],
+      inputs: { [name]: bytes.slice() },
+      outputs: ["audio.wav"],
+    });
+    const wav = parseWav(decoded.outputs["audio.wav"]!);
+    // Goertzel at 440 Hz over the middle second against the total energy there.
+    const start = Math.floor(wav.samples.length / 2 - wav.sampleRate / 2);
+    let total = 0;
+    let s1 = 0;
+    let s2 = 0;
+    const k = 2 * Math.cos((2 * Math.PI * 440) / wav.sampleRate);
+    for (let i = start; i < start + wav.sampleRate; i++) {
+      const x = wav.samples[i]! / 32768;
+      total += x * x;
+      const s0 = x + k * s1 - s2;
+      s2 = s1;
+      s1 = s0;
+    }
+    const tone = (s1 * s1 + s2 * s2 - k * s1 * s2) / (wav.sampleRate / 2);
+    return { seconds: wav.samples.length / wav.channels / wav.sampleRate, offToneDb: 10 * Math.log10(Math.max(1e-12, 1 - tone / total)) };
+  }
+
+  async function run(command: { args: string[]; outputName: string }, name: string, bytes: Uint8Array) {
+    expect(command.args.join(" ")).toContain("-enc_time_base:v -1");
+    const done = await runFfmpegWasm({ args: command.args, inputs: { [name]: bytes.slice() }, outputs: [command.outputName] });
+    return done.outputs[command.outputName]!;
+  }
+
+  // Before the option was limited to video, the audio encoder took the source's 1/1000 time base:
+  // a 2 s trim of an MKV kept 1.0 s of sound, of a WebM 0.02 s (960-sample Opus packets marked to
+  // discard 940), and a 44.1 kHz MP4 made WebM crackled (78 samples dropped from every packet).
+  for (const source of [
+    { name: "in0.mkv", codecs: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac"], rate: 44_100 },
+    { name: "in0.webm", codecs: ["-c:v", "libvpx", "-b:v", "200k", "-c:a", "libopus"], rate: 48_000 },
+  ]) {
+    it(`trims 1-3 s of a ${source.name.split(".")[1]!.toUpperCase()} keeping 2 s of clean sound`, async () => {
+      const bytes = await generate(source.name, [
+        "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=5",
+        "-f", "lavfi", "-i", `sine=frequency=440:sample_rate=${source.rate}:duration=5`,
+        ...source.codecs,
+      ]);
+      const { result } = await probe(bytes, source.name);
+      const input: MediaInput = { name: source.name, filename: source.name, sizeBytes: bytes.byteLength, probe: result };
+      const command = buildTrimCommand({ start: 1, end: 3 }, [input]);
+      const audio = await decodedAudio(await run(command, source.name, bytes), command.outputName);
+      expect(audio.seconds).toBeGreaterThan(1.95);
+      expect(audio.seconds).toBeLessThan(2.1);
+      expect(audio.offToneDb).toBeLessThan(-25);
+    });
+  }
+
+  it("converts an MP4 with 44.1 kHz AAC (phone sound) to WebM with all its sound and no crackle", async () => {
+    const bytes = await generate("in0.mp4", [
+      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=5",
+      "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=5",
+      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac",
+    ]);
+    const { result } = await probe(bytes, "in0.mp4");
+    const command = buildConvertCommand({ format: "webm" }, [{ name: "in0.mp4", filename: "phone.mp4", sizeBytes: bytes.byteLength, probe: result }]);
+    const audio = await decodedAudio(await run(command, "in0.mp4", bytes), command.outputName);
+    expect(audio.seconds).toBeGreaterThan(4.95);
+    expect(audio.offToneDb).toBeLessThan(-25);
   });
 });
 

@@ -395,7 +395,7 @@ describe("buildSubtitlesCommand", () => {
     const command = buildSubtitlesCommand(params({ fontId: "anton" }), [input()], ass);
     expect(command.args.join(" ")).toBe(
       "-hide_banner -y -i in0.mp4 -map 0:V:0 -map 0:a:0? -vf subtitles=filename=subs.ass:fontsdir=fonts,scale=trunc(iw/2)*2:trunc(ih/2)*2 -c:v libx264 -preset veryfast " +
-        "-x264-params rc-lookahead=0:bframes=0 -crf 23 -pix_fmt yuv420p -fps_mode vfr -enc_time_base -1 -c:a copy -movflags +faststart -f mp4 out.mp4",
+        "-x264-params rc-lookahead=0:bframes=0 -crf 23 -pix_fmt yuv420p -fps_mode:v vfr -enc_time_base:v -1 -c:a copy -movflags +faststart -f mp4 out.mp4",
     );
     expect(new TextDecoder().decode(command.files["subs.ass"])).toBe(ass);
     expect(command).toMatchObject({

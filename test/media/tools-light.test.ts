@@ -281,7 +281,7 @@ describe("buildConvertCommand (argv)", () => {
     const types = Object.fromEntries(
       (["mp4", "webm", "mov", "avi", "mkv"] as const).map((format) => [format, buildConvertCommand({ format }, [stubInput({})]).contentType]),
     );
-    expect(types).toEqual({ mp4: "video/mp4", webm: "video/webm", mov: "video/quicktime", avi: "video/x-msvideo", mkv: "video/x-matroska" });
+    expect(types).toEqual({ mp4: "video/mp4", webm: "video/webm", mov: "video/quicktime", avi: "video/x-msvideo", mkv: "video/matroska" });
     const heap = (format: ConvertFormat, over: Partial<ProbeResult> = {}) => buildConvertCommand({ format }, [stubInput(over)]).wasmHeapBytes;
     expect(heap("mkv")).toBe(32 * MiB);
     expect(heap("mp4", { videoCodec: "vp8", width: 1280, height: 720 })).toBe(55 * MiB);

@@ -98,8 +98,8 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
   mkv: {
     extension: "mkv",
     muxer: "matroska",
-    videoContentType: "video/x-matroska",
-    audioContentType: "audio/x-matroska",
+    videoContentType: "video/matroska",
+    audioContentType: "audio/matroska",
     // Matroska maps nearly every codec; these are the ones players commonly decode.
     copyVideo: ["h264", "hevc", "vp8", "vp9", "av1", "mpeg4", "mpeg2video", "theora"],
     copyAudio: ["aac", "mp3", "opus", "vorbis", "flac", "ac3", "eac3", "alac", "pcm_s16le", "pcm_s24le", "pcm_f32le", "mp2"],

@@ -36,9 +36,11 @@ export type AudioEncoder = "aac" | "opus" | "mp3" | "vorbis" | "flac" | "pcm";
  * alone still ticks the encoder's clock at that guess and drops frames sharing a tick (an MKV of
  * 24 then 60 fps guessed at 42.2 fps: 101 of 126; an MP4 of timescale 600: 77 of 79), so the
  * encoder takes the source's own time base. A constant-rate source keeps its rate. Not for AVI,
- * which has no timestamps to carry it.
+ * which has no timestamps to carry it. Video only: on an audio encoder the source's time base
+ * (1/1000 in Matroska and WebM) cannot carry a frame of 1024 or 960 samples, and half the audio
+ * of a trimmed MKV, nearly all of a WebM's, was lost to rounding and discard padding.
  */
-export const KEEP_FRAME_TIMES = ["-fps_mode", "vfr", "-enc_time_base", "-1"] as const;
+export const KEEP_FRAME_TIMES = ["-fps_mode:v", "vfr", "-enc_time_base:v", "-1"] as const;
 
 export function videoEncoderArgs(encoder: VideoEncoder, width?: number, height?: number): string[] {
   switch (encoder) {
