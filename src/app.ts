@@ -16,7 +16,7 @@ import { resumableUploadRoutes } from "./routes/v1/resumable-uploads";
 import { voiceRoutes } from "./routes/v1/voices";
 import { webhookSettingRoutes } from "./routes/v1/webhooks";
 import { adminRoutes } from "./routes/admin";
-import { downloadRoutes } from "./routes/download";
+import { downloadRoutes, postMediaRoutes } from "./routes/download";
 import { internalRoutes } from "./routes/internal";
 import { webhookRoutes } from "./routes/webhooks";
 import { webRoutes } from "./web/routes";
@@ -77,6 +77,7 @@ export function buildApp() {
   app.route("/api/v1", socialRoutes);
   app.route("/api/admin", adminRoutes());
   app.route("/api/download", downloadRoutes);
+  app.route("/api/post-media", postMediaRoutes);
   app.route("/internal", internalRoutes);
   app.route("/api/webhooks", webhookRoutes);
   app.route("/app", webRoutes());

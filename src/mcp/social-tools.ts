@@ -6,7 +6,7 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { createBrand, listBrands, updateBrand } from "../services/brands";
 import { postStates } from "../services/post-states";
-import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, revokeApprovalLink, updatePost } from "../services/posts";
+import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, revokeApprovalLink, updatePost, withMediaLink, type PostView } from "../services/posts";
 import { brandStats, statsPeriod } from "../services/post-stats";
 import { ApprovalLinkSchema, BrandSchema, BrandStatsSchema, PostSchema, socialNetwork } from "../routes/v1/schemas";
 import { connectorKeyId, type McpContext, type ToolResult } from "./server";
@@ -28,6 +28,8 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   const { env, accountId } = context;
   const author = { accountId, keyId: connectorKeyId(accountId) };
   const now = () => Date.now();
+  // A post's media as a link the assistant can hand on: no API key needed, valid an hour.
+  const linked = (post: PostView) => withMediaLink(env, accountId, post, context.origin, now());
 
   server.registerTool(
     "create_brand",
@@ -45,20 +47,20 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   server.registerTool(
     "create_post",
     { title: "Create a post", description: "Draft a social post for a brand: text, optional media (an uploadId or the jobId of a finished job, e.g. a subtitled video), networks (default: all the brand's), and a planned time. It stays a draft until scheduled (or submitted for client approval when the brand requires it). Free.", inputSchema: z.object({ brandId: id, text: z.string().min(1).max(5000), networks: z.array(socialNetwork).optional(), scheduledAt: when.optional(), media: media.optional() }), outputSchema: PostSchema, annotations: write },
-    async (args: any) => guarded(async () => ok(await createPost(env, author, args, now()))),
+    async (args: any) => guarded(async () => ok(await linked(await createPost(env, author, args, now())))),
   );
   server.registerTool(
     "list_posts",
     { title: "List posts", description: "Posts of the account, newest first, optionally of one brand or in one state (draft, pending_approval, approved, changes_requested, scheduled, published, failed, cancelled).", inputSchema: z.object({ brandId: id.optional(), state: z.enum(postStates).optional() }), outputSchema: z.object({ posts: z.array(PostSchema) }), annotations: read },
-    async (args: any) => guarded(async () => ok({ posts: await listPosts(env.DB, accountId, args) })),
+    async (args: any) => guarded(async () => ok({ posts: await Promise.all((await listPosts(env.DB, accountId, args)).map(linked)) })),
   );
-  server.registerTool("get_post", { title: "A post", description: "A post with its state, client reviews (who, when, comment) and deliveries per network (with links once published).", inputSchema: z.object({ postId: id }), outputSchema: PostSchema, annotations: read }, async ({ postId }: any) =>
-    guarded(async () => ok(await getPost(env.DB, accountId, postId))),
+  server.registerTool("get_post", { title: "A post", description: "A post with its state, client reviews (who, when, comment) and deliveries per network (with links once published); media.url is a direct link to its media (no key needed, valid one hour).", inputSchema: z.object({ postId: id }), outputSchema: PostSchema, annotations: read }, async ({ postId }: any) =>
+    guarded(async () => ok(await linked(await getPost(env.DB, accountId, postId)))),
   );
   server.registerTool(
     "update_post",
     { title: "Edit a post", description: "Change a post's text, networks, time or media. Editing an approved post of a brand that requires approval sends it back to draft.", inputSchema: z.object({ postId: id, text: z.string().min(1).max(5000).optional(), networks: z.array(socialNetwork).optional(), scheduledAt: when.nullable().optional(), media: media.nullable().optional() }), outputSchema: PostSchema, annotations: write },
-    async ({ postId, ...changes }: any) => guarded(async () => ok(await updatePost(env, author, postId, changes, now()))),
+    async ({ postId, ...changes }: any) => guarded(async () => ok(await linked(await updatePost(env, author, postId, changes, now())))),
   );
   for (const [name, action, description] of [
     ["submit_post", "submit", "Send a draft (or a post with requested changes) to client approval. Then create_approval_link and share the link with the client."],
@@ -71,7 +73,7 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
     // Scheduling publishes to outside networks (Mastodon, the brand's webhook) at its time.
     const annotations = action === "cancel" ? { ...write, destructiveHint: true } : action === "schedule" ? { ...write, openWorldHint: true } : write;
     server.registerTool(name, { title: description.split(".")[0], description, inputSchema, outputSchema: PostSchema, annotations }, async ({ postId, scheduledAt }: any) =>
-      guarded(async () => ok(await actOnPost(env, accountId, postId, action, { scheduledAt }, now()))),
+      guarded(async () => ok(await linked(await actOnPost(env, accountId, postId, action, { scheduledAt }, now())))),
     );
   }
   server.registerTool("delete_post", { title: "Delete a post", description: "Delete a post that is not scheduled, with its media.", inputSchema: z.object({ postId: id }), outputSchema: z.object({ postId: z.string(), deleted: z.literal(true) }), annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } }, async ({ postId }: any) =>

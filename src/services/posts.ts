@@ -9,6 +9,7 @@ import { approvalLinks, jobs, postDeliveries, postReviews, posts } from "../db/s
 import type { Env } from "../env";
 import { AppError, invalidRequest, notFound } from "../errors";
 import { sha256Hex } from "../lib/hash";
+import { signGrant, verifyGrant } from "../lib/signing";
 import { displayName } from "../lib/display-name";
 import { newId, randomToken } from "../lib/ids";
 import { streamToR2 } from "../lib/r2-stream";
@@ -270,6 +271,45 @@ export async function postMedia(env: Env, accountId: string, postId: string): Pr
   const object = row.mediaKey ? await env.MEDIA.get(row.mediaKey) : null;
   if (!object) throw notFound("This post has no media.");
   return object;
+}
+
+// --- Media links for the connector ---------------------------------------------------------------
+
+/** How long a connector's link to a post's media works (the assistant hands it on at once). */
+export const POST_MEDIA_LINK_TTL_MS = 3600 * 1000;
+
+interface PostMediaGrant {
+  purpose: "post-media";
+  post: string;
+  /** The media object signed for: replacing or removing the media ends the link. */
+  key: string;
+  exp: number;
+}
+
+function linkSecret(env: Env): string {
+  if (!env.AUTH_SECRET) throw new AppError("internal_error", "Media links are not configured (AUTH_SECRET).");
+  return env.AUTH_SECRET;
+}
+
+/**
+ * The post as the connector shows it: `media.url` an absolute link that needs no API key, valid
+ * an hour. REST's `/api/v1/posts/{id}/media` takes a key, which a connector user may not have
+ * (solo and starter plans have no REST access).
+ */
+export async function withMediaLink(env: Env, accountId: string, post: PostView, origin: string, now: number): Promise<PostView> {
+  if (!post.media) return post;
+  const row = await postRow(env.DB, accountId, post.postId);
+  if (!row.mediaKey) return post;
+  const grant: PostMediaGrant = { purpose: "post-media", post: row.id, key: row.mediaKey, exp: now + POST_MEDIA_LINK_TTL_MS };
+  return { ...post, media: { ...post.media, url: `${origin}/api/post-media/${await signGrant(linkSecret(env), grant)}` } };
+}
+
+/** The media a connector link names, while it is still that post's media; otherwise 404. */
+export async function linkedPostMedia(env: Env, token: string, now: number): Promise<{ key: string; filename: string; contentType: string }> {
+  const grant = token.length <= 2048 ? await verifyGrant<PostMediaGrant>(linkSecret(env), token, now).catch(() => null) : null;
+  const row = grant?.purpose === "post-media" ? await orm(env.DB).select().from(posts).where(eq(posts.id, grant.post)).get() : undefined;
+  if (!grant || !row?.mediaKey || row.mediaKey !== grant.key) throw notFound("This media link does not exist or has expired.");
+  return { key: row.mediaKey, filename: row.mediaFilename!, contentType: row.mediaContentType ?? "application/octet-stream" };
 }
 
 // --- Client approval ----------------------------------------------------------------------------

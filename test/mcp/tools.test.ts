@@ -146,6 +146,35 @@ describe("MCP tools", () => {
     expect(await debits()).toBe(before);
   });
 
+  it("gives a post's media as an absolute link that needs no key, ends with the media, and refuses a forged one", async () => {
+    const key = (await (await call(`/api/admin/accounts/${accountId}/keys`, { method: "POST", headers: ADMIN })).json()) as { apiKey: string };
+    const bytes = new Uint8Array(await (await fetch(`${env.FIXTURE_BASE_URL}/logo.png`)).arrayBuffer());
+    const form = new FormData();
+    form.append("file", new File([bytes], "logo.png"));
+    const stored = (await (await call("/api/v1/uploads", { method: "POST", headers: { authorization: `Bearer ${key.apiKey}` }, body: form })).json()) as { uploadId: string };
+    const brand = await callTool("create_brand", { name: "Vitrine", timeZone: "Europe/Paris" });
+    const post = await callTool("create_post", { brandId: brand.structuredContent!.brandId, text: "Nouveau logo", media: { uploadId: stored.uploadId } });
+    expect(post.isError, post.content[0].text).toBeFalsy();
+    const url = post.structuredContent!.media.url as string;
+    expect(url.startsWith(`${BASE}/api/post-media/`)).toBe(true);
+    // No Authorization header: solo and starter accounts have no REST key to send.
+    const served = await call(new URL(url).pathname);
+    expect(served.status).toBe(200);
+    expect(served.headers.get("content-type")).toBe("image/png");
+    expect(served.headers.get("content-disposition")).toBe('attachment; filename="logo.png"');
+    expect(new Uint8Array(await served.arrayBuffer())).toEqual(bytes);
+    expect((await call(new URL(url).pathname, { method: "HEAD" })).headers.get("content-length")).toBe(String(bytes.byteLength));
+    // get_post and list_posts hand out the same kind of link.
+    expect((await callTool("get_post", { postId: post.structuredContent!.postId })).structuredContent!.media.url).toMatch(/\/api\/post-media\//);
+
+    const forged = await call(`${new URL(url).pathname.slice(0, -4)}AAAA`);
+    expect(forged.status).toBe(404);
+    expect(((await forged.json()) as { error: { code: string } }).error.code).toBe("not_found");
+    // Removing the media ends its links.
+    await callTool("update_post", { postId: post.structuredContent!.postId, media: null });
+    expect((await call(new URL(url).pathname)).status).toBe(404);
+  });
+
   it("lists, edits, unschedules, cancels and deletes brands, posts and links, each answer matching its output schema", async () => {
     const use = async (name: string, args: Record<string, unknown>) => {
       const result = await callTool(name, args);
