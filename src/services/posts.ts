@@ -122,7 +122,6 @@ async function checkPublishable(env: Env, brandId: string, networksJson: string,
   }
 }
 
-/** Copies an upload or a job result into the post's own storage, so it outlives the 3-hour retention. */
 /**
  * Who attaches media: uploads belong to the account, a job's result only to the key that made
  * it (REST), or to the account's connector, as for reading the job itself.
@@ -132,6 +131,7 @@ export interface PostAuthor {
   keyId: string;
 }
 
+/** Copies an upload or a job result into the post's own storage, so it outlives the 3-hour retention. */
 async function attachMedia(env: Env, author: PostAuthor, postId: string, media: { uploadId?: string; jobId?: string }, now: number) {
   let source: { key: string; filename: string; contentType: string };
   if (media.uploadId) {
