@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http";
-import { downloadResponse, findDownload, objectResponse } from "../services/downloads";
+import { attachmentResponse, downloadResponse, findDownload } from "../services/downloads";
 import { linkedPostMedia } from "../services/posts";
 
 /** GET|HEAD /api/download/{id}: the id is the capability; no Authorization header. */
@@ -10,12 +10,6 @@ export const downloadRoutes = new Hono<AppEnv>().on(["GET", "HEAD"], "/:id", asy
 });
 
 /** GET|HEAD /api/post-media/{token}: a post's media through the connector's signed, expiring link. */
-export const postMediaRoutes = new Hono<AppEnv>().on(["GET", "HEAD"], "/:token", async (c) => {
-  const media = await linkedPostMedia(c.env, c.req.param("token"), Date.now());
-  const headers = new Headers({
-    "content-type": media.contentType,
-    "content-disposition": `attachment; filename="${media.filename}"`,
-    "cache-control": "private, no-store",
-  });
-  return objectResponse(c.env.MEDIA, media.key, c.req.raw, headers, "This media link does not exist or has expired.");
-});
+export const postMediaRoutes = new Hono<AppEnv>().on(["GET", "HEAD"], "/:token", async (c) =>
+  attachmentResponse(c.env.MEDIA, await linkedPostMedia(c.env, c.req.param("token"), Date.now()), c.req.raw, "This media link does not exist or has expired."),
+);

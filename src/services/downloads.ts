@@ -62,12 +62,18 @@ export function parseRange(header: string | null, size: number): ByteRange {
 }
 
 export async function downloadResponse(bucket: R2Bucket, job: JobRow, request: Request): Promise<Response> {
+  const file = { key: job.resultKey!, filename: job.resultFilename!, contentType: job.resultContentType ?? "application/octet-stream" };
+  return attachmentResponse(bucket, file, request, "This download does not exist or has expired.");
+}
+
+/** A stored file served as a download behind a capability: its type, its name, never cached. */
+export async function attachmentResponse(bucket: R2Bucket, file: { key: string; filename: string; contentType: string }, request: Request, missing: string): Promise<Response> {
   const headers = new Headers({
-    "content-type": job.resultContentType ?? "application/octet-stream",
-    "content-disposition": `attachment; filename="${job.resultFilename}"`,
+    "content-type": file.contentType,
+    "content-disposition": `attachment; filename="${file.filename}"`,
     "cache-control": "private, no-store",
   });
-  return objectResponse(bucket, job.resultKey!, request, headers, "This download does not exist or has expired.");
+  return objectResponse(bucket, file.key, request, headers, missing);
 }
 
 /** The entity tags of an If-None-Match / If-Range list, without the weak prefix; "*" kept. */
