@@ -12,12 +12,8 @@ import os from "node:os";
 import path from "node:path";
 import { sendCallback, type CallbackPayload, type CallbackResult } from "./callback.ts";
 import { log, type Faults } from "./config.ts";
-import {
-  describeFfmpegFailure,
-  FfmpegStartError,
-  loudnessFinalArgs,
-  runFfmpeg,
-} from "./ffmpeg.ts";
+import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts";
+import { loudnessFinalArgs } from "./loudness.ts";
 import { FONTS_SUBDIR, type JobRequest, type StreamedDemuxer } from "./protocol.ts";
 import { ProgressiveServer } from "./progressive.ts";
 import { DownloadProgress, downloadToFile, TransferError, uploadFile } from "./transfer.ts";

@@ -8,7 +8,7 @@ import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gainArgs, linearGainDb, loudnessMeterArgs, loudnormApplyArgs, loudnormMeasureArgs, parseLoudnessMeasurement, parseLoudnormMeasurement } from "../src/ffmpeg.ts";
+import { gainArgs, linearGainDb, loudnessMeterArgs, loudnormApplyArgs, loudnormMeasureArgs, parseLoudnessMeasurement, parseLoudnormMeasurement, peakSafeGainDb } from "../src/loudness.ts";
 import { LOUDNORM_FILTER, parseJobRequest, type LoudnormTarget } from "../src/protocol.ts";
 import { Backend, ffmpeg, Fixture, jobBody, scratchDir, until, writeScratch } from "./helpers.ts";
 
@@ -128,6 +128,17 @@ describe("the passes' arguments", () => {
     expect(linearGainDb(TARGET, { ...quiet, truePeak: -13.05 })).toBeCloseTo(11.5, 6);
     expect(gainArgs(ARGS, null)[5]).toBe("highpass=f=80,anull,aformat=sample_rates=48000");
     expect(gainArgs(["-af", "[a]loudnorm[b]", "out.wav"], null)).toEqual(["-af", "[a]anull[b]", "out.wav"]);
+  });
+
+  it("ffmpeg.wasm's one gain: the linear gain when it fits, else up to the true peak, never past it", () => {
+    const quiet = { integrated: -27.5, truePeak: -19.25, lra: 3.1 };
+    expect(peakSafeGainDb(TARGET, quiet)).toBeCloseTo(11.5, 6);
+    // Peaky: +11.5 dB would pass -1.5 dBTP; +7.7 dB puts the peak at -1.55 and the loudness at -19.8.
+    expect(peakSafeGainDb(TARGET, { ...quiet, truePeak: -9.25 })).toBeCloseTo(7.7, 6);
+    // A wide range is kept as it is (no dynamic mode on the Worker).
+    expect(peakSafeGainDb(TARGET, { ...quiet, lra: 14 })).toBeCloseTo(11.5, 6);
+    // Loud: a cut to the target, whatever the peak.
+    expect(peakSafeGainDb(TARGET, { integrated: -13.4, truePeak: -1.4, lra: 5 })).toBeCloseTo(-2.6, 6);
   });
 
   it("otherwise loudnorm measures into the null muxer and applies its measurement in its dynamic mode", () => {

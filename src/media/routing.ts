@@ -121,15 +121,11 @@ function engineSeconds(side: typeof CALIBRATION.wasm | typeof CALIBRATION.native
   }
 }
 
-/** Predicted isolate CPU seconds of the command on ffmpeg.wasm. */
-export function estimateWasmCpuSeconds(command: MediaCommand, inputs: MediaInput[]): number {
-  return engineSeconds(CALIBRATION.wasm, workloadOf(command, inputs));
-}
-
 /** Predicted seconds from dispatch to stored result on each engine. */
 export function predictSeconds(command: MediaCommand, inputs: MediaInput[]): { wasm: number; backend: number; wasmCpu: number } {
   const work = workloadOf(command, inputs);
-  const wasmCpu = engineSeconds(CALIBRATION.wasm, work);
+  // A loudness-normalised command runs twice on ffmpeg.wasm: a measuring run, then the real one.
+  const wasmCpu = engineSeconds(CALIBRATION.wasm, work) * (command.wasmLoudness ? 2 : 1);
   const native = engineSeconds(CALIBRATION.native, work);
   // Inputs read over HTTP (streamed) or while they download (progressive) arrive as ffmpeg works,
   // whichever is slower setting the pace; the others are downloaded before it starts.

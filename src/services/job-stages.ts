@@ -12,8 +12,8 @@ import type { Env } from "../env";
 import { JobFailure } from "../errors";
 import { backendConfigured, ffmpegJobFields, startBackendJob } from "./backend/client";
 import { backendJobId, type SpeechKind } from "./backend/stage-ids";
-import { runFfmpegWasm } from "../media/ffmpeg-wasm";
 import { loadFont } from "../media/font-data";
+import { runCommandOnWasm } from "../media/wasm-command";
 import { chooseEngine, defaultRoutingConfig, type RoutingConfig, type RoutingDecision } from "../media/routing";
 import { FONTS_DIR, type MediaCommand, type MediaInput } from "../media/tools/command";
 import { testMarkFinish, withTestMark } from "../media/tools/test-mark";
@@ -115,7 +115,7 @@ export async function runMediaOnWasm(env: Env, prepared: PreparedJob): Promise<J
   const files: Record<string, Uint8Array> = { ...command.files };
   for (const input of prepared.inputs) files[input.name] = await readObject(env, input.objectKey);
   for (const font of command.fonts) files[`${FONTS_DIR}/${font}`] = await loadFont(env.FONTS, font);
-  const run = await runFfmpegWasm({ args: command.args, inputs: files, outputs: [command.outputName] });
+  const run = await runCommandOnWasm(command, files);
   await env.MEDIA.put(prepared.resultKey, run.outputs[command.outputName], { httpMetadata: { contentType: command.contentType } });
   return mediaResultOf(prepared);
 }

@@ -116,6 +116,7 @@ export default async function setup(project: TestProject) {
   const deadPort = await freePort();
   const noBackendPort = await freePort();
   const forcedPort = await freePort();
+  const wasmPort = await freePort();
   // The developer area of `main` pays through this local Stripe, which sends it signed webhooks.
   const stripe = await startLocalStripe({ secretKey: STRIPE.STRIPE_SECRET_KEY, webhookSecret: STRIPE.STRIPE_WEBHOOK_SECRET, webhookUrl: `http://127.0.0.1:${mainPort}/api/webhooks/stripe` });
   const started = await Promise.all([
@@ -143,12 +144,20 @@ export default async function setup(project: TestProject) {
       // Every command on native ffmpeg: the jobs the router sends there when inputs are large.
       MEDIA_ENGINE: "backend",
     }, path.join(stateDir, "forced")),
+    startWorker("wasm", wasmPort, {
+      ...common,
+      PUBLIC_BASE_URL: `http://127.0.0.1:${wasmPort}`,
+      // Every command on ffmpeg.wasm, no backend at all: to compare both engines on one input
+      // where the router would pick the backend (clean-audio of more than a few seconds).
+      MEDIA_ENGINE: "wasm",
+    }, path.join(stateDir, "wasm")),
   ]);
   children.push(...started.flat());
   project.provide("e2eForcedBackendUrl", `http://127.0.0.1:${forcedPort}`);
   project.provide("e2eMainUrl", `http://127.0.0.1:${mainPort}`);
   project.provide("e2eStripeUrl", stripe.url);
   project.provide("e2eNoBackendUrl", `http://127.0.0.1:${noBackendPort}`);
+  project.provide("e2eWasmUrl", `http://127.0.0.1:${wasmPort}`);
 
   return async () => {
     for (const child of children) child.kill("SIGTERM");
@@ -164,6 +173,7 @@ declare module "vitest" {
     e2eMainUrl: string;
     e2eNoBackendUrl: string;
     e2eForcedBackendUrl: string;
+    e2eWasmUrl: string;
     e2eStripeUrl: string;
   }
 }

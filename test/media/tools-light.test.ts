@@ -11,6 +11,7 @@ import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { loadFont } from "../../src/media/font-data";
 import { probeR2Object } from "../../src/media/probe";
 import { buildCleanAudioCommand, CLEAN_AUDIO_FILTER } from "../../src/media/tools/clean-audio";
+import { runCommandOnWasm } from "../../src/media/wasm-command";
 import type { MediaCommand, MediaInput } from "../../src/media/tools/command";
 import { buildConvertCommand, type ConvertFormat } from "../../src/media/tools/convert";
 import { seconds, wasmHeapEstimate } from "../../src/media/tools/encoders";
@@ -67,7 +68,7 @@ async function execute(tool: string, command: MediaCommand, sources: Source[]) {
   for (const s of sources) inputs[s.input.name] = s.bytes.slice();
   for (const font of command.fonts) inputs[`fonts/${font}`] = await loadFont(env.FONTS, font);
   const started = performance.now();
-  const run = await runFfmpegWasm({ args: command.args, inputs, outputs: [command.outputName] });
+  const run = await runCommandOnWasm(command, inputs);
   measurements.push({ tool, ms: performance.now() - started, peakMiB: run.peakWasmBytes / MiB, estimateMiB: command.wasmHeapBytes / MiB });
   // The builder's estimate is what routing trusts: it must never be below what the run took.
   expect(run.peakWasmBytes).toBeLessThanOrEqual(command.wasmHeapBytes);
@@ -697,11 +698,15 @@ describe("buildCleanAudioCommand (argv)", () => {
     const command = buildCleanAudioCommand({}, [stubInput({})]);
     expect(command.args.join(" ")).toContain(`-map 0:V:0 -c:v copy -map 0:a:0 -af ${CLEAN_AUDIO_FILTER} -c:a aac`);
     expect(CLEAN_AUDIO_FILTER).toMatch(/highpass=f=80,lowpass=f=12000,.*dynaudnorm=.*afftdn=.*afftdn=.*agate=.*alimiter=/);
-    expect(command).toMatchObject({ resultFilename: "clip-clean.mp4", contentType: "video/mp4", wasmHeapBytes: 32 * MiB });
-    // 5.1 took 80 MiB of wasm heap in workerd: the estimate follows the channel count.
+    // ffmpeg.wasm normalises in two runs: the graph measured (audio alone, no encoder), then with one gain.
+    const loudnorm = "loudnorm=I=-16:TP=-1.5:LRA=11";
+    expect(command.wasmLoudness?.measureArgs.join(" ")).toBe(`-hide_banner -y -i in0.mp4 -map 0:a:0 -af ${CLEAN_AUDIO_FILTER},${loudnorm} -f null -`);
+    expect(command.wasmLoudness?.args.join(" ")).toContain(`-map 0:V:0 -c:v copy -map 0:a:0 -af ${CLEAN_AUDIO_FILTER},${loudnorm} -c:a aac`);
+    // The measuring run's meter took 38.4 MiB of wasm heap on stereo, 95.8 on 5.1 (the graph alone 32 and 80).
+    expect(command).toMatchObject({ resultFilename: "clip-clean.mp4", contentType: "video/mp4", wasmHeapBytes: 40 * MiB });
     const surround = stubInput({});
     surround.probe.audioChannels = 6;
-    expect(buildCleanAudioCommand({}, [surround]).wasmHeapBytes).toBe(80 * MiB);
+    expect(buildCleanAudioCommand({}, [surround]).wasmHeapBytes).toBe(104 * MiB);
   });
 
   it.each([

@@ -2,7 +2,8 @@
  * clean-audio: removes background noise, keeps the voice and brings it to a steady loudness; the
  * picture, when there is one, is copied untouched (`-c:v copy`: same packets, no re-encoding).
  *
- * The graph (CLEAN_AUDIO_FILTER, one `-af`; the backend's variant differs only at the end):
+ * The graph (CLEAN_AUDIO_FILTER, one `-af`), then loudness normalisation in two passes on both
+ * engines:
  * 1. `aformat=sample_rates=48000`, `highpass=f=80`, `lowpass=f=12000`: one rate whatever the
  *    source (ffmpeg inserts the resampler; an explicit `aresample` fails on inputs whose channel
  *    layout is unknown, such as some mono WAV), rumble and hum below the voice, hiss above it;
@@ -28,8 +29,9 @@
  *    played 50 ms late and lost its last 50 ms);
  * 4. `agate` as a downward expander (threshold 0.03, -30.5 dBFS, ratio 3, at most -26 dB): after
  *    step 2 the voice is 10-15 dB above it, the residual noise of pauses far below;
- * 5. `volume=5dB` into `alimiter` (ceiling 0.84, -1.5 dBFS, auto-level off, latency compensated):
- *    the in-Worker engine's loudness, as close to -16 LUFS as one pass allows;
+ * 5. `volume=9dB` into `alimiter` (ceiling 0.84, -1.5 dBFS, auto-level off, latency compensated):
+ *    tones and speech come out above -16 LUFS with peaks at the ceiling, so the normalisation
+ *    after it is nearly always a cut;
  * 6. the exact source length and timestamps: `amultiply` by a constant 1 carrying the timing of an
  *    untouched copy of the input (`aeval`). The copy ends the stream where the source ends (the
  *    padding goes) and keeps the source's start time, which `adelay` resets (an audio track
@@ -48,24 +50,33 @@
  * backend; flite speech 18 dB over pink noise: 25-27 and 39-43 dB, the voice band within 0.7 dB
  * of the clean speech, -18.7 LUFS on the Worker and -16.1 on the backend.
  *
- * The backend runs the same graph with 9 dB into the limiter, then normalises to -16 LUFS, -1.5
- * dBTP, LRA 11 in two passes (backend/src/ffmpeg.ts: measure with ebur128, then apply one gain,
- * or loudnorm's dynamic mode when one gain would pass the peak target) and back to 48 kHz. The
- * graph runs once: the measuring pass writes its result to a lossless intermediate beside the
- * measurement, and the final pass applies the gain to it (a 60 s 1080p clip: 6.4 s of ffmpeg
- * against 8.3 s when both passes ran the graph; into PCM the same samples to 24-bit precision,
- * -131 dB from the peak, and the same start time against the picture). With 9 dB into the
- * limiter, tones and speech come out above -16 LUFS with peaks at the limiter's -1.5 dBFS, so the
- * gain is a cut and one gain does (flite's speech over noise: -13.4 LUFS, one gain of -2.6 dB);
- * quiet, peaky material whose gain would pass -1.5 dBTP gets loudnorm's dynamic mode (below the
- * measured gate its gain stays the linear offset, so pauses are not lifted either).
+ * Loudness: -16 LUFS, -1.5 dBTP, LRA 11 (CLEAN_AUDIO_LOUDNESS), in two passes on both engines
+ * (backend/src/loudness.ts): the first measures the graph's output with ebur128, the second
+ * applies one gain with `volume` (loudnorm's `linear=true` rule). With 9 dB into the limiter the
+ * gain is a cut for tones and speech (flite's speech over noise: -13.4 LUFS, one gain of -2.6 dB).
+ * - The backend (backend/src/ffmpeg.ts) runs the graph once: its measuring pass writes the
+ *   cleaned audio to a lossless intermediate beside the measurement, and the final pass applies
+ *   the gain to it (a 60 s 1080p clip: 6.4 s of ffmpeg against 8.3 s when both passes ran the
+ *   graph; into PCM the same samples to 24-bit precision, -131 dB from the peak, and the same
+ *   start time against the picture). Quiet, peaky material whose gain would pass -1.5 dBTP gets
+ *   loudnorm's dynamic mode (below the measured gate its gain stays the linear offset, so pauses
+ *   are not lifted either).
+ * - ffmpeg.wasm (`wasmLoudness`, src/media/wasm-command.ts) runs the graph twice, as two runs of
+ *   a fresh core: the first (audio only, into the null muxer) measures, the second encodes with
+ *   the gain: 2.2-2.8x one run of the graph in workerd (10 s of noise: 0.74 s on mono against
+ *   0.26, 1.33 s on stereo against 0.61). The backend's way, the cleaned audio kept between the
+ *   runs, was tried: 0.61 and 0.86 s, but the audio then stays in the isolate's memory (24-bit,
+ *   up to 288 KB per second of stereo) and the first run took more wasm heap (46 MiB on stereo);
+ *   not kept. loudnorm's dynamic mode works at 192 kHz: it took 66-96 MiB of heap on mono and
+ *   138-239 MiB on stereo input (10-12 s at 44.1 kHz), more than a 128 MB isolate, and ran 3x
+ *   slower. Where one gain would pass the
+ *   peak, the Worker takes the largest gain that keeps it (peakSafeGainDb): such material ends
+ *   under -16 LUFS instead of clipping. Before (2026-11-27), the Worker ran the graph once with
+ *   5 dB into the limiter and landed at -14.9 LUFS on the tones and -18.7 on flite's speech.
  *
- * Not `loudnorm` on the Worker: in its single-pass (dynamic) mode it works at 192 kHz and on
- * ffmpeg.wasm it took 66-96 MiB of heap on mono and 138-239 MiB on stereo input (10-12 s at
- * 44.1 kHz), more than a 128 MB isolate, and ran 3x slower; its linear mode needs a first
- * measuring pass, which one command cannot do. This graph stays within the initial 32 MiB of wasm
- * heap on mono and stereo input (with 1 s dynaudnorm frames it took 46-55 MiB on stereo), but
- * takes 80 MiB on 5.1, which the probe cannot tell apart (no channel count).
+ * Memory on ffmpeg.wasm: the graph stays within the initial 32 MiB of wasm heap on mono and
+ * stereo input (with 1 s dynaudnorm frames it took 46-55 MiB on stereo), 80 MiB on 5.1; the
+ * measuring run's meter takes more (38.4 MiB on stereo, 95.8 on 5.1).
  * Limits: a noise-only stretch longer than the window (over ~4 s at the start, ~8 s between
  * words) is lifted towards the voice's level; speech more than ~10 dB under the loudest speech
  * within 4 s is expanded by the gate.
@@ -81,13 +92,15 @@ import { containerFamily, familyAudioArgs, familyContentType } from "./trim";
 
 const MiB = 1024 * 1024;
 
+/** The measuring run's meter on ffmpeg.wasm, per channel, with margin (6.4 MiB measured on stereo, 16 on 5.1). */
+const METER_BYTES_PER_CHANNEL = 4 * MiB;
 /** One 0.5 s dynaudnorm frame of silence in front, at 48 kHz. */
 const LEAD_SAMPLES = 24_000;
 /** Two afftdn passes at 48 kHz, 1200 samples each. */
 const AFFTDN_DELAY_SAMPLES = 2_400;
 
-function cleanAudioGraph(makeupDb: number): string {
-  return [
+/** The graph on both engines, without the loudness normalisation that follows it. */
+export const CLEAN_AUDIO_FILTER = [
     "aformat=sample_rates=48000,highpass=f=80,lowpass=f=12000,asplit[a][ref]",
     [
       `[a]adelay=delays=${LEAD_SAMPLES}S:all=1`,
@@ -97,20 +110,16 @@ function cleanAudioGraph(makeupDb: number): string {
       "afftdn=nr=10:nf=-42",
       `atrim=start_sample=${LEAD_SAMPLES + AFFTDN_DELAY_SAMPLES}`,
       "agate=threshold=0.03:ratio=3:range=0.05:attack=10:release=300",
-      `volume=${makeupDb}dB`,
+      "volume=9dB",
       "alimiter=limit=0.84:level=0:latency=1",
       "aformat=sample_fmts=fltp[x]",
     ].join(","),
     "[ref]aeval=exprs=1:c=same,aformat=sample_fmts=fltp[one]",
     "[one][x]amultiply",
-  ].join(";");
-}
+].join(";");
 
-/** What the backend normalises to: -16 LUFS integrated, the usual target for spoken content on the web and in podcasts. */
+/** What both engines normalise to: -16 LUFS integrated, the usual target for spoken content on the web and in podcasts. */
 export const CLEAN_AUDIO_LOUDNESS: LoudnormTarget = { integrated: -16, truePeak: -1.5, lra: 11 };
-
-/** The in-Worker graph (and the backend's up to its last stage). */
-export const CLEAN_AUDIO_FILTER = cleanAudioGraph(5);
 
 const LOUDNORM = `loudnorm=I=${CLEAN_AUDIO_LOUDNESS.integrated}:TP=${CLEAN_AUDIO_LOUDNESS.truePeak}:LRA=${CLEAN_AUDIO_LOUDNESS.lra}`;
 
@@ -128,7 +137,7 @@ function measurePassArgs(inputName: string, channels: number): string[] {
     "-hide_banner",
     "-y",
     "-i", inputName,
-    "-filter_complex", `[0:a:0]${cleanAudioGraph(9)},asplit[cleaned][measured];[measured]${LOUDNORM},anullsink`,
+    "-filter_complex", `[0:a:0]${CLEAN_AUDIO_FILTER},asplit[cleaned][measured];[measured]${LOUDNORM},anullsink`,
     "-map", "[cleaned]",
     ...lossless,
     "-f", "nut",
@@ -165,7 +174,12 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
   const picture = audioOnly ? [] : ["-map", "0:V:0", ...videoArgs];
   const args = ["-hide_banner", "-y", "-i", input.name, ...picture, "-map", "0:a:0", "-af", CLEAN_AUDIO_FILTER, ...outputArgs];
   const finalPass = ["-hide_banner", "-y", "-i", input.name, "-i", CLEANED_AUDIO, "-filter_complex", FINAL_PASS_GRAPH, ...picture, "-map", "[out]", ...outputArgs];
+  const normalised = `${CLEAN_AUDIO_FILTER},${LOUDNORM}`;
+  const channels = probe.audioChannels ?? 2;
+  const surroundBytes = Math.max(0, channels - 2) * 12 * MiB;
   return {
+    // The graph in one run, not normalised: the work routing reads and the bench's native
+    // baseline. Each engine runs its two passes instead (wasmLoudness, backend).
     args,
     files: {},
     fonts: [],
@@ -175,12 +189,21 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
     wasmCapable: true,
     // 32 MiB for mono and stereo; 5.1 took 80 MiB in workerd (12 MiB per channel above two).
     // A re-encoded picture (test mode) adds the encoder's buffers, and the audio graph no longer
-    // fits the base heap beside them (9.3 MiB measured at 720p stereo, 12 with margin).
-    wasmHeapBytes: wasmHeapEstimate(reencode ? family.video : undefined, probe.width, probe.height, Math.max(0, (probe.audioChannels ?? 2) - 2) * 12 * MiB + (reencode ? 12 * MiB : 0)),
+    // fits the base heap beside them (9.3 MiB measured at 720p stereo, 12 with margin). The
+    // measuring run (audio alone, with the meter) took more on stereo and 5.1: 38.4 and 95.8 MiB.
+    wasmHeapBytes: Math.max(
+      wasmHeapEstimate(reencode ? family.video : undefined, probe.width, probe.height, surroundBytes + (reencode ? 12 * MiB : 0)),
+      wasmHeapEstimate(undefined, undefined, undefined, surroundBytes + channels * METER_BYTES_PER_CHANNEL),
+    ),
+    wasmLoudness: {
+      measureArgs: ["-hide_banner", "-y", "-i", input.name, "-map", "0:a:0", "-af", normalised, "-f", "null", "-"],
+      args: ["-hide_banner", "-y", "-i", input.name, ...picture, "-map", "0:a:0", "-af", normalised, ...outputArgs],
+      loudnorm: CLEAN_AUDIO_LOUDNESS,
+    },
     backend: {
       args: finalPass,
       loudnorm: CLEAN_AUDIO_LOUDNESS,
-      measurePass: { args: measurePassArgs(input.name, probe.audioChannels ?? 2), writes: CLEANED_AUDIO },
+      measurePass: { args: measurePassArgs(input.name, channels), writes: CLEANED_AUDIO },
     },
   };
 }

@@ -44,6 +44,13 @@ export interface MediaCommand {
    */
   backend?: { args: string[]; loudnorm: LoudnormTarget; measurePass?: { args: string[]; writes: string } };
   /**
+   * What ffmpeg.wasm runs instead of `args`: loudness normalisation in two runs (clean-audio).
+   * Both arg lists hold one `loudnorm` filter: the first run is `measureArgs` (audio only, into
+   * the null muxer) with ebur128 in its place, the second `args` with one gain there
+   * (backend/src/loudness.ts; src/media/wasm-command.ts runs them).
+   */
+  wasmLoudness?: { measureArgs: string[]; args: string[]; loudnorm: LoudnormTarget };
+  /**
    * Inputs the backend's ffmpeg reads over HTTP with range requests instead of downloading them
    * first (name -> demuxer), and the share of their bytes it is expected to read: a trim of a
    * long file reads about the part it keeps, and the encode starts with the first bytes.

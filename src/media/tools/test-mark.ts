@@ -48,6 +48,7 @@ export function withTestMark(command: MediaCommand): MediaCommand {
     fonts: video && !command.fonts.includes(WATERMARK_FONT) ? [...command.fonts, WATERMARK_FONT] : command.fonts,
     wasmHeapBytes: video ? command.wasmHeapBytes + TEST_MARK_HEAP_BYTES : command.wasmHeapBytes,
     backend: command.backend && { ...command.backend, args: markArgs(command.backend.args, command.outputName, video) },
+    wasmLoudness: command.wasmLoudness && { ...command.wasmLoudness, args: markArgs(command.wasmLoudness.args, command.outputName, video) },
   };
 }
 
