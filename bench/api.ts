@@ -17,6 +17,7 @@ import type { MediaInput } from "../src/media/tools/command";
 import { startLocalWorkers } from "../scripts/local-workers";
 import { benchCases, type BenchInputs } from "./cases";
 import { FFMPEG, generateSources, probeResult, run, runNative } from "./media";
+import { loudnessFinalArgs } from "../backend/src/loudness.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
@@ -206,7 +207,10 @@ export async function makeInputs(dir: string, size: "720p" | "1080p") {
   return { inputs, files: { clip, clip2: clip, logo: sources.logo, speech } };
 }
 
-/** The same command on native ffmpeg, inputs linked under their MediaInput names. */
+/**
+ * The same command on native ffmpeg, inputs linked under their MediaInput names; a command with a
+ * backend variant (two-pass loudness) runs that variant's passes, the work the tool does.
+ */
 export async function nativeSeconds(dir: string, build: () => Promise<import("../src/media/tools/command").MediaCommand>, sources: Map<string, string>): Promise<number> {
   const command = await build();
   const work = await mkdtemp(path.join(dir, "native-"));
@@ -216,10 +220,19 @@ export async function nativeSeconds(dir: string, build: () => Promise<import("..
     await run("mkdir", ["-p", path.join(work, "fonts")]);
     for (const font of command.fonts) await writeFile(path.join(work, "fonts", font), await readFile(path.join(root, "assets/fonts", font)));
   }
-  const result = await runNative(command.args, work);
+  const started = performance.now();
+  // A loudness-normalised command does its measuring pass first, as both engines do (clean-audio).
+  const args = command.backend ? (await loudnessFinalArgs(command.backend.args, command.backend.loudnorm, command.backend.measurePass?.args, (pass) => nativePass(pass, work))).args : command.args;
+  const result = await runNative(args, work);
   await rm(work, { recursive: true, force: true });
-  if (result.code !== 0) throw new Error(`native ${command.args.join(" ")}: ${result.stderrTail}`);
-  return result.seconds;
+  if (result.code !== 0) throw new Error(`native ${args.join(" ")}: ${result.stderrTail}`);
+  return (performance.now() - started) / 1000;
+}
+
+async function nativePass(args: string[], cwd: string): Promise<{ stderr: string }> {
+  const pass = await run(FFMPEG, ["-nostdin", ...args], cwd);
+  if (pass.code !== 0) throw new Error(`native ${args.join(" ")}: ${pass.stderr.slice(-500)}`);
+  return pass;
 }
 
 export async function runApiBench(): Promise<void> {

@@ -4,7 +4,7 @@
  * command forced onto ffmpeg.wasm in the media Worker (workerd) and once onto the native
  * backend, plus the same command on native ffmpeg directly; prints the work of each command
  * as the router counts it (routing.ts workloadOf) and the seconds per unit on each side.
- * `BENCH_ONLY=calibrate npm run bench`.
+ * `BENCH_ONLY=calibrate npm run bench` (`BENCH_API_CASES` to run some of the cases).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -20,6 +20,8 @@ export async function runCalibration(): Promise<void> {
     const { inputs, files } = await makeInputs(dir, "720p");
     const byInput = new Map<MediaInput, string>([[inputs.clip, files.clip], [inputs.clip2, files.clip2], [inputs.logo, files.logo], [inputs.speech, files.speech]]);
     const seconds: Record<string, { wasm?: number; backend?: number; native?: number }> = {};
+    // Some of the cases by id, as for the API table (`BENCH_API_CASES=clean-audio`).
+    const only = process.env.BENCH_API_CASES?.split(",").map((id) => id.trim());
     for (const engine of ["wasm", "backend"] as const) {
       const stack = await startStack(path.join(dir, `state-${engine}`), { MEDIA_ENGINE: engine });
       try {
@@ -29,6 +31,7 @@ export async function runCalibration(): Promise<void> {
         await callTool(stack, "extract-audio", { uploadId: uploads.speech, format: "mp3" });
         for (const bench of benchCases(inputs)) {
           const call = apiCalls[bench.id];
+          if (only && !only.includes(bench.id)) continue;
           if (!call || (engine === "wasm" && bench.id === "convert-webm")) continue; // libopus crashes this wasm build
           const { tool, body } = call(uploads);
           const run = await callTool(stack, tool, body);
