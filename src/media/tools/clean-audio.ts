@@ -41,14 +41,14 @@
  * (3 s noise-only start, 2.5 s pause, voice from -46 to -13 dBFS RMS, signal-to-noise ratios
  * 12-50 dB): noise-only passages 16-59 dB quieter relative to the voice (14-59 dB with the
  * backend's two passes; the old chain: -4 to +27 dB); the voice band keeps its balance (1.6-3.4 kHz against 300-800 Hz: -1.3 to -1.6 dB),
- * the quietest 5 % of speech blocks stay within 4.5 dB of the rest; the tone ends at -15.3 LUFS
- * and flite's speech (very peaky: 17 dB from loudness to peak) at -19 LUFS. ffmpeg.wasm gives the
- * same figures to 0.1 dB. The tests (test/media/clean-audio-quality.test.ts in workerd,
+ * the quietest 5 % of speech blocks stay within 4.5 dB of the rest (measured with 5 dB into the
+ * limiter and no loudness passes, when the tone ended at -15.3 LUFS and flite's speech, very
+ * peaky: 17 dB from loudness to peak, at -19). ffmpeg.wasm gives the same figures to 0.1 dB. The tests (test/media/clean-audio-quality.test.ts in workerd,
  * test/e2e/clean-audio-quality.test.ts through the API on both engines) measure a 400 Hz + 3 kHz
  * voice stand-in 23 dB over white noise: 54 and 57 dB less noise (start, pause) on both engines,
- * the two tones within 0.05 dB of each other's balance, -14.9 LUFS on the Worker and -16.0 on the
- * backend; flite speech 18 dB over pink noise: 25-27 and 39-43 dB, the voice band within 0.7 dB
- * of the clean speech, -18.7 LUFS on the Worker and -16.1 on the backend.
+ * the two tones within 0.05 dB of each other's balance, -16.0 LUFS on both; flite speech 18 dB
+ * over pink noise: 25-27 and 39-43 dB, the voice band within 0.7 dB of the clean speech, -16.5
+ * LUFS on the Worker and -16.1 on the backend.
  *
  * Loudness: -16 LUFS, -1.5 dBTP, LRA 11 (CLEAN_AUDIO_LOUDNESS), in two passes on both engines
  * (backend/src/loudness.ts): the first measures the graph's output with ebur128, the second
