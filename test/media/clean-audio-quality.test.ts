@@ -136,3 +136,38 @@ it("a stereo 44.1 kHz input keeps its channels and length, within the builder's 
   expect(Math.abs(out.durationSeconds - 14)).toBeLessThan(0.001);
   report.push(`  stereo 44.1 kHz: wasm heap ${(run.peakWasmBytes / MiB).toFixed(1)} MiB`);
 });
+
+/** Channel `c` of a 16-bit WAV as floats. */
+function channelSamples(wav: ReturnType<typeof parseWav>, c: number): Float32Array {
+  const frames = Math.floor(wav.samples.length / wav.channels);
+  return Float32Array.from({ length: frames }, (_, i) => wav.samples[i * wav.channels + c]! / 32768);
+}
+
+it.each([
+  ["5.1, a loud tone in the centre alone", "5.1", 2, 6],
+  ["stereo, a loud tone on the left alone", "stereo", 0, 2],
+])("%s: the silent channels stay silent once the limiter works (ffmpeg 5.1's alimiter spread the tone over 5.1)", async (label, layout, toneChannel, channels) => {
+  const name = "loud.wav";
+  const generated = await runFfmpegWasm({
+    args: ["-hide_banner", "-f", "lavfi", "-i", `sine=f=440:d=6:r=${RATE}`, "-af", `pan=${layout}|c${toneChannel}=c0,volume=18dB`, "-c:a", "pcm_s16le", name],
+    inputs: {},
+    outputs: [name],
+  });
+  const source = generated.outputs[name]!;
+  const key = `clean-audio-quality/${label.replaceAll(/\W+/g, "-")}.wav`;
+  await env.MEDIA.put(key, source);
+  const probe = await probeR2Object(env.MEDIA, key, source.byteLength);
+  expect(probe.audioChannels).toBe(channels);
+  const command = buildCleanAudioCommand({}, [{ name: "in0.wav", filename: name, sizeBytes: source.byteLength, probe }]);
+  const run = await runCommandOnWasm(command, { "in0.wav": source.slice() });
+  expect(run.peakWasmBytes).toBeLessThanOrEqual(command.wasmHeapBytes);
+  const out = parseWav(run.outputs[command.outputName]!);
+  expect(out.channels).toBe(channels);
+  for (let c = 0; c < channels; c++) {
+    const level = rmsDb(channelSamples(out, c), RATE, 1, 5);
+    if (c === toneChannel) expect(level).toBeGreaterThan(-25);
+    else expect(level, `channel ${c}`).toBeLessThan(-80);
+  }
+  report.push(`  ${label}: tone channel ${rmsDb(channelSamples(out, toneChannel), RATE, 1, 5).toFixed(1)} dBFS, the others silent`);
+});
+

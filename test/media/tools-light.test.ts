@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { loadFont } from "../../src/media/font-data";
 import { probeR2Object } from "../../src/media/probe";
-import { buildCleanAudioCommand, CLEAN_AUDIO_FILTER } from "../../src/media/tools/clean-audio";
+import { buildCleanAudioCommand, cleanAudioFilter } from "../../src/media/tools/clean-audio";
 import { runCommandOnWasm } from "../../src/media/wasm-command";
 import type { MediaCommand, MediaInput } from "../../src/media/tools/command";
 import { buildConvertCommand, type ConvertFormat } from "../../src/media/tools/convert";
@@ -695,9 +695,16 @@ describe("watermark on ffmpeg.wasm", () => {
 
 describe("buildCleanAudioCommand (argv)", () => {
   it("denoises, band-limits and levels the audio; copies the video", () => {
-    const command = buildCleanAudioCommand({}, [stubInput({})]);
+    const command = buildCleanAudioCommand({}, [stubInput({ audioChannels: 2 })]);
+    const CLEAN_AUDIO_FILTER = cleanAudioFilter(2);
     expect(command.args.join(" ")).toContain(`-map 0:V:0 -c:v copy -map 0:a:0 -af ${CLEAN_AUDIO_FILTER} -c:a aac`);
     expect(CLEAN_AUDIO_FILTER).toMatch(/highpass=f=80,lowpass=f=12000,.*dynaudnorm=.*afftdn=.*afftdn=.*agate=.*alimiter=/);
+    // Beyond two channels (or not known) ffmpeg 5.1's alimiter mixes channels up: a linked compressor instead.
+    for (const channels of [6, undefined]) {
+      const graph = buildCleanAudioCommand({}, [stubInput({ audioChannels: channels })]).args.join(" ");
+      expect(graph).toContain("acompressor=threshold=0.84:ratio=20");
+      expect(graph).not.toContain("alimiter");
+    }
     // ffmpeg.wasm normalises in two runs: the graph measured (audio alone, no encoder), then with one gain.
     const loudnorm = "loudnorm=I=-16:TP=-1.5:LRA=11";
     expect(command.wasmLoudness?.measureArgs.join(" ")).toBe(`-hide_banner -y -i in0.mp4 -map 0:a:0 -af ${CLEAN_AUDIO_FILTER},${loudnorm} -f null -`);

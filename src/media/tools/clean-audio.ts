@@ -2,7 +2,7 @@
  * clean-audio: removes background noise, keeps the voice and brings it to a steady loudness; the
  * picture, when there is one, is copied untouched (`-c:v copy`: same packets, no re-encoding).
  *
- * The graph (CLEAN_AUDIO_FILTER, one `-af`), then loudness normalisation in two passes on both
+ * The graph (cleanAudioFilter, one `-af`), then loudness normalisation in two passes on both
  * engines:
  * 1. `aformat=sample_rates=48000`, `highpass=f=80`, `lowpass=f=12000`: one rate whatever the
  *    source (ffmpeg inserts the resampler; an explicit `aresample` fails on inputs whose channel
@@ -29,7 +29,8 @@
  *    played 50 ms late and lost its last 50 ms);
  * 4. `agate` as a downward expander (threshold 0.03, -30.5 dBFS, ratio 3, at most -26 dB): after
  *    step 2 the voice is 10-15 dB above it, the residual noise of pauses far below;
- * 5. `volume=9dB` into `alimiter` (ceiling 0.84, -1.5 dBFS, auto-level off, latency compensated):
+ * 5. `volume=9dB` into `alimiter` (ceiling 0.84, -1.5 dBFS, auto-level off, latency compensated;
+ *    `acompressor` at ratio 20 beyond two channels, or when the probe does not know them):
  *    tones and speech come out above -16 LUFS with peaks at the ceiling, so the normalisation
  *    after it is nearly always a cut;
  * 6. the exact source length and timestamps: `amultiply` by a constant 1 carrying the timing of an
@@ -99,8 +100,21 @@ const LEAD_SAMPLES = 24_000;
 /** Two afftdn passes at 48 kHz, 1200 samples each. */
 const AFFTDN_DELAY_SAMPLES = 2_400;
 
-/** The graph on both engines, without the loudness normalisation that follows it. */
-export const CLEAN_AUDIO_FILTER = [
+/**
+ * ffmpeg 5.1's alimiter mixes the channels up beyond two once it limits (a 5.1 tone in the centre
+ * came out at the same level in all six channels, silent ones included); acompressor, linked on
+ * the loudest channel, keeps each channel's own signal and holds peaks within 0.4 dB of the limit.
+ */
+const STEREO_LIMITER = "alimiter=limit=0.84:level=0:latency=1";
+const SURROUND_LIMITER = "acompressor=threshold=0.84:ratio=20:attack=0.01:release=50:knee=1:link=maximum:detection=peak";
+
+/**
+ * The graph on both engines, without the loudness normalisation that follows it. `channels`:
+ * the source's, when the probe knows them; unknown is treated as possibly more than two.
+ */
+export function cleanAudioFilter(channels: number | undefined): string {
+  const limiter = channels !== undefined && channels <= 2 ? STEREO_LIMITER : SURROUND_LIMITER;
+  return [
     "aformat=sample_rates=48000,highpass=f=80,lowpass=f=12000,asplit[a][ref]",
     [
       `[a]adelay=delays=${LEAD_SAMPLES}S:all=1`,
@@ -111,12 +125,13 @@ export const CLEAN_AUDIO_FILTER = [
       `atrim=start_sample=${LEAD_SAMPLES + AFFTDN_DELAY_SAMPLES}`,
       "agate=threshold=0.03:ratio=3:range=0.05:attack=10:release=300",
       "volume=9dB",
-      "alimiter=limit=0.84:level=0:latency=1",
+      limiter,
       "aformat=sample_fmts=fltp[x]",
     ].join(","),
     "[ref]aeval=exprs=1:c=same,aformat=sample_fmts=fltp[one]",
     "[one][x]amultiply",
-].join(";");
+  ].join(";");
+}
 
 /** What both engines normalise to: -16 LUFS integrated, the usual target for spoken content on the web and in podcasts. */
 export const CLEAN_AUDIO_LOUDNESS: LoudnormTarget = { integrated: -16, truePeak: -1.5, lra: 11 };
@@ -131,13 +146,13 @@ const CLEANED_AUDIO = "cleaned-audio.nut";
  * measures) and a lossless intermediate: FLAC at 24 bits (about a third of float PCM) up to the 8
  * channels FLAC holds, 32-bit float PCM beyond. NUT keeps any codec and channel count.
  */
-function measurePassArgs(inputName: string, channels: number): string[] {
-  const lossless = channels <= 8 ? ["-c:a", "flac", "-compression_level", "0", "-sample_fmt", "s32", "-bits_per_raw_sample", "24"] : ["-c:a", "pcm_f32le"];
+function measurePassArgs(inputName: string, channels: number | undefined): string[] {
+  const lossless = (channels ?? 2) <= 8 ? ["-c:a", "flac", "-compression_level", "0", "-sample_fmt", "s32", "-bits_per_raw_sample", "24"] : ["-c:a", "pcm_f32le"];
   return [
     "-hide_banner",
     "-y",
     "-i", inputName,
-    "-filter_complex", `[0:a:0]${CLEAN_AUDIO_FILTER},asplit[cleaned][measured];[measured]${LOUDNORM},anullsink`,
+    "-filter_complex", `[0:a:0]${cleanAudioFilter(channels)},asplit[cleaned][measured];[measured]${LOUDNORM},anullsink`,
     "-map", "[cleaned]",
     ...lossless,
     "-f", "nut",
@@ -172,9 +187,10 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
   const videoArgs = reencode ? ["-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs(family.video, probe.width, probe.height)] : ["-c:v", "copy"];
   const outputArgs = [...familyAudioArgs(family, probe), ...family.extraArgs, "-f", family.muxer, outputName];
   const picture = audioOnly ? [] : ["-map", "0:V:0", ...videoArgs];
-  const args = ["-hide_banner", "-y", "-i", input.name, ...picture, "-map", "0:a:0", "-af", CLEAN_AUDIO_FILTER, ...outputArgs];
+  const graph = cleanAudioFilter(probe.audioChannels);
+  const args = ["-hide_banner", "-y", "-i", input.name, ...picture, "-map", "0:a:0", "-af", graph, ...outputArgs];
   const finalPass = ["-hide_banner", "-y", "-i", input.name, "-i", CLEANED_AUDIO, "-filter_complex", FINAL_PASS_GRAPH, ...picture, "-map", "[out]", ...outputArgs];
-  const normalised = `${CLEAN_AUDIO_FILTER},${LOUDNORM}`;
+  const normalised = `${graph},${LOUDNORM}`;
   const channels = probe.audioChannels ?? 2;
   const surroundBytes = Math.max(0, channels - 2) * 12 * MiB;
   return {
@@ -203,7 +219,7 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
     backend: {
       args: finalPass,
       loudnorm: CLEAN_AUDIO_LOUDNESS,
-      measurePass: { args: measurePassArgs(input.name, channels), writes: CLEANED_AUDIO },
+      measurePass: { args: measurePassArgs(input.name, probe.audioChannels), writes: CLEANED_AUDIO },
     },
   };
 }
