@@ -4,6 +4,7 @@
  * loudness-normalised job's passes is loudness.ts's.
  */
 import { spawn } from "node:child_process";
+import { describeFfmpegLog } from "./ffmpeg-log.ts";
 
 export const STDERR_TAIL_BYTES = 64 * 1024;
 
@@ -99,47 +100,13 @@ export function runFfmpeg(options: FfmpegOptions): Promise<FfmpegRun> {
   });
 }
 
-const NOISE = [
-  /^(frame|size)=/, // progress (written with \r)
-  /^Press \[q\]/,
-  /^(Input|Output) #\d+/,
-  /^Stream mapping:/,
-  /^Stream #\d+:\d+ -> #\d+:\d+/,
-  /^ffmpeg version /,
-  /^(built with|configuration:|lib\w+\s+\d)/,
-  /^\[(out|in)#/, // per-file summaries of newer ffmpeg
-  /^video:\S+ audio:\S+/, // final size summary
-];
-
-/**
- * The last meaningful lines of ffmpeg's stderr, on one line: progress, banners, stream listings
- * and indented metadata are dropped, repeated lines are kept once.
- */
-export function summarizeStderr(stderr: string, maxLines = 4, maxChars = 1000): string {
-  const lines = stderr
-    .split(/\r\n|\r|\n/)
-    .filter((line) => line.trim() !== "" && !/^\s/.test(line))
-    // Any URL left (a streamed input's, see jobs.ts) would carry its signature: never shown.
-    .map((line) => line.trim().replace(/ @ 0x[0-9a-f]+\]/g, "]").replace(/\b(?:https?|tcp|tls):\/\/[^\s'"]+/gi, (url) => (url.endsWith(":") ? "<url>:" : "<url>")))
-    .filter((line) => !NOISE.some((re) => re.test(line)));
-  const picked: string[] = [];
-  for (let i = lines.length - 1; i >= 0 && picked.length < maxLines; i--) {
-    const line = lines[i]!;
-    if (/^Last message repeated/.test(line)) continue;
-    if (!picked.includes(line)) picked.unshift(line);
-  }
-  const text = picked.join(" | ");
-  return text.length > maxChars ? `…${text.slice(text.length - maxChars + 1)}` : text;
-}
-
-/** "ffmpeg exited with code 1: <last meaningful stderr lines>" */
+/** "ffmpeg exited with code 1: <last meaningful stderr lines>", or that the input is damaged. */
 export function describeFfmpegFailure(run: FfmpegRun): string {
-  const summary = summarizeStderr(run.stderr);
   const head =
     run.exitCode === null && run.signal
       ? `ffmpeg was killed by ${run.signal}`
       : `ffmpeg exited with code ${run.exitCode}`;
-  return summary ? `${head}: ${summary}` : head;
+  return describeFfmpegLog(head, run.stderr);
 }
 
 /** First line of `ffmpeg -version`; rejects when ffmpeg cannot run. */

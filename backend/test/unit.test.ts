@@ -1,6 +1,7 @@
 /** Pure parts, in process: argument checks, stderr summaries, signatures, the stderr tail. */
 import { describe, expect, it } from "vitest";
-import { describeFfmpegFailure, summarizeStderr, TailBuffer } from "../src/ffmpeg.ts";
+import { describeFfmpegFailure, TailBuffer } from "../src/ffmpeg.ts";
+import { describeFfmpegLog, summarizeFfmpegLog } from "../src/ffmpeg-log.ts";
 import { hardenArgs } from "../src/jobs.ts";
 import { rotationOf } from "../src/probe.ts";
 import { checkFfmpegArgs, parseJobRequest, signCallback, verifyCallbackSignature } from "../src/protocol.ts";
@@ -113,7 +114,7 @@ describe("stderr", () => {
       "[libx264 @ 0x55] Error while opening encoder for output stream #0:0",
       "Conversion failed!",
     ].join("\n");
-    expect(summarizeStderr(stderr)).toBe(
+    expect(summarizeFfmpegLog(stderr)).toBe(
       "[libx264] Error while opening encoder for output stream #0:0 | Conversion failed!",
     );
     expect(describeFfmpegFailure({ exitCode: 1, signal: null, stderr, aborted: false, durationMs: 5 })).toMatch(
@@ -124,9 +125,37 @@ describe("stderr", () => {
     );
   });
 
+  it("drops x264's settings and statistics, and says the input is damaged when the decoders rejected its data", () => {
+    // What a trim of an MP4 whose media data was overwritten printed (ffmpeg 5.1), shortened.
+    const stderr = [
+      "[h264 @ 0x55] Invalid NAL unit size (1267251597 > 2473).",
+      "[h264 @ 0x55] Error splitting the input into NAL units.",
+      "Error while decoding stream #0:0: Invalid data found when processing input",
+      "[aac @ 0x56] Reserved bit set.",
+      "Error while decoding stream #0:1: Invalid data found when processing input",
+      "[libx264 @ 0x57] using cpu capabilities: MMX2 SSE2Fast SSSE3 SSE4.2 AVX FMA3 BMI2 AVX2",
+      "[libx264 @ 0x57] 264 - core 164 r3095 baf4e2c - H.264/MPEG-4 AVC codec - Copyleft 2003-2022 - options: cabac=1 ref=1",
+      "Output file is empty, nothing was encoded (check -ss / -t / -frames parameters if used)",
+      "[aac @ 0x58] Qavg: nan",
+      "Conversion failed!",
+    ].join("\n");
+    expect(summarizeFfmpegLog(stderr, 3)).toBe(
+      "Error while decoding stream #0:1: Invalid data found when processing input | Output file is empty, nothing was encoded (check -ss / -t / -frames parameters if used) | Conversion failed!",
+    );
+    const message = describeFfmpegFailure({ exitCode: 69, signal: null, stderr, aborted: false, durationMs: 5 });
+    expect(message).toBe(
+      "the input file looks damaged: its audio or video data could not be decoded ([h264] Invalid NAL unit size (1267251597 > 2473). | [h264] Error splitting the input into NAL units.)",
+    );
+    expect(message).not.toMatch(/cabac|core 164/);
+    // One complaint in a run that failed for another reason is not blamed on the file.
+    expect(describeFfmpegLog("ffmpeg exited with code 1", "[h264 @ 0x1] non-existing PPS 0 referenced\n[libx264 @ 0x2] height not divisible by 2 (320x241)\nConversion failed!")).toBe(
+      "ffmpeg exited with code 1: [h264] non-existing PPS 0 referenced | [libx264] height not divisible by 2 (320x241) | Conversion failed!",
+    );
+  });
+
   it("never shows a URL (a streamed input's carries its signature)", () => {
     const stderr = "[http @ 0x55] HTTP error 403 Forbidden\nhttps://r2.example.com/b/k?X-Amz-Signature=abc: Server returned 403 Forbidden (access denied)\n";
-    const summary = summarizeStderr(stderr);
+    const summary = summarizeFfmpegLog(stderr);
     expect(summary).toBe("[http] HTTP error 403 Forbidden | <url>: Server returned 403 Forbidden (access denied)");
   });
 });

@@ -6,6 +6,7 @@
  * the peak of its largest job for the isolate's lifetime. Core creation is cheap (~20 ms)
  * because the module is compiled once per isolate.
  */
+import { describeFfmpegLog } from "../../backend/src/ffmpeg-log.ts";
 import { FONTS_SUBDIR, isSafeFileName } from "../../backend/src/protocol.ts";
 import { createFfmpegCore, type FFmpegCoreModule } from "../../wasm/ffmpeg-core";
 
@@ -29,29 +30,27 @@ export interface FfmpegWasmResult {
 
 export type FfmpegFailure = "exit-code" | "missing-output" | "crashed";
 
-/** A failed ffmpeg run; `message` ends with the tail of ffmpeg's log, fit for a job's error. */
+/**
+ * A failed ffmpeg run; `message` is fit for a job's error: the summary and the last meaningful
+ * lines of ffmpeg's log, or that the input is damaged (backend/src/ffmpeg-log.ts, as the backend says it).
+ */
 export class FfmpegError extends Error {
   readonly reason: FfmpegFailure;
   /** ffmpeg's exit code; -1 when the wasm trapped or aborted before ffmpeg could exit. */
   readonly exitCode: number;
-  /** The last meaningful lines of ffmpeg's log. */
-  readonly logTail: string;
   readonly peakWasmBytes: number;
 
-  constructor(fields: { reason: FfmpegFailure; exitCode: number; logTail: string; summary: string; peakWasmBytes: number }) {
-    super(fields.logTail ? `${fields.summary}: ${fields.logTail}` : fields.summary);
+  constructor(fields: { reason: FfmpegFailure; exitCode: number; log: string; summary: string; peakWasmBytes: number }) {
+    super(describeFfmpegLog(fields.summary, fields.log));
     this.name = "FfmpegError";
     this.reason = fields.reason;
     this.exitCode = fields.exitCode;
-    this.logTail = fields.logTail;
     this.peakWasmBytes = fields.peakWasmBytes;
   }
 }
 
 /** Bounds the log kept in memory and returned (progress lines accumulate on long jobs). */
 export const LOG_LIMIT_CHARS = 64 * 1024;
-/** Lines of the log quoted in an error message: enough for ffmpeg's reason and its context. */
-const ERROR_TAIL_LINES = 8;
 /** MEMFS directory the command runs in, so relative names cannot clash with /dev or /tmp. */
 const WORK_DIR = "/job";
 /** A plain file name (the backend protocol's rule, as on the native backend), or one inside the fonts subdirectory. */
@@ -78,7 +77,7 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
   // Read after exec: Emscripten replaces HEAPU8 with a larger view whenever memory grows.
   const peakWasmBytes = core.HEAPU8.byteLength;
   const fail = (reason: FfmpegFailure, summary: string) =>
-    new FfmpegError({ reason, exitCode, logTail: log.tail(ERROR_TAIL_LINES), summary, peakWasmBytes });
+    new FfmpegError({ reason, exitCode, log: log.text(), summary, peakWasmBytes });
 
   if (exitCode === -1) throw fail("crashed", "ffmpeg crashed");
   if (exitCode !== 0) throw fail("exit-code", `ffmpeg exited with code ${exitCode}`);
@@ -131,13 +130,5 @@ class LogCollector {
 
   text(): string {
     return this.lines.join("\n");
-  }
-
-  /** The last lines, skipping progress reports ("size= ... speed=") that explain nothing. */
-  tail(count: number): string {
-    return this.lines
-      .filter((line) => !/^size=.*speed=/.test(line.trim()))
-      .slice(-count)
-      .join("\n");
   }
 }

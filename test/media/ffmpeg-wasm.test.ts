@@ -154,6 +154,23 @@ describe("runFfmpegWasm: failures", () => {
     expect(ffmpegError.peakWasmBytes).toBeGreaterThan(0);
   });
 
+  it("says the input is damaged when its headers are whole but its audio and video data are not, without x264's settings", async () => {
+    const damaged = (await fixture("clip.mp4")).slice();
+    const mdat = new TextDecoder("latin1").decode(damaged).indexOf("mdat");
+    expect(mdat).toBeGreaterThan(0);
+    // Deterministic bytes over the media data, 2,000 bytes in: the index still describes the samples.
+    let state = 1;
+    for (let i = mdat + 2000; i < damaged.length; i++) damaged[i] = (state = (state * 1103515245 + 12345) >>> 0) >>> 24;
+    const error = await runFfmpegWasm({
+      args: ["-hide_banner", "-y", "-i", "in.mp4", "-map", "0:V:0", "-map", "0:a:0?", "-c:v", "libx264", "-preset", "veryfast", "-c:a", "aac", "out.mp4"],
+      inputs: { "in.mp4": damaged },
+      outputs: ["out.mp4"],
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FfmpegError);
+    expect((error as FfmpegError).message).toMatch(/^the input file looks damaged: its audio or video data could not be decoded \(\[(h264|aac)\] /);
+    expect((error as FfmpegError).message).not.toMatch(/cabac|264 - core|Qavg/);
+  });
+
   it("reports an expected output that ffmpeg did not write", async () => {
     const error = await runFfmpegWasm({
       args: ["-hide_banner", "-i", "in.wav", "-c:a", "pcm_s16le", "other.wav"],

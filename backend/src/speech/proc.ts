@@ -6,7 +6,8 @@
 import { spawn } from "node:child_process";
 import { access, constants } from "node:fs/promises";
 import path from "node:path";
-import { summarizeStderr, TailBuffer } from "../ffmpeg.ts";
+import { TailBuffer } from "../ffmpeg.ts";
+import { summarizeFfmpegLog } from "../ffmpeg-log.ts";
 
 /** A speech job's expected failure; its message is shown to the user (no URL, no secret). */
 export class SpeechError extends Error {}
@@ -87,7 +88,7 @@ export function runTool(program: string, args: string[], options: ToolOptions = 
       const stderr = tail.toString();
       if (overflow) return reject(new SpeechError(`${label} wrote more than ${maxStdout} bytes`));
       if (code !== 0) {
-        const summary = summarizeStderr(stderr, 3, 600);
+        const summary = summarizeFfmpegLog(stderr, 3, 600);
         const head = code === null ? `${label} was killed by ${exitSignal}` : `${label} exited with code ${code}`;
         return reject(new SpeechError(summary ? `${head}: ${summary}` : head));
       }
