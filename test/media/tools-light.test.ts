@@ -374,6 +374,25 @@ describe("buildTrimCommand (argv)", () => {
 });
 
 describe("trim on ffmpeg.wasm", () => {
+  it.each([
+    ["ALAC in M4A", ["-c:a", "alac"], "lossless.m4a", "alac"],
+    ["FLAC in Matroska", ["-c:a", "flac"], "lossless.mkv", "flac"],
+    ["PCM in MOV", ["-c:a", "pcm_s16le"], "lossless.mov", "pcm_s16le"],
+  ])("keeps %s lossless, as trim and clean-audio write it back", async (_label, codec, name, expected) => {
+    const bytes = await generate(name, ["-f", "lavfi", "-i", "sine=f=440:d=3:r=48000", ...codec]);
+    const src = await source(bytes, name);
+    expect(src.input.probe.audioCodec).toBe(expected);
+    for (const [tool, command] of [
+      ["trim", buildTrimCommand({ start: 0.5, end: 2 }, [src.input])],
+      ["clean-audio", buildCleanAudioCommand({}, [src.input])],
+    ] as const) {
+      const run = await execute(`${tool} ${name}`, command, [src]);
+      const out = await ffprobe(run.bytes);
+      expect(out.audio?.codec_name, tool).toBe(expected);
+      expect(Math.abs(streamSeconds(out, out.audio) - (tool === "trim" ? 1.5 : 3))).toBeLessThan(0.05);
+    }
+  });
+
   it("cuts clip.mp4 from 0.52 to 1.72 s on the exact frame, audio included", async () => {
     const src = await fixtureSource("clip.mp4");
     const command = buildTrimCommand({ start: 0.52, end: 1.72 }, [src.input]);

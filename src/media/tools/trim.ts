@@ -77,7 +77,31 @@ export function familyAudioArgs(family: ContainerFamily, probe: ProbeResult): st
   if (family.audio === "pcm" && probe.audioCodec !== undefined && WAV_PCM.test(probe.audioCodec)) {
     return ["-c:a", probe.audioCodec];
   }
-  return audioEncoderArgs(family.audio);
+  const lossless = probe.audioCodec === undefined ? undefined : losslessEncoder(family, probe.audioCodec);
+  return lossless ? ["-c:a", lossless] : audioEncoderArgs(family.audio);
+}
+
+/**
+ * Lossless sound stays lossless in a container that holds a lossless codec: ALAC in the MP4
+ * family (FLAC there is experimental in ffmpeg 5.1), MOV's and AVI's PCM as it is, Matroska any
+ * of FLAC, ALAC and PCM as it is. WebM, MP3 and ADTS have none; WAV and FLAC files keep theirs.
+ */
+function losslessEncoder(family: ContainerFamily, codec: string): string | undefined {
+  const pcm = codec.startsWith("pcm_");
+  if (!pcm && codec !== "alac" && codec !== "flac") return undefined;
+  switch (family.muxer) {
+    case "mp4":
+    case "ipod":
+      return "alac";
+    case "mov":
+      return pcm ? codec : "alac";
+    case "matroska":
+      return codec;
+    case "avi":
+      return pcm ? codec : undefined;
+    default:
+      return undefined;
+  }
 }
 
 /** What a trim reads before `start`: from the keyframe before it (a few seconds on phone video). */
