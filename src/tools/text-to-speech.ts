@@ -30,6 +30,6 @@ export const textToSpeech = defineTool({
   quantity: (p) => ({ characters: [...p.text].length, clone: p.voice === "clone" }),
   check: (p, _u, context) => requireClone(p.voice, context),
   workFactor: 0.5,
-  // The contract's text-to-speech takes no language: it is guessed from the text, French first.
+  // The contract's text-to-speech takes no language: it is guessed from the text (French when nothing tells).
   speech: (p) => ({ kind: "tts", text: p.text, voice: p.voice, language: guessTextLanguage(p.text), result: { filename: "speech.wav", contentType: "audio/wav" } }),
 });

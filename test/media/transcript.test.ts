@@ -97,11 +97,20 @@ describe("words of scripts written without spaces", () => {
 });
 
 describe("speech stage helpers", () => {
-  it("guesses French first, English when the text reads as English", () => {
+  it("guesses the language of a text among the five the engines speak, French first", () => {
     expect(guessTextLanguage("Bonjour à tous")).toBe("fr");
     expect(guessTextLanguage("Le chat est sur la table")).toBe("fr");
+    expect(guessTextLanguage("Réunion demain.")).toBe("fr");
     expect(guessTextLanguage("The cat is on the table and it is happy")).toBe("en");
     expect(guessTextLanguage("12345")).toBe("fr");
+    // The audit's texts: spoken by French Pico before (any accent meant French; no German, Spanish or Italian).
+    expect(guessTextLanguage("Yesterday we went to the café downtown and the waiter was very friendly with all of us.")).toBe("en");
+    expect(guessTextLanguage("Please send me your résumé by Friday so that we can review it with the team.")).toBe("en");
+    expect(guessTextLanguage("Guten Morgen, wie geht es Ihnen heute? Ich möchte gerne einen Kaffee und ein Brötchen bestellen.")).toBe("de");
+    expect(guessTextLanguage("Buenos días, ¿cómo está usted hoy? Quiero un café con leche, por favor.")).toBe("es");
+    expect(guessTextLanguage("Buongiorno, come sta oggi? Vorrei un caffè e un cornetto, grazie.")).toBe("it");
+    expect(guessTextLanguage("Où est la gare ? Je voudrais un billet pour Lyon, s'il vous plaît.")).toBe("fr");
+    expect(guessTextLanguage("Bonjour, ceci est un essai de voix.")).toBe("fr");
   });
 
   it("maps backend job ids to the job and its stage", () => {
