@@ -97,20 +97,22 @@ describe("words of scripts written without spaces", () => {
 });
 
 describe("speech stage helpers", () => {
-  it("guesses the language of a text among the five the engines speak, French first", () => {
-    expect(guessTextLanguage("Bonjour à tous")).toBe("fr");
-    expect(guessTextLanguage("Le chat est sur la table")).toBe("fr");
-    expect(guessTextLanguage("Réunion demain.")).toBe("fr");
-    expect(guessTextLanguage("The cat is on the table and it is happy")).toBe("en");
-    expect(guessTextLanguage("12345")).toBe("fr");
-    // The audit's texts: spoken by French Pico before (any accent meant French; no German, Spanish or Italian).
-    expect(guessTextLanguage("Yesterday we went to the café downtown and the waiter was very friendly with all of us.")).toBe("en");
-    expect(guessTextLanguage("Please send me your résumé by Friday so that we can review it with the team.")).toBe("en");
-    expect(guessTextLanguage("Guten Morgen, wie geht es Ihnen heute? Ich möchte gerne einen Kaffee und ein Brötchen bestellen.")).toBe("de");
-    expect(guessTextLanguage("Buenos días, ¿cómo está usted hoy? Quiero un café con leche, por favor.")).toBe("es");
-    expect(guessTextLanguage("Buongiorno, come sta oggi? Vorrei un caffè e un cornetto, grazie.")).toBe("it");
-    expect(guessTextLanguage("Où est la gare ? Je voudrais un billet pour Lyon, s'il vous plaît.")).toBe("fr");
-    expect(guessTextLanguage("Bonjour, ceci est un essai de voix.")).toBe("fr");
+  it.each([
+    ["Bonjour à tous", "fr"],
+    ["Le chat est sur la table", "fr"],
+    ["Réunion demain.", "fr"],
+    ["Bonjour, ceci est un essai de voix.", "fr"],
+    ["Où est la gare ? Je voudrais un billet pour Lyon, s'il vous plaît.", "fr"],
+    ["12345", "fr"],
+    ["The cat is on the table and it is happy", "en"],
+    // The audit's texts, all spoken by French Pico before (any accent meant French; no German, Spanish or Italian).
+    ["Yesterday we went to the café downtown and the waiter was very friendly with all of us.", "en"],
+    ["Please send me your résumé by Friday so that we can review it with the team.", "en"],
+    ["Guten Morgen, wie geht es Ihnen heute? Ich möchte gerne einen Kaffee und ein Brötchen bestellen.", "de"],
+    ["Buenos días, ¿cómo está usted hoy? Quiero un café con leche, por favor.", "es"],
+    ["Buongiorno, come sta oggi? Vorrei un caffè e un cornetto, grazie.", "it"],
+  ])("guesses the language of %j among the five the engines speak, French when nothing tells", (text, language) => {
+    expect(guessTextLanguage(text)).toBe(language);
   });
 
   it("maps backend job ids to the job and its stage", () => {
