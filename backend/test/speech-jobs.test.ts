@@ -216,6 +216,35 @@ describe.skipIf(!HAS_PICO || !HAS_POCKETSPHINX)("speech jobs", () => {
     expect(log?.voiceChangeMode).toBe(1);
   });
 
+  it("keeps the original's channels under the new voice: a stereo bed stays stereo at 48 kHz", async () => {
+    // lea's sentence in both channels, a 6 kHz tone (above the removed voice band) on the right alone.
+    const stereo = path.join(scratch, "vc-stereo.mp4");
+    await ffmpeg([
+      "-i", path.join(scratch, "speech.mp4"),
+      "-f", "lavfi", "-i", "sine=f=6000:r=48000:d=5",
+      "-filter_complex", "[0:a]aresample=48000,asplit[l][v];[1:a]volume=0.3[t];[v][t]amix=inputs=2:normalize=0[r];[l][r]join=inputs=2:channel_layout=stereo[a]",
+      "-map", "0:v", "-map", "[a]", "-c:v", "copy", "-c:a", "aac", "-b:a", "128k", stereo,
+    ]);
+    fixture.media.set("vcst", readFileSync(stereo));
+    await backend.postJob(
+      speechBody("vcst", { kind: "voice-change", voice: "thomas", language: "en", output: { name: "out.mp4", contentType: "video/mp4" } }),
+    );
+    const [callback] = await fixture.waitForCallback("vcst", 1, 90_000);
+    expect(payload(callback!)).toMatchObject({ status: "completed" });
+    const output = path.join(scratch, "vcst-out.mp4");
+    writeFileSync(output, fixture.of("PUT", "/upload/vcst")[0]!.body);
+    const { stdout } = await run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels,sample_rate", "-of", "csv=p=0", output]);
+    expect(stdout.trim()).toBe("48000,2");
+    const toneDb = async (channel: number) => {
+      const { stderr } = await run("ffmpeg", ["-hide_banner", "-i", output, "-af", `pan=mono|c0=c${channel},bandpass=f=6000:w=400,volumedetect`, "-f", "null", "-"]);
+      return Number(/mean_volume: (-?[\d.]+) dB/.exec(stderr)?.[1]);
+    };
+    const [left, right] = [await toneDb(0), await toneDb(1)];
+    console.log(`voice-change stereo bed: 6 kHz tone ${right.toFixed(1)} dB on the right, ${left.toFixed(1)} dB on the left`);
+    expect(right - left).toBeGreaterThan(20);
+    expect(backend.jobLogs().find((l) => l.jobId === "job_vcst")?.voiceChangeMode).toBe(1);
+  });
+
   it("changes the voice at signal level when the language cannot be transcribed", async () => {
     fixture.media.set("vcsig", speechClip);
     await backend.postJob(

@@ -185,6 +185,8 @@ function targetF0(job: VoiceChangeJob): number {
 }
 
 const VOICE_RATE = 24_000;
+/** The rate of a voice-change result's sound (the original's bed and the new voice mixed). */
+const MIX_RATE = 48_000;
 
 async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<Record<string, number>> {
   const { runtime, signal, workDir } = ctx;
@@ -253,7 +255,10 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
   ];
   const dur = duration.toFixed(3);
   if (newAudio) {
-    // Original audio: the voice band (120 Hz - 4 kHz) removed, the rest ducked under the new voice.
+    // Original audio: the voice band (120 Hz - 4 kHz) removed, the rest ducked under the new voice,
+    // in the original's channels at 48 kHz: the new voice (mono) is upmixed to them, into the
+    // centre of 5.1, into both sides of stereo. An unnamed layout is mixed as stereo.
+    const layout = info.audioLayout ?? "stereo";
     ctx.setPhase("mixing the new voice");
     await runTool(
       runtime.ffmpeg,
@@ -261,10 +266,11 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
         ...common, "-i", newAudio,
         "-filter_complex",
         // first_pts=0: the original keeps its place against the picture, as the new voice (timed on it) does.
-        `[0:a:0]aresample=${VOICE_RATE}:first_pts=0,aformat=channel_layouts=mono,asplit=2[lo][hi];` +
+        `[0:a:0]aresample=${MIX_RATE}:first_pts=0,aformat=channel_layouts=${layout},asplit=2[lo][hi];` +
           "[lo]lowpass=f=120[l];[hi]highpass=f=4000[h];[l][h]amix=inputs=2:normalize=0,volume=0.5[bg];" +
-          "[1:a]asplit=2[v][sc];[bg][sc]sidechaincompress=threshold=0.01:ratio=20:attack=5:release=300[duck];" +
-          `[duck][v]amix=inputs=2:normalize=0:duration=first,apad,atrim=0:${dur}[a]`,
+          `[1:a]aresample=${MIX_RATE},aformat=channel_layouts=${layout},asplit=2[v][sc];` +
+          "[bg][sc]sidechaincompress=threshold=0.01:ratio=20:attack=5:release=300[duck];" +
+          `[duck][v]amix=inputs=2:normalize=0:duration=first,apad,atrim=0:${dur},aformat=channel_layouts=${layout}[a]`,
         ...tail,
       ],
       { ...opts, label: "ffmpeg" },

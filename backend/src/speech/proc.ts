@@ -118,6 +118,8 @@ export interface MediaInfo {
   durationSeconds: number;
   hasVideo: boolean;
   hasAudio: boolean;
+  /** The first audio stream's channel layout as ffmpeg names it ("mono", "stereo", "5.1(side)"), when it has a name. */
+  audioLayout?: string;
 }
 
 export async function probeMedia(ffmpegPath: string, file: string, options: ToolOptions = {}): Promise<MediaInfo> {
@@ -145,7 +147,11 @@ export async function probeMedia(ffmpegPath: string, file: string, options: Tool
     const last = times.at(-1);
     if (last) durationSeconds = Number(last[1]) * 3600 + Number(last[2]) * 60 + Number(last[3]);
   }
-  return { durationSeconds, hasVideo, hasAudio };
+  // "Stream #0:1(und): Audio: aac (LC) (mp4a / 0x6134706D), 48000 Hz, 5.1, fltp, 394 kb/s"; a layout
+  // without a name reads "3 channels", which a filter cannot ask for.
+  const layout = /Stream #\d+:\d+[^\n]*: Audio: [^\n]*?, \d+ Hz, ([^,\n]+)/.exec(stderr)?.[1]?.trim();
+  const audioLayout = layout && /^[a-z0-9.()-]+$/.test(layout) ? layout : undefined;
+  return { durationSeconds, hasVideo, hasAudio, ...(audioLayout ? { audioLayout } : {}) };
 }
 
 /** Decodes any audio/video file's first audio stream to a 16-bit PCM mono WAV at `rate` Hz. */
