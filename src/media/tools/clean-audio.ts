@@ -44,7 +44,8 @@
  * backend's two passes; the old chain: -4 to +27 dB); the voice band keeps its balance (1.6-3.4 kHz against 300-800 Hz: -1.3 to -1.6 dB),
  * the quietest 5 % of speech blocks stay within 4.5 dB of the rest (measured with 5 dB into the
  * limiter and no loudness passes, when the tone ended at -15.3 LUFS and flite's speech, very
- * peaky: 17 dB from loudness to peak, at -19). ffmpeg.wasm gives the same figures to 0.1 dB. The tests (test/media/clean-audio-quality.test.ts in workerd,
+ * peaky: 17 dB from loudness to peak, at -19). ffmpeg.wasm gives the same figures to 0.1 dB.
+ * The tests (test/media/clean-audio-quality.test.ts in workerd,
  * test/e2e/clean-audio-quality.test.ts through the API on both engines) measure a 400 Hz + 3 kHz
  * voice stand-in 23 dB over white noise: 54 and 57 dB less noise (start, pause) on both engines,
  * the two tones within 0.05 dB of each other's balance, -16.0 LUFS on both; flite speech 18 dB
@@ -55,7 +56,7 @@
  * (backend/src/loudness.ts): the first measures the graph's output with ebur128, the second
  * applies one gain with `volume` (loudnorm's `linear=true` rule). With 9 dB into the limiter the
  * gain is a cut for tones and speech (flite's speech over noise: -13.4 LUFS, one gain of -2.6 dB).
- * - The backend (backend/src/ffmpeg.ts) runs the graph once: its measuring pass writes the
+ * - The backend (backend/src/jobs.ts) runs the graph once: its measuring pass writes the
  *   cleaned audio to a lossless intermediate beside the measurement, and the final pass applies
  *   the gain to it (a 60 s 1080p clip: 6.4 s of ffmpeg against 8.3 s when both passes ran the
  *   graph; into PCM the same samples to 24-bit precision, -131 dB from the peak, and the same
@@ -70,10 +71,10 @@
  *   up to 288 KB per second of stereo) and the first run took more wasm heap (46 MiB on stereo);
  *   not kept. loudnorm's dynamic mode works at 192 kHz: it took 66-96 MiB of heap on mono and
  *   138-239 MiB on stereo input (10-12 s at 44.1 kHz), more than a 128 MB isolate, and ran 3x
- *   slower. Where one gain would pass the
- *   peak, the Worker takes the largest gain that keeps it (peakSafeGainDb): such material ends
- *   under -16 LUFS instead of clipping. Before (2026-11-27), the Worker ran the graph once with
- *   5 dB into the limiter and landed at -14.9 LUFS on the tones and -18.7 on flite's speech.
+ *   slower. Where one gain would pass the peak, the Worker takes the largest gain that keeps it
+ *   (peakSafeGainDb): such material ends under -16 LUFS instead of clipping. Before 2026-11-27
+ *   the Worker ran the graph once with 5 dB into the limiter and landed at -14.9 LUFS on the
+ *   tones and -18.7 on flite's speech.
  *
  * Memory on ffmpeg.wasm: the graph stays within the initial 32 MiB of wasm heap on mono and
  * stereo input (with 1 s dynaudnorm frames it took 46-55 MiB on stereo), 80 MiB on 5.1; the
