@@ -3,7 +3,18 @@
  * container backend reads and writes (and other expiring tokens). The backend's callbacks are
  * verified with backend/src/protocol.ts (verifyCallbackSignature).
  */
+import { AppError } from "../errors";
+
 const encoder = new TextEncoder();
+
+/**
+ * AUTH_SECRET, which signs the capabilities handed to users (download ids, reset links, media
+ * links); `unconfigured` is the error when it is not set, naming the feature that needs it.
+ */
+export function authSecret(env: { AUTH_SECRET?: string }, unconfigured: string): string {
+  if (!env.AUTH_SECRET) throw new AppError("internal_error", `${unconfigured} (AUTH_SECRET).`);
+  return env.AUTH_SECRET;
+}
 
 async function hmacKey(secret: string): Promise<CryptoKey> {
   return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);

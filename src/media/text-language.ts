@@ -18,10 +18,9 @@ const COMMON_WORDS: Record<TextLanguage, readonly string[]> = {
   it: ["il", "lo", "gli", "e", "è", "che", "di", "un", "una", "per", "con", "non", "sono", "come", "sta", "buongiorno", "ciao", "grazie", "della", "del", "anche", "questo", "molto", "oggi", "vorrei", "mi", "ti", "ho", "ha", "ma"],
 };
 
-/** Letters one language writes and the others (of these five) do not, or hardly. */
-const OWN_LETTERS: Record<TextLanguage, RegExp> = {
+/** Letters one language writes and the others (of these five) do not, or hardly; English has none. */
+const OWN_LETTERS: Partial<Record<TextLanguage, RegExp>> = {
   fr: /[çœæêâîôûëïÿ]/g,
-  en: /(?!)/g,
   de: /[ßäö]/g,
   es: /[ñ¿¡áíóú]/g,
   it: /[ìò]/g,
@@ -35,7 +34,9 @@ export function guessTextLanguage(text: string): TextLanguage {
   let bestScore = 0;
   for (const language of Object.keys(COMMON_WORDS) as TextLanguage[]) {
     const common = new Set(COMMON_WORDS[language]);
-    const score = words.filter((word) => common.has(word)).length + LETTER_WEIGHT * (sample.match(OWN_LETTERS[language])?.length ?? 0);
+    const own = OWN_LETTERS[language];
+    const letters = own ? (sample.match(own)?.length ?? 0) : 0;
+    const score = words.filter((word) => common.has(word)).length + LETTER_WEIGHT * letters;
     // Ties keep the earlier language: French first.
     if (score > bestScore) {
       best = language;

@@ -9,7 +9,7 @@ import type { Env } from "../env";
 import { AppError, invalidRequest } from "../errors";
 import { sha256Hex } from "../lib/hash";
 import { decoyHash, hashPassword, verifyPassword } from "../lib/password";
-import { signGrant, verifyGrant } from "../lib/signing";
+import { authSecret, signGrant, verifyGrant } from "../lib/signing";
 import { createAccount, type AccountView } from "./accounts";
 import { revokeAllConnectedApps } from "./connected-apps";
 import { mailerFor } from "./mailer";
@@ -82,10 +82,7 @@ interface ResetGrant {
 
 const fingerprint = async (passwordHash: string | null) => (await sha256Hex(passwordHash ?? "none")).slice(0, 32);
 
-function resetSecret(env: Env): string {
-  if (!env.AUTH_SECRET) throw new AppError("internal_error", "Password reset is not configured (AUTH_SECRET).");
-  return env.AUTH_SECRET;
-}
+const resetSecret = (env: Env) => authSecret(env, "Password reset is not configured");
 
 /** Mails a reset link when the email has an account; answers the same either way. */
 export async function requestPasswordReset(env: Env, rawEmail: unknown, origin: string, now: number): Promise<void> {

@@ -6,21 +6,20 @@
  * show it again while D1 keeps only its SHA-256 (as for keys, sessions and the other links):
  * reading the database gives no download. Rotating AUTH_SECRET ends the links in circulation.
  */
-import { AppError, notFound } from "../errors";
+import { notFound } from "../errors";
 import { and, eq, gt } from "drizzle-orm";
 import { orm } from "../db/client";
 import { jobs } from "../db/schema";
 import type { Env } from "../env";
 import { sha256Hex } from "../lib/hash";
-import { hmacToken } from "../lib/signing";
+import { authSecret, hmacToken } from "../lib/signing";
 import type { JobRow } from "./jobs";
 
 const TOKEN = /^[A-Za-z0-9_-]{32}$/;
 
 /** The download capability of a job's result (32 base64url characters, 192 bits). */
 export async function downloadTokenOf(env: Pick<Env, "AUTH_SECRET">, jobId: string): Promise<string> {
-  if (!env.AUTH_SECRET) throw new AppError("internal_error", "Result downloads are not configured (AUTH_SECRET).");
-  return hmacToken(env.AUTH_SECRET, `download:${jobId}`);
+  return hmacToken(authSecret(env, "Result downloads are not configured"), `download:${jobId}`);
 }
 
 /** What the job row stores for its download: the capability's SHA-256. */

@@ -9,7 +9,7 @@ import { approvalLinks, jobs, postDeliveries, postReviews, posts } from "../db/s
 import type { Env } from "../env";
 import { AppError, invalidRequest, notFound } from "../errors";
 import { sha256Hex } from "../lib/hash";
-import { signGrant, verifyGrant } from "../lib/signing";
+import { authSecret, signGrant, verifyGrant } from "../lib/signing";
 import { displayName } from "../lib/display-name";
 import { newId, randomToken } from "../lib/ids";
 import { streamToR2 } from "../lib/r2-stream";
@@ -286,10 +286,7 @@ interface PostMediaGrant {
   exp: number;
 }
 
-function linkSecret(env: Env): string {
-  if (!env.AUTH_SECRET) throw new AppError("internal_error", "Media links are not configured (AUTH_SECRET).");
-  return env.AUTH_SECRET;
-}
+const linkSecret = (env: Env) => authSecret(env, "Media links are not configured");
 
 /**
  * The post as the connector shows it: `media.url` an absolute link that needs no API key, valid

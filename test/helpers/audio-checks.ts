@@ -124,11 +124,11 @@ export function mp3FrameHeader(bytes: Uint8Array, offset: number): { sync: boole
 // ---------------------------------------------------------------------------------------------
 // Levels over time windows (mono samples in [-1, 1])
 
-/** The first channel of a 16-bit WAV as floats in [-1, 1]. */
-export function monoSamples(wav: WavInfo): Float32Array {
+/** One channel of a 16-bit WAV (the first by default) as floats in [-1, 1]. */
+export function monoSamples(wav: WavInfo, channel = 0): Float32Array {
   const frames = Math.floor(wav.samples.length / wav.channels);
   const out = new Float32Array(frames);
-  for (let i = 0; i < frames; i++) out[i] = wav.samples[i * wav.channels]! / 32768;
+  for (let i = 0; i < frames; i++) out[i] = wav.samples[i * wav.channels + channel]! / 32768;
   return out;
 }
 

@@ -137,12 +137,6 @@ it("a stereo 44.1 kHz input keeps its channels and length, within the builder's 
   report.push(`  stereo 44.1 kHz: wasm heap ${(run.peakWasmBytes / MiB).toFixed(1)} MiB`);
 });
 
-/** Channel `c` of a 16-bit WAV as floats. */
-function channelSamples(wav: ReturnType<typeof parseWav>, c: number): Float32Array {
-  const frames = Math.floor(wav.samples.length / wav.channels);
-  return Float32Array.from({ length: frames }, (_, i) => wav.samples[i * wav.channels + c]! / 32768);
-}
-
 it.each([
   ["5.1, a loud tone in the centre alone", "5.1", 2, 6],
   ["stereo, a loud tone on the left alone", "stereo", 0, 2],
@@ -164,10 +158,10 @@ it.each([
   const out = parseWav(run.outputs[command.outputName]!);
   expect(out.channels).toBe(channels);
   for (let c = 0; c < channels; c++) {
-    const level = rmsDb(channelSamples(out, c), RATE, 1, 5);
+    const level = rmsDb(monoSamples(out, c), RATE, 1, 5);
     if (c === toneChannel) expect(level).toBeGreaterThan(-25);
     else expect(level, `channel ${c}`).toBeLessThan(-80);
   }
-  report.push(`  ${label}: tone channel ${rmsDb(channelSamples(out, toneChannel), RATE, 1, 5).toFixed(1)} dBFS, the others silent`);
+  report.push(`  ${label}: tone channel ${rmsDb(monoSamples(out, toneChannel), RATE, 1, 5).toFixed(1)} dBFS, the others silent`);
 });
 
