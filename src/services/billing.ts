@@ -30,6 +30,22 @@ async function ensureCustomer(env: Env, stripe: Stripe, account: AccountDetails)
   return (await getAccountDetails(env.DB, account.accountId)).stripeCustomerId ?? customer.id;
 }
 
+/**
+ * Expires the customer's checkouts still open. Their prices belong to the form the account
+ * leaves (packs are pay as you go's, top-ups a monthly plan's): one paid later would buy at them.
+ */
+async function expireOpenCheckouts(stripe: Stripe, customer: string): Promise<void> {
+  for await (const open of stripe.checkout.sessions.list({ customer, status: "open", limit: 100 })) {
+    await stripe.checkout.sessions.expire(open.id).catch(() => undefined);
+  }
+}
+
+/** Before a move between the free forms: a customer that never opened a checkout has none to expire. */
+async function expireCheckoutsOf(env: Env, account: AccountDetails): Promise<void> {
+  const customer = account.stripeCustomerId;
+  if (customer) await withStripeErrors(() => expireOpenCheckouts(stripeFor(env), customer));
+}
+
 const hasActiveSubscription = (account: AccountDetails) => account.stripeSubscriptionId !== null;
 const PAYMENT_CONFIRMING = "A plan payment is being confirmed; reload the billing page in a moment to change the plan.";
 const day = (at: number | null) => (at === null ? "the end of the period" : new Date(at).toISOString().slice(0, 10));
@@ -87,6 +103,7 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
       throw invalidRequest(account.planCancelAtPeriodEnd ? `The paid plan is cancelled already: the account moves to Solo on ${day(account.planPeriodEnd)}.` : "Cancel the paid plan to move to Solo at the end of its period.");
     }
     if (account.plan === "solo") throw invalidRequest("The account is already on Solo.");
+    await expireCheckoutsOf(env, account);
     const { granted, periodEnd } = await switchFreePlan(env.DB, account, "solo", now);
     if (granted > 0) return { done: `You are on the Solo plan: ${granted} credits now, ${planAllowance.solo} every month.` };
     return { done: `You are back on the Solo plan. This period's credits were already granted; the next ${planAllowance.solo} come on ${day(periodEnd)}.` };
@@ -98,6 +115,7 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
       throw invalidRequest(`${ends}, and can switch to pay as you go from there.`);
     }
     if (account.plan === "payg") throw invalidRequest("The account is already on pay as you go.");
+    await expireCheckoutsOf(env, account);
     await switchFreePlan(env.DB, account, "payg", now);
     return { done: "You are on pay as you go: purchased credits never expire." };
   }
@@ -116,9 +134,7 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
     // top-ups replace.
     const active = await stripe.subscriptions.list({ customer, status: "active", limit: 1 });
     if (active.data.length > 0) throw invalidRequest(PAYMENT_CONFIRMING);
-    for await (const earlier of stripe.checkout.sessions.list({ customer, status: "open", limit: 100 })) {
-      await stripe.checkout.sessions.expire(earlier.id).catch(() => undefined);
-    }
+    await expireOpenCheckouts(stripe, customer);
     const session = await stripe.checkout.sessions.create({
       mode: "subscription",
       customer,

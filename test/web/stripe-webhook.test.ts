@@ -353,6 +353,23 @@ describe("credits from Stripe events, exactly once", () => {
     expect(await again.text()).toContain("being confirmed");
   });
 
+  it("moving to Solo or back to pay as you go expires the checkouts still open, whose prices were the other form's", async () => {
+    const stripe = inject("stripeBaseUrl");
+    const stripeApi = async (path: string) => (await fetch(`${stripe}${path}`, { headers: { authorization: "Bearer sk_test_workers" } })).json() as Promise<any>;
+    const { client, accountId } = await signedUpClient();
+    const sessionOf = (response: Response) => response.headers.get("location")!.split("/").pop()!;
+    const pack = sessionOf(await client.post("/app/billing/checkout", { offer: "pack_10k" }));
+    expect((await client.post("/app/billing/plan", { plan: "solo" })).status).toBe(200);
+    expect((await stripeApi(`/v1/checkout/sessions/${pack}`)).status).toBe("expired");
+    expect((await fetch(`${stripe}/c/pay/${pack}/pay`, { method: "POST", redirect: "manual" })).status).toBe(400);
+    const topup = sessionOf(await client.post("/app/billing/checkout", { offer: "topup_7k" }));
+    expect((await client.post("/app/billing/plan", { plan: "payg" })).status).toBe(200);
+    expect((await stripeApi(`/v1/checkout/sessions/${topup}`)).status).toBe("expired");
+    expect((await fetch(`${stripe}/c/pay/${topup}/pay`, { method: "POST", redirect: "manual" })).status).toBe(400);
+    expect(await accountRow(accountId)).toMatchObject({ plan: "payg", purchased_credits: 100 });
+    await expectLedgerMatches(accountId);
+  });
+
   it("answers 200 to events it does not handle", async () => {
     const response = await sendStripeEvent(stripeEvent("customer.created", { id: "cus_x", object: "customer" }));
     expect(response.status).toBe(200);
