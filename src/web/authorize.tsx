@@ -15,6 +15,7 @@ import { ConsentPage } from "./pages/consent";
 import { sessionToken, type WebEnv } from "./session";
 import { pageHeaders } from "./page-headers";
 import { capitalized } from "./format";
+import { readForm } from "./form";
 
 function oauthOf(c: Context<WebEnv>) {
   const oauth = c.env.OAUTH_PROVIDER;
@@ -75,7 +76,7 @@ export function authorizeRoutes() {
   routes.post("/", async (c) => {
     const session = await resolveSession(c.env.DB, sessionToken(c), Date.now());
     if (!session) return c.html(<MessagePage title="Signed out" message="Your session ended. Start the connection again from the app." />, 400);
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     const handle = typeof form.handle === "string" ? form.handle : "";
     // The page named one account; a grant must not go to another signed in since (another tab).
     if (form.decision === "approve" && form.account !== session.accountId) {

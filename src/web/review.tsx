@@ -11,6 +11,7 @@ import { postForReview, reviewPost, type PostView } from "../services/posts";
 import { Notice, PublicPage } from "./layout";
 import { MessagePage } from "./pages/auth";
 import { capitalized, known } from "./format";
+import { readForm } from "./form";
 
 /** Post states as a client reads them. */
 const stateLabels: Record<string, string> = {
@@ -106,7 +107,7 @@ export function reviewRoutes() {
   });
   routes.post("/:token", async (c) => {
     const token = c.req.param("token");
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     const decision = form.decision === "approve" ? "approve" : "request_changes";
     try {
       await reviewPost(c.env, token, { decision, reviewerName: String(form.reviewerName ?? ""), comment: typeof form.comment === "string" ? form.comment : undefined }, Date.now());

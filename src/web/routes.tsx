@@ -37,6 +37,7 @@ import { VoicePage } from "./pages/voice";
 import { clientAddress, endSession, requireSession, safeNext, startSession, type WebEnv } from "./session";
 import { pageHeaders } from "./page-headers";
 import { capitalized, known } from "./format";
+import { readForm } from "./form";
 
 /** A refusal a person can act on (bad input, too many attempts); anything else is a server error. */
 function userError(error: unknown): { message: string; status: 400 | 429 } {
@@ -104,7 +105,7 @@ export function webRoutes() {
   // `next` carries a connection in progress (/authorize) through sign-up, as through sign-in.
   web.get("/signup", (c) => c.html(<SignupPage next={c.req.query("next")} signupCredits={signupCredits(c)} />));
   web.post("/signup", async (c) => {
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     try {
       await limitAttempts(c.env, "signup", clientAddress(c), text(form.email).trim().toLowerCase() || undefined);
       const account = await signUp(c.env, { email: form.email, password: form.password }, Date.now());
@@ -118,7 +119,7 @@ export function webRoutes() {
 
   web.get("/login", (c) => c.html(<LoginPage next={c.req.query("next")} info={c.req.query("signed_out") !== undefined ? "You are signed out." : undefined} />));
   web.post("/login", async (c) => {
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     try {
       await limitAttempts(c.env, "signin", clientAddress(c), text(form.email).trim().toLowerCase() || undefined);
       const accountId = await signIn(c.env.DB, { email: form.email, password: form.password });
@@ -138,7 +139,7 @@ export function webRoutes() {
 
   web.get("/reset", (c) => c.html(<ResetRequestPage />));
   web.post("/reset", async (c) => {
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     try {
       const email = normalizeEmail(form.email);
       await limitAttempts(c.env, "reset", clientAddress(c), email);
@@ -157,7 +158,7 @@ export function webRoutes() {
     return c.html(<ResetPasswordPage token={c.req.param("token")} valid={valid} />, valid ? 200 : 400);
   });
   web.post("/reset/:token", async (c) => {
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     const token = c.req.param("token");
     try {
       await limitAttempts(c.env, "reset", clientAddress(c));
@@ -197,7 +198,7 @@ export function webRoutes() {
   };
   area.get("/keys", (c) => keysPage(c));
   area.post("/keys", async (c) => {
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     try {
       const created = await createOwnApiKey(c.env.DB, c.get("account").accountId, form.name, Date.now(), form.mode ?? "live", form.nonce);
       if (!created) return c.redirect("/app/keys?done=key-already-created", 303);
@@ -270,7 +271,7 @@ export function webRoutes() {
     return c.html(<BillingPage account={account} payments={payments} planPrices={prices} paymentsReady={ready} notice={shown} {...extra} />, status);
   };
   const billingAction = (action: (c: Context<WebEnv>, form: Record<string, unknown>) => Promise<Response>) => async (c: Context<WebEnv>) => {
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     try {
       return await action(c, form);
     } catch (error) {

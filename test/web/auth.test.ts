@@ -126,6 +126,21 @@ describe("sign-in and sessions", () => {
     expect(signup.status).toBe(403);
   });
 
+  it("answers 400, never 500, to a form post whose body cannot be read, changing nothing", async () => {
+    const { client, accountId } = await signedUpClient();
+    const broken = { "content-type": "multipart/form-data; boundary=zzz", origin: client.base };
+    const body = '--zzz\r\nContent-Disposition: form-data; name="email"\r\n\r\ncut he';
+    const pages = ["/app/login", "/app/signup", "/app/reset", "/app/keys", "/app/billing/plan", "/app/billing/checkout", "/authorize", "/review/nothing"];
+    for (const path of pages) {
+      const response = await client.request(path, { method: "POST", headers: broken, body });
+      expect(response.status, path).toBe(400);
+      expect(await response.text(), path).toContain("The form could not be read");
+    }
+    const keys = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?").bind(accountId).first<{ n: number }>();
+    expect(keys!.n).toBe(0);
+    expect((await accountRow(accountId)).plan).toBe("payg");
+  });
+
   it("rate limits sign-in attempts per email", async () => {
     // The limiter counts in windows aligned to the wall clock's minute; twelve scrypt sign-ins
     // on a loaded machine can straddle a boundary, which resets the count. Such a run proves
