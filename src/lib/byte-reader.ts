@@ -55,9 +55,10 @@ export function byteReader(stream: ReadableStream<Uint8Array>): ByteReader {
 
 /**
  * The whole of a stream that must be exactly `length` bytes (a resumable upload's part), in one
- * buffer; undefined when it is shorter or longer (a longer one is cancelled after one byte more).
+ * buffer; undefined when it is shorter or longer (a longer one is read on for up to
+ * `overflowDrainBytes` more, discarded, then cancelled).
  */
-export async function readExactly(stream: ReadableStream<Uint8Array>, length: number): Promise<Uint8Array | undefined> {
+export async function readExactly(stream: ReadableStream<Uint8Array>, length: number, overflowDrainBytes = 0): Promise<Uint8Array | undefined> {
   const reader = byteReader(stream);
   let buffer: Uint8Array = new Uint8Array(length + 1);
   let filled = 0;
@@ -67,6 +68,13 @@ export async function readExactly(stream: ReadableStream<Uint8Array>, length: nu
     if (read.done) return filled === length ? buffer.subarray(0, length) : undefined;
     filled += read.bytes;
     if (filled > length) {
+      // Up to `overflowDrainBytes` more are read and discarded, so the answer can follow the body.
+      for (let discarded = filled - length; discarded <= overflowDrainBytes; ) {
+        const more = await reader.readInto(buffer, 0);
+        buffer = more.buffer;
+        if (more.done) return undefined;
+        discarded += more.bytes;
+      }
       await reader.cancel().catch(() => {});
       return undefined;
     }

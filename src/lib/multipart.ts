@@ -92,8 +92,13 @@ export function createMultipartParser(request: Request) {
   };
 }
 
-/** Reads a stream to its end, discarding it (parts the caller does not want). */
-export async function drain(body: ReadableStream<Uint8Array>): Promise<void> {
+/** Reads a stream to its end, discarding it (parts the caller does not want); past `limitBytes`, cancels the rest. */
+export async function drain(body: ReadableStream<Uint8Array>, limitBytes = Infinity): Promise<void> {
   const reader = body.getReader();
-  while (!(await reader.read()).done);
+  for (let read = 0; ; ) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    read += value.byteLength;
+    if (read > limitBytes) return reader.cancel();
+  }
 }

@@ -11,6 +11,7 @@ import { uploads, uploadSessionParts, uploadSessions } from "../db/schema";
 import { AppError, invalidRequest, notFound } from "../errors";
 import { newId, quotedId } from "../lib/ids";
 import { readExactly } from "../lib/byte-reader";
+import { drain } from "../lib/multipart";
 import { finishUpload, MAX_UPLOAD_BYTES, safeFilename, type UploadResult } from "./uploads";
 import type { Env } from "../env";
 import type { Caller } from "./accounts";
@@ -117,9 +118,15 @@ export async function describeSession(db: D1Database, owner: Owner, uploadId: st
   };
 }
 
-/** A refused part: its body is cancelled (not left for the runtime to drain), then the 400. */
+/**
+ * A refused part's body is read to its end (up to a bound, then cancelled), then the 400 goes
+ * out. Cancelled at once, the local runtime dropped the connection under a large body about
+ * half the time, and the client got a plain-text 500 instead of the 400.
+ */
+const REFUSED_BODY_DRAIN_BYTES = 2 * RESUMABLE_PART_SIZE;
+
 export async function refuseBody(body: ReadableStream<Uint8Array> | null, message: string): Promise<never> {
-  await body?.cancel();
+  if (body) await drain(body, REFUSED_BODY_DRAIN_BYTES);
   throw invalidRequest(message);
 }
 
@@ -150,7 +157,7 @@ export async function putPart(
   if (!body) throw invalidRequest(`body: part ${partNumber} must be exactly ${expected} bytes; the body is empty.`);
   // Read whole before it goes to R2 (one part, at most 16 MiB): its length is checked exactly,
   // and BYOB reads take it at several times the speed of piping the runtime's small chunks.
-  const bytes = await readExactly(body, expected);
+  const bytes = await readExactly(body, expected, REFUSED_BODY_DRAIN_BYTES);
   if (!bytes) throw invalidRequest(`body: part ${partNumber} must be exactly ${expected} bytes; the body was shorter or longer.`);
   const multipart = env.MEDIA.resumeMultipartUpload(session.objectKey, session.r2UploadId);
   let uploaded: R2UploadedPart;
