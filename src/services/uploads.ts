@@ -41,10 +41,13 @@ export interface StoredUpload {
   expiresAt: number;
 }
 
-/** A file name safe for storage keys and Content-Disposition (letters, digits, - _ .). */
+/**
+ * A file name safe for storage keys and Content-Disposition (letters, digits, - _ .): accents
+ * folded (`vidéo` is `video`, not `vide_o`), other runs of characters become `_`.
+ */
 export function safeFilename(name: string | undefined, fallback: string): string {
   const base = (name ?? "").split(/[\\/]/).pop() ?? "";
-  const cleaned = base.normalize("NFKD").replace(/[^\w.-]+/g, "_").replace(/^[._]+/, "").slice(0, 120);
+  const cleaned = base.normalize("NFKD").replace(/\p{M}+/gu, "").replace(/[^\w.-]+/g, "_").replace(/^[._]+/, "").slice(0, 120);
   return cleaned || fallback;
 }
 

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { resultName } from "../../src/media/tools/command";
 import { call, expectError, fixtureBytes, newAccount, postJson, uploadBytes, uploadFixture } from "../helpers/api";
 
 async function objectCount(accountId: string): Promise<number> {
@@ -107,6 +108,18 @@ describe("POST /api/v1/uploads (multipart)", () => {
     expect(row!.size_bytes).toBe(wav.byteLength);
     const stored = await env.MEDIA.get(row!.object_key);
     expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(wav);
+  });
+});
+
+describe("upload file names", () => {
+  it("folds accents instead of cutting the letter in two, and results are named after it", async () => {
+    const account = await newAccount();
+    const response = await uploadBytes(account, await fixtureBytes("clip.webm"), "Vidéo d’été 日本.webm");
+    const body = (await response.json()) as { uploadId: string };
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    const row = await env.DB.prepare("SELECT filename FROM uploads WHERE id = ?").bind(body.uploadId).first<{ filename: string }>();
+    expect(row!.filename).toBe("Video_d_ete_.webm");
+    expect(resultName(row!.filename, "mp3")).toBe("Video_d_ete.mp3");
   });
 });
 
