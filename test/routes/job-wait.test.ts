@@ -49,7 +49,7 @@ describe("waiting for a job with GET /api/v1/jobs/{id}?wait", () => {
     const clip = await uploadFixture(account, "clip.mp4");
     const started = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId })).json()) as { jobId: string };
     const before = await balanceOf(account);
-    for (const wait of ["51", "-1", "1.5", "soon"]) {
+    for (const wait of ["51", "-1", "1.5", "soon", "", "%205", "1e1", "0x10"]) {
       await expectError(await call(`/api/v1/jobs/${started.jobId}?wait=${wait}`, { headers: account.auth }), 400, "invalid_request", /wait/);
     }
     // Another key's job stays hidden, waiting or not.
