@@ -6,7 +6,8 @@
 import { buildApp } from "./app";
 import { withResilientD1 } from "./db/resilient-d1";
 import { handleMcpRequest } from "./mcp/handler";
-import { MCP_ROUTE, oauthProviderFor } from "./mcp/oauth";
+import { MCP_ROUTE, oauthApiFor, oauthProviderFor, REFRESH_TOKEN_TTL_SECONDS } from "./mcp/oauth";
+import { TOKEN_ENDPOINT, tokenEndpointWithReuseDetection } from "./mcp/refresh-reuse";
 import type { Env, JobMessage } from "./env";
 import { consumePublishBatch, dispatchDuePosts, type PublishMessage } from "./services/publishing";
 import { expirePostMedia } from "./services/posts";
@@ -71,9 +72,17 @@ export default {
   // /api/mcp with access tokens, and hands every other request to the app unchanged.
   async fetch(request, rawEnv, ctx) {
     const env = withResilientD1(rawEnv);
-    const provider = oauthProviderFor(new URL(request.url).origin, { app: { fetch: (r, e, c) => app.fetch(r, e, c) }, mcp: handleMcpRequest });
+    const { origin, pathname } = new URL(request.url);
+    const provider = oauthProviderFor(origin, { app: { fetch: (r, e, c) => app.fetch(r, e, c) }, mcp: handleMcpRequest });
     if (!provider) return app.fetch(request, env, ctx);
-    return (await refusedPerAddress(request, env)) ?? withErrorBody(await provider.fetch(request, env, ctx), new URL(request.url).pathname);
+    const refused = await refusedPerAddress(request, env);
+    if (refused) return refused;
+    const serve = (r: Request) => provider.fetch(r, env, ctx);
+    if (pathname === TOKEN_ENDPOINT && request.method === "POST") {
+      const revoke = async (grantId: string, userId: string) => oauthApiFor(origin, env)?.revokeGrant(grantId, userId);
+      return tokenEndpointWithReuseDetection(request, env, serve, revoke, REFRESH_TOKEN_TTL_SECONDS);
+    }
+    return withErrorBody(await serve(request), pathname);
   },
   async queue(batch, rawEnv) {
     const env = withResilientD1(rawEnv);

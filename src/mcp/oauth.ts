@@ -10,8 +10,9 @@
  * are not enabled: they need the `global_fetch_strictly_public` flag, which would also stop
  * this Worker from reaching its backend and payment provider on private addresses.
  */
-import { OAuthProvider } from "@cloudflare/workers-oauth-provider";
+import { getOAuthApi, OAuthProvider, type OAuthHelpers, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
 import type { Env } from "../env";
+import { TOKEN_ENDPOINT } from "./refresh-reuse";
 
 export const MCP_ROUTE = "/api/mcp";
 export const MCP_SCOPE = "media";
@@ -25,7 +26,10 @@ interface Handlers {
   mcp: (request: Request, env: Env, props: McpGrantProps, ctx: ExecutionContext) => Promise<Response>;
 }
 
-const providers = new Map<string, OAuthProvider<Env>>();
+const providers = new Map<string, { provider: OAuthProvider<Env>; options: OAuthProviderOptions<Env> }>();
+
+/** A refresh token unused this long is refused; the grant's record of issued tokens lasts as long. */
+export const REFRESH_TOKEN_TTL_SECONDS = 90 * 24 * 3600;
 
 /** OAuth resources must be https, or http on a loopback host (local development). */
 export function canServeOAuth(origin: string): boolean {
@@ -36,21 +40,28 @@ export function canServeOAuth(origin: string): boolean {
 /** The provider for this origin, or null when the origin cannot carry OAuth (plain http elsewhere). */
 export function oauthProviderFor(origin: string, handlers: Handlers): OAuthProvider<Env> | null {
   if (!canServeOAuth(origin)) return null;
-  let provider = providers.get(origin);
-  if (!provider) {
-    provider = new OAuthProvider<Env>({
+  let entry = providers.get(origin);
+  if (!entry) {
+    const options: OAuthProviderOptions<Env> = {
       apiRoute: MCP_ROUTE,
       apiHandler: { fetch: (request, env, ctx) => handlers.mcp(request, env, (ctx as unknown as { props: McpGrantProps }).props, ctx as unknown as ExecutionContext) },
       defaultHandler: handlers.app,
       authorizeEndpoint: "/authorize",
-      tokenEndpoint: "/oauth/token",
+      tokenEndpoint: TOKEN_ENDPOINT,
       clientRegistrationEndpoint: "/oauth/register",
       scopesSupported: [MCP_SCOPE],
       resourceMetadata: { resource: `${origin}${MCP_ROUTE}`, resource_name: "Media processing API" },
       accessTokenTTL: 3600,
-      refreshTokenTTL: 90 * 24 * 3600,
-    });
-    providers.set(origin, provider);
+      refreshTokenTTL: REFRESH_TOKEN_TTL_SECONDS,
+    };
+    entry = { provider: new OAuthProvider<Env>(options), options };
+    providers.set(origin, entry);
   }
-  return provider;
+  return entry.provider;
+}
+
+/** The library's helpers (grants, revocation) for an origin whose provider exists. */
+export function oauthApiFor(origin: string, env: Env): OAuthHelpers | null {
+  const entry = providers.get(origin);
+  return entry ? getOAuthApi(entry.options, env) : null;
 }

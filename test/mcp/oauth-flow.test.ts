@@ -75,6 +75,52 @@ describe("connector OAuth", () => {
     expect((await initialize(rotated.access_token)).status).toBe(200);
   });
 
+  it("revokes the grant when a replaced refresh token comes back (OAuth 2.1 reuse detection); a made-up one revokes nothing", async () => {
+    const refresh = async (clientId: string, refreshToken: string) => {
+      const response = await fetchAt("/oauth/token", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId }),
+      });
+      return { status: response.status, body: (await response.json()) as { access_token: string; refresh_token: string; error?: string; error_description?: string } };
+    };
+    // A thief refreshes with the stolen first token before the client uses its second one.
+    const stolen = await connect();
+    const second = await refresh(stolen.clientId, stolen.tokens.refresh_token);
+    expect(second.status).toBe(200);
+    const thief = await refresh(stolen.clientId, stolen.tokens.refresh_token);
+    expect(thief.status).toBe(200);
+    expect((await initialize(thief.body.access_token)).status).toBe(200);
+    const client = await refresh(stolen.clientId, second.body.refresh_token);
+    expect(client.status).toBe(400);
+    expect(client.body).toMatchObject({ error: "invalid_grant", error_description: expect.stringMatching(/revoked for safety/) });
+    expect((await initialize(thief.body.access_token)).status).toBe(401);
+    expect((await refresh(stolen.clientId, thief.body.refresh_token)).status).toBe(400);
+    expect((await refresh(stolen.clientId, stolen.tokens.refresh_token)).status).toBe(400);
+
+    // A token two rotations old, presented after the client moved on, is a reuse too.
+    const old = await connect();
+    const next = await refresh(old.clientId, old.tokens.refresh_token);
+    const latest = await refresh(old.clientId, next.body.refresh_token);
+    expect(latest.status).toBe(200);
+    expect((await refresh(old.clientId, old.tokens.refresh_token)).status).toBe(400);
+    expect((await initialize(latest.body.access_token)).status).toBe(401);
+
+    // A token this server never issued, in the grant's format: refused, the grant untouched.
+    const kept = await connect();
+    const [userId, grantId] = kept.tokens.refresh_token.split(":");
+    const forged = await refresh(kept.clientId, `${userId}:${grantId}:${"x".repeat(32)}`);
+    expect(forged.status).toBe(400);
+    expect(forged.body.error_description).not.toMatch(/revoked/);
+    const still = await refresh(kept.clientId, kept.tokens.refresh_token);
+    expect(still.status).toBe(200);
+    expect((await initialize(still.body.access_token)).status).toBe(200);
+    // The stored record is a hash, never the token.
+    const stored = await env.OAUTH_KV.list({ prefix: `refresh-issued:${grantId}:` });
+    expect(stored.keys.length).toBeGreaterThan(0);
+    expect(stored.keys.some((key) => key.name.includes(still.body.refresh_token.split(":")[2]))).toBe(false);
+  });
+
   it("lists the app under Connected apps; disconnecting it makes the next call a 401", async () => {
     const { person, tokens } = await connect("Claude (test)");
     const page = await (await person.client.get("/app/connected")).text();

@@ -1,0 +1,59 @@
+/**
+ * Refresh-token reuse detection (OAuth 2.1 section 4.3.1) around the library's token endpoint.
+ *
+ * The library rotates refresh tokens but keeps accepting the one before the current one until
+ * the current one is used (a retry after a lost answer), so a stolen token went on working as
+ * long as its thief refreshed before the client did, and the client was the one refused. Here
+ * every refresh token the endpoint issues is remembered by its hash (never the token); when one
+ * of them comes back after the library stopped accepting it, two parties hold the grant: the
+ * grant is revoked, so neither the thief's tokens nor the client's work any more, and the person
+ * connects again.
+ */
+import type { Env } from "../env";
+import { sha256Hex } from "../lib/hash";
+
+export const TOKEN_ENDPOINT = "/oauth/token";
+
+const issuedKey = (grantId: string, tokenHash: string) => `refresh-issued:${grantId}:${tokenHash}`;
+
+/** `userId:grantId:secret`, the library's token format. */
+function grantOf(token: string): { userId: string; grantId: string } | null {
+  const [userId, grantId, secret] = token.split(":");
+  return userId && grantId && secret ? { userId, grantId } : null;
+}
+
+async function rememberIssued(env: Env, response: Response, lifetimeSeconds: number): Promise<void> {
+  const body = (await response.clone().json().catch(() => null)) as { refresh_token?: unknown } | null;
+  const token = typeof body?.refresh_token === "string" ? body.refresh_token : undefined;
+  const grant = token && grantOf(token);
+  if (!token || !grant) return;
+  await env.OAUTH_KV.put(issuedKey(grant.grantId, await sha256Hex(token)), "1", { expirationTtl: lifetimeSeconds });
+}
+
+export async function tokenEndpointWithReuseDetection(
+  request: Request,
+  env: Env,
+  serve: (request: Request) => Promise<Response>,
+  revokeGrant: (grantId: string, userId: string) => Promise<void>,
+  refreshLifetimeSeconds: number,
+): Promise<Response> {
+  const form = await request.clone().formData().catch(() => null);
+  const presented = form?.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
+  const response = await serve(request);
+  if (response.status === 200) {
+    await rememberIssued(env, response, refreshLifetimeSeconds);
+    return response;
+  }
+  const grant = typeof presented === "string" ? grantOf(presented) : null;
+  if (!grant || response.status !== 400) return response;
+  const issued = await env.OAUTH_KV.get(issuedKey(grant.grantId, await sha256Hex(presented as string)));
+  if (issued === null) return response;
+  await revokeGrant(grant.grantId, grant.userId);
+  return Response.json(
+    {
+      error: "invalid_grant",
+      error_description: "This refresh token was replaced by a newer one and has been used again: the connection is revoked for safety. Connect again.",
+    },
+    { status: 400, headers: { "cache-control": "no-store" } },
+  );
+}
