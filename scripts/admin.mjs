@@ -52,6 +52,7 @@ switch (command) {
     await request("DELETE", `/keys/${rest[0]}`);
     break;
   default:
-    console.log(readFileSync(new URL(import.meta.url), "utf8").split("\n").slice(2, 10).join("\n"));
+    // The usage is this file's opening comment.
+    console.log(/\/\*\*\n([\s\S]*?)\n \*\//.exec(readFileSync(new URL(import.meta.url), "utf8"))[1].replace(/^ \* ?/gm, ""));
     process.exit(command ? 1 : 0);
 }

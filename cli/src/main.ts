@@ -11,6 +11,7 @@ import { loadConfig, saveConfig, type Config } from "./config.ts";
 import { downloadResult, waitForJob } from "./jobs.ts";
 import { buildBody, describeTool, fetchTools } from "./tool-fields.ts";
 import { uploadFile, resumableUpload } from "./upload.ts";
+import { UsageError } from "./usage-error.ts";
 
 const USAGE = `Usage: media-credits <command> [arguments] [--options]
 
@@ -24,7 +25,7 @@ const USAGE = `Usage: media-credits <command> [arguments] [--options]
   tools | help <tool>                 the tools and their fields (from the API's OpenAPI document)
   job <jobId> [--wait] [--out FILE]   a job's status; wait for its end; download its result
   cancel <jobId>                      cancel a queued or processing job (refunded)
-  account                             balance and plan
+  account                             the balance and the account's email
 
 Options: --json (print the whole answer), --quiet (no progress), --timeout SECONDS (for --wait).
 Field values: numbers and booleans as typed, lists by repeating the flag, @file reads a file
@@ -32,7 +33,6 @@ Field values: numbers and booleans as typed, lists by repeating the flag, @file 
 written by login; the base URL from MEDIA_CREDITS_BASE_URL, the config file, or
 http://127.0.0.1:8787.`;
 
-class UsageError extends Error {}
 
 const BOOLEAN_FLAGS = new Set(["wait", "json", "quiet", "resumable", "help"]);
 
@@ -162,7 +162,7 @@ async function run(argv: string[]): Promise<number> {
           ...(typeof idempotencyKey === "string" ? { params: { header: { "idempotency-key": idempotencyKey } } } : {}),
         } as never),
       ) as { jobId: string; creditsUsed: number; creditsRemaining: number };
-      if (!quiet) process.stderr.write(`job ${envelope.jobId} queued: ${envelope.creditsUsed} credits used, ${envelope.creditsRemaining} left\n`);
+      if (!quiet) process.stderr.write(`job ${envelope.jobId} queued: ${envelope.creditsUsed} credit${envelope.creditsUsed === 1 ? "" : "s"} used, ${envelope.creditsRemaining} left\n`);
       if (options.has("json") && !options.has("wait") && !options.has("out")) {
         print(envelope);
         return 0;

@@ -4,6 +4,7 @@
  * a tool's fields in `media-credits help <tool>`, without a copy of the schemas that could drift.
  */
 import { readFileSync } from "node:fs";
+import { UsageError } from "./usage-error.ts";
 
 interface SchemaObject {
   type?: string | string[];
@@ -96,7 +97,7 @@ export function buildBody(tool: ToolInfo, positionals: string[], flags: Map<stri
   const byFlag = new Map(tool.fields.flatMap((field) => [[kebab(field.name), field] as const, [field.name, field] as const]));
   for (const [flag, values] of flags) {
     const field = byFlag.get(flag);
-    if (!field) throw new Error(`${tool.name} has no field --${flag}; its fields: ${tool.fields.map((f) => `--${kebab(f.name)}`).join(", ")}`);
+    if (!field) throw new UsageError(`${tool.name} has no field --${flag}; its fields: ${tool.fields.map((f) => `--${kebab(f.name)}`).join(", ")}`);
     const typed = values.map((value) => coerce(field, value.startsWith("@") ? readFileSync(value.slice(1), "utf8") : value));
     body[field.name] = field.type === "array" ? typed.flatMap((v) => (Array.isArray(v) ? v : [v])) : typed.at(-1);
   }
@@ -104,10 +105,10 @@ export function buildBody(tool: ToolInfo, positionals: string[], flags: Map<stri
   // (one, or the merge's list), or the text to speak.
   if (positionals.length > 0) {
     const target = tool.fields.find((field) => field.required && body[field.name] === undefined);
-    if (!target) throw new Error(`${tool.name}: unexpected argument ${positionals[0]}`);
+    if (!target) throw new UsageError(`${tool.name}: unexpected argument ${positionals[0]}`);
     if (target.type === "array") body[target.name] = positionals;
     else if (positionals.length === 1) body[target.name] = coerce(target, positionals[0]!);
-    else throw new Error(`${tool.name}: one ${target.name} expected, got ${positionals.length} arguments`);
+    else throw new UsageError(`${tool.name}: one ${target.name} expected, got ${positionals.length} arguments`);
   }
   return body;
 }
@@ -117,11 +118,11 @@ function coerce(field: ToolField, value: string): unknown {
     case "integer":
     case "number": {
       const number = Number(value);
-      if (value.trim() === "" || !Number.isFinite(number)) throw new Error(`--${kebab(field.name)} takes a number, not "${value}"`);
+      if (value.trim() === "" || !Number.isFinite(number)) throw new UsageError(`--${kebab(field.name)} takes a number, not "${value}"`);
       return number;
     }
     case "boolean":
-      if (value !== "true" && value !== "false") throw new Error(`--${kebab(field.name)} takes true or false`);
+      if (value !== "true" && value !== "false") throw new UsageError(`--${kebab(field.name)} takes true or false`);
       return value === "true";
     case "array":
       return value.startsWith("[") ? JSON.parse(value) : value.split(",").filter(Boolean);

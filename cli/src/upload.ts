@@ -138,6 +138,6 @@ export async function resumableUpload(api: Api, config: Config, file: string, op
   const result = unwrap(await api.POST("/api/v1/uploads/multipart/{uploadId}/complete", { params: { path: { uploadId: session.uploadId } } }));
   rmSync(stateFile(config, file), { force: true });
   const resumed = received.size > 0 ? `, resumed with ${missing.length} of ${session.partCount} parts to send` : "";
-  progress.stop(`${result.uploadId} (${(size / 1e6).toFixed(1)} MB in ${session.partCount} parts in ${((Date.now() - started) / 1000).toFixed(1)} s${resumed})`);
+  progress.stop(`${result.uploadId} (${(size / 1e6).toFixed(1)} MB in ${session.partCount} part${session.partCount === 1 ? "" : "s"} in ${((Date.now() - started) / 1000).toFixed(1)} s${resumed})`);
   return result;
 }

@@ -82,7 +82,7 @@ describe("media-credits CLI", () => {
     const run = await cli(["subtitles", uploaded.stdout, "--srt-content", `@${srtFile}`, "--style", "impact", "--wait", "--out", out]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toBe(out);
-    expect(run.stderr).toMatch(/job job_\w+ queued: \d+ credits used/);
+    expect(run.stderr).toMatch(/job job_\w+ queued: 1 credit used/);
     expect(run.stderr).toMatch(/completed in \d+\.\d s/);
     const probe = ffprobe(out);
     expect(stream(probe, "video")!.codec_name).toBe("h264");
@@ -134,10 +134,12 @@ describe("media-credits CLI", () => {
   it("refuses bad flags before calling the API, and reports the API's refusals with its code", async () => {
     const uploaded = await cli(["upload", path.join(FIXTURES, "tone.mp3"), "--quiet"]);
     const before = await balance(client);
+    // Usage errors exit with 2, the API's refusals with 1.
     const notNumber = await cli(["trim", uploaded.stdout, "--start", "abc", "--end", "2"]);
-    expect(notNumber.code).toBe(1);
+    expect(notNumber.code).toBe(2);
     expect(notNumber.stderr).toContain("--start takes a number");
     const unknown = await cli(["extract-audio", uploaded.stdout, "--bitrate", "320"]);
+    expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/extract-audio has no field --bitrate; its fields: --upload-id, --format/);
     const refused = await cli(["convert", uploaded.stdout, "--format", "gif"]);
     expect(refused.code).toBe(1);
