@@ -5,6 +5,7 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { createBrand, listBrands, updateBrand } from "../services/brands";
+import { deleteBrand } from "../services/brand-deletion";
 import { postStates } from "../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, revokeApprovalLink, updatePost, withMediaLink, type PostView } from "../services/posts";
 import { brandStats, statsPeriod } from "../services/post-stats";
@@ -43,6 +44,12 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
     "update_brand",
     { title: "Change a brand", description: "Change a brand's name, time zone, approval setting, webhook or networks (channels replace the current ones).", inputSchema: z.object({ brandId: id, name: z.string().min(1).max(100).optional(), timeZone: z.string().max(64).optional(), requiresApproval: z.boolean().optional(), webhookUrl: z.string().max(2048).nullable().optional(), channels: z.array(channel).max(5).optional() }), outputSchema: BrandSchema, annotations: { ...write, idempotentHint: true } },
     async ({ brandId, ...changes }: any) => guarded(async () => ok(await updateBrand(env.DB, accountId, brandId, changes, now()))),
+  );
+  server.registerTool("delete_brand", { title: "Delete a brand", description: "Delete a brand with all its posts and their media (published ones and their statistics too). Refused while one of its posts is scheduled: unschedule or cancel it first.", inputSchema: z.object({ brandId: id }), outputSchema: z.object({ brandId: z.string(), deleted: z.literal(true) }), annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } }, async ({ brandId }: any) =>
+    guarded(async () => {
+      await deleteBrand(env, accountId, brandId);
+      return ok({ brandId, deleted: true });
+    }),
   );
   server.registerTool(
     "create_post",

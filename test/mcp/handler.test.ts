@@ -96,6 +96,7 @@ describe("handleMcpRequest", () => {
     expect(byName.get("schedule_post").annotations).toMatchObject({ openWorldHint: true });
     expect(byName.get("submit_post").annotations).toMatchObject({ openWorldHint: false });
     expect(byName.get("delete_post").annotations).toMatchObject({ destructiveHint: true });
+    expect(byName.get("delete_brand").annotations).toMatchObject({ destructiveHint: true });
   });
 
   it("runs extract_audio on an upload: queued and debited, then get_job until completed with an absolute download URL", async () => {

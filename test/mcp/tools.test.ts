@@ -195,6 +195,16 @@ describe("MCP tools", () => {
     expect((await use("cancel_post", { postId: post.postId })).state).toBe("cancelled");
     expect(await use("delete_post", { postId: post.postId })).toEqual({ postId: post.postId, deleted: true });
     expect((await use("list_posts", { brandId: brand.brandId })).posts).toEqual([]);
+    // A brand goes with its posts; while one is scheduled, the tool says what to do first.
+    const planned = await use("create_post", { brandId: brand.brandId, text: "Plus tard", scheduledAt: "2027-02-01T09:00" });
+    await use("schedule_post", { postId: planned.postId });
+    const refused = await callTool("delete_brand", { brandId: brand.brandId });
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0].text).toMatch(/1 scheduled post; unschedule or cancel it first/);
+    await use("unschedule_post", { postId: planned.postId });
+    expect(await use("delete_brand", { brandId: brand.brandId })).toEqual({ brandId: brand.brandId, deleted: true });
+    expect((await use("list_brands", {})).brands.map((b: any) => b.brandId)).not.toContain(brand.brandId);
+    expect((await callTool("get_post", { postId: planned.postId })).isError).toBe(true);
   });
 
   it("hands out a one-time upload page whose upload the assistant then reads", async () => {

@@ -358,6 +358,35 @@ describe("brands and posts", () => {
     expect(((await again.json()) as any).error.message).toMatch(/state failed/);
   });
 
+  it("deletes a brand with its posts, their media and review links; refused while a post is scheduled, and for another account", async () => {
+    const b = await brand({ requiresApproval: true });
+    const clip = await uploadFixture(account, "tone.mp3");
+    const withMedia = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "avec média", media: { uploadId: clip.uploadId } }) }));
+    const mediaKey = (await env.DB.prepare("SELECT media_key FROM posts WHERE id = ?").bind(withMedia.postId).first<{ media_key: string }>())!.media_key;
+    expect(await env.MEDIA.head(mediaKey)).not.toBeNull();
+    await json(await api(`/api/v1/posts/${withMedia.postId}/submit`, { method: "POST", body: "{}" }));
+    const link = await json(await api(`/api/v1/posts/${withMedia.postId}/approval-links`, { method: "POST", body: "{}" }));
+    const planned = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "prévu" }) }));
+    await json(await api(`/api/v1/posts/${planned.postId}/submit`, { method: "POST", body: "{}" }));
+    await env.DB.prepare("UPDATE posts SET state = 'scheduled', scheduled_at = ? WHERE id = ?").bind(Date.now() + 3_600_000, planned.postId).run();
+
+    const stranger = await newAccount({ credits: 1 });
+    expect((await call(`/api/v1/brands/${b.brandId}`, { method: "DELETE", headers: stranger.auth })).status).toBe(404);
+    const refused = await json(await api(`/api/v1/brands/${b.brandId}`, { method: "DELETE" }), 400);
+    expect(refused.error).toMatchObject({ code: "invalid_request", message: expect.stringMatching(/1 scheduled post; unschedule or cancel it first/) });
+    expect((await api(`/api/v1/posts/${withMedia.postId}`)).status).toBe(200);
+
+    await json(await api(`/api/v1/posts/${planned.postId}/unschedule`, { method: "POST", body: "{}" }));
+    expect(await json(await api(`/api/v1/brands/${b.brandId}`, { method: "DELETE" }))).toEqual({ brandId: b.brandId, deleted: true });
+    expect((await api(`/api/v1/brands/${b.brandId}`)).status).toBe(404);
+    for (const post of [withMedia, planned]) expect((await api(`/api/v1/posts/${post.postId}`)).status).toBe(404);
+    expect(await env.MEDIA.head(mediaKey)).toBeNull();
+    expect((await new WebClient().get(new URL(link.url).pathname)).status).toBe(404);
+    const left = await env.DB.prepare("SELECT (SELECT COUNT(*) FROM brand_channels WHERE brand_id = ?1) + (SELECT COUNT(*) FROM posts WHERE brand_id = ?1) AS n").bind(b.brandId).first<{ n: number }>();
+    expect(left!.n).toBe(0);
+    expect((await api(`/api/v1/brands/${b.brandId}`, { method: "DELETE" })).status).toBe(404);
+  });
+
   it("cancels a scheduled post before its time: nothing is published", async () => {
     const b = await brand({ requiresApproval: false });
     const before = (await statuses()).length;

@@ -6,6 +6,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter, liveKeysOnly } from "../../http";
 import { pickErrors } from "../../errors";
 import { createBrand, getBrand, listBrands, updateBrand } from "../../services/brands";
+import { deleteBrand } from "../../services/brand-deletion";
 import { postStates } from "../../services/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, postMedia, revokeApprovalLink, updatePost } from "../../services/posts";
 import { brandStats, statsPeriod } from "../../services/post-stats";
@@ -93,6 +94,19 @@ export const socialRoutes = liveKeysOnly(createRouter(), ["/brands", "/brands/*"
   .openapi(
     route({ method: "patch", path: "/posts/{postId}", summary: "Edit a post (an approved post of a brand that needs approval goes back to draft)", request: { params: z.object({ postId: id }), ...body(PostInput.omit({ brandId: true }).partial()) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await updatePost(c.env, c.get("caller"), c.req.valid("param").postId, c.req.valid("json") as never, Date.now()), 200),
+  )
+  .openapi(
+    route({
+      method: "delete",
+      path: "/brands/{brandId}",
+      summary: "Delete a brand with its posts and their media (refused while a post is scheduled)",
+      request: { params: z.object({ brandId: id }) },
+      responses: { 200: jsonContent(z.object({ brandId: z.string(), deleted: z.literal(true) }), "Deleted"), ...pickErrors(400, 401, 404) },
+    }),
+    async (c) => {
+      await deleteBrand(c.env, c.get("caller").accountId, c.req.valid("param").brandId);
+      return c.json({ brandId: c.req.valid("param").brandId, deleted: true as const }, 200);
+    },
   )
   .openapi(route({ method: "delete", path: "/posts/{postId}", summary: "Delete a post and its media", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(z.object({ postId: z.string(), deleted: z.literal(true) }), "Deleted"), ...pickErrors(400, 401, 404) } }), async (c) => {
     await deletePost(c.env, c.get("caller").accountId, c.req.valid("param").postId);
