@@ -49,11 +49,12 @@ export async function tokenEndpointWithReuseDetection(
   const issued = await env.OAUTH_KV.get(issuedKey(grant.grantId, await sha256Hex(presented as string)));
   if (issued === null) return response;
   await revokeGrant(grant.grantId, grant.userId);
-  return Response.json(
-    {
-      error: "invalid_grant",
-      error_description: "This refresh token was replaced by a newer one and has been used again: the connection is revoked for safety. Connect again.",
-    },
-    { status: 400, headers: { "cache-control": "no-store" } },
-  );
+  const body = {
+    error: "invalid_grant",
+    error_description: "This refresh token was replaced by a newer one and has been used again: the connection is revoked for safety. Connect again.",
+  };
+  // The library's headers stay (JSON, no-store, CORS for browser clients); only the reason changes.
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  return new Response(JSON.stringify(body), { status: 400, headers });
 }
