@@ -126,7 +126,9 @@ export async function describeSession(db: D1Database, owner: Owner, uploadId: st
 const REFUSED_BODY_DRAIN_BYTES = 2 * RESUMABLE_PART_SIZE;
 
 export async function refuseBody(body: ReadableStream<Uint8Array> | null, message: string): Promise<never> {
-  if (body) await drain(body, REFUSED_BODY_DRAIN_BYTES);
+  // Awaited even without a body: callers return this promise, and one already rejected when it is
+  // returned counts as an unhandled rejection in workerd before the caller's await takes it.
+  await (body ? drain(body, REFUSED_BODY_DRAIN_BYTES) : undefined);
   throw invalidRequest(message);
 }
 
