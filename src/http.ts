@@ -22,8 +22,16 @@ export function describeZodError(error: ZodError): string {
   // A field of the wrong type says only that: zod still runs the length checks of an array on a
   // string ("uploadIds: Too big: expected string to have <=20 characters"), which misleads.
   const wrongType = new Set(error.issues.filter((issue) => issue.code === "invalid_type").map((issue) => issue.path.join(".")));
+  // One message per field: an empty text is "too small" and "must not be empty" at once.
+  const named = new Set<string>();
   return error.issues
     .filter((issue) => issue.code === "invalid_type" || !wrongType.has(issue.path.join(".")))
+    .filter((issue) => {
+      const field = issue.path.join(".");
+      if (named.has(field)) return false;
+      named.add(field);
+      return true;
+    })
     .slice(0, 5)
     .map((issue) => {
       const field = issue.path.join(".");

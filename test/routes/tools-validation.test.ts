@@ -117,6 +117,13 @@ describe("tool validation: every bad value is a 400 naming the field, and change
     expect(jobsAfter!.n).toBe(jobsBefore!.n);
   });
 
+  it("says one thing per field: an empty text is not both 'too small' and 'must not be empty'", async () => {
+    for (const [tool, body, field] of [["text-to-speech", { text: "" }, "text"], ["watermark", { uploadId: video, watermarkText: "" }, "watermarkText"]] as const) {
+      const error = await expectError(await callTool(await newKey(account), tool, body), 400, "invalid_request");
+      expect(error.error.message.split(`${field}:`)).toHaveLength(2);
+    }
+  });
+
   it("ignores unknown fields and accepts a field that does not apply to the mode once validated", async () => {
     const response = await callTool(account, "watermark", { uploadId: video, watermarkText: "x", type: "fixe", interval: 8, extra: true });
     expect(response.status).toBe(200);
