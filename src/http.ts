@@ -19,19 +19,16 @@ export type AppEnv = { Bindings: Env; Variables: { caller: Caller } };
  * the message ("received undefined") rather than from `issue.input`.
  */
 export function describeZodError(error: ZodError): string {
-  // A field of the wrong type says only that: zod still runs the length checks of an array on a
-  // string ("uploadIds: Too big: expected string to have <=20 characters"), which misleads.
-  const wrongType = new Set(error.issues.filter((issue) => issue.code === "invalid_type").map((issue) => issue.path.join(".")));
-  // One message per field: an empty text is "too small" and "must not be empty" at once.
-  const named = new Set<string>();
-  return error.issues
-    .filter((issue) => issue.code === "invalid_type" || !wrongType.has(issue.path.join(".")))
-    .filter((issue) => {
-      const field = issue.path.join(".");
-      if (named.has(field)) return false;
-      named.add(field);
-      return true;
-    })
+  // One message per field, its type error first: zod still runs the length checks of an array on
+  // a string ("uploadIds: Too big: expected string to have <=20 characters"), which misleads, and
+  // an empty text is "too small" and "must not be empty" at once.
+  const byField = new Map<string, ZodError["issues"][number]>();
+  for (const issue of error.issues) {
+    const field = issue.path.join(".");
+    const kept = byField.get(field);
+    if (!kept || (issue.code === "invalid_type" && kept.code !== "invalid_type")) byField.set(field, issue);
+  }
+  return [...byField.values()]
     .slice(0, 5)
     .map((issue) => {
       const field = issue.path.join(".");

@@ -5,7 +5,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 
-export const UNREADABLE_FORM = "The form could not be read: send it again from the page.";
+const UNREADABLE_FORM = "The form could not be read: send it again from the page.";
 
 export async function readForm(c: Context): Promise<Record<string, string | File>> {
   try {
