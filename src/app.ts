@@ -25,16 +25,24 @@ import { reviewRoutes } from "./web/review";
 import { uploadPageRoutes } from "./web/upload-page";
 import { socialRoutes } from "./routes/v1/social";
 import { integrationRoutes } from "./routes/integrations";
-import { documentRateLimits, limitPerAddress, limitPerKey } from "./rate-limiting";
+import { documentRateLimits, limitAddress, limitPerAddress, limitPerKey } from "./rate-limiting";
+import { routeTable, type RouteTest } from "./lib/route-table";
 import { describeRateLimits } from "./services/rate-limits";
 import { renderApiDocs } from "./web/pages/api-docs";
 import { pageHeaders } from "./web/page-headers";
 
-const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.path === "/api/v1/openapi.json") return next();
-  c.set("caller", await authenticate(c.env.DB, c.req.header("authorization")));
-  await next();
-});
+/**
+ * The key is checked on the API's own routes only: a path that names none answers 404 with or
+ * without a key (the routes are public in the OpenAPI document anyway), counted per client
+ * address like the other routes without a key.
+ */
+const requireApiKey = (isApiRoute: RouteTest) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    if (c.req.path === "/api/v1/openapi.json") return next();
+    if (!isApiRoute(c.req.method, c.req.path)) return limitAddress(c, next);
+    c.set("caller", await authenticate(c.env.DB, c.req.header("authorization")));
+    await next();
+  });
 
 const apiDescription = `Prepaid-credit video and audio processing API.
 
@@ -66,7 +74,11 @@ export function buildApp() {
   app.openAPIRegistry.registerComponent("securitySchemes", "AdminToken", { type: "http", scheme: "bearer" });
 
   app.use("*", limitPerAddress);
-  app.use("/api/v1/*", requireApiKey, limitPerKey);
+  // Read once every route below is registered (the first request comes after buildApp).
+  let apiRoutes: RouteTest | undefined;
+  const isApiRoute: RouteTest = (method, path) =>
+    (apiRoutes ??= routeTable(app.openAPIRegistry.definitions.flatMap((definition) => (definition.type === "route" ? [definition.route] : []))))(method, path);
+  app.use("/api/v1/*", requireApiKey(isApiRoute), limitPerKey);
   app.route("/api/v1", uploadRoutes());
   app.route("/api/v1", resumableUploadRoutes());
   app.route("/api/v1", toolRoutes());

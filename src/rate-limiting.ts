@@ -49,12 +49,14 @@ const exempt = (path: string) =>
  * header on every request from the internet; one without it comes from inside (tests calling
  * the handler directly) and is not counted.
  */
-export const limitPerAddress = createMiddleware<AppEnv>(async (c, next) => {
-  if (exempt(c.req.path)) return next();
+export const limitPerAddress = createMiddleware<AppEnv>(async (c, next) => (exempt(c.req.path) ? next() : limitAddress(c, next)));
+
+/** The per-address count itself, also for an /api/v1 path that names no route (no key to count by). */
+export async function limitAddress(c: Context<AppEnv>, next: Next): Promise<Response | void> {
   const address = c.req.header("cf-connecting-ip");
   if (!address) return next();
   return enforce(c, next, rateLimits.public, address);
-});
+}
 
 type Operation = { responses?: Record<string, { $ref?: string; headers?: Record<string, unknown> }> };
 type Document = { paths?: Record<string, Record<string, unknown>>; components?: Record<string, Record<string, unknown>> };

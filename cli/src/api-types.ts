@@ -16,55 +16,7 @@ export interface paths {
          * Ingest a video, audio or image file (multipart) or a public URL
          * @description Type is detected from the content: video mp4, mov, m4v, webm, mkv, avi; audio mp3, wav, m4a/aac, ogg/opus, flac; images png, jpeg, webp (watermarks only, durationSeconds 0). 5 GB (5,000,000,000 bytes) and 4 hours at most. URL ingestion reaches only public http(s) addresses, redirects included.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "multipart/form-data": {
-                        /** Format: binary */
-                        file?: string;
-                    };
-                    "application/json": components["schemas"]["UrlUploadRequest"];
-                };
-            };
-            responses: {
-                /** @description Upload stored */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["UploadResult"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        post: operations["createUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -83,65 +35,7 @@ export interface paths {
          * Send one part of a resumable upload (raw bytes)
          * @description The body is the part's bytes, exactly partSize for every part but the last (the remainder of the file); a Content-Length that says otherwise, or a body that turns out shorter or longer, answers 400 and stores nothing. Idempotent: sending a part again replaces it.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The id answered when the upload was opened (64 characters at most) */
-                    uploadId: string;
-                    /** @description 1 to partCount */
-                    partNumber: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/octet-stream": string;
-                };
-            };
-            responses: {
-                /** @description Part stored */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ResumableUploadPart"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        put: operations["uploadResumablePart"];
         post?: never;
         delete?: never;
         options?: never;
@@ -162,51 +56,7 @@ export interface paths {
          * Open a resumable upload (files over 100 MB, up to 5 GB)
          * @description For files too large for one request (Workers refuse request bodies over 100 MB on most plans) or links that may break. Send each part with PUT /uploads/multipart/{uploadId}/parts/{partNumber} (any order, several at a time; a part sent again replaces the earlier copy), list what arrived with GET /uploads/multipart/{uploadId} to resume after an interruption, then POST .../complete. Every part but the last is exactly partSize bytes. At most 20 sessions open per account; an uncompleted session is aborted after 24 hours.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["ResumableUploadRequest"];
-                };
-            };
-            responses: {
-                /** @description Session opened */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ResumableUpload"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        post: operations["startResumableUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -221,97 +71,11 @@ export interface paths {
             cookie?: never;
         };
         /** A resumable upload and the parts received so far */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The id answered when the upload was opened (64 characters at most) */
-                    uploadId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Session state */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ResumableUploadState"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        get: operations["getResumableUpload"];
         put?: never;
         post?: never;
         /** Abort a resumable upload and discard its parts */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The id answered when the upload was opened (64 characters at most) */
-                    uploadId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Aborted */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ResumableUploadAborted"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        delete: operations["abortResumableUpload"];
         options?: never;
         head?: never;
         patch?: never;
@@ -330,59 +94,7 @@ export interface paths {
          * Assemble the parts and ingest the file
          * @description Every part must have been received (400 lists the missing ones). The file is then detected and probed like a direct upload and the answer is the same: the upload id (the session's) to pass to the tools. Media that cannot be used answer 400 and are deleted. Calling complete again after it succeeded answers the same upload.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The id answered when the upload was opened (64 characters at most) */
-                    uploadId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Upload stored */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["UploadResult"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        post: operations["completeResumableUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -399,149 +111,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Burn styled subtitles into a video (automatic transcription or srtContent) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
-                         * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
-                         */
-                        uploadId: string;
-                        /**
-                         * @default classique
-                         * @enum {string}
-                         */
-                        style?: "classique" | "impact" | "contour";
-                        /**
-                         * @description Text colour
-                         * @default #FFFFFF
-                         * @example #FFFFFF
-                         */
-                        color?: string;
-                        /**
-                         * @description Shadow (classique), box (impact) or outline (contour) colour
-                         * @default #000000
-                         * @example #000000
-                         */
-                        effectColor?: string;
-                        /**
-                         * @description Vertical position: 0 = top, 100 = bottom
-                         * @default 82
-                         */
-                        position?: number;
-                        /**
-                         * @default normale
-                         * @enum {string}
-                         */
-                        size?: "petite" | "normale" | "grande";
-                        /**
-                         * @description Words per automatic caption
-                         * @default 4
-                         * @enum {integer}
-                         */
-                        captionWords?: 1 | 2 | 4;
-                        /** @description SRT used as is instead of automatic transcription (at most 2,000,000 characters; a 4-hour video's takes about 400,000); malformed SRT is a 400, and so is one whose karaoke would show more than 8,000,000 characters (each cue once per word) */
-                        srtContent?: string;
-                        /**
-                         * @default inter
-                         * @enum {string}
-                         */
-                        fontId?: "inter" | "montserrat" | "poppins" | "fredoka" | "archivo-black" | "anton";
-                        /**
-                         * @default none
-                         * @enum {string}
-                         */
-                        karaokeMode?: "none" | "couleur" | "taille" | "halo";
-                        /**
-                         * @description Colour of the spoken word in karaoke modes
-                         * @default #FFD166
-                         * @example #FFD166
-                         */
-                        highlightColor?: string;
-                        /**
-                         * @description 0-100, style classique only (validated, ignored otherwise)
-                         * @default 60
-                         */
-                        shadowIntensity?: number;
-                        /**
-                         * @description 0-100, style contour only (validated, ignored otherwise)
-                         * @default 50
-                         */
-                        contourThickness?: number;
-                        /**
-                         * @description 0-100, style impact only (validated, ignored otherwise)
-                         * @default 75
-                         */
-                        boxOpacity?: number;
-                        /**
-                         * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
-                         * @example https://example.com/hooks/media
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Job queued; credits debited */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobEnvelope"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCreditsError"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["subtitles"];
         delete?: never;
         options?: never;
         head?: never;
@@ -558,99 +128,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Transcribe speech to plain text or SRT */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
-                         * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
-                         */
-                        uploadId: string;
-                        /**
-                         * @description ISO 639-1 code or `auto` (another value is 400). A code this server's transcription engines lack is accepted and its job fails with an error naming the languages they have, refunded in full (a wrong-language transcript is not sold).
-                         * @default auto
-                         */
-                        language?: string;
-                        /**
-                         * @default txt
-                         * @enum {string}
-                         */
-                        format?: "txt" | "srt";
-                        /**
-                         * @description Only with format srt (validated, ignored otherwise)
-                         * @default phrase
-                         * @enum {string}
-                         */
-                        srtSplitMode?: "phrase" | "mot";
-                        /**
-                         * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
-                         * @example https://example.com/hooks/media
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Job queued; credits debited */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobEnvelope"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCreditsError"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["transcribe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -667,83 +145,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Remove background noise and improve the voice */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
-                         * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
-                         */
-                        uploadId: string;
-                        /**
-                         * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
-                         * @example https://example.com/hooks/media
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Job queued; credits debited */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobEnvelope"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCreditsError"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["cleanAudio"];
         delete?: never;
         options?: never;
         head?: never;
@@ -760,88 +162,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Extract the audio track as mp3, wav or aac */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
-                         * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
-                         */
-                        uploadId: string;
-                        /**
-                         * @default mp3
-                         * @enum {string}
-                         */
-                        format?: "mp3" | "wav" | "aac";
-                        /**
-                         * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
-                         * @example https://example.com/hooks/media
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Job queued; credits debited */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobEnvelope"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCreditsError"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["extractAudio"];
         delete?: never;
         options?: never;
         head?: never;
@@ -858,88 +179,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Convert to mp4, webm, mov, avi or mkv */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
-                         * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
-                         */
-                        uploadId: string;
-                        /**
-                         * @default mp4
-                         * @enum {string}
-                         */
-                        format?: "mp4" | "webm" | "mov" | "avi" | "mkv";
-                        /**
-                         * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
-                         * @example https://example.com/hooks/media
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Job queued; credits debited */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobEnvelope"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCreditsError"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["convert"];
         delete?: never;
         options?: never;
         head?: never;
@@ -956,80 +196,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Merge 2 to 20 videos in the given order */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description 2 to 20 video uploadIds in merge order; repeats allowed */
-                        uploadIds: string[];
-                        /**
-                         * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
-                         * @example https://example.com/hooks/media
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Job queued; credits debited */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobEnvelope"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCreditsError"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["merge"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1046,104 +213,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Add an image or text watermark, tiled (fixe) or moving (flottant) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
-                         * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
-                         */
-                        uploadId: string;
-                        /**
-                         * @description uploadId of an image (png, jpeg, webp); wins over watermarkText
-                         * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
-                         */
-                        watermarkUploadId?: string;
-                        /** @description Required when watermarkUploadId is absent */
-                        watermarkText?: string;
-                        /**
-                         * @description `fixe` tiles the mark; `flottant` moves one mark every `interval` seconds
-                         * @default fixe
-                         * @enum {string}
-                         */
-                        type?: "fixe" | "flottant";
-                        /** @default 80 */
-                        opacity?: number;
-                        /**
-                         * @description Seconds between positions; flottant only
-                         * @default 5
-                         * @enum {integer}
-                         */
-                        interval?: 3 | 5 | 8;
-                        /**
-                         * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
-                         * @example https://example.com/hooks/media
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Job queued; credits debited */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobEnvelope"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCreditsError"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["watermark"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1160,87 +230,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Extract the segment from start to end (seconds) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
-                         * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
-                         */
-                        uploadId: string;
-                        /** @description Seconds, at least 0 */
-                        start: number;
-                        /** @description Seconds, greater than start and at most the media duration */
-                        end: number;
-                        /**
-                         * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
-                         * @example https://example.com/hooks/media
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Job queued; credits debited */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobEnvelope"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCreditsError"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["trim"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1257,86 +247,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Generate a .wav file from text */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description 1 to 100000 characters (Unicode code points); billed per character */
-                        text: string;
-                        /**
-                         * @description Catalogue voice, or `clone` for the account's cloned voice (400 when none is registered)
-                         * @default lea
-                         * @enum {string}
-                         */
-                        voice?: "lea" | "camille" | "thomas" | "gilles" | "clone";
-                        /**
-                         * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
-                         * @example https://example.com/hooks/media
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Job queued; credits debited */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobEnvelope"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCreditsError"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["textToSpeech"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1353,94 +264,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Replace the voice of a video with a catalogue or cloned voice */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
-                         * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
-                         */
-                        uploadId: string;
-                        /**
-                         * @description Catalogue voice, or `clone` for the account's cloned voice (400 when none is registered)
-                         * @default lea
-                         * @enum {string}
-                         */
-                        voice?: "lea" | "camille" | "thomas" | "gilles" | "clone";
-                        /**
-                         * @description Language of the speech, ISO 639-1 (optionally with a region, fr-CA)
-                         * @default fr
-                         */
-                        language?: string;
-                        /**
-                         * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
-                         * @example https://example.com/hooks/media
-                         */
-                        webhookUrl?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Job queued; credits debited */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobEnvelope"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCreditsError"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["voiceChange"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1458,61 +282,7 @@ export interface paths {
          * Job status (polling)
          * @description Readable only by the API key that created the job; any other key, an unknown id or a job ended more than 3 hours ago answers 404. With `wait`, a queued or processing job is answered when it ends (at once, not at the next poll) or after that many seconds, whichever comes first, with its state then: one request instead of a poll loop.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Seconds to wait for the job to end before answering, 0-50 (default 0: answer at once). */
-                    wait?: number;
-                };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Job status */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobStatus"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        get: operations["getJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1534,58 +304,7 @@ export interface paths {
          * Cancel a queued or processing job (refunded in full, once)
          * @description The job ends as failed with the error 'Cancelled at the caller's request; credits refunded.' and its credits are refunded; processing on the backend is stopped. A job that already ended answers 400 naming its state; another key or an unknown job answers 404.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The cancelled job */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobStatus"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        post: operations["cancelJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1600,38 +319,7 @@ export interface paths {
             cookie?: never;
         };
         /** Credit balance and email of the key's account */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Account */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Account"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        get: operations["getAccount"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1648,146 +336,15 @@ export interface paths {
             cookie?: never;
         };
         /** The account's cloned voice */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Registered voice */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ClonedVoice"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        get: operations["getClonedVoice"];
         put?: never;
         /**
          * Register or replace the account's cloned voice (free)
          * @description uploadId of an audio or video sample with at least 10 s of speech. The voice lasts until replaced or removed. CPU engines match the sample's pitch with the nearest catalogue voice; GPU engines clone it.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        uploadId: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Registered */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ClonedVoice"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        post: operations["registerClonedVoice"];
         /** Remove the account's cloned voice */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Removed */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            voice: "clone";
-                            /** @enum {string} */
-                            status: "deleted";
-                        };
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        delete: operations["deleteClonedVoice"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1801,172 +358,18 @@ export interface paths {
             cookie?: never;
         };
         /** The account's default webhook URL and signing secret */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Webhook settings */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AccountWebhook"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getAccountWebhook"];
         /**
          * Set the account's default webhook URL
          * @description https to a public host (checked as URL uploads are, DNS included; checked again at every delivery). Jobs created afterwards without their own webhookUrl notify it.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @example https://example.com/hooks/media */
-                        url: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Webhook settings */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AccountWebhook"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        put: operations["setAccountWebhook"];
         post?: never;
         /**
          * Remove the account's default webhook URL
          * @description Jobs already created keep the URL they were created with.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Webhook settings */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AccountWebhook"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteAccountWebhook"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1985,56 +388,7 @@ export interface paths {
          * Replace the webhook signing secret
          * @description The new secret signs every attempt from now on, pending retries included. For 24 hours each delivery carries two signatures in webhook-signature (new secret first, then the previous one), so a receiver can switch without missing events; after that only the new one.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Webhook settings with the new secret */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AccountWebhook"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-                /** @description Unexpected server error (`internal_error`) */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2052,49 +406,24 @@ export interface paths {
          * Delivery log of a job's webhooks
          * @description One delivery per terminal event (job.completed or job.failed), with every attempt: time, duration, HTTP status or error. Attempts retry a non-2xx answer after 30 s, 2 min, 10 min, 1 h, 3 h, 6 h, 6 h and 8 h (9 attempts over 24 h). Readable only by the key that created the job (404 otherwise, as GET /api/v1/jobs/{id}), for as long as deliveries may go on: past the 3 hours of the job record, until the job row is purged a day later.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Delivery log */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["WebhookLog"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
+        get: operations["listJobWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/posts/{postId}/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        /** The media file of a post (its own copy, kept while the post exists) */
+        get: operations["getPostMedia"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2111,96 +440,10 @@ export interface paths {
             cookie?: never;
         };
         /** List the account's brands */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Brands */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            brands: components["schemas"]["Brand"][];
-                        };
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        get: operations["listBrands"];
         put?: never;
         /** Create a brand */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["BrandInput"];
-                };
-            };
-            responses: {
-                /** @description Brand */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Brand"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        post: operations["createBrand"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2215,202 +458,15 @@ export interface paths {
             cookie?: never;
         };
         /** A brand */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    brandId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Brand */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Brand"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        get: operations["getBrand"];
         put?: never;
         post?: never;
         /** Delete a brand with its posts and their media (refused while a post is scheduled) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    brandId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            brandId: string;
-                            /** @enum {boolean} */
-                            deleted: true;
-                        };
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        delete: operations["deleteBrand"];
         options?: never;
         head?: never;
         /** Change a brand (channels, when given, replace its networks) */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    brandId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name?: string;
-                        /**
-                         * @description IANA time zone of the brand's schedule
-                         * @example Europe/Paris
-                         */
-                        timeZone?: string;
-                        /**
-                         * @description Posts need a client's approval before they can be scheduled (default false; a PATCH without it keeps the current setting)
-                         * @default false
-                         */
-                        requiresApproval?: boolean;
-                        /** @description Receives signed events: post.approved, post.changes_requested, post.published, post.failed */
-                        webhookUrl?: string | null;
-                        channels?: ({
-                            /** @enum {string} */
-                            network: "webhook";
-                            /** @description Endpoint of the brand's automation; receives signed POSTs */
-                            url: string;
-                        } | {
-                            /** @enum {string} */
-                            network: "mastodon";
-                            instanceUrl: string;
-                            /** @description Token with write:statuses and write:media */
-                            accessToken: string;
-                        })[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Brand */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Brand"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        patch: operations["updateBrand"];
         trace?: never;
     };
     "/api/v1/brands/{brandId}/stats": {
@@ -2421,63 +477,7 @@ export interface paths {
             cookie?: never;
         };
         /** Statistics of a brand over a period (default: the last 30 days) */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description ISO date or time (default: 30 days before to) */
-                    from?: string;
-                    /** @description ISO date or time (default: now); a bare date includes that whole day */
-                    to?: string;
-                };
-                header?: never;
-                path: {
-                    brandId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Statistics */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BrandStats"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        get: operations["getBrandStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2494,99 +494,10 @@ export interface paths {
             cookie?: never;
         };
         /** List posts */
-        get: {
-            parameters: {
-                query?: {
-                    brandId?: string;
-                    state?: "draft" | "pending_approval" | "approved" | "changes_requested" | "scheduled" | "published" | "failed" | "cancelled";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Posts */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            posts: components["schemas"]["Post"][];
-                        };
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        get: operations["listPosts"];
         put?: never;
         /** Create a post (a draft); an unknown brandId is a 400 naming it */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PostInput"];
-                };
-            };
-            responses: {
-                /** @description Post */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Post"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        post: operations["createPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2601,190 +512,15 @@ export interface paths {
             cookie?: never;
         };
         /** A post, with its reviews and deliveries */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    postId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Post */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Post"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        get: operations["getPost"];
         put?: never;
         post?: never;
         /** Delete a post and its media */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    postId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            postId: string;
-                            /** @enum {boolean} */
-                            deleted: true;
-                        };
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        delete: operations["deletePost"];
         options?: never;
         head?: never;
         /** Edit a post (an approved post of a brand that needs approval goes back to draft) */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    postId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        text?: string;
-                        /** @description Default: every network of the brand */
-                        networks?: ("webhook" | "mastodon")[];
-                        /**
-                         * @description Local time in the brand's zone, or an ISO time with offset
-                         * @example 2026-12-01T09:30
-                         */
-                        scheduledAt?: string | null;
-                        /** @description An upload or a completed job's result, copied into the post's storage */
-                        media?: {
-                            uploadId?: string;
-                            jobId?: string;
-                        } | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Post */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Post"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        patch: operations["updatePost"];
         trace?: never;
     };
     "/api/v1/posts/{postId}/approval-links": {
@@ -2797,58 +533,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** A shareable review link for the client (valid 14 days, revocable, no account needed) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    postId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Link */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ApprovalLink"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        post: operations["createApprovalLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2865,65 +550,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Move a post: submit (for approval), schedule, unschedule, cancel; 400 names the state when the move is not allowed */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    postId: string;
-                    action: "submit" | "schedule" | "unschedule" | "cancel";
-                };
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": {
-                        scheduledAt?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Post */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Post"];
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        post: operations["changePostState"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2941,62 +568,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Revoke a review link */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    linkId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Revoked */
-                200: {
-                    headers: {
-                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            linkId: string;
-                            /** @enum {boolean} */
-                            revoked: true;
-                        };
-                    };
-                };
-                /** @description Invalid request (`invalid_request`); the message names the field */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Unknown or expired resource (`not_found`) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                429: components["responses"]["RateLimited"];
-            };
-        };
+        delete: operations["revokeApprovalLink"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3338,4 +910,2543 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    createUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file?: string;
+                };
+                "application/json": components["schemas"]["UrlUploadRequest"];
+            };
+        };
+        responses: {
+            /** @description Upload stored */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadResult"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    uploadResumablePart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id answered when the upload was opened (64 characters at most) */
+                uploadId: string;
+                /** @description 1 to partCount */
+                partNumber: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Part stored */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResumableUploadPart"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    startResumableUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResumableUploadRequest"];
+            };
+        };
+        responses: {
+            /** @description Session opened */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResumableUpload"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getResumableUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id answered when the upload was opened (64 characters at most) */
+                uploadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Session state */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResumableUploadState"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    abortResumableUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id answered when the upload was opened (64 characters at most) */
+                uploadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Aborted */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResumableUploadAborted"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    completeResumableUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id answered when the upload was opened (64 characters at most) */
+                uploadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Upload stored */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadResult"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    subtitles: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
+                     * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
+                     */
+                    uploadId: string;
+                    /**
+                     * @default classique
+                     * @enum {string}
+                     */
+                    style?: "classique" | "impact" | "contour";
+                    /**
+                     * @description Text colour
+                     * @default #FFFFFF
+                     * @example #FFFFFF
+                     */
+                    color?: string;
+                    /**
+                     * @description Shadow (classique), box (impact) or outline (contour) colour
+                     * @default #000000
+                     * @example #000000
+                     */
+                    effectColor?: string;
+                    /**
+                     * @description Vertical position: 0 = top, 100 = bottom
+                     * @default 82
+                     */
+                    position?: number;
+                    /**
+                     * @default normale
+                     * @enum {string}
+                     */
+                    size?: "petite" | "normale" | "grande";
+                    /**
+                     * @description Words per automatic caption
+                     * @default 4
+                     * @enum {integer}
+                     */
+                    captionWords?: 1 | 2 | 4;
+                    /** @description SRT used as is instead of automatic transcription (at most 2,000,000 characters; a 4-hour video's takes about 400,000); malformed SRT is a 400, and so is one whose karaoke would show more than 8,000,000 characters (each cue once per word) */
+                    srtContent?: string;
+                    /**
+                     * @default inter
+                     * @enum {string}
+                     */
+                    fontId?: "inter" | "montserrat" | "poppins" | "fredoka" | "archivo-black" | "anton";
+                    /**
+                     * @default none
+                     * @enum {string}
+                     */
+                    karaokeMode?: "none" | "couleur" | "taille" | "halo";
+                    /**
+                     * @description Colour of the spoken word in karaoke modes
+                     * @default #FFD166
+                     * @example #FFD166
+                     */
+                    highlightColor?: string;
+                    /**
+                     * @description 0-100, style classique only (validated, ignored otherwise)
+                     * @default 60
+                     */
+                    shadowIntensity?: number;
+                    /**
+                     * @description 0-100, style contour only (validated, ignored otherwise)
+                     * @default 50
+                     */
+                    contourThickness?: number;
+                    /**
+                     * @description 0-100, style impact only (validated, ignored otherwise)
+                     * @default 75
+                     */
+                    boxOpacity?: number;
+                    /**
+                     * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
+                     * @example https://example.com/hooks/media
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Job queued; credits debited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobEnvelope"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCreditsError"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    transcribe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
+                     * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
+                     */
+                    uploadId: string;
+                    /**
+                     * @description ISO 639-1 code or `auto` (another value is 400). A code this server's transcription engines lack is accepted and its job fails with an error naming the languages they have, refunded in full (a wrong-language transcript is not sold).
+                     * @default auto
+                     */
+                    language?: string;
+                    /**
+                     * @default txt
+                     * @enum {string}
+                     */
+                    format?: "txt" | "srt";
+                    /**
+                     * @description Only with format srt (validated, ignored otherwise)
+                     * @default phrase
+                     * @enum {string}
+                     */
+                    srtSplitMode?: "phrase" | "mot";
+                    /**
+                     * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
+                     * @example https://example.com/hooks/media
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Job queued; credits debited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobEnvelope"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCreditsError"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cleanAudio: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
+                     * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
+                     */
+                    uploadId: string;
+                    /**
+                     * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
+                     * @example https://example.com/hooks/media
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Job queued; credits debited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobEnvelope"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCreditsError"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extractAudio: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
+                     * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
+                     */
+                    uploadId: string;
+                    /**
+                     * @default mp3
+                     * @enum {string}
+                     */
+                    format?: "mp3" | "wav" | "aac";
+                    /**
+                     * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
+                     * @example https://example.com/hooks/media
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Job queued; credits debited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobEnvelope"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCreditsError"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    convert: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
+                     * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
+                     */
+                    uploadId: string;
+                    /**
+                     * @default mp4
+                     * @enum {string}
+                     */
+                    format?: "mp4" | "webm" | "mov" | "avi" | "mkv";
+                    /**
+                     * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
+                     * @example https://example.com/hooks/media
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Job queued; credits debited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobEnvelope"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCreditsError"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    merge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 2 to 20 video uploadIds in merge order; repeats allowed */
+                    uploadIds: string[];
+                    /**
+                     * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
+                     * @example https://example.com/hooks/media
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Job queued; credits debited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobEnvelope"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCreditsError"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    watermark: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
+                     * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
+                     */
+                    uploadId: string;
+                    /**
+                     * @description uploadId of an image (png, jpeg, webp); wins over watermarkText
+                     * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
+                     */
+                    watermarkUploadId?: string;
+                    /** @description Required when watermarkUploadId is absent */
+                    watermarkText?: string;
+                    /**
+                     * @description `fixe` tiles the mark; `flottant` moves one mark every `interval` seconds
+                     * @default fixe
+                     * @enum {string}
+                     */
+                    type?: "fixe" | "flottant";
+                    /** @default 80 */
+                    opacity?: number;
+                    /**
+                     * @description Seconds between positions; flottant only
+                     * @default 5
+                     * @enum {integer}
+                     */
+                    interval?: 3 | 5 | 8;
+                    /**
+                     * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
+                     * @example https://example.com/hooks/media
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Job queued; credits debited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobEnvelope"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCreditsError"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    trim: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
+                     * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
+                     */
+                    uploadId: string;
+                    /** @description Seconds, at least 0 */
+                    start: number;
+                    /** @description Seconds, greater than start and at most the media duration */
+                    end: number;
+                    /**
+                     * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
+                     * @example https://example.com/hooks/media
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Job queued; credits debited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobEnvelope"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCreditsError"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    textToSpeech: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 100000 characters (Unicode code points); billed per character */
+                    text: string;
+                    /**
+                     * @description Catalogue voice, or `clone` for the account's cloned voice (400 when none is registered)
+                     * @default lea
+                     * @enum {string}
+                     */
+                    voice?: "lea" | "camille" | "thomas" | "gilles" | "clone";
+                    /**
+                     * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
+                     * @example https://example.com/hooks/media
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Job queued; credits debited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobEnvelope"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCreditsError"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    voiceChange: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description uploadId returned by POST /api/v1/uploads (at most 64 characters)
+                     * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
+                     */
+                    uploadId: string;
+                    /**
+                     * @description Catalogue voice, or `clone` for the account's cloned voice (400 when none is registered)
+                     * @default lea
+                     * @enum {string}
+                     */
+                    voice?: "lea" | "camille" | "thomas" | "gilles" | "clone";
+                    /**
+                     * @description Language of the speech, ISO 639-1 (optionally with a region, fr-CA)
+                     * @default fr
+                     */
+                    language?: string;
+                    /**
+                     * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
+                     * @example https://example.com/hooks/media
+                     */
+                    webhookUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Job queued; credits debited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobEnvelope"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCreditsError"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getJob: {
+        parameters: {
+            query?: {
+                /** @description Seconds to wait for the job to end before answering, 0-50 (default 0: answer at once). */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Job status */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobStatus"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    cancelJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled job */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobStatus"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Account */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getClonedVoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Registered voice */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClonedVoice"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    registerClonedVoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    uploadId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Registered */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClonedVoice"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteClonedVoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        voice: "clone";
+                        /** @enum {string} */
+                        status: "deleted";
+                    };
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getAccountWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Webhook settings */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountWebhook"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setAccountWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example https://example.com/hooks/media */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Webhook settings */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountWebhook"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAccountWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Webhook settings */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountWebhook"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Webhook settings with the new secret */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountWebhook"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listJobWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delivery log */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookLog"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getPostMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, with its type and length */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listBrands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Brands */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        brands: components["schemas"]["Brand"][];
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createBrand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BrandInput"];
+            };
+        };
+        responses: {
+            /** @description Brand */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Brand"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getBrand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                brandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Brand */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Brand"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteBrand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                brandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        brandId: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateBrand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                brandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /**
+                     * @description IANA time zone of the brand's schedule
+                     * @example Europe/Paris
+                     */
+                    timeZone?: string;
+                    /**
+                     * @description Posts need a client's approval before they can be scheduled (default false; a PATCH without it keeps the current setting)
+                     * @default false
+                     */
+                    requiresApproval?: boolean;
+                    /** @description Receives signed events: post.approved, post.changes_requested, post.published, post.failed */
+                    webhookUrl?: string | null;
+                    channels?: ({
+                        /** @enum {string} */
+                        network: "webhook";
+                        /** @description Endpoint of the brand's automation; receives signed POSTs */
+                        url: string;
+                    } | {
+                        /** @enum {string} */
+                        network: "mastodon";
+                        instanceUrl: string;
+                        /** @description Token with write:statuses and write:media */
+                        accessToken: string;
+                    })[];
+                };
+            };
+        };
+        responses: {
+            /** @description Brand */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Brand"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getBrandStats: {
+        parameters: {
+            query?: {
+                /** @description ISO date or time (default: 30 days before to) */
+                from?: string;
+                /** @description ISO date or time (default: now); a bare date includes that whole day */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                brandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Statistics */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrandStats"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listPosts: {
+        parameters: {
+            query?: {
+                brandId?: string;
+                state?: "draft" | "pending_approval" | "approved" | "changes_requested" | "scheduled" | "published" | "failed" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Posts */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        posts: components["schemas"]["Post"][];
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostInput"];
+            };
+        };
+        responses: {
+            /** @description Post */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Post"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Post */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Post"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deletePost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        postId: string;
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updatePost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    text?: string;
+                    /** @description Default: every network of the brand */
+                    networks?: ("webhook" | "mastodon")[];
+                    /**
+                     * @description Local time in the brand's zone, or an ISO time with offset
+                     * @example 2026-12-01T09:30
+                     */
+                    scheduledAt?: string | null;
+                    /** @description An upload or a completed job's result, copied into the post's storage */
+                    media?: {
+                        uploadId?: string;
+                        jobId?: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Post */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Post"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createApprovalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Link */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalLink"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    changePostState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                postId: string;
+                action: "submit" | "schedule" | "unschedule" | "cancel";
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    scheduledAt?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Post */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Post"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    revokeApprovalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        linkId: string;
+                        /** @enum {boolean} */
+                        revoked: true;
+                    };
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+}

@@ -17,6 +17,14 @@ export interface StreamedPart {
   body: ReadableStream<Uint8Array>;
 }
 
+/**
+ * Browsers and fetch's FormData write a quote, CR and LF of a file name as %22, %0D and %0A
+ * (HTML's multipart/form-data encoding); read them back so a name keeps its own characters.
+ */
+export function decodeFormFilename(filename: string | undefined): string | undefined {
+  return filename?.replace(/%(22|0D|0A)/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
 export function createMultipartParser(request: Request) {
   const contentType = request.headers.get("content-type") ?? "";
   // Media types are case-insensitive (RFC 9110); the boundary's value is not.
@@ -77,7 +85,7 @@ export function createMultipartParser(request: Request) {
             }),
           );
           // A failed handler stops the feeding at once instead of waiting for a reader forever.
-          return handler({ name: part.name, filename: part.filename, body: counted }).catch((error: unknown) => {
+          return handler({ name: part.name, filename: decodeFormFilename(part.filename), body: counted }).catch((error: unknown) => {
             failure ??= error;
             wake?.();
           });

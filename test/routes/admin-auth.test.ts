@@ -88,6 +88,15 @@ describe("errors and documentation", () => {
     const account = await newAccount({ credits: 5 });
     await expectError(await call("/nope"), 404, "not_found");
     await expectError(await call("/api/v1/nope", { headers: account.auth }), 404, "not_found");
+    // A path that names no route is 404 with or without a key; a route's own path still asks for one.
+    await expectError(await call("/api/v1/nope"), 404, "not_found");
+    await expectError(await call("/api/v1/jobs/job_1/nope", { headers: { authorization: "Bearer mk_live_wrong" } }), 404, "not_found");
+    await expectError(await call("/api/v1/account", { method: "DELETE" }), 404, "not_found");
+    await expectError(await call("/api/v1/account"), 401, "unauthorized");
+    await expectError(await call("/api/v1/jobs/job_1"), 401, "unauthorized");
+    await expectError(await call("/api/v1/posts/post_1/media"), 401, "unauthorized");
+    await expectError(await call("/api/v1/uploads/multipart/up_1/parts/1", { method: "PUT", body: "x" }), 401, "unauthorized");
+    expect((await call("/api/v1/account", { method: "HEAD" })).status).toBe(401);
     const malformed = await call("/api/v1/trim", { method: "POST", headers: { ...account.auth, "content-type": "application/json" }, body: "{" });
     await expectError(malformed, 400, "invalid_request", /JSON/);
   });
@@ -111,6 +120,14 @@ describe("errors and documentation", () => {
     const admin = (await (await call("/api/admin/openapi.json", { headers: ADMIN })).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(admin.paths)).toEqual(expect.arrayContaining(["/api/admin/accounts", "/api/admin/accounts/{accountId}/keys", "/api/admin/accounts/{accountId}/credits"]));
     expect(Object.keys(admin.paths).every((path) => path.startsWith("/api/admin/"))).toBe(true);
+    // Every operation is named once across both documents, so generated clients get stable method names.
+    const operationIds = [doc, admin].flatMap((document) =>
+      Object.values(document.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((item) => Object.values(item).map((op) => op.operationId)),
+    );
+    expect(operationIds.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(operationIds).size).toBe(operationIds.length);
+    expect(doc.paths["/api/v1/clean-audio"].post).toMatchObject({ operationId: "cleanAudio" });
+    expect(doc.paths["/api/v1/jobs/{id}"].get).toMatchObject({ operationId: "getJob" });
     // /docs is rendered on the server from that document: every operation, its fields, no script, no CDN.
     const docs = await call("/docs");
     expect(docs.status).toBe(200);

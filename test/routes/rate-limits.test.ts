@@ -131,6 +131,8 @@ describe("rate limits per client address", () => {
     // The same budget covers the other public routes from that address.
     await expectRateLimited(await call("/api/v1/openapi.json", { headers: { "cf-connecting-ip": from } }), policy);
     await expectRateLimited(await call("/docs", { headers: { "cf-connecting-ip": from } }), policy);
+    // An /api/v1 path that names no route has no key to count by: it counts per address too.
+    await expectRateLimited(await call("/api/v1/nope", { headers: { "cf-connecting-ip": from } }), policy);
     await expectRateLimited(await call("/app/login", { headers: { "cf-connecting-ip": from } }), policy);
     // The connector's OAuth endpoints and /api/mcp, answered before the app, count the same way.
     await expectRateLimited(await fetchAt("/oauth/register", { method: "POST", headers: { "cf-connecting-ip": from, "content-type": "application/json" }, body: "{}" }), policy);

@@ -121,6 +121,15 @@ describe("upload file names", () => {
     expect(row!.filename).toBe("Video_d_ete_.webm");
     expect(resultName(row!.filename, "mp3")).toBe("Video_d_ete.mp3");
   });
+
+  it("reads back the quotes a form writes as %22 in a file name", async () => {
+    const account = await newAccount();
+    const response = await uploadBytes(account, await fixtureBytes("clip.webm"), 'my "best" clip.webm');
+    const body = (await response.json()) as { uploadId: string };
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    const row = await env.DB.prepare("SELECT filename FROM uploads WHERE id = ?").bind(body.uploadId).first<{ filename: string }>();
+    expect(row!.filename).toBe("my_best_clip.webm");
+  });
 });
 
 describe("POST /api/v1/uploads (URL)", () => {

@@ -35,6 +35,7 @@ const AccountOutput = z.object({ accountId: z.string(), email: z.string(), balan
 const createAccountRoute = createRoute({
   method: "post",
   path: "/accounts",
+  operationId: "adminCreateAccount",
   tags: ["Admin"],
   summary: "Create an account",
   security,
@@ -45,6 +46,7 @@ const createAccountRoute = createRoute({
 const createKeyRoute = createRoute({
   method: "post",
   path: "/accounts/{accountId}/keys",
+  operationId: "adminCreateKey",
   tags: ["Admin"],
   summary: "Create an API key (shown once): live, or test with ?mode=test",
   security,
@@ -58,6 +60,7 @@ const createKeyRoute = createRoute({
 const creditsRoute = createRoute({
   method: "post",
   path: "/accounts/{accountId}/credits",
+  operationId: "adminGrantCredits",
   tags: ["Admin"],
   summary: "Give (or, negative, remove) purchased credits",
   security,
@@ -81,6 +84,7 @@ const creditsRoute = createRoute({
 const revokeRoute = createRoute({
   method: "delete",
   path: "/keys/{keyId}",
+  operationId: "adminRevokeKey",
   tags: ["Admin"],
   summary: "Revoke an API key (effective on the next request)",
   security,
@@ -103,6 +107,7 @@ const AuditOutput = z.object({
 const auditRoute = createRoute({
   method: "get",
   path: "/accounts/{accountId}/audit",
+  operationId: "adminAuditAccount",
   tags: ["Admin"],
   summary: "Check an account's balance against its ledger and its jobs",
   security,
@@ -113,6 +118,7 @@ const auditRoute = createRoute({
 const orphansRoute = createRoute({
   method: "get",
   path: "/storage/orphans",
+  operationId: "adminListOrphans",
   tags: ["Admin"],
   summary: "Objects of the media store that no upload or job refers to (older than 10 minutes); the maintenance run deletes them",
   security,
@@ -123,6 +129,7 @@ const orphansRoute = createRoute({
 const maintenanceRoute = createRoute({
   method: "post",
   path: "/maintenance",
+  operationId: "adminRunMaintenance",
   tags: ["Admin"],
   summary: "Run the cron's maintenance now: fail and refund jobs past their deadline, delete expired and orphaned objects",
   security,

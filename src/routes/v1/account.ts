@@ -7,6 +7,7 @@ import { AccountSchema } from "./schemas";
 const route = createRoute({
   method: "get",
   path: "/account",
+  operationId: "getAccount",
   tags: ["Account"],
   summary: "Credit balance and email of the key's account",
   security: [{ ApiKey: [] }],

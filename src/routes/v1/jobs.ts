@@ -8,6 +8,7 @@ import { JobStatusSchema } from "./schemas";
 const route = createRoute({
   method: "get",
   path: "/jobs/{id}",
+  operationId: "getJob",
   tags: ["Jobs"],
   summary: "Job status (polling)",
   description: `Readable only by the API key that created the job; any other key, an unknown id or a job ended more than 3 hours ago answers 404. With \`wait\`, a queued or processing job is answered when it ends (at once, not at the next poll) or after that many seconds, whichever comes first, with its state then: one request instead of a poll loop.`,
@@ -33,6 +34,7 @@ const route = createRoute({
 const cancelRoute = createRoute({
   method: "post",
   path: "/jobs/{id}/cancel",
+  operationId: "cancelJob",
   tags: ["Jobs"],
   summary: "Cancel a queued or processing job (refunded in full, once)",
   description: "The job ends as failed with the error 'Cancelled at the caller's request; credits refunded.' and its credits are refunded; processing on the backend is stopped. A job that already ended answers 400 naming its state; another key or an unknown job answers 404.",

@@ -61,6 +61,7 @@ const createSessionRoute = createRoute({
   ...common,
   method: "post",
   path: "/uploads/multipart",
+  operationId: "startResumableUpload",
   summary: "Open a resumable upload (files over 100 MB, up to 5 GB)",
   description:
     `For files too large for one request (Workers refuse request bodies over 100 MB on most plans) or links that may break. ` +
@@ -75,6 +76,7 @@ const describeRoute = createRoute({
   ...common,
   method: "get",
   path: "/uploads/multipart/{uploadId}",
+  operationId: "getResumableUpload",
   summary: "A resumable upload and the parts received so far",
   request: { params: UploadIdParam },
   responses: { 200: jsonContent(SessionStateSchema, "Session state"), ...pickErrors(401, 404) },
@@ -84,6 +86,7 @@ const completeRoute = createRoute({
   ...common,
   method: "post",
   path: "/uploads/multipart/{uploadId}/complete",
+  operationId: "completeResumableUpload",
   summary: "Assemble the parts and ingest the file",
   description:
     "Every part must have been received (400 lists the missing ones). The file is then detected and probed like a direct upload and the answer is the same: " +
@@ -96,6 +99,7 @@ const abortRoute = createRoute({
   ...common,
   method: "delete",
   path: "/uploads/multipart/{uploadId}",
+  operationId: "abortResumableUpload",
   summary: "Abort a resumable upload and discard its parts",
   request: { params: UploadIdParam },
   responses: { 200: jsonContent(z.object({ uploadId: z.string(), status: z.literal("aborted") }).openapi("ResumableUploadAborted"), "Aborted"), ...pickErrors(401, 404) },
@@ -109,6 +113,7 @@ export function resumableUploadRoutes() {
     ...common,
     method: "put",
     path: "/uploads/multipart/{uploadId}/parts/{partNumber}",
+    operationId: "uploadResumablePart",
     summary: "Send one part of a resumable upload (raw bytes)",
     description:
       "The body is the part's bytes, exactly partSize for every part but the last (the remainder of the file); a Content-Length that says otherwise, or a body that turns out shorter or longer, answers 400 and stores nothing. " +

@@ -49,24 +49,42 @@ const TEST_KEY_REFUSAL =
   "Brands and posts are live data (a post reaches real networks): test keys cannot read or change them. Use a live key; test keys can make the media a post will carry.";
 
 // Registered before the routes, so every brand, post and approval-link path refuses test keys first.
-export const socialRoutes = liveKeysOnly(createRouter(), ["/brands", "/brands/*", "/posts", "/posts/*", "/approval-links/*"], TEST_KEY_REFUSAL)
-  .openapi(route({ method: "post", path: "/brands", summary: "Create a brand", request: body(BrandInput), responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401) } }), async (c) =>
+const router = liveKeysOnly(createRouter(), ["/brands", "/brands/*", "/posts", "/posts/*", "/approval-links/*"], TEST_KEY_REFUSAL);
+
+// A binary answer: described here, served by the plain handler at the end of the routes.
+router.openAPIRegistry.registerPath({
+  method: "get",
+  path: "/posts/{postId}/media",
+  operationId: "getPostMedia",
+  tags,
+  security,
+  summary: "The media file of a post (its own copy, kept while the post exists)",
+  request: { params: z.object({ postId: id }) },
+  responses: {
+    200: { description: "The file, with its type and length", content: { "application/octet-stream": { schema: z.any().openapi({ type: "string", format: "binary" }) } } },
+    ...pickErrors(400, 401, 404),
+  },
+});
+
+export const socialRoutes = router
+  .openapi(route({ method: "post", path: "/brands", operationId: "createBrand", summary: "Create a brand", request: body(BrandInput), responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401) } }), async (c) =>
     c.json(await createBrand(c.env.DB, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
   )
-  .openapi(route({ method: "get", path: "/brands", summary: "List the account's brands", responses: { 200: jsonContent(z.object({ brands: z.array(BrandSchema) }), "Brands"), ...pickErrors(401) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/brands", operationId: "listBrands", summary: "List the account's brands", responses: { 200: jsonContent(z.object({ brands: z.array(BrandSchema) }), "Brands"), ...pickErrors(401) } }), async (c) =>
     c.json({ brands: await listBrands(c.env.DB, c.get("caller").accountId) }, 200),
   )
-  .openapi(route({ method: "get", path: "/brands/{brandId}", summary: "A brand", request: { params: z.object({ brandId: id }) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(401, 404) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/brands/{brandId}", operationId: "getBrand", summary: "A brand", request: { params: z.object({ brandId: id }) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(401, 404) } }), async (c) =>
     c.json(await getBrand(c.env.DB, c.get("caller").accountId, c.req.valid("param").brandId), 200),
   )
   .openapi(
-    route({ method: "patch", path: "/brands/{brandId}", summary: "Change a brand (channels, when given, replace its networks)", request: { params: z.object({ brandId: id }), ...body(BrandInput.partial()) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "patch", path: "/brands/{brandId}", operationId: "updateBrand", summary: "Change a brand (channels, when given, replace its networks)", request: { params: z.object({ brandId: id }), ...body(BrandInput.partial()) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await updateBrand(c.env.DB, c.get("caller").accountId, c.req.valid("param").brandId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
     route({
       method: "get",
       path: "/brands/{brandId}/stats",
+      operationId: "getBrandStats",
       summary: "Statistics of a brand over a period (default: the last 30 days)",
       request: { params: z.object({ brandId: id }), query: z.object({
           from: z.string().max(40).optional().openapi({ description: "ISO date or time (default: 30 days before to)" }),
@@ -81,24 +99,25 @@ export const socialRoutes = liveKeysOnly(createRouter(), ["/brands", "/brands/*"
       return c.json(await brandStats(c.env, c.get("caller").accountId, c.req.valid("param").brandId, start, end), 200);
     },
   )
-  .openapi(route({ method: "post", path: "/posts", summary: "Create a post (a draft); an unknown brandId is a 400 naming it", request: body(PostInput), responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401) } }), async (c) =>
+  .openapi(route({ method: "post", path: "/posts", operationId: "createPost", summary: "Create a post (a draft); an unknown brandId is a 400 naming it", request: body(PostInput), responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401) } }), async (c) =>
     c.json(await createPost(c.env, c.get("caller"), c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
-    route({ method: "get", path: "/posts", summary: "List posts", request: { query: z.object({ brandId: id.optional(), state: z.enum(postStates).optional() }) }, responses: { 200: jsonContent(z.object({ posts: z.array(PostSchema) }), "Posts"), ...pickErrors(400, 401) } }),
+    route({ method: "get", path: "/posts", operationId: "listPosts", summary: "List posts", request: { query: z.object({ brandId: id.optional(), state: z.enum(postStates).optional() }) }, responses: { 200: jsonContent(z.object({ posts: z.array(PostSchema) }), "Posts"), ...pickErrors(400, 401) } }),
     async (c) => c.json({ posts: await listPosts(c.env.DB, c.get("caller").accountId, c.req.valid("query")) }, 200),
   )
-  .openapi(route({ method: "get", path: "/posts/{postId}", summary: "A post, with its reviews and deliveries", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(401, 404) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/posts/{postId}", operationId: "getPost", summary: "A post, with its reviews and deliveries", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(401, 404) } }), async (c) =>
     c.json(await getPost(c.env.DB, c.get("caller").accountId, c.req.valid("param").postId), 200),
   )
   .openapi(
-    route({ method: "patch", path: "/posts/{postId}", summary: "Edit a post (an approved post of a brand that needs approval goes back to draft)", request: { params: z.object({ postId: id }), ...body(PostInput.omit({ brandId: true }).partial()) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "patch", path: "/posts/{postId}", operationId: "updatePost", summary: "Edit a post (an approved post of a brand that needs approval goes back to draft)", request: { params: z.object({ postId: id }), ...body(PostInput.omit({ brandId: true }).partial()) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await updatePost(c.env, c.get("caller"), c.req.valid("param").postId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
     route({
       method: "delete",
       path: "/brands/{brandId}",
+      operationId: "deleteBrand",
       summary: "Delete a brand with its posts and their media (refused while a post is scheduled)",
       request: { params: z.object({ brandId: id }) },
       responses: { 200: jsonContent(z.object({ brandId: z.string(), deleted: z.literal(true) }), "Deleted"), ...pickErrors(400, 401, 404) },
@@ -108,18 +127,19 @@ export const socialRoutes = liveKeysOnly(createRouter(), ["/brands", "/brands/*"
       return c.json({ brandId: c.req.valid("param").brandId, deleted: true as const }, 200);
     },
   )
-  .openapi(route({ method: "delete", path: "/posts/{postId}", summary: "Delete a post and its media", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(z.object({ postId: z.string(), deleted: z.literal(true) }), "Deleted"), ...pickErrors(400, 401, 404) } }), async (c) => {
+  .openapi(route({ method: "delete", path: "/posts/{postId}", operationId: "deletePost", summary: "Delete a post and its media", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(z.object({ postId: z.string(), deleted: z.literal(true) }), "Deleted"), ...pickErrors(400, 401, 404) } }), async (c) => {
     await deletePost(c.env, c.get("caller").accountId, c.req.valid("param").postId);
     return c.json({ postId: c.req.valid("param").postId, deleted: true as const }, 200);
   })
   .openapi(
-    route({ method: "post", path: "/posts/{postId}/approval-links", summary: "A shareable review link for the client (valid 14 days, revocable, no account needed)", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(ApprovalLinkSchema, "Link"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "post", path: "/posts/{postId}/approval-links", operationId: "createApprovalLink", summary: "A shareable review link for the client (valid 14 days, revocable, no account needed)", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(ApprovalLinkSchema, "Link"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await createApprovalLink(c.env, c.get("caller").accountId, c.req.valid("param").postId, new URL(c.req.url).origin, Date.now()), 200),
   )
   .openapi(
     route({
       method: "post",
       path: "/posts/{postId}/{action}",
+      operationId: "changePostState",
       summary: "Move a post: submit (for approval), schedule, unschedule, cancel; 400 names the state when the move is not allowed",
       request: { params: z.object({ postId: id, action: z.enum(["submit", "schedule", "unschedule", "cancel"]) }), body: { required: false, content: { "application/json": { schema: z.object({ scheduledAt: z.string().max(40).optional() }) } } } },
       responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) },
@@ -131,7 +151,7 @@ export const socialRoutes = liveKeysOnly(createRouter(), ["/brands", "/brands/*"
       return c.json(await actOnPost(c.env, c.get("caller").accountId, postId, action, { scheduledAt }, Date.now()), 200);
     },
   )
-  .openapi(route({ method: "delete", path: "/approval-links/{linkId}", summary: "Revoke a review link", request: { params: z.object({ linkId: id }) }, responses: { 200: jsonContent(z.object({ linkId: z.string(), revoked: z.literal(true) }), "Revoked"), ...pickErrors(401, 404) } }), async (c) => {
+  .openapi(route({ method: "delete", path: "/approval-links/{linkId}", operationId: "revokeApprovalLink", summary: "Revoke a review link", request: { params: z.object({ linkId: id }) }, responses: { 200: jsonContent(z.object({ linkId: z.string(), revoked: z.literal(true) }), "Revoked"), ...pickErrors(401, 404) } }), async (c) => {
     await revokeApprovalLink(c.env.DB, c.get("caller").accountId, c.req.valid("param").linkId, Date.now());
     return c.json({ linkId: c.req.valid("param").linkId, revoked: true as const }, 200);
   })

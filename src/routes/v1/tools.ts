@@ -37,6 +37,7 @@ export function toolRoutes() {
     const route = createRoute({
       method: "post",
       path: `/${tool}`,
+      operationId: tool.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase()),
       tags: ["Tools"],
       summary,
       security: [{ ApiKey: [] }],

@@ -18,6 +18,7 @@ export function uploadRoutes() {
   router.openAPIRegistry.registerPath({
     method: "post",
     path: "/uploads",
+    operationId: "createUpload",
     tags: ["Uploads"],
     summary: "Ingest a video, audio or image file (multipart) or a public URL",
     description:

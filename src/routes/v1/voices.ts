@@ -19,6 +19,7 @@ const security = [{ ApiKey: [] }];
 const register = createRoute({
   method: "post",
   path: "/voices/clone",
+  operationId: "registerClonedVoice",
   tags,
   security,
   summary: "Register or replace the account's cloned voice (free)",
@@ -29,6 +30,7 @@ const register = createRoute({
 const show = createRoute({
   method: "get",
   path: "/voices/clone",
+  operationId: "getClonedVoice",
   tags,
   security,
   summary: "The account's cloned voice",
@@ -37,6 +39,7 @@ const show = createRoute({
 const remove = createRoute({
   method: "delete",
   path: "/voices/clone",
+  operationId: "deleteClonedVoice",
   tags,
   security,
   summary: "Remove the account's cloned voice",

@@ -46,6 +46,7 @@ const getRoute = createRoute({
   ...common,
   method: "get",
   path: "/account/webhook",
+  operationId: "getAccountWebhook",
   summary: "The account's default webhook URL and signing secret",
   responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings"), ...pickErrors(400, 401, 500) },
 });
@@ -54,6 +55,7 @@ const putRoute = createRoute({
   ...common,
   method: "put",
   path: "/account/webhook",
+  operationId: "setAccountWebhook",
   summary: "Set the account's default webhook URL",
   description: "https to a public host (checked as URL uploads are, DNS included; checked again at every delivery). Jobs created afterwards without their own webhookUrl notify it.",
   request: {
@@ -66,6 +68,7 @@ const deleteRoute = createRoute({
   ...common,
   method: "delete",
   path: "/account/webhook",
+  operationId: "deleteAccountWebhook",
   summary: "Remove the account's default webhook URL",
   description: "Jobs already created keep the URL they were created with.",
   responses: { 200: jsonContent(AccountWebhookSchema, "Webhook settings"), ...pickErrors(400, 401, 500) },
@@ -75,6 +78,7 @@ const rotateRoute = createRoute({
   ...common,
   method: "post",
   path: "/account/webhook/rotate-secret",
+  operationId: "rotateWebhookSecret",
   summary: "Replace the webhook signing secret",
   description:
     "The new secret signs every attempt from now on, pending retries included. For 24 hours each delivery carries two signatures in webhook-signature (new secret first, then the previous one), so a receiver can switch without missing events; after that only the new one.",
@@ -85,6 +89,7 @@ const logRoute = createRoute({
   ...common,
   method: "get",
   path: "/jobs/{id}/webhooks",
+  operationId: "listJobWebhookDeliveries",
   summary: "Delivery log of a job's webhooks",
   description:
     "One delivery per terminal event (job.completed or job.failed), with every attempt: time, duration, HTTP status or error. Attempts retry a non-2xx answer after 30 s, 2 min, 10 min, 1 h, 3 h, 6 h, 6 h and 8 h (9 attempts over 24 h). Readable only by the key that created the job (404 otherwise, as GET /api/v1/jobs/{id}), for as long as deliveries may go on: past the 3 hours of the job record, until the job row is purged a day later.",
