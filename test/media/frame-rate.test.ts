@@ -353,3 +353,66 @@ describe("merge across frame rates on ffmpeg.wasm", () => {
     for (const offset of offsets) expect(Math.abs(offset)).toBeLessThanOrEqual(0.04);
   });
 });
+
+describe("the picture on screen at a cut, and AVI frame times, on ffmpeg.wasm", () => {
+  /** 6 s at 1 fps (a slideshow or screen recording) whose frame n is a flat grey of level 30 + 30 n, with a tone. */
+  async function slideshow(): Promise<MediaInput & { bytes: Uint8Array }> {
+    const bytes = await generate("slides.mp4", [
+      "-f", "lavfi", "-i", "color=c=black:s=64x48:r=1:d=6,format=yuv420p,geq=lum='30+30*N':cb=128:cr=128",
+      "-f", "lavfi", "-i", "sine=f=440:d=6",
+      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest",
+    ]);
+    const { result } = await probe(bytes, "slides.mp4");
+    return { name: "in0.mp4", filename: "slides.mp4", sizeBytes: bytes.byteLength, probe: result, bytes };
+  }
+
+  /** Each decoded frame's time and mean luma. */
+  async function frames(bytes: Uint8Array, name: string) {
+    const core = await createFfmpegCore();
+    const log: string[] = [];
+    core.setLogger((entry) => log.push(entry.message));
+    core.FS.writeFile(name, bytes.slice());
+    core.exec("-hide_banner", "-i", name, "-map", "0:v:0", "-vf", "signalstats,metadata=print:key=lavfi.signalstats.YAVG", "-f", "null", "-");
+    const times = log.flatMap((line) => [...line.matchAll(/pts_time:([\d.]+)/g)].map((m) => Number(m[1])));
+    const lumas = log.flatMap((line) => [...line.matchAll(/YAVG=([\d.]+)/g)].map((m) => Number(m[1])));
+    return times.map((time, i) => ({ time, level: Math.round((lumas[i]! - 30) / 30) }));
+  }
+
+  async function trimmed(input: MediaInput & { bytes: Uint8Array }, start: number, end: number) {
+    const command = buildTrimCommand({ start, end }, [input]);
+    const run = await runFfmpegWasm({ args: command.args, inputs: { [input.name]: input.bytes.slice() }, outputs: [command.outputName] });
+    const out = run.outputs[command.outputName]!;
+    return { out, probed: await ffprobe(out), shown: await frames(out, command.outputName) };
+  }
+
+  it("keeps the frame shown at start, even when no frame begins inside the cut", async () => {
+    const input = await slideshow();
+    // 2.5-2.9 s: frame 2 is on screen the whole time. ffmpeg's accurate seek dropped it: audio only.
+    const inside = await trimmed(input, 2.5, 2.9);
+    expect(inside.probed.video).toBeDefined();
+    expect(new Set(inside.shown.map((f) => f.level))).toEqual(new Set([2]));
+    expect(inside.shown[0]!.time).toBe(0);
+    expect(Number(inside.probed.video!.duration)).toBeCloseTo(0.4, 1);
+    expect(Number(inside.probed.audio!.duration)).toBeCloseTo(0.4, 1);
+    // 0.5-3.5 s: frame 0 from 0 (it started late at 0.5 s), then 1, 2, 3 from 0.5, 1.5, 2.5 s
+    // (laid on 24 fps, so each picture changes at its own time).
+    const across = await trimmed(input, 0.5, 3.5);
+    const changes = across.shown.filter((f, i) => i === 0 || f.level !== across.shown[i - 1]!.level);
+    expect(changes.map((f) => f.level)).toEqual([0, 1, 2, 3]);
+    changes.forEach((f, i) => expect(f.time).toBeCloseTo(i === 0 ? 0 : i - 0.5, 2));
+    expect(Number(across.probed.format.duration)).toBeCloseTo(3, 1);
+  });
+
+  it("converts to AVI with each picture at its time and the source's duration", async () => {
+    const input = await slideshow();
+    const command = buildConvertCommand({ format: "avi" }, [input]);
+    const run = await runFfmpegWasm({ args: command.args, inputs: { [input.name]: input.bytes.slice() }, outputs: [command.outputName] });
+    const out = run.outputs[command.outputName]!;
+    // The MP3 priming shifted every frame after the first by one: frame 1 at 2 s, 7 s in all.
+    const shown = await frames(out, command.outputName);
+    expect(shown.map((f) => f.level)).toEqual([0, 1, 2, 3, 4, 5]);
+    shown.forEach((f, i) => expect(f.time).toBeCloseTo(i, 2));
+    const probed = await ffprobe(out);
+    expect(Number(probed.video!.duration)).toBeCloseTo(6, 1);
+  });
+});

@@ -9,7 +9,7 @@
 import type { ConvertInput } from "../../tools/convert";
 import type { ProbeResult } from "../types";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
-import { type AudioEncoder, audioEncoderArgs, EVEN_SIZE_FILTER, isAudioOnly, streamMaps, type VideoEncoder, videoEncoderArgs, wasmHeapEstimate } from "./encoders";
+import { type AudioEncoder, audioEncoderArgs, AVI_TIMING, EVEN_SIZE_FILTER, isAudioOnly, streamMaps, type VideoEncoder, videoEncoderArgs, wasmHeapEstimate } from "./encoders";
 
 export type ConvertFormat = ConvertInput["format"];
 
@@ -92,7 +92,7 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     keepsRotation: false,
     video: "mpeg4",
     audio: "mp3",
-    extraArgs: [],
+    extraArgs: AVI_TIMING,
   },
   // ffmpeg 5.1's Matroska muxer drops the display matrix: a copied phone video would play sideways.
   mkv: {

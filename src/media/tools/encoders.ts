@@ -30,6 +30,14 @@ export type AudioEncoder = "aac" | "opus" | "mp3" | "vorbis" | "flac" | "pcm";
  *   close to the source at 3-5x the size of H.264.
  */
 /**
+ * AVI stores no start times. ffmpeg's default shift of negative timestamps (the MP3 encoder's
+ * priming begins before 0) moved every video frame after the first one frame later: a 1 fps
+ * source played 1 s behind its sound and lasted 7 s instead of 6. Unshifted, the pictures keep
+ * their times and the sound plays the encoder's 25 ms of priming first.
+ */
+export const AVI_TIMING = ["-avoid_negative_ts", "disabled"] as const;
+
+/**
  * Every frame at its own time. MP4 and MOV otherwise default to a constant rate, the stream's
  * guessed one: phone video, whose rate varies, lost or repeated frames (24 + 25 + 30 fps parts
  * came out at 24 fps, 74 frames of 79; 24 + 60 fps at its 120 fps guess, 363 of 126). `vfr`

@@ -2,11 +2,20 @@
  * trim: the segment [start, end) of a video or audio file, in the source's container.
  *
  * Frame accurate: the input is seeked with `-ss` before `-i` (ffmpeg decodes from the
- * keyframe before `start` and drops what precedes it, for video and audio alike), `-t` stops
- * at `end - start`, and both streams are re-encoded, so the cut lands on the exact frame and
- * audio sample instead of the surrounding keyframe or packet, and both streams start at 0 in
- * sync. A stream copy would start at the previous keyframe (up to 10 s early on phone video)
- * and cut audio on packet boundaries.
+ * keyframe before `start`), `-t` stops at `end - start`, and both streams are re-encoded, so
+ * the cut lands on the exact frame and audio sample instead of the surrounding keyframe or
+ * packet, and both streams start at 0 in sync. A stream copy would start at the previous
+ * keyframe (up to 10 s early on phone video) and cut audio on packet boundaries.
+ *
+ * A slow source (under 24 fps: slideshows, screen recordings, time-lapses) keeps the picture on
+ * screen at `start`: ffmpeg's accurate seek drops every frame that begins before `start`, so a
+ * cut inside a frame's display time started on the next frame, up to a second late at 1 fps,
+ * and with no video at all when no frame began inside the segment (a 1 fps slideshow cut from
+ * 2.5 to 2.9 s came back audio-only). For such a source the frames before `start` are kept (at
+ * negative times) and the `fps` filter lays the picture of each instant on a grid from 0, a
+ * multiple of the source's rate of at least 24 fps, so every picture still changes at its own
+ * time; the audio is cut at `start` to the sample by `atrim`. Faster sources keep ffmpeg's seek
+ * (at most one frame late) and their own frame times, variable rates included.
  */
 import type { TrimInput } from "../../tools/trim";
 import type { ProbeResult } from "../types";
@@ -15,6 +24,7 @@ import { convertTargets } from "./convert";
 import {
   type AudioEncoder,
   audioEncoderArgs,
+  AVI_TIMING,
   EVEN_SIZE_FILTER,
   isAudioOnly,
   seconds,
@@ -47,7 +57,7 @@ const families: Record<string, ContainerFamily> = {
   m4a: { extension: "m4a", muxer: "ipod", video: "x264", audio: "aac", extraArgs: FASTSTART },
   webm: { extension: "webm", muxer: "webm", video: "vp8", audio: "opus", extraArgs: [] },
   mkv: { extension: "mkv", muxer: "matroska", video: "x264", audio: "aac", extraArgs: [] },
-  avi: { extension: "avi", muxer: "avi", video: "mpeg4", audio: "mp3", extraArgs: [] },
+  avi: { extension: "avi", muxer: "avi", video: "mpeg4", audio: "mp3", extraArgs: AVI_TIMING },
   mp3: { extension: "mp3", muxer: "mp3", video: "x264", audio: "mp3", extraArgs: [] },
   aac: { extension: "aac", muxer: "adts", video: "x264", audio: "aac", extraArgs: [] },
   wav: { extension: "wav", muxer: "wav", video: "x264", audio: "pcm", extraArgs: ["-rf64", "auto"] },
@@ -117,6 +127,16 @@ function trimStreaming(input: MediaInput, start: number, end: number): MediaComm
   return streamedInput(input, readFraction);
 }
 
+/** Below this rate a trim lays the source on a grid of a multiple of its rate (1 fps on 24 fps). */
+const MIN_GRID_RATE = 24;
+
+function slowSourceGrid(probe: ProbeResult): string | undefined {
+  const rate = probe.frameRate;
+  if (isAudioOnly(probe) || rate === undefined || !(rate > 0) || rate >= MIN_GRID_RATE) return undefined;
+  // round=up: a cut shorter than one grid step still gets the picture on screen at its start.
+  return `fps=${seconds(rate * Math.ceil(MIN_GRID_RATE / rate))}:start_time=0:round=up`;
+}
+
 export function buildTrimCommand(params: Pick<TrimInput, "start" | "end">, inputs: MediaInput[]): MediaCommand {
   const input = inputs[0];
   if (input === undefined) throw new TypeError("trim takes one input");
@@ -125,14 +145,17 @@ export function buildTrimCommand(params: Pick<TrimInput, "start" | "end">, input
   const family = containerFamily(probe);
   const audioOnly = isAudioOnly(probe);
 
-  const videoArgs = audioOnly ? [] : ["-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs(family.video, probe.width, probe.height)];
-  const audioArgs = probe.hasAudio ? familyAudioArgs(family, probe) : [];
+  const grid = slowSourceGrid(probe);
+  const videoArgs = audioOnly ? [] : ["-vf", grid ? `${grid},${EVEN_SIZE_FILTER}` : EVEN_SIZE_FILTER, ...videoEncoderArgs(family.video, probe.width, probe.height)];
+  const audioArgs = probe.hasAudio ? [...(grid ? ["-af", "atrim=start=0"] : []), ...familyAudioArgs(family, probe)] : [];
   const outputName = `out.${family.extension}`;
   return {
     args: [
       "-hide_banner",
       "-y",
-      // Input seeking with accurate_seek (ffmpeg's default when transcoding): exact first frame.
+      // Accurate seek by default (exact first frame and sample); a slow source keeps what
+      // precedes `start` (at negative times) for its grid and atrim above.
+      ...(grid ? ["-noaccurate_seek"] : []),
       "-ss", seconds(params.start),
       "-i", input.name,
       "-t", seconds(params.end - params.start),
