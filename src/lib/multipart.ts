@@ -21,7 +21,7 @@ export interface StreamedPart {
  * Browsers and fetch's FormData write a quote, CR and LF of a file name as %22, %0D and %0A
  * (HTML's multipart/form-data encoding); read them back so a name keeps its own characters.
  */
-export function decodeFormFilename(filename: string | undefined): string | undefined {
+function decodeFormFilename(filename: string | undefined): string | undefined {
   return filename?.replace(/%(22|0D|0A)/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }
 

@@ -112,23 +112,24 @@ describe("POST /api/v1/uploads (multipart)", () => {
 });
 
 describe("upload file names", () => {
-  it("folds accents instead of cutting the letter in two, and results are named after it", async () => {
+  /** The name an upload of the WebM fixture under `name` is stored with. */
+  async function storedFilename(name: string): Promise<string> {
     const account = await newAccount();
-    const response = await uploadBytes(account, await fixtureBytes("clip.webm"), "Vidéo d’été 日本.webm");
+    const response = await uploadBytes(account, await fixtureBytes("clip.webm"), name);
     const body = (await response.json()) as { uploadId: string };
     expect(response.status, JSON.stringify(body)).toBe(200);
     const row = await env.DB.prepare("SELECT filename FROM uploads WHERE id = ?").bind(body.uploadId).first<{ filename: string }>();
-    expect(row!.filename).toBe("Video_d_ete_.webm");
-    expect(resultName(row!.filename, "mp3")).toBe("Video_d_ete.mp3");
+    return row!.filename;
+  }
+
+  it("folds accents instead of cutting the letter in two, and results are named after it", async () => {
+    const filename = await storedFilename("Vidéo d’été 日本.webm");
+    expect(filename).toBe("Video_d_ete_.webm");
+    expect(resultName(filename, "mp3")).toBe("Video_d_ete.mp3");
   });
 
   it("reads back the quotes a form writes as %22 in a file name", async () => {
-    const account = await newAccount();
-    const response = await uploadBytes(account, await fixtureBytes("clip.webm"), 'my "best" clip.webm');
-    const body = (await response.json()) as { uploadId: string };
-    expect(response.status, JSON.stringify(body)).toBe(200);
-    const row = await env.DB.prepare("SELECT filename FROM uploads WHERE id = ?").bind(body.uploadId).first<{ filename: string }>();
-    expect(row!.filename).toBe("my_best_clip.webm");
+    expect(await storedFilename('my "best" clip.webm')).toBe("my_best_clip.webm");
   });
 });
 
