@@ -262,6 +262,30 @@ describe.skipIf(!HAS_PICO || !HAS_POCKETSPHINX)("speech jobs", () => {
     console.log(`voice-change signal level: source f0 ${speechClipF0.toFixed(0)} Hz -> ${f0.toFixed(0)} Hz (thomas ~122)`);
     expect(Math.abs(f0 - 122)).toBeLessThan(Math.abs(speechClipF0 - 122) / 2);
     expect(backend.jobLogs().find((l) => l.jobId === "job_vcsig")?.voiceChangeMode).toBe(2);
+    // The source's mono stays mono (it came back stereo at 44.1 kHz), at 48 kHz as the other way.
+    const { stdout } = await run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels,sample_rate", "-of", "csv=p=0", output]);
+    expect(stdout.trim()).toBe("48000,1");
+  });
+
+  it("keeps a 5.1 original's six channels at signal level", async () => {
+    const surround = path.join(scratch, "vc-51.mp4");
+    await ffmpeg([
+      "-i", path.join(scratch, "speech.mp4"),
+      "-filter_complex", "[0:a]aresample=48000,pan=5.1|FL=c0|FR=c0|FC=c0|LFE=0*c0|BL=0.5*c0|BR=0.5*c0[a]",
+      "-map", "0:v", "-map", "[a]", "-c:v", "copy", "-c:a", "aac", "-b:a", "256k", surround,
+    ]);
+    fixture.media.set("vc51", readFileSync(surround));
+    await backend.postJob(
+      speechBody("vc51", { kind: "voice-change", voice: "thomas", language: "fr", output: { name: "out.mp4", contentType: "video/mp4" } }),
+    );
+    const [callback] = await fixture.waitForCallback("vc51", 1, 90_000);
+    expect(payload(callback!)).toMatchObject({ status: "completed" });
+    const output = path.join(scratch, "vc51-out.mp4");
+    writeFileSync(output, fixture.of("PUT", "/upload/vc51")[0]!.body);
+    const { stdout } = await run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels,channel_layout,sample_rate", "-of", "csv=p=0", output]);
+    expect(stdout.trim()).toBe("48000,6,5.1");
+    expect(Math.abs(Number((await ffprobe(output)).format.duration) - 5)).toBeLessThanOrEqual(0.1);
+    expect(backend.jobLogs().find((l) => l.jobId === "job_vc51")?.voiceChangeMode).toBe(2);
   });
 
   it("measures a voice profile and speaks with voice 'clone' at its pitch", async () => {

@@ -1948,7 +1948,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description 1 to 100000 characters (Unicode code points); billed per character */
+                    /** @description 1 to 100000 characters (Unicode code points), at least one letter or digit; billed per character */
                     text: string;
                     /**
                      * @description Catalogue voice, or `clone` for the account's cloned voice (400 when none is registered)

@@ -254,11 +254,12 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
     output,
   ];
   const dur = duration.toFixed(3);
+  // Both ways keep the original's channels, at 48 kHz; an unnamed layout is mixed as stereo.
+  const layout = info.audioLayout ?? "stereo";
   if (newAudio) {
-    // Original audio: the voice band (120 Hz - 4 kHz) removed, the rest ducked under the new voice,
-    // in the original's channels at 48 kHz: the new voice (mono) is upmixed to them, into the
-    // centre of 5.1, into both sides of stereo. An unnamed layout is mixed as stereo.
-    const layout = info.audioLayout ?? "stereo";
+    // Original audio: the voice band (120 Hz - 4 kHz) removed, the rest ducked under the new voice:
+    // the new voice (mono) is upmixed to the original's channels, into the centre of 5.1, into
+    // both sides of stereo.
     ctx.setPhase("mixing the new voice");
     await runTool(
       runtime.ffmpeg,
@@ -291,7 +292,7 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
     const wide = path.join(workDir, ".orig.wav");
     await runTool(
       runtime.ffmpeg,
-      [...common, "-map", "0:a:0", "-vn", "-af", "aresample=first_pts=0", "-ac", "2", "-ar", "44100", "-c:a", "pcm_s16le", wide],
+      [...common, "-map", "0:a:0", "-vn", "-af", "aresample=first_pts=0", "-ar", String(MIX_RATE), "-c:a", "pcm_s16le", wide],
       { ...opts, label: "ffmpeg" },
     );
     ctx.setPhase("shifting the voice");
@@ -310,7 +311,7 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
     ctx.setPhase("muxing");
     await runTool(
       runtime.ffmpeg,
-      [...common, "-i", current, "-filter_complex", `[1:a]apad,atrim=0:${dur}[a]`, ...tail],
+      [...common, "-i", current, "-filter_complex", `[1:a]apad,atrim=0:${dur},aformat=channel_layouts=${layout}[a]`, ...tail],
       { ...opts, label: "ffmpeg" },
     );
     mode = 2;
