@@ -14,7 +14,7 @@ import { sendCallback, type CallbackPayload, type CallbackResult } from "./callb
 import { log, type Faults } from "./config.ts";
 import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts";
 import { loudnessFinalArgs } from "./loudness.ts";
-import { FONTS_SUBDIR, type JobRequest, type StreamedDemuxer } from "./protocol.ts";
+import { FONTS_SUBDIR, type JobRequest, type StreamedDemuxer, UPLOAD_INPUT_OPTIONS } from "./protocol.ts";
 import { ProgressiveServer } from "./progressive.ts";
 import { DownloadProgress, downloadToFile, TransferError, uploadFile } from "./transfer.ts";
 import { runSpeechJob } from "./speech/jobs.ts";
@@ -64,10 +64,11 @@ const STREAM_INPUT_OPTIONS = [
 
 /**
  * The argv actually run: `-protocol_whitelist file` before every `-i`, so that a declared input
- * (a playlist, a concat list) cannot make ffmpeg open network or other protocols; a streamed
- * input is replaced by its URL, behind STREAM_INPUT_OPTIONS and its demuxer.
+ * (a playlist, a concat list) cannot make ffmpeg open network or other protocols, and an uploaded
+ * one is read by an upload container's demuxer only (UPLOAD_DEMUXERS); a streamed input is
+ * replaced by its URL, behind STREAM_INPUT_OPTIONS and its demuxer.
  */
-export function hardenArgs(args: string[], streamed: ReadonlyMap<string, StreamedInput> = new Map()): string[] {
+export function hardenArgs(args: string[], streamed: ReadonlyMap<string, StreamedInput> = new Map(), uploads: ReadonlySet<string> = new Set()): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     if (args[i] !== "-i") {
@@ -77,7 +78,7 @@ export function hardenArgs(args: string[], streamed: ReadonlyMap<string, Streame
     const name = args[++i]!;
     const stream = streamed.get(name);
     if (stream) out.push(...STREAM_INPUT_OPTIONS, "-f", stream.demuxer, "-i", stream.url);
-    else out.push("-protocol_whitelist", "file", "-i", name);
+    else out.push("-protocol_whitelist", "file", ...(uploads.has(name) ? UPLOAD_INPUT_OPTIONS : []), "-i", name);
   }
   return out;
 }
@@ -321,6 +322,7 @@ export class JobRunner {
         }
       }
 
+      const uploads = new Set(inputs.map((input) => input.name));
       const streamed = new Map<string, StreamedInput>();
       const progressive = job.kind === "ffmpeg" ? job.progressiveInputs : {};
       for (const input of inputs) {
@@ -364,7 +366,7 @@ export class JobRunner {
         entry.phase = phase;
         const run = await runFfmpeg({
           ffmpegPath: this.#options.ffmpegPath,
-          args: hardenArgs(args, streamed),
+          args: hardenArgs(args, streamed, uploads),
           cwd: workDir,
           signal: downloadSignal,
           env: this.#childEnv,

@@ -5,11 +5,12 @@
  * URL; only http(s) is allowed as input protocol.
  */
 import { spawn } from "node:child_process";
-import type { FullProbe } from "./protocol.ts";
+import { type FullProbe, UPLOAD_INPUT_OPTIONS } from "./protocol.ts";
 
 export type { FullProbe } from "./protocol.ts";
 
-const PROTOCOLS = ["-protocol_whitelist", "http,https,tcp,tls,crypto"];
+/** Only what a signed URL needs, and only an upload container's demuxer (no playlist naming other URLs). */
+const PROTOCOLS = ["-protocol_whitelist", "http,https,tcp,tls,crypto", ...UPLOAD_INPUT_OPTIONS];
 
 function run(program: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {

@@ -117,6 +117,15 @@ export type LoudnormTarget = z.infer<typeof LoudnormTargetSchema>;
 const loudnormFilterCount = (args: string[]) => args.reduce((count, arg) => count + (arg.match(LOUDNORM_FILTER)?.length ?? 0), 0);
 
 /**
+ * Demuxers an uploaded input may be read with (`-format_whitelist` in front of it, on both
+ * engines): those of the containers uploads are accepted in. ffmpeg otherwise picks a demuxer by
+ * content, and a file that passed the upload's checks as MP3 can hold an HLS playlist after a
+ * long ID3 tag, whose entries would be opened on the host that runs the job.
+ */
+export const UPLOAD_DEMUXERS = "mov,matroska,avi,mp3,aac,wav,flac,ogg,image2,png_pipe,jpeg_pipe,webp_pipe";
+export const UPLOAD_INPUT_OPTIONS = ["-format_whitelist", UPLOAD_DEMUXERS] as const;
+
+/**
  * Demuxers an input may be read with over HTTP (FfmpegJobSchema.streamedInputs): containers whose
  * index lets ffmpeg seek with a range request and that never open other URLs themselves.
  */

@@ -141,6 +141,33 @@ describe.skipIf(!HAS_PICO || !HAS_POCKETSPHINX)("speech jobs", () => {
     expect(fixture.of("PUT", "/upload/trfr")).toHaveLength(0);
   });
 
+  it("never opens a file a playlist names: an upload passed as MP3 that hides HLS after a long ID3 tag fails", async () => {
+    // The upload's checks see an ID3 tag longer than their window, then MPEG frames; ffmpeg skips
+    // the tag and, left to choose, reads the playlist and the host file it names.
+    const secret = path.join(scratch, "secret.mp4");
+    writeFileSync(secret, speechClip);
+    const frames = path.join(scratch, "frames.mp3");
+    await ffmpeg(["-f", "lavfi", "-i", "sine=f=800:d=3", "-c:a", "libmp3lame", frames]);
+    const tag = Buffer.alloc(5000);
+    const tagSize = Buffer.from([21, 14, 7, 0].map((shift) => (tag.length >> shift) & 0x7f));
+    const playlist = `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:5.0,\nfile://${secret}\n#EXT-X-ENDLIST\n${"\n".repeat(16)}`;
+    const disguised = Buffer.concat([Buffer.from("ID3\x03\x00\x00", "latin1"), tagSize, tag, Buffer.from(playlist), readFileSync(frames)]);
+    fixture.media.set("speechhls", disguised);
+    fixture.media.set("ffmpeghls", disguised);
+    await backend.postJob(speechBody("speechhls", { kind: "transcribe", language: "en", output: { name: "transcript.json", contentType: "application/json" } }));
+    await backend.postJob(
+      jobBody(fixture, "ffmpeghls", {
+        args: ["-hide_banner", "-y", "-i", "in0.mp4", "-vn", "-c:a", "pcm_s16le", "out.wav"],
+        output: { name: "out.wav", url: `${fixture.baseUrl}/upload/ffmpeghls?X-Amz-Signature=deadbeef`, contentType: "audio/wav" },
+      }),
+    );
+    for (const key of ["speechhls", "ffmpeghls"]) {
+      const [callback] = await fixture.waitForCallback(key, 1, 30_000);
+      expect(payload(callback!)).toMatchObject({ status: "failed", error: expect.stringMatching(/whitelist/) });
+      expect(fixture.of("PUT", `/upload/${key}`)).toHaveLength(0);
+    }
+  });
+
   it("refuses a malformed speech request with 400", async () => {
     const bad = await backend.postJob(speechBody("bad", { kind: "tts", text: "x", voice: "bob", language: "en", output: { name: "out.wav", contentType: "audio/wav" } }));
     expect(bad.status).toBe(400);

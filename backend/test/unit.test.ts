@@ -4,7 +4,7 @@ import { describeFfmpegFailure, TailBuffer } from "../src/ffmpeg.ts";
 import { describeFfmpegLog, summarizeFfmpegLog } from "../src/ffmpeg-log.ts";
 import { hardenArgs } from "../src/jobs.ts";
 import { rotationOf } from "../src/probe.ts";
-import { checkFfmpegArgs, parseJobRequest, signCallback, verifyCallbackSignature } from "../src/protocol.ts";
+import { checkFfmpegArgs, parseJobRequest, signCallback, UPLOAD_DEMUXERS, verifyCallbackSignature } from "../src/protocol.ts";
 import { hmac, SECRET } from "./helpers.ts";
 
 const declared = new Set(["in0.mp4", "in1.wav", "subs.ass", "list.txt"]);
@@ -47,6 +47,12 @@ describe("checkFfmpegArgs", () => {
   it("puts -protocol_whitelist file before every input", () => {
     expect(hardenArgs(["-y", "-ss", "1", "-i", "in0.mp4", "-i", "in1.wav", "out.mp4"])).toEqual([
       "-y", "-ss", "1", "-protocol_whitelist", "file", "-i", "in0.mp4", "-protocol_whitelist", "file", "-i", "in1.wav", "out.mp4",
+    ]);
+  });
+
+  it("reads an uploaded input with an upload container's demuxer only", () => {
+    expect(hardenArgs(["-i", "in0.mp4", "-i", "cleaned-audio.nut", "out.mp4"], new Map(), new Set(["in0.mp4"]))).toEqual([
+      "-protocol_whitelist", "file", "-format_whitelist", UPLOAD_DEMUXERS, "-i", "in0.mp4", "-protocol_whitelist", "file", "-i", "cleaned-audio.nut", "out.mp4",
     ]);
   });
 

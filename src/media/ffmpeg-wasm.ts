@@ -7,7 +7,7 @@
  * because the module is compiled once per isolate.
  */
 import { describeFfmpegLog } from "../../backend/src/ffmpeg-log.ts";
-import { FONTS_SUBDIR, isSafeFileName } from "../../backend/src/protocol.ts";
+import { FONTS_SUBDIR, isSafeFileName, UPLOAD_INPUT_OPTIONS } from "../../backend/src/protocol.ts";
 import { createFfmpegCore, type FFmpegCoreModule } from "../../wasm/ffmpeg-core";
 
 export interface FfmpegWasmRequest {
@@ -73,7 +73,7 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
     core.FS.writeFile(name, data, { canOwn: true });
   }
 
-  const exitCode = execCatchingTraps(core, request.args, log);
+  const exitCode = execCatchingTraps(core, withUploadDemuxers(request.args, request.inputs), log);
   // Read after exec: Emscripten replaces HEAPU8 with a larger view whenever memory grows.
   const peakWasmBytes = core.HEAPU8.byteLength;
   const fail = (reason: FfmpegFailure, summary: string) =>
@@ -88,6 +88,11 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
     outputs[name] = data;
   }
   return { outputs, log: log.text(), exitCode, peakWasmBytes };
+}
+
+/** Each input file read by an upload container's demuxer only, as on the backend (UPLOAD_DEMUXERS). */
+function withUploadDemuxers(args: string[], files: Record<string, Uint8Array>): string[] {
+  return args.flatMap((arg, i) => (arg === "-i" && args[i + 1] !== undefined && Object.hasOwn(files, args[i + 1]!) ? [...UPLOAD_INPUT_OPTIONS, arg] : [arg]));
 }
 
 /**

@@ -181,6 +181,32 @@ describe("runFfmpegWasm: failures", () => {
     expect(error).toMatchObject({ reason: "missing-output", exitCode: 0, message: expect.stringMatching(/^ffmpeg produced no out.wav/) });
   });
 
+  it("reads an input with an upload container's demuxer only: an MP3 hiding HLS after a long ID3 tag never opens the file it names", async () => {
+    const frames = (await extract(await fixture("clip.mp4"), "clip.mp4", "mp3")).bytes;
+    // An ID3 tag longer than the upload's sniff window, then what ffmpeg would read as a playlist.
+    const tag = new Uint8Array(5000);
+    const header = new Uint8Array([0x49, 0x44, 0x33, 3, 0, 0, ...[21, 14, 7, 0].map((shift) => (tag.length >> shift) & 0x7f)]);
+    const playlist = new TextEncoder().encode(`#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:2.0,\nfile:/job/other.flac\n#EXT-X-ENDLIST\n${"\n".repeat(16)}`);
+    const concat = (...parts: Uint8Array[]) => {
+      const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+      parts.reduce((at, part) => (out.set(part, at), at + part.length), 0);
+      return out;
+    };
+    const other = await fixture("tone.flac");
+    const run = (input: Uint8Array) =>
+      runFfmpegWasm({
+        args: ["-hide_banner", "-i", "in.mp3", "-c:a", "pcm_s16le", "out.wav"],
+        inputs: { "in.mp3": input, "other.flac": other.slice() },
+        outputs: ["out.wav"],
+      });
+    const refused = await run(concat(header, tag, playlist, frames)).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(FfmpegError);
+    expect((refused as FfmpegError).message).toMatch(/not on whitelist/);
+    // The same long tag before the MP3 alone: read as the MP3 it is.
+    const wav = parseWav((await run(concat(header, tag, frames))).outputs["out.wav"]!);
+    expect(Math.abs(wav.durationSeconds - 2.5)).toBeLessThan(0.1);
+  });
+
   it("refuses file names that would leave the working directory", async () => {
     await expect(runFfmpegWasm({ args: [], inputs: { "../in.wav": new Uint8Array(1) }, outputs: [] })).rejects.toThrow(
       /plain file name/,

@@ -9,12 +9,13 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { encodeWav, pitchStats, readWav, semitones } from "./audio.ts";
-import type {
-  TranscribeJobRequest,
-  TtsJobRequest,
-  VoiceChangeJobRequest,
-  VoiceProfile,
-  VoiceProfileJobRequest,
+import {
+  type TranscribeJobRequest,
+  type TtsJobRequest,
+  UPLOAD_INPUT_OPTIONS,
+  type VoiceChangeJobRequest,
+  type VoiceProfile,
+  type VoiceProfileJobRequest,
 } from "../protocol.ts";
 import { nearestVoice, resolveTranscriptionLanguage, VOICE_F0, type Word } from "./engines.ts";
 import { probeMedia, runTool, SpeechError, toMonoWav } from "./proc.ts";
@@ -247,7 +248,7 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
   }
 
   const output = path.join(workDir, job.output.name);
-  const common = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-protocol_whitelist", "file", "-i", input];
+  const common = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, "-i", input];
   const tail = [
     "-map", "0:v?", "-map", "[a]", "-c:v", "copy", "-c:a", "aac", "-b:a", "128k",
     ...(/\.(mp4|m4v|mov)$/i.test(output) ? ["-movflags", "+faststart"] : []),

@@ -8,6 +8,7 @@ import { access, constants } from "node:fs/promises";
 import path from "node:path";
 import { TailBuffer } from "../ffmpeg.ts";
 import { summarizeFfmpegLog } from "../ffmpeg-log.ts";
+import { UPLOAD_INPUT_OPTIONS } from "../protocol.ts";
 
 /** A speech job's expected failure; its message is shown to the user (no URL, no secret). */
 export class SpeechError extends Error {}
@@ -129,7 +130,7 @@ export async function probeMedia(ffmpegPath: string, file: string, options: Tool
   try {
     const run = await runTool(
       ffmpegPath,
-      ["-nostdin", "-hide_banner", "-protocol_whitelist", "file", "-i", file, "-map", "0:a?", "-f", "null", "-"],
+      ["-nostdin", "-hide_banner", "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, "-i", file, "-map", "0:a?", "-f", "null", "-"],
       { ...options, label: "ffmpeg" },
     );
     stderr = run.stderr;
@@ -166,7 +167,7 @@ export async function toMonoWav(
     ffmpegPath,
     [
       "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-      "-protocol_whitelist", "file", "-i", input,
+      "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, "-i", input,
       // first_pts=0: a track that starts after the picture keeps its offset, so word times are
       // times in the video (transcripts, captions, re-synthesised voices land on the picture).
       "-map", "0:a:0", "-vn", "-af", "aresample=first_pts=0", "-ac", "1", "-ar", String(rate), "-c:a", "pcm_s16le", "-f", "wav", output,
