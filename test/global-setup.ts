@@ -58,6 +58,11 @@ const fixtures: Record<string, string[] | { from: string; args: string[] }> = {
   "logo.png": ["-f", "lavfi", "-i", "color=c=red:size=64x64:duration=1", "-frames:v", "1"],
   "logo.jpg": ["-f", "lavfi", "-i", "color=c=blue:size=64x64:duration=1", "-frames:v", "1"],
   "logo.webp": ["-f", "lavfi", "-i", "color=c=green:size=64x64:duration=1", "-frames:v", "1"],
+  // Wider than tall, in the other headers a size is read from: JPEG's frame header after JFIF,
+  // lossless WebP (VP8L) and extended WebP with alpha (VP8X).
+  "banner.jpg": ["-f", "lavfi", "-i", "color=c=blue:size=96x40:duration=1", "-frames:v", "1"],
+  "banner-lossless.webp": ["-f", "lavfi", "-i", "color=c=blue:size=72x30:duration=1", "-frames:v", "1", "-c:v", "libwebp", "-lossless", "1"],
+  "banner-alpha.webp": ["-f", "lavfi", "-i", "color=c=blue@0.5:size=50x20:duration=1,format=yuva420p", "-frames:v", "1", "-c:v", "libwebp"],
 };
 
 function generateFixtures(): void {

@@ -67,8 +67,7 @@ export async function probeR2Object(bucket: R2Bucket, key: string, size: number)
 async function readStreams(format: SniffedFormat, source: IRandomAccessTokenizer, head: Uint8Array): Promise<StreamSummary> {
   switch (format.family) {
     case "image":
-      await checkImage(source, format.container, format.label);
-      return { hasAudio: false, hasVideo: false };
+      return { hasAudio: false, hasVideo: false, ...(await checkImage(source, format.container, format.label)) };
     case "avi":
       return readAvi(source, format.label);
     case "ogg":
@@ -123,7 +122,8 @@ function prefix(source: IRandomAccessTokenizer, length: number, format: SniffedF
 function toResult(format: SniffedFormat, streams: StreamSummary): ProbeResult {
   const { container, label, mimeTypes } = format;
   if (format.family === "image") {
-    return { kind: "image", container, mimeType: mimeTypes.image ?? "application/octet-stream", durationMs: 0, hasAudio: false, hasVideo: false };
+    const size = streams.width && streams.height ? { width: streams.width, height: streams.height } : {};
+    return { kind: "image", container, mimeType: mimeTypes.image ?? "application/octet-stream", durationMs: 0, hasAudio: false, hasVideo: false, ...size };
   }
   if (!streams.hasAudio && !streams.hasVideo) {
     throw new UnsupportedMediaError(`The ${label} file contains neither an audio nor a video stream.`);

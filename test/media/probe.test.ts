@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type MediaKind, probeR2Object, UnsupportedMediaError } from "../../src/media/probe";
 import { recordingBucket, totalBytes, virtualBucket } from "./buckets";
+import { headersOnlyPng } from "../helpers/images";
 
 interface FfprobeReport {
   format: { duration?: string };
@@ -70,6 +71,9 @@ const cases: Case[] = [
   { name: "logo.png", kind: "image", container: "png", mimeType: "image/png" },
   { name: "logo.jpg", kind: "image", container: "jpeg", mimeType: "image/jpeg" },
   { name: "logo.webp", kind: "image", container: "webp", mimeType: "image/webp" },
+  { name: "banner.jpg", kind: "image", container: "jpeg", mimeType: "image/jpeg" },
+  { name: "banner-lossless.webp", kind: "image", container: "webp", mimeType: "image/webp" },
+  { name: "banner-alpha.webp", kind: "image", container: "webp", mimeType: "image/webp" },
 ];
 
 describe("probeR2Object", () => {
@@ -80,7 +84,8 @@ describe("probeR2Object", () => {
     expect(result).toMatchObject({ kind, container, mimeType });
     expect(reads.length).toBeGreaterThan(0);
     if (kind === "image") {
-      expect(result).toMatchObject({ durationMs: 0, hasAudio: false, hasVideo: false });
+      const picture = reference.streams[0]!;
+      expect(result).toMatchObject({ durationMs: 0, hasAudio: false, hasVideo: false, width: picture.width, height: picture.height });
       return;
     }
     expect(Number.isInteger(result.durationMs)).toBe(true);
@@ -204,6 +209,14 @@ describe("probeR2Object", () => {
     ])("a truncated image (%s cut in half)", async (name, extension) => {
       const bytes = await download(name);
       await refuses(bytes.slice(0, bytes.byteLength >> 1), `probe/truncated.${extension}`, /image is truncated or corrupt/);
+    });
+
+    it.each([
+      [60_000, 60_000, /60000x60000 pixels: images may be at most 16384 pixels a side and 50 megapixels/],
+      [20_000, 100, /20000x100 pixels/],
+      [8_000, 8_000, /8000x8000 pixels/],
+    ])("a PNG declaring a picture too large to decode (%ix%i)", async (width, height, message) => {
+      await refuses(headersOnlyPng(width, height), "probe/huge.png", message);
     });
 
     it("random bytes", async () => {

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { resultName } from "../../src/media/tools/command";
 import { call, expectError, fixtureBytes, newAccount, postJson, uploadBytes, uploadFixture } from "../helpers/api";
+import { headersOnlyPng } from "../helpers/images";
 
 async function objectCount(accountId: string): Promise<number> {
   const listed = await env.MEDIA.list({ prefix: `uploads/${accountId}/` });
@@ -59,6 +60,7 @@ describe("POST /api/v1/uploads (multipart)", () => {
     const clip = await fixtureBytes("clip.mp4");
     await expectError(await uploadBytes(account, clip.slice(0, Math.floor(clip.length * 0.3)), "cut.mp4"), 400, "invalid_request", /file/);
     await expectError(await uploadBytes(account, new Uint8Array(0), "empty.mp4"), 400, "invalid_request", /file/);
+    await expectError(await uploadBytes(account, headersOnlyPng(60_000, 60_000), "logo.png"), 400, "invalid_request", /60000x60000 pixels: images may be at most 16384 pixels a side/);
     expect(await objectCount(account.accountId)).toBe(0);
     const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM uploads WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
     expect(rows!.n).toBe(0);

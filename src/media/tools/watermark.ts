@@ -199,6 +199,12 @@ function textGraph(p: Placement, text: string, width: number, height: number, al
   return finish([draw(size, floatingPosition(p.interval, "w-tw", "x"), floatingPosition(p.interval, "h-th", "y"))], lines);
 }
 
+/** Pixels of the watermark image; images probed before their size was recorded count as 1080p. */
+function imagePixels(image: MediaInput | undefined): number {
+  if (image === undefined) return 0;
+  return (image.probe.width ?? 1920) * (image.probe.height ?? 1080);
+}
+
 export function buildWatermarkCommand(params: WatermarkParams, inputs: MediaInput[]): MediaCommand {
   const video = inputs[0];
   if (video === undefined) throw new TypeError("watermark takes a video input");
@@ -253,6 +259,7 @@ export function buildWatermarkCommand(params: WatermarkParams, inputs: MediaInpu
     resultFilename: resultName(video.filename, "mp4", "-watermark"),
     contentType: "video/mp4",
     wasmCapable: true,
-    wasmHeapBytes: wasmHeapEstimate("x264", width, height, width * height * 16),
+    // The image decoded (RGBA) and converted once more before it is scaled to the video.
+    wasmHeapBytes: wasmHeapEstimate("x264", width, height, width * height * 16 + imagePixels(image) * 8),
   };
 }
