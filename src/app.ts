@@ -26,6 +26,7 @@ import { uploadPageRoutes } from "./web/upload-page";
 import { socialRoutes } from "./routes/v1/social";
 import { integrationRoutes } from "./routes/integrations";
 import { documentRateLimits, limitAddress, limitPerAddress, limitPerKey } from "./rate-limiting";
+import { limitParsedBodies } from "./lib/body-limit";
 import { routeTable, type RouteTest } from "./lib/route-table";
 import { describeRateLimits } from "./services/rate-limits";
 import { renderApiDocs } from "./web/pages/api-docs";
@@ -79,6 +80,8 @@ export function buildApp() {
   const isApiRoute: RouteTest = (method, path) =>
     (apiRoutes ??= routeTable(app.openAPIRegistry.definitions.flatMap((definition) => (definition.type === "route" ? [definition.route] : []))))(method, path);
   app.use("/api/v1/*", requireApiKey(isApiRoute), limitPerKey);
+  // After the key and rate checks: 401, then 429, then 400.
+  app.use("*", limitParsedBodies);
   app.route("/api/v1", uploadRoutes());
   app.route("/api/v1", resumableUploadRoutes());
   app.route("/api/v1", toolRoutes());

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { call, expectError, fixtureBytes, newAccount } from "../helpers/api";
+import { env } from "cloudflare:workers";
+import { BASE, balanceOf, call, expectError, fixtureBytes, newAccount } from "../helpers/api";
 
 describe("tool bodies", () => {
   it("refuses a body that is not JSON with 400, and an empty body with 400 naming the field", async () => {
@@ -11,6 +12,31 @@ describe("tool bodies", () => {
     const missing = await call("/api/v1/convert", { method: "POST", headers: { ...account.auth, "content-type": "application/json" }, body: "{}" });
     const body = await expectError(missing, 400, "invalid_request");
     expect(body.error.message).toMatch(/uploadId/);
+  });
+
+  it("refuses a JSON body over 16 MiB before parsing it, stated length or streamed, and a form body over 1 MiB; nothing is charged", async () => {
+    const account = await newAccount({ credits: 100 });
+    // A valid call padded with spaces past the limit: refused for its size alone.
+    const padded = `{"uploadId": "upl_x", "format": "mp3"${" ".repeat(16 * 1024 * 1024)}}`;
+    const headers = { ...account.auth, "content-type": "application/json" };
+    await expectError(await call("/api/v1/extract-audio", { method: "POST", headers, body: padded }), 400, "invalid_request", /^The JSON body is larger than 16 MiB\.$/);
+    const bytes = new TextEncoder().encode(padded);
+    const streamed = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < bytes.length; at += 1024 * 1024) controller.enqueue(bytes.subarray(at, at + 1024 * 1024));
+        controller.close();
+      },
+    });
+    await expectError(await call("/api/v1/extract-audio", { method: "POST", headers, body: streamed }), 400, "invalid_request", /16 MiB/);
+    // The key is checked first: no key is still a 401.
+    expect((await call("/api/v1/extract-audio", { method: "POST", headers: { "content-type": "application/json" }, body: padded })).status).toBe(401);
+    const form = `email=a%40b.c&password=${"x".repeat(1024 * 1024)}`;
+    const login = await call("/app/login", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: BASE }, body: form });
+    expect(login.status).toBe(400);
+    expect(await login.text()).toContain("larger than 1 MiB");
+    expect(await balanceOf(account)).toBe(100);
+    const jobs = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
+    expect(jobs!.n).toBe(0);
   });
 
   it("reads media types case-insensitively (RFC 9110): Multipart/Form-Data uploads, Application/JSON calls", async () => {
