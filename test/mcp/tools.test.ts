@@ -207,6 +207,19 @@ describe("MCP tools", () => {
     expect((await callTool("get_post", { postId: planned.postId })).isError).toBe(true);
   });
 
+  it("refuses to schedule or submit a post for a network the brand no longer publishes to", async () => {
+    const brand = await callTool("create_brand", { name: "Sans canal", timeZone: "Europe/Paris", channels: [{ network: "mastodon", instanceUrl: inject("mastodonBaseUrl"), accessToken: "mastodon-test-token" }] });
+    const brandId = brand.structuredContent!.brandId as string;
+    const post = await callTool("create_post", { brandId, text: "Plus de Mastodon", networks: ["mastodon"], scheduledAt: "2027-03-01T09:00" });
+    expect(post.isError, post.content[0].text).toBeFalsy();
+    expect((await callTool("update_brand", { brandId, channels: [] })).isError).toBeFalsy();
+    for (const name of ["schedule_post", "submit_post"]) {
+      const refused = await callTool(name, { postId: post.structuredContent!.postId });
+      expect(refused.isError, name).toBe(true);
+      expect(refused.content[0].text).toMatch(/networks: the brand does not publish to mastodon \(it has: none\)/);
+    }
+  });
+
   it("hands out a one-time upload page whose upload the assistant then reads", async () => {
     const link = await callTool("create_upload_link");
     expect(link.isError, link.content[0].text).toBeFalsy();
