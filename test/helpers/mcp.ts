@@ -103,3 +103,14 @@ export async function mcpClient(accessToken: string): Promise<Client> {
   await client.connect(transport);
   return client;
 }
+
+/**
+ * The error a tool result carries: an `isError` result with no structuredContent (that belongs
+ * to the tool's output schema, which describes successes) and `{code, message, ...}` as JSON text.
+ */
+export function toolError(result: { isError?: boolean; structuredContent?: unknown; content: { type: string; text?: string }[] }) {
+  expect(result.isError, result.content[0]?.text).toBe(true);
+  expect(result.structuredContent).toBeUndefined();
+  expect(result.content).toHaveLength(1);
+  return JSON.parse(result.content[0].text!) as { code: string; message: string } & Record<string, any>;
+}
