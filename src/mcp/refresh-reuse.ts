@@ -8,7 +8,14 @@
  * of them comes back after the library stopped accepting it, two parties hold the grant: the
  * grant is revoked, so neither the thief's tokens nor the client's work any more, and the person
  * connects again.
+ *
+ * A 400 alone says nothing of reuse: the current token with a wrong `resource` or `scope`, or
+ * from another client, is refused too, and the grant must keep working then. So a refusal is
+ * read against the grant the library stores (`grant:<userId>:<grantId>` in OAUTH_KV, holding the
+ * hashes of the current and previous refresh tokens): a token it still holds keeps the library's
+ * own error; a grant that is gone (disconnected, revoked, expired) says to connect again.
  */
+import { z } from "zod";
 import type { Env } from "../env";
 import { sha256Hex } from "../lib/hash";
 
@@ -30,6 +37,31 @@ async function rememberIssued(env: Env, response: Response, lifetimeSeconds: num
   await env.OAUTH_KV.put(issuedKey(grant.grantId, await sha256Hex(token)), "1", { expirationTtl: lifetimeSeconds });
 }
 
+/** The part of the library's stored grant this module reads: which refresh tokens it accepts. */
+const storedGrant = z.object({ refreshTokenId: z.string().optional(), previousRefreshTokenId: z.string().optional() });
+
+type Refusal = "reuse" | "ended" | "other";
+
+/**
+ * Why a refresh token this server issued was refused: `reuse` when the grant lives on but no
+ * longer holds the token (it was rotated away), `ended` when the grant is gone, `other` when the
+ * library still accepts the token and refused the request for something else.
+ */
+async function refusalOf(env: Env, grant: { userId: string; grantId: string }, tokenHash: string): Promise<Refusal> {
+  const raw = await env.OAUTH_KV.get(`grant:${grant.userId}:${grant.grantId}`, "json");
+  if (raw === null) return "ended";
+  const stored = storedGrant.safeParse(raw);
+  // A record this module cannot read is no proof of reuse: the library's answer stands.
+  if (!stored.success) return "other";
+  const held = [stored.data.refreshTokenId, stored.data.previousRefreshTokenId];
+  return held.includes(tokenHash) ? "other" : "reuse";
+}
+
+const descriptions: Record<Exclude<Refusal, "other">, string> = {
+  reuse: "This refresh token was replaced by a newer one and has been used again: the connection is revoked for safety. Connect again.",
+  ended: "This connection has ended (the app was disconnected, revoked or expired): connect again.",
+};
+
 export async function tokenEndpointWithReuseDetection(
   request: Request,
   env: Env,
@@ -46,13 +78,13 @@ export async function tokenEndpointWithReuseDetection(
   }
   const grant = typeof presented === "string" ? grantOf(presented) : null;
   if (!grant || response.status !== 400) return response;
-  const issued = await env.OAUTH_KV.get(issuedKey(grant.grantId, await sha256Hex(presented as string)));
+  const tokenHash = await sha256Hex(presented as string);
+  const issued = await env.OAUTH_KV.get(issuedKey(grant.grantId, tokenHash));
   if (issued === null) return response;
-  await revokeGrant(grant.grantId, grant.userId);
-  const body = {
-    error: "invalid_grant",
-    error_description: "This refresh token was replaced by a newer one and has been used again: the connection is revoked for safety. Connect again.",
-  };
+  const refusal = await refusalOf(env, grant, tokenHash);
+  if (refusal === "other") return response;
+  if (refusal === "reuse") await revokeGrant(grant.grantId, grant.userId);
+  const body = { error: "invalid_grant", error_description: descriptions[refusal] };
   // The library's headers stay (JSON, no-store, CORS for browser clients); only the reason changes.
   const headers = new Headers(response.headers);
   headers.delete("content-length");

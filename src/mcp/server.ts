@@ -2,8 +2,9 @@
  * The connector's MCP tools, one instance per request (stateless). Every tool calls the same
  * services as REST: the ten media tools come from the tool registry (same schema, same
  * validation, same prices, same job creation and refunds), uploads from `uploads.ts`, jobs
- * from `jobs.ts`. Errors come back as `isError` results with the contract's message; a call
- * that cannot be paid carries `balance`, `required` and the billing page.
+ * from `jobs.ts`. Errors come back as `isError` results whose text is `{code, message, ...}` as
+ * JSON (no structuredContent); a call that cannot be paid carries `balance`, `required` and the
+ * billing page.
  */
 import { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
@@ -37,15 +38,24 @@ export type ToolResult = { content: { type: "text"; text: string }[]; structured
 
 const ok = (data: Record<string, unknown>, text?: string): ToolResult => ({ content: [{ type: "text", text: text ?? JSON.stringify(data) }], structuredContent: data });
 
+/**
+ * A tool error: `isError`, with the contract's code, message and details (a 402's balance,
+ * required credits and billing page) as JSON text, and no structuredContent. structuredContent
+ * must fit the tool's outputSchema, which describes successes; clients on MCP SDK 1.x (and older
+ * MCP Inspectors) check it even on errors and showed "Structured content does not match the
+ * tool's output schema" instead of the message.
+ */
+const refusal = (data: { code: string; message: string } & Record<string, unknown>): ToolResult => ({ content: [{ type: "text", text: JSON.stringify(data) }], isError: true });
+
 function failure(error: unknown, context: McpContext): ToolResult {
   if (error instanceof InsufficientCreditsError) {
-    const data = { code: error.code, message: error.message, ...error.details, billingUrl: `${context.origin}/app/billing` };
-    return { content: [{ type: "text", text: `${error.message} Buy credits or change the plan at ${data.billingUrl}.` }], structuredContent: data, isError: true };
+    const billingUrl = `${context.origin}/app/billing`;
+    return refusal({ code: error.code, message: `${error.message} Buy credits or change the plan at ${billingUrl}.`, ...error.details, billingUrl });
   }
-  if (error instanceof z.ZodError) return { content: [{ type: "text", text: describeZodError(error) }], isError: true };
-  if (error instanceof AppError) return { content: [{ type: "text", text: error.message }], structuredContent: { code: error.code, message: error.message, ...error.details }, isError: true };
+  if (error instanceof z.ZodError) return refusal({ code: "invalid_request", message: describeZodError(error) });
+  if (error instanceof AppError) return refusal({ code: error.code, message: error.message, ...error.details });
   console.error("mcp tool failed", error instanceof Error ? error.stack : String(error));
-  return { content: [{ type: "text", text: "An unexpected error occurred; nothing was charged for it." }], isError: true };
+  return refusal({ code: "internal_error", message: "An unexpected error occurred; nothing was charged for it." });
 }
 
 async function guarded(context: McpContext, work: () => Promise<ToolResult>): Promise<ToolResult> {

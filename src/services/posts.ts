@@ -92,16 +92,23 @@ function parseTime(raw: string | null | undefined, timeZone: string): number | n
   return instant;
 }
 
+/** Refuses any of `chosen` the brand has no channel for, naming the ones it has. */
+function requireChannels(chosen: Network[], available: Network[], hint = ""): void {
+  for (const network of chosen) if (!available.includes(network)) throw invalidRequest(`networks: the brand does not publish to ${String(network).slice(0, 32)} (it has: ${available.join(", ") || "none"}).${hint}`);
+}
+
 async function checkNetworks(db: D1Database, brandId: string, networks: Network[] | undefined): Promise<Network[]> {
   const available = (await brandChannelsOf(db, brandId)).map((c) => c.network);
   const chosen = networks ?? available;
-  for (const network of chosen) if (!available.includes(network)) throw invalidRequest(`networks: the brand does not publish to ${String(network).slice(0, 32)} (it has: ${available.join(", ") || "none"}).`);
+  requireChannels(chosen, available);
   return [...new Set(chosen)];
 }
 
 /**
  * A post headed for publication (submitted, scheduled, or edited while it is) needs somewhere to
- * go, or it would count as published having reached nobody, and a text each network accepts:
+ * go, or it would count as published having reached nobody; each of its networks must still be
+ * one of the brand's (a channel removed after the post was written would fail it at publication,
+ * after a client approved it); and a text each network accepts:
  * Mastodon refuses a status over its instance's limit (a link counts 23 characters), and a client
  * must not approve a post that cannot be published. Drafts may be longer while they are written.
  * An instance that does not say its limit is not second-guessed: its refusal comes at publication.
@@ -111,9 +118,10 @@ async function checkPublishable(env: Env, brandId: string, networksJson: string,
   if (networks.length === 0) {
     throw invalidRequest("networks: the post has no network to publish to; connect a channel to the brand and choose its network first.");
   }
-  if (!networks.includes("mastodon")) return;
-  const channel = (await brandChannelsOf(env.DB, brandId)).find((c) => c.network === "mastodon");
-  if (!channel) return;
+  const channels = await brandChannelsOf(env.DB, brandId);
+  requireChannels(networks, channels.map((c) => c.network), " Take it out of the post's networks, or connect it to the brand again.");
+  const channel = channels.find((c) => c.network === "mastodon");
+  if (!networks.includes("mastodon") || !channel) return;
   const limits = await publishers.mastodon.textLimits(JSON.parse(channel.config), publishPolicy(env));
   if (!limits) return;
   const length = mastodonLength(text, limits.perUrl);

@@ -135,7 +135,9 @@ describe("assistant connector end to end", () => {
     // A call the balance cannot pay.
     const refused = await call("text_to_speech", { text: "long ".repeat(10_000) });
     expect(refused.isError).toBe(true);
-    expect(refused.structuredContent).toMatchObject({ code: "insufficient_credits", balance: 97, required: 250, billingUrl: `${base}/app/billing` });
+    // An error fits no output schema: its data is JSON text, with no structuredContent.
+    expect(refused.structuredContent).toBeUndefined();
+    expect(JSON.parse(refused.content[0].text!)).toMatchObject({ code: "insufficient_credits", balance: 97, required: 250, billingUrl: `${base}/app/billing` });
 
     // A brand, a post with the clip, approval by the client in the browser, publication at its time.
     const brand = await call("create_brand", { name: "Studio Nord", timeZone: "Europe/Paris", requiresApproval: true, channels: [{ network: "mastodon", instanceUrl: mastodon, accessToken: "mastodon-test-token" }] });

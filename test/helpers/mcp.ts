@@ -66,14 +66,30 @@ export async function connect(name = "Test Assistant") {
   const location = new URL(approved.headers.get("location")!);
   expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
   expect(location.searchParams.get("state")).toBe("state-1");
-  const token = await fetchAt("/oauth/token", {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "authorization_code", code: location.searchParams.get("code")!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: `${BASE}/api/mcp` }),
-  });
+  const code = location.searchParams.get("code")!;
+  const token = await exchangeCode(clientId, code, verifier);
   expect(token.status, await token.clone().text()).toBe(200);
   const tokens = (await token.json()) as { access_token: string; refresh_token: string; token_type: string };
-  return { person, clientId, html, tokens };
+  return { person, clientId, html, tokens, code, verifier };
+}
+
+/** The authorization-code exchange a client makes after consent. */
+export const exchangeCode = (clientId: string, code: string, verifier: string) =>
+  fetchAt("/oauth/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: `${BASE}/api/mcp` }),
+  });
+
+/** A refresh at the token endpoint; `extra` adds or overrides form fields (resource, scope). */
+export async function refresh(clientId: string, refreshToken: string, extra: Record<string, string> = {}) {
+  const response = await fetchAt("/oauth/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId, ...extra }),
+  });
+  const body = (await response.json()) as { access_token: string; refresh_token: string; error?: string; error_description?: string };
+  return { status: response.status, body };
 }
 
 
@@ -86,4 +102,15 @@ export async function mcpClient(accessToken: string): Promise<Client> {
   });
   await client.connect(transport);
   return client;
+}
+
+/**
+ * The error a tool result carries: an `isError` result with no structuredContent (that belongs
+ * to the tool's output schema, which describes successes) and `{code, message, ...}` as JSON text.
+ */
+export function toolError(result: { isError?: boolean; structuredContent?: unknown; content: { type: string; text?: string }[] }) {
+  expect(result.isError, result.content[0]?.text).toBe(true);
+  expect(result.structuredContent).toBeUndefined();
+  expect(result.content).toHaveLength(1);
+  return JSON.parse(result.content[0].text!) as { code: string; message: string } & Record<string, any>;
 }

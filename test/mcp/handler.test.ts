@@ -9,6 +9,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { handleMcpRequest, type McpProps } from "../../src/mcp/handler";
 import { BASE, balanceOf, call, expectLedgerConsistent, fixtureBytes, newAccount, uploadFixture, type TestAccount } from "../helpers/api";
+import { toolError } from "../helpers/mcp";
 import { WebClient } from "../helpers/web";
 
 type Result = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
@@ -138,11 +139,10 @@ describe("handleMcpRequest", () => {
     const upload = await uploadFixture(account, "clip.mp4");
     const { callTool } = await clientFor(account);
     const before = await ledgerRows(account);
-    const refused = await callTool("extract_audio", { uploadId: upload.uploadId });
-    expect(refused.isError).toBe(true);
-    expect(refused.structuredContent).toMatchObject({ code: "insufficient_credits", balance: 2, required: 3, billingUrl: `${BASE}/app/billing` });
-    expect(refused.content[0].text).toContain(`${BASE}/app/billing`);
-    expect(refused.content[0].text).toMatch(/3 credits.*balance is 2/);
+    const refused = toolError(await callTool("extract_audio", { uploadId: upload.uploadId }));
+    expect(refused).toMatchObject({ code: "insufficient_credits", balance: 2, required: 3, billingUrl: `${BASE}/app/billing` });
+    expect(refused.message).toContain(`${BASE}/app/billing`);
+    expect(refused.message).toMatch(/3 credits.*balance is 2/);
     expect(await ledgerRows(account)).toEqual(before);
     await expectLedgerConsistent(account);
   });
@@ -167,10 +167,8 @@ describe("handleMcpRequest", () => {
     expect(badKey.isError).toBe(true);
     expect(badKey.content[0].text).toMatch(/idempotencyKey: /);
     // Checks that need the upload come from the same service as REST.
-    const unknownUpload = await callTool("extract_audio", { uploadId: "upl_unknown" });
-    expect(unknownUpload.isError).toBe(true);
-    expect(unknownUpload.structuredContent).toMatchObject({ code: "invalid_request" });
-    expect(unknownUpload.content[0].text).toMatch(/^uploadId: /);
+    const unknownUpload = toolError(await callTool("extract_audio", { uploadId: "upl_unknown" }));
+    expect(unknownUpload).toMatchObject({ code: "invalid_request", message: expect.stringMatching(/^uploadId: /) });
 
     expect(await ledgerRows(account)).toEqual(before);
     expect(await balanceOf(account)).toBe(50);
@@ -225,9 +223,8 @@ describe("handleMcpRequest", () => {
 
     // Another account cannot read the link.
     const other = await clientFor(await newAccount({ credits: 0 }));
-    const foreign = await other.callTool("get_upload_link", { linkId });
-    expect(foreign.isError).toBe(true);
-    expect(foreign.structuredContent).toMatchObject({ code: "not_found" });
+    // The error fits no output schema (get_upload_link's requires status): no structuredContent.
+    expect(toolError(await other.callTool("get_upload_link", { linkId }))).toMatchObject({ code: "not_found" });
   });
 
   it("reads the voices and the cloned voice, and turns an unknown job into an isError result", async () => {
@@ -238,9 +235,7 @@ describe("handleMcpRequest", () => {
     const clone = await callTool("get_cloned_voice");
     expect(clone.isError).toBeFalsy();
     expect(clone.structuredContent).toEqual({ registered: false, manageUrl: `${BASE}/app/voice` });
-    const unknown = await callTool("get_job", { jobId: "job_unknown" });
-    expect(unknown.isError).toBe(true);
-    expect(unknown.structuredContent).toMatchObject({ code: "not_found" });
+    expect(toolError(await callTool("get_job", { jobId: "job_unknown" }))).toMatchObject({ code: "not_found" });
   });
 
   it("answers malformed grant props with a JSON-RPC error, not a throw", async () => {

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { newAccount } from "../helpers/api";
 import { signedUpClient, WebClient } from "../helpers/web";
 
-import { BASE, connect, fetchAt, initialize, pkce, register, authorizeUrl } from "../helpers/mcp";
+import { BASE, connect, exchangeCode, fetchAt, initialize, pkce, refresh, register, authorizeUrl } from "../helpers/mcp";
 
 describe("connector OAuth", () => {
   it("answers an unauthenticated call with a 401 pointing at its metadata, which leads to the authorization server", async () => {
@@ -62,28 +62,14 @@ describe("connector OAuth", () => {
 
   it("rotates refresh tokens", async () => {
     const { clientId, tokens } = await connect();
-    const refresh = async (refreshToken: string) =>
-      fetchAt("/oauth/token", {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId }),
-      });
-    const first = await refresh(tokens.refresh_token);
+    const first = await refresh(clientId, tokens.refresh_token);
     expect(first.status).toBe(200);
-    const rotated = (await first.json()) as { access_token: string; refresh_token: string };
+    const rotated = first.body;
     expect(rotated.refresh_token).not.toBe(tokens.refresh_token);
     expect((await initialize(rotated.access_token)).status).toBe(200);
   });
 
   it("revokes the grant when a replaced refresh token comes back (OAuth 2.1 reuse detection); a made-up one revokes nothing", async () => {
-    const refresh = async (clientId: string, refreshToken: string) => {
-      const response = await fetchAt("/oauth/token", {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId }),
-      });
-      return { status: response.status, body: (await response.json()) as { access_token: string; refresh_token: string; error?: string; error_description?: string } };
-    };
     // A thief refreshes with the stolen first token before the client uses its second one.
     const stolen = await connect();
     const second = await refresh(stolen.clientId, stolen.tokens.refresh_token);
@@ -121,6 +107,53 @@ describe("connector OAuth", () => {
     expect(stored.keys.some((key) => key.name.includes(still.body.refresh_token.split(":")[2]))).toBe(false);
   });
 
+  it("a refresh refused for another reason keeps the library's error and the grant: only a replaced token counts as reuse", async () => {
+    const { clientId, tokens } = await connect();
+    const other = await register("Another Assistant");
+    const refusals: [Record<string, string>, string][] = [
+      [{ resource: `${BASE}/api/mcp/` }, "invalid_target"],
+      [{ resource: BASE }, "invalid_target"],
+      [{ scope: "admin" }, "invalid_scope"],
+    ];
+    for (const [extra, error] of refusals) {
+      const refused = await refresh(clientId, tokens.refresh_token, extra);
+      expect(refused.status, JSON.stringify(extra)).toBe(400);
+      expect(refused.body.error).toBe(error);
+      expect(refused.body.error_description).not.toMatch(/used again|revoked/);
+    }
+    // The current token presented by another client: the library's refusal, nothing revoked.
+    const foreign = await refresh(other, tokens.refresh_token);
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error_description).not.toMatch(/used again|revoked/);
+    expect((await initialize(tokens.access_token)).status).toBe(200);
+    const still = await refresh(clientId, tokens.refresh_token);
+    expect(still.status).toBe(200);
+    // The same refusals with the token before the current one (which the library still accepts).
+    expect((await refresh(clientId, tokens.refresh_token, { scope: "admin" })).body.error).toBe("invalid_scope");
+    expect((await refresh(clientId, still.body.refresh_token)).status).toBe(200);
+  });
+
+  it("a refresh after the person disconnected the app, or after a code reuse ended the grant, says to connect again (not a reuse)", async () => {
+    const { person, clientId, tokens } = await connect("Disconnected");
+    const page = await (await person.client.get("/app/connected")).text();
+    const grantId = page.match(/data-grant-id="([^"]+)"/)![1];
+    expect((await person.client.post(`/app/connected/${grantId}/revoke`, {})).status).toBe(303);
+    const disconnected = await refresh(clientId, tokens.refresh_token);
+    expect(disconnected.status).toBe(400);
+    expect(disconnected.body.error).toBe("invalid_grant");
+    expect(disconnected.body.error_description).toMatch(/connect again/i);
+    expect(disconnected.body.error_description).not.toMatch(/used again/);
+
+    // The library revokes a grant whose authorization code is exchanged twice.
+    const replayed = await connect("Code replayed");
+    expect((await exchangeCode(replayed.clientId, replayed.code, replayed.verifier)).status).toBe(400);
+    const ended = await refresh(replayed.clientId, replayed.tokens.refresh_token);
+    expect(ended.status).toBe(400);
+    expect(ended.body.error).toBe("invalid_grant");
+    expect(ended.body.error_description).toMatch(/connect again/i);
+    expect(ended.body.error_description).not.toMatch(/used again/);
+  });
+
   it("lists the app under Connected apps; disconnecting it makes the next call a 401", async () => {
     const { person, tokens } = await connect("Claude (test)");
     const page = await (await person.client.get("/app/connected")).text();
@@ -155,12 +188,10 @@ describe("connector OAuth", () => {
     const path = new URL(/https?:\/\/\S+\/app\/reset\/\S+/.exec(mail!.body)![0]).pathname;
     expect((await new WebClient(BASE).post(path, { password: "a fresh password after theft" })).status).toBe(303);
     expect((await initialize(tokens.access_token)).status).toBe(401);
-    const refreshed = await fetchAt("/oauth/token", {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: clientId }),
-    });
+    const refreshed = await refresh(clientId, tokens.refresh_token);
     expect(refreshed.status).toBe(400);
+    expect(refreshed.body.error_description).toMatch(/connect again/i);
+    expect(refreshed.body.error_description).not.toMatch(/used again/);
   });
 
   it("sends Deny back to the client as access_denied", async () => {

@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { parseBuffer } from "music-metadata";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, call, postJson } from "../helpers/api";
-import { BASE, connect, mcpClient } from "../helpers/mcp";
+import { BASE, connect, mcpClient, toolError } from "../helpers/mcp";
 import { expectLedgerMatches, ledgerOf, WebClient } from "../helpers/web";
 import { inject } from "vitest";
 
@@ -77,10 +77,9 @@ describe("MCP tools", () => {
     const before = await ledgerOf(accountId);
     const bad = await callTool("trim", { uploadId: "upl_unknown", start: 5, end: 2 });
     expect(bad.isError).toBe(true);
+    expect(bad.structuredContent).toBeUndefined();
     expect(bad.content[0].text).toMatch(/end/);
-    const unknown = await callTool("convert", { uploadId: "upl_unknown", format: "mp4" });
-    expect(unknown.isError).toBe(true);
-    expect(unknown.content[0].text).toMatch(/uploadId/);
+    expect(toolError(await callTool("convert", { uploadId: "upl_unknown", format: "mp4" }))).toMatchObject({ code: "invalid_request", message: expect.stringMatching(/^uploadId/) });
     const overlong = await callTool("get_job", { jobId: "job_unknown", waitSeconds: 51 });
     expect(overlong.isError).toBe(true);
     expect(overlong.content[0].text).toMatch(/waitSeconds/);
@@ -89,11 +88,10 @@ describe("MCP tools", () => {
 
   it("answers a call it cannot pay with the balance, the price and the billing page", async () => {
     const text = "x".repeat(50_000);
-    const refused = await callTool("text_to_speech", { text });
-    expect(refused.isError).toBe(true);
-    expect(refused.structuredContent).toMatchObject({ code: "insufficient_credits", required: 250, billingUrl: `${BASE}/app/billing` });
-    expect(typeof refused.structuredContent!.balance).toBe("number");
-    expect(refused.content[0].text).toContain("/app/billing");
+    const refused = toolError(await callTool("text_to_speech", { text }));
+    expect(refused).toMatchObject({ code: "insufficient_credits", required: 250, billingUrl: `${BASE}/app/billing` });
+    expect(typeof refused.balance).toBe("number");
+    expect(refused.message).toContain("/app/billing");
     await expectLedgerMatches(accountId);
   });
 
@@ -123,9 +121,8 @@ describe("MCP tools", () => {
     const brandId = brand.structuredContent!.brandId as string;
     const post = await callTool("create_post", { brandId, text: "Ouverture samedi ☕" });
     const postId = post.structuredContent!.postId as string;
-    const early = await callTool("schedule_post", { postId, scheduledAt: new Date(Date.now() + 1000).toISOString() });
-    expect(early.isError).toBe(true);
-    expect(early.content[0].text).toMatch(/state draft/);
+    const early = toolError(await callTool("schedule_post", { postId, scheduledAt: new Date(Date.now() + 1000).toISOString() }));
+    expect(early).toMatchObject({ code: "invalid_request", message: expect.stringMatching(/state draft/) });
     expect((await callTool("submit_post", { postId })).structuredContent!.state).toBe("pending_approval");
     const link = await callTool("create_approval_link", { postId });
     const reviewer = new WebClient();
@@ -198,13 +195,24 @@ describe("MCP tools", () => {
     // A brand goes with its posts; while one is scheduled, the tool says what to do first.
     const planned = await use("create_post", { brandId: brand.brandId, text: "Plus tard", scheduledAt: "2027-02-01T09:00" });
     await use("schedule_post", { postId: planned.postId });
-    const refused = await callTool("delete_brand", { brandId: brand.brandId });
-    expect(refused.isError).toBe(true);
-    expect(refused.content[0].text).toMatch(/1 scheduled post; unschedule or cancel it first/);
+    const refused = toolError(await callTool("delete_brand", { brandId: brand.brandId }));
+    expect(refused.message).toMatch(/1 scheduled post; unschedule or cancel it first/);
     await use("unschedule_post", { postId: planned.postId });
     expect(await use("delete_brand", { brandId: brand.brandId })).toEqual({ brandId: brand.brandId, deleted: true });
     expect((await use("list_brands", {})).brands.map((b: any) => b.brandId)).not.toContain(brand.brandId);
     expect((await callTool("get_post", { postId: planned.postId })).isError).toBe(true);
+  });
+
+  it("refuses to schedule or submit a post for a network the brand no longer publishes to", async () => {
+    const brand = await callTool("create_brand", { name: "Sans canal", timeZone: "Europe/Paris", channels: [{ network: "mastodon", instanceUrl: inject("mastodonBaseUrl"), accessToken: "mastodon-test-token" }] });
+    const brandId = brand.structuredContent!.brandId as string;
+    const post = await callTool("create_post", { brandId, text: "Plus de Mastodon", networks: ["mastodon"], scheduledAt: "2027-03-01T09:00" });
+    expect(post.isError, post.content[0].text).toBeFalsy();
+    expect((await callTool("update_brand", { brandId, channels: [] })).isError).toBeFalsy();
+    for (const name of ["schedule_post", "submit_post"]) {
+      const refused = toolError(await callTool(name, { postId: post.structuredContent!.postId }));
+      expect(refused).toMatchObject({ code: "invalid_request", message: expect.stringMatching(/^networks: the brand does not publish to mastodon \(it has: none\)/) });
+    }
   });
 
   it("hands out a one-time upload page whose upload the assistant then reads", async () => {

@@ -224,6 +224,19 @@ describe("brands and posts", () => {
     await json(await api(`/api/v1/posts/${post.postId}/cancel`, { method: "POST", body: "{}" }));
   });
 
+  it("a post for a network the brand dropped since is refused at schedule and submit, as at creation", async () => {
+    const b = await brand({ requiresApproval: false });
+    const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "vers nulle part", networks: ["mastodon"] }) }));
+    await json(await api(`/api/v1/brands/${b.brandId}`, { method: "PATCH", body: JSON.stringify({ channels: [] }) }));
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    for (const action of ["schedule", "submit"]) {
+      const refused = await api(`/api/v1/posts/${post.postId}/${action}`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as any).error).toEqual({ code: "invalid_request", message: expect.stringMatching(/^networks: the brand does not publish to mastodon \(it has: none\)/) });
+    }
+    expect((await json(await api(`/api/v1/posts/${post.postId}`))).state).toBe("draft");
+  });
+
   it("keeps a post that needs approval out of the schedule until a client approves it on the review page", async () => {
     const b = await brand({ hook: `events-${uid()}` });
     const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "Nouvelle vidéo !", scheduledAt: "2030-06-01T09:30" }) }));
