@@ -85,11 +85,17 @@ const fingerprint = async (passwordHash: string | null) => (await sha256Hex(pass
 const resetSecret = (env: Env) => authSecret(env, "Password reset is not configured");
 
 /** Mails a reset link when the email has an account; answers the same either way. */
-export async function requestPasswordReset(env: Env, rawEmail: unknown, origin: string, now: number): Promise<void> {
+/**
+ * Mails a reset link. The link is built on the configured public origin when there is one: the
+ * request's own origin comes from its Host header, which whoever asks for a reset controls
+ * wherever a proxy or custom domain passes it on, and the mail goes to someone else.
+ */
+export async function requestPasswordReset(env: Env, rawEmail: unknown, requestOrigin: string, now: number): Promise<void> {
   const email = normalizeEmail(rawEmail);
   const row = await env.DB.prepare("SELECT id, password_hash FROM accounts WHERE email = ?").bind(email).first<{ id: string; password_hash: string | null }>();
   if (!row) return;
   const grant: ResetGrant = { purpose: "password-reset", accountId: row.id, pw: await fingerprint(row.password_hash), exp: now + RESET_TTL_MS };
+  const origin = env.PUBLIC_BASE_URL ? new URL(env.PUBLIC_BASE_URL).origin : requestOrigin;
   const link = `${origin}/app/reset/${await signGrant(resetSecret(env), grant)}`;
   await mailerFor(env).send({
     to: email,

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashPassword, verifyPassword } from "../../src/lib/password";
 import { sha256Hex } from "../../src/lib/hash";
-import { checkResetToken } from "../../src/services/auth";
+import { checkResetToken, requestPasswordReset } from "../../src/services/auth";
 import { call } from "../helpers/api";
 import { accountRow, ledgerOf, PASSWORD, signedUpClient, uniqueEmail, WebClient } from "../helpers/web";
 
@@ -176,6 +176,14 @@ describe("sign-in and sessions", () => {
 });
 
 describe("password reset", () => {
+  it("builds the mailed link on the configured public origin, not on the Host the request named", async () => {
+    const { email } = await signedUpClient();
+    await requestPasswordReset({ ...env, PUBLIC_BASE_URL: "https://media.example/" }, email, "http://forged.example:8787", Date.now());
+    const outbox = await (await call("/app/dev/outbox")).text();
+    expect(outbox).toMatch(/href="https:\/\/media\.example\/app\/reset\/[^"]+"/);
+    expect(outbox).not.toContain("forged.example");
+  });
+
   it("mails a signed single-use link that sets a new password and signs other sessions out", async () => {
     const { client, email, accountId } = await signedUpClient();
     const request = await new WebClient().post("/app/reset", { email });
