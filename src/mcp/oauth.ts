@@ -51,6 +51,9 @@ export function oauthProviderFor(origin: string, handlers: Handlers): OAuthProvi
       clientRegistrationEndpoint: "/oauth/register",
       scopesSupported: [MCP_SCOPE],
       resourceMetadata: { resource: `${origin}${MCP_ROUTE}`, resource_name: "Media processing API" },
+      // Native apps (Cursor, editors) receive the code on their own URI scheme (RFC 8252 7.1);
+      // PKCE, required for every client, keeps an app that claims the same scheme from using it.
+      allowPrivateUseRedirectUris: true,
       accessTokenTTL: 3600,
       refreshTokenTTL: REFRESH_TOKEN_TTL_SECONDS,
     };

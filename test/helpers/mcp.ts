@@ -20,21 +20,21 @@ export async function pkce() {
   return { verifier, challenge };
 }
 
-export async function register(name = "Test Assistant") {
+export async function register(name = "Test Assistant", redirect = REDIRECT) {
   const response = await fetchAt("/oauth/register", {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] }),
+    body: JSON.stringify({ client_name: name, redirect_uris: [redirect], token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] }),
   });
   expect(response.status, await response.clone().text()).toBe(201);
   return ((await response.json()) as { client_id: string }).client_id;
 }
 
-export function authorizeUrl(clientId: string, challenge: string, state = "state-1") {
+export function authorizeUrl(clientId: string, challenge: string, state = "state-1", redirect = REDIRECT) {
   const params = new URLSearchParams({
     response_type: "code",
     client_id: clientId,
-    redirect_uri: REDIRECT,
+    redirect_uri: redirect,
     code_challenge: challenge,
     code_challenge_method: "S256",
     state,
@@ -74,11 +74,11 @@ export async function connect(name = "Test Assistant") {
 }
 
 /** The authorization-code exchange a client makes after consent. */
-export const exchangeCode = (clientId: string, code: string, verifier: string) =>
+export const exchangeCode = (clientId: string, code: string, verifier: string, redirect = REDIRECT) =>
   fetchAt("/oauth/token", {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: `${BASE}/api/mcp` }),
+    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirect, client_id: clientId, code_verifier: verifier, resource: `${BASE}/api/mcp` }),
   });
 
 /** A refresh at the token endpoint; `extra` adds or overrides form fields (resource, scope). */

@@ -30,6 +30,34 @@ describe("connector OAuth", () => {
     expect(server.code_challenge_methods_supported).toContain("S256");
   });
 
+  it("connects a native app whose only callback is its own URI scheme (Cursor's), after consent naming it", async () => {
+    const callback = "cursor://anysphere.cursor-mcp/oauth/callback";
+    const clientId = await register("Cursor", callback);
+    const person = await signedUpClient(undefined, undefined, BASE);
+    const { verifier, challenge } = await pkce();
+    const consent = await person.client.get(authorizeUrl(clientId, challenge, "native-1", callback));
+    const html = await consent.text();
+    expect(consent.status, html).toBe(200);
+    expect(html).toContain("the one that opens <strong>cursor:</strong> links");
+    const handle = html.match(/name="handle" value="([^"]+)"/)![1]!;
+    const account = html.match(/name="account" value="([^"]+)"/)![1]!;
+    const approved = await person.client.post("/authorize", { handle, account, decision: "approve" });
+    expect(approved.status).toBe(302);
+    const location = new URL(approved.headers.get("location")!);
+    expect(`${location.protocol}//${location.host}${location.pathname}`).toBe(callback);
+    expect(location.searchParams.get("state")).toBe("native-1");
+    const token = await exchangeCode(clientId, location.searchParams.get("code")!, verifier, callback);
+    expect(token.status, await token.clone().text()).toBe(200);
+    expect((await initialize(((await token.json()) as { access_token: string }).access_token)).status).toBe(200);
+    // Remote plain http stays refused.
+    const refused = await fetchAt("/oauth/register", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ redirect_uris: ["http://example.com/callback"], token_endpoint_auth_method: "none" }),
+    });
+    expect(refused.status).toBe(400);
+  });
+
   it("shows the developer-area sign-in form at /authorize without a session", async () => {
     const clientId = await register();
     const { challenge } = await pkce();

@@ -24,6 +24,11 @@ export const ConsentPage: FC<{ details: ConsentDescription; handle: string; emai
       {details.redirectIsLoopback && (
         <Notice kind="info">This sends access to an app on your computer. Continue only if you just started connecting from it.</Notice>
       )}
+      {!/^https?:/i.test(details.redirectUri) && (
+        <Notice kind="info">
+          This sends access to an app installed on your device, the one that opens <strong>{details.redirectUri.slice(0, details.redirectUri.indexOf(":") + 1)}</strong> links. Continue only if you just started connecting from it.
+        </Notice>
+      )}
       <p>It will be able to run the media tools on your behalf (they spend credits of {email}), read your balance and jobs, and manage your brands and posts. You can disconnect it at any time in Connected apps.</p>
       <form method="post" action="/authorize" class="row">
         <input type="hidden" name="handle" value={handle} />
