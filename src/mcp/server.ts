@@ -183,9 +183,15 @@ export function buildMcpServer(context: McpContext): McpServer {
     "get_upload_link",
     {
       title: "Status of an upload link",
-      description: "Whether the person has uploaded through a link from create_upload_link: pending, expired, or uploaded with its uploadId (valid 3 hours).",
+      description: "Whether the person has uploaded through a link from create_upload_link: pending, expired, or uploaded with its uploadId (valid 3 hours), the file's name, its durationSeconds (what per-minute tools are priced on) and the seconds the upload has left (expiresIn).",
       inputSchema: z.object({ linkId: z.string().min(1).max(64) }),
-      outputSchema: z.object({ status: z.enum(["pending", "expired", "uploaded"]), uploadId: z.string().optional() }),
+      outputSchema: z.object({
+        status: z.enum(["pending", "expired", "uploaded"]),
+        uploadId: z.string().optional(),
+        filename: z.string().optional(),
+        durationSeconds: z.number().optional(),
+        expiresIn: z.number().int().optional(),
+      }),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     async ({ linkId }: { linkId: string }) => guarded(context, async () => ok({ ...(await uploadLinkStatus(context.env.DB, context.accountId, linkId, Date.now())) })),

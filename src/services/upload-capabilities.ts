@@ -5,7 +5,7 @@
  */
 import { and, eq, isNull } from "drizzle-orm";
 import { orm } from "../db/client";
-import { uploadLinks } from "../db/schema";
+import { uploadLinks, uploads } from "../db/schema";
 import type { Env } from "../env";
 import { invalidRequest, notFound } from "../errors";
 import { sha256Hex } from "../lib/hash";
@@ -22,13 +22,21 @@ export async function createUploadLink(db: D1Database, accountId: string, origin
   return { linkId, url: `${origin}/upload/${token}`, expiresAt: new Date(expiresAt).toISOString() };
 }
 
-export type UploadLinkStatus = { status: "pending" | "expired" } | { status: "uploaded"; uploadId: string };
+export type UploadLinkStatus =
+  | { status: "pending" | "expired" }
+  | { status: "uploaded"; uploadId: string; filename?: string; durationSeconds?: number; expiresIn: number };
 
+/**
+ * The link's state; once used, what the upload endpoint answers about the file (its duration
+ * prices the per-minute tools) while the upload lasts.
+ */
 export async function uploadLinkStatus(db: D1Database, accountId: string, linkId: string, now: number): Promise<UploadLinkStatus> {
   const link = await orm(db).select().from(uploadLinks).where(and(eq(uploadLinks.id, linkId), eq(uploadLinks.accountId, accountId))).get();
   if (!link) throw notFound("No such upload link.");
-  if (link.uploadId) return { status: "uploaded", uploadId: link.uploadId };
-  return { status: link.expiresAt > now ? "pending" : "expired" };
+  if (!link.uploadId) return { status: link.expiresAt > now ? "pending" : "expired" };
+  const upload = await orm(db).select().from(uploads).where(eq(uploads.id, link.uploadId)).get();
+  if (!upload || upload.expiresAt <= now) return { status: "uploaded", uploadId: link.uploadId, expiresIn: 0 };
+  return { status: "uploaded", uploadId: upload.id, filename: upload.filename, durationSeconds: upload.durationMs / 1000, expiresIn: Math.floor((upload.expiresAt - now) / 1000) };
 }
 
 /** The link of a token while it lasts, used or not; null when unknown or expired. */

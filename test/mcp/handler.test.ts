@@ -214,7 +214,7 @@ describe("handleMcpRequest", () => {
     const uploadId = (await (await person.get(uploaded.headers.get("location")!)).text()).match(/(upl_[0-9A-Z]+)/)![1];
 
     const status = await callTool("get_upload_link", { linkId });
-    expect(status.structuredContent).toEqual({ status: "uploaded", uploadId });
+    expect(status.structuredContent).toEqual({ status: "uploaded", uploadId, filename: "tone.mp3", durationSeconds: expect.closeTo(3, 1), expiresIn: expect.toSatisfy((s: number) => s > 10_700 && s <= 10_800) });
     // Used: a second file is refused.
     expect((await person.post(new URL(url).pathname, form)).status).toBe(404);
     // The upload is the account's: a paid tool takes it.

@@ -234,7 +234,7 @@ describe("MCP tools", () => {
     const doneHtml = await done.text();
     expect(doneHtml).not.toContain('type="file"');
     const uploadId = doneHtml.match(/data-testid="upload-id">(upl_[0-9A-Z]+)</)![1];
-    expect((await callTool("get_upload_link", { linkId: link.structuredContent!.linkId })).structuredContent).toEqual({ status: "uploaded", uploadId });
+    expect((await callTool("get_upload_link", { linkId: link.structuredContent!.linkId })).structuredContent).toEqual({ status: "uploaded", uploadId, filename: "tone.mp3", durationSeconds: expect.closeTo(3, 1), expiresIn: expect.toSatisfy((s: number) => s > 10_700 && s <= 10_800) });
     const again = new FormData();
     again.append("file", new File([new Uint8Array(10)], "x.mp3"));
     expect((await person.post(url.pathname, again)).status).toBe(404);
