@@ -19,6 +19,11 @@ export type AppEnv = { Bindings: Env; Variables: { caller: Caller } };
  * the message ("received undefined") rather than from `issue.input`.
  */
 export function describeZodError(error: ZodError): string {
+  return zodIssueMessages(error).join("; ");
+}
+
+/** The messages of describeZodError, one per field (at most five). */
+export function zodIssueMessages(error: ZodError): string[] {
   // One message per field, its type error first: zod still runs the length checks of an array on
   // a string ("uploadIds: Too big: expected string to have <=20 characters"), which misleads, and
   // an empty text is "too small" and "must not be empty" at once.
@@ -35,8 +40,7 @@ export function describeZodError(error: ZodError): string {
       if (!field && issue.code === "invalid_type") return "The body must be a JSON object.";
       if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) return `${field}: Required`;
       return field ? `${field}: ${issue.message}` : issue.message;
-    })
-    .join("; ");
+    });
 }
 
 export function errorResponse(c: Context, error: AppError): Response {

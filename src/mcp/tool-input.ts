@@ -13,7 +13,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { ZodError } from "zod";
-import { describeZodError } from "../http";
+import { zodIssueMessages } from "../http";
 import { toolNames, tools, type ToolName, type ToolParams } from "../tools";
 
 export const idempotencyKeyField = z
@@ -79,8 +79,9 @@ function describedJsonSchema(tool: ToolName, options: { target: string; libraryO
 }
 
 const issuesOf = (error: ZodError, prefix: PropertyKey[] = []): Issue[] =>
-  // One message per issue, worded as REST words it (the path is inside the message).
-  error.issues.slice(0, 5).map((issue) => ({ message: describeZodError({ issues: [{ ...issue, path: [...prefix, ...issue.path] }] } as unknown as ZodError) }));
+  // One message per field, worded as REST words it (the path is inside the message): a string
+  // for uploadIds is "expected array", not also a string too long.
+  zodIssueMessages({ issues: error.issues.map((issue) => ({ ...issue, path: [...prefix, ...issue.path] })) } as unknown as ZodError).map((message) => ({ message }));
 
 /**
  * The MCP input schema of a registry tool: validated by the tool's own schema, described for

@@ -163,6 +163,11 @@ describe("handleMcpRequest", () => {
     const backwards = await callTool("trim", { uploadId: upload.uploadId, start: 2, end: 1 });
     expect(backwards.isError).toBe(true);
     expect(backwards.content[0].text).toContain("end: must be greater than start");
+    // One message per field, its type error alone: a string is not also "too big" for an array of 20.
+    const notAList = await callTool("merge", { uploadIds: upload.uploadId });
+    expect(notAList.isError).toBe(true);
+    expect(notAList.content[0].text).toContain("uploadIds: Invalid input: expected array, received string");
+    expect(notAList.content[0].text).not.toMatch(/Too big/);
     const badKey = await callTool("extract_audio", { uploadId: upload.uploadId, idempotencyKey: "" });
     expect(badKey.isError).toBe(true);
     expect(badKey.content[0].text).toMatch(/idempotencyKey: /);
