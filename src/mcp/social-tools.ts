@@ -20,7 +20,7 @@ const channel = z.discriminatedUnion("network", [
   z.object({ network: z.literal("webhook"), url: z.string().max(2048).describe("The automation endpoint (Zapier, Make, n8n...) that receives signed posts") }),
   z.object({ network: z.literal("mastodon"), instanceUrl: z.string().max(2048).describe("e.g. https://mastodon.social"), accessToken: z.string().min(1).max(512) }),
 ]);
-const when = z.string().max(40).describe("Local time in the brand's time zone, e.g. 2026-12-01T09:30, or an ISO time with offset");
+const when = z.string().max(40).describe("Local time in the brand's time zone, e.g. 2026-12-01T09:30, an ISO time with offset, or now (publish at once)");
 const media = z.object({ uploadId: id.optional(), jobId: id.optional() }).describe("Attach an upload or a completed job's result (copied into the post's storage)");
 const read = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const;
 const write = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;

@@ -84,11 +84,20 @@ async function postRow(db: D1Database, accountId: string, postId: string): Promi
   return row;
 }
 
-function parseTime(raw: string | null | undefined, timeZone: string): number | null | undefined {
+/** The last instant an RFC 3339 time (four-digit year) can state; later ones would be shown as `+010000-...`. */
+const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59);
+
+/**
+ * `scheduledAt` as an instant: a local time in the brand's zone, an ISO time with offset, or
+ * `now` (an assistant has no clock to write the present with).
+ */
+function parseTime(raw: string | null | undefined, timeZone: string, now: number): number | null | undefined {
   if (raw === undefined) return undefined;
   if (raw === null) return null;
+  if (raw.trim().toLowerCase() === "now") return now;
   const instant = zonedToUtc(raw, timeZone);
-  if (instant === null) throw invalidRequest(`scheduledAt: '${raw.slice(0, 40)}' is not a time: give 2026-12-01T09:30 (in ${timeZone}) or an ISO time with offset.`);
+  if (instant === null) throw invalidRequest(`scheduledAt: '${raw.slice(0, 40)}' is not a time: give 2026-12-01T09:30 (in ${timeZone}), an ISO time with offset, or now.`);
+  if (instant > LAST_INSTANT) throw invalidRequest("scheduledAt: must be before the year 10000.");
   return instant;
 }
 
@@ -142,6 +151,7 @@ export interface PostAuthor {
 /** Copies an upload or a job result into the post's own storage, so it outlives the 3-hour retention. */
 async function attachMedia(env: Env, author: PostAuthor, postId: string, media: { uploadId?: string; jobId?: string }, now: number) {
   let source: { key: string; filename: string; contentType: string };
+  if (media.uploadId && media.jobId) throw invalidRequest("media: give uploadId or jobId, not both.");
   if (media.uploadId) {
     const upload = await resolveUpload(env.DB, author.accountId, media.uploadId, "media.uploadId", now);
     source = { key: upload.objectKey, filename: upload.filename, contentType: upload.mimeType };
@@ -172,7 +182,7 @@ export async function createPost(env: Env, author: PostAuthor, input: PostInput,
   });
   if (!input.text.trim() || input.text.length > MAX_POST_TEXT) throw invalidRequest(`text: 1 to ${MAX_POST_TEXT} characters.`);
   const networks = await checkNetworks(env.DB, brand.id, input.networks);
-  const scheduledAt = parseTime(input.scheduledAt, brand.timeZone) ?? null;
+  const scheduledAt = parseTime(input.scheduledAt, brand.timeZone, now) ?? null;
   const id = newId("pst", now);
   const media = input.media ? await attachMedia(env, author, id, input.media, now) : {};
   const row: PostRow = {
@@ -220,7 +230,7 @@ export async function updatePost(env: Env, author: PostAuthor, postId: string, i
     ...(input.text !== undefined ? { text: input.text } : {}),
     ...(input.networks !== undefined ? { networks: JSON.stringify(await checkNetworks(env.DB, brand.id, input.networks)) } : {}),
   };
-  const scheduledAt = parseTime(input.scheduledAt, brand.timeZone);
+  const scheduledAt = parseTime(input.scheduledAt, brand.timeZone, now);
   if (scheduledAt !== undefined) {
     // A post that stays scheduled after the edit needs a time still to come, as `schedule` does.
     if (transition(row.state, "edit", brand.requiresApproval) === "scheduled") {
@@ -248,7 +258,7 @@ export async function actOnPost(env: Env, accountId: string, postId: string, act
   const brand = await brandRow(env.DB, accountId, row.brandId);
   const changes: Partial<PostRow> = {};
   if (action === "schedule") {
-    const at = parseTime(options.scheduledAt, brand.timeZone) ?? row.scheduledAt;
+    const at = parseTime(options.scheduledAt, brand.timeZone, now) ?? row.scheduledAt;
     if (at === null || at === undefined) throw invalidRequest("scheduledAt: Required to schedule the post.");
     if (at < now - 60_000) throw invalidRequest("scheduledAt: is in the past.");
     changes.scheduledAt = at;

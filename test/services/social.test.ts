@@ -87,6 +87,9 @@ describe("brands and posts", () => {
     const foreign = await attach(sibling, jobId);
     expect(foreign.status).toBe(400);
     expect(await foreign.json()).toEqual(await unknown.json());
+    const both = await postJson("/api/v1/posts", { brandId: b.brandId, text: "hello", media: { uploadId: clip.uploadId, jobId: "job_x" } }, owner.auth);
+    expect(both.status).toBe(400);
+    expect(((await both.json()) as any).error.message).toBe("media: give uploadId or jobId, not both.");
     const mine = await json(await attach(owner, jobId));
     expect(mine.media).toMatchObject({ filename: expect.stringMatching(/\.mp3$/), contentType: "audio/mpeg" });
     const media = await call(`/api/v1/posts/${mine.postId}/media`, { headers: owner.auth });
@@ -148,6 +151,8 @@ describe("brands and posts", () => {
       [{ scheduledAt: null }, /^scheduledAt: a scheduled post keeps a time/],
       [{ scheduledAt: "2020-01-01T09:00" }, /^scheduledAt: is in the past/],
       [{ scheduledAt: "2027-02-30T09:00" }, /^scheduledAt: '2027-02-30T09:00' is not a time/],
+      // Later instants have no RFC 3339 form (a 9999-12-31 in New York is +010000-01-01 in UTC).
+      [{ scheduledAt: "9999-12-31T23:59-05:00" }, /^scheduledAt: must be before the year 10000/],
     ] as const) {
       const refused = await edit(body);
       expect(refused.status).toBe(400);
@@ -158,6 +163,14 @@ describe("brands and posts", () => {
     expect(Date.parse(still.scheduledAt)).toBe(Date.parse(at));
     const moved = await json(await edit({ text: "plus tard", scheduledAt: "2027-03-01T09:00" }));
     expect(moved).toMatchObject({ state: "scheduled", text: "plus tard" });
+    // "now" publishes at once: an assistant has no clock to write the present with.
+    const soon = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "tout de suite" }) }));
+    const before = Date.now();
+    const scheduledNow = await json(await api(`/api/v1/posts/${soon.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: "now" }) }));
+    expect(scheduledNow.state).toBe("scheduled");
+    expect(Date.parse(scheduledNow.scheduledAt)).toBeGreaterThanOrEqual(before - 1000);
+    expect(Date.parse(scheduledNow.scheduledAt)).toBeLessThanOrEqual(Date.now());
+    await json(await api(`/api/v1/posts/${soon.postId}/cancel`, { method: "POST", body: "{}" }));
     // A draft may drop its time.
     const draft = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "brouillon", scheduledAt: "2027-03-01T09:00" }) }));
     expect((await json(await api(`/api/v1/posts/${draft.postId}`, { method: "PATCH", body: JSON.stringify({ scheduledAt: null }) }))).state).toBe("draft");

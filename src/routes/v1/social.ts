@@ -35,7 +35,7 @@ const PostInput = z
     brandId: id,
     text: z.string().min(1).max(5000),
     networks: z.array(socialNetwork).max(5).optional().openapi({ description: "Default: every network of the brand" }),
-    scheduledAt: z.string().max(40).nullable().optional().openapi({ example: "2026-12-01T09:30", description: "Local time in the brand's zone, or an ISO time with offset" }),
+    scheduledAt: z.string().max(40).nullable().optional().openapi({ example: "2026-12-01T09:30", description: "Local time in the brand's zone, an ISO time with offset, or now; before the year 10000" }),
     media: Media.nullable().optional(),
   })
   .openapi("PostInput");
@@ -141,7 +141,7 @@ export const socialRoutes = router
       path: "/posts/{postId}/{action}",
       operationId: "changePostState",
       summary: "Move a post: submit (for approval), schedule, unschedule, cancel; 400 names the state when the move is not allowed",
-      request: { params: z.object({ postId: id, action: z.enum(["submit", "schedule", "unschedule", "cancel"]) }), body: { required: false, content: { "application/json": { schema: z.object({ scheduledAt: z.string().max(40).optional() }) } } } },
+      request: { params: z.object({ postId: id, action: z.enum(["submit", "schedule", "unschedule", "cancel"]) }), body: { required: false, content: { "application/json": { schema: z.object({ scheduledAt: z.string().max(40).optional().openapi({ description: "Local time in the brand's zone, an ISO time with offset, or now (publish at once)" }) }) } } } },
       responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) },
     }),
     async (c) => {
