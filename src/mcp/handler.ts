@@ -9,6 +9,7 @@
 import { createMcpHandler, type AuthInfo, type McpHttpHandler } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Env } from "../env";
+import { MAX_JSON_BODY_BYTES } from "../lib/body-limit";
 import { MCP_SCOPE } from "./oauth";
 import { buildMcpServer, type McpContext } from "./server";
 
@@ -37,8 +38,10 @@ function mcpHandler(): McpHttpHandler {
       if (!context) throw new Error("mcp: request without its account context");
       return buildMcpServer(context);
     },
-    // Tools answer in one piece: no progress notifications to stream.
-    { responseMode: "json" },
+    // Tools answer in one piece: no progress notifications to stream. Bodies up to REST's JSON
+    // bound: the SDK's 4 MiB default refused a valid subtitles call (2,000,000 characters of SRT
+    // are 6 MB of UTF-8 in CJK) with a transport error instead of a tool result.
+    { responseMode: "json", maxRequestBodySize: MAX_JSON_BODY_BYTES },
   );
   return shared;
 }

@@ -168,6 +168,9 @@ describe("handleMcpRequest", () => {
     expect(notAList.isError).toBe(true);
     expect(notAList.content[0].text).toContain("uploadIds: Invalid input: expected array, received string");
     expect(notAList.content[0].text).not.toMatch(/Too big/);
+    // A valid SRT of 2,000,000 characters in CJK is 6 MB of JSON: read, not refused for its size.
+    const longSrt = await callTool("subtitles", { uploadId: "upl_unknown", srtContent: "字".repeat(1_999_000) });
+    expect(toolError(longSrt)).toMatchObject({ code: "invalid_request", message: expect.stringMatching(/^uploadId: /) });
     const badKey = await callTool("extract_audio", { uploadId: upload.uploadId, idempotencyKey: "" });
     expect(badKey.isError).toBe(true);
     expect(badKey.content[0].text).toMatch(/idempotencyKey: /);
