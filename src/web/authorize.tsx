@@ -53,16 +53,17 @@ export function authorizeRoutes() {
   routes.use("*", csrf());
   routes.use("*", pageHeaders);
   routes.get("/", async (c) => {
-    const session = await resolveSession(c.env.DB, sessionToken(c), Date.now());
     const url = new URL(c.req.url);
-    if (!session) {
-      return c.html(<LoginPage title="Sign in to connect an app" action="/app/login" next={url.pathname + url.search} info="Sign in to your account to let the app use it." />);
-    }
     try {
       const oauth = oauthOf(c);
+      // Checked before the sign-in: nobody signs in only to learn the link could never work.
       const request = await oauth.parseAuthRequest(c.req.raw);
       // OAuth 2.1 with PKCE for every client: the library asks it of public clients only.
       if (!request.codeChallenge) return c.redirect(pkceRequired(request.redirectUri, request.state), 302);
+      const session = await resolveSession(c.env.DB, sessionToken(c), Date.now());
+      if (!session) {
+        return c.html(<LoginPage title="Sign in to connect an app" action="/app/login" next={url.pathname + url.search} info="Sign in to your account to let the app use it." />);
+      }
       const details = await oauth.describeConsent(request);
       const consent = await oauth.beginConsent(request);
       const account = await getAccountDetails(c.env.DB, session.accountId);

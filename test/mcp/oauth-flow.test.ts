@@ -68,6 +68,12 @@ describe("connector OAuth", () => {
     expect(html).toContain('name="password"');
     expect(html).toContain('action="/app/login"');
     expect(html).toContain('name="next" value="/authorize?');
+    // A request that could never succeed is refused before anyone signs in for it.
+    const unknown = await new WebClient(BASE).get(authorizeUrl("no-such-client", challenge));
+    expect(unknown.status).toBe(400);
+    const refusal = await unknown.text();
+    expect(refusal).toContain("Cannot connect this app");
+    expect(refusal).not.toContain('name="password"');
   });
 
   it("connects after consent naming the client and its redirect host; the token opens /api/mcp only", async () => {
