@@ -13,6 +13,7 @@ import { hmacHex } from "../lib/signing";
 import { brandRow } from "./brands";
 import { publishers, type Engagement } from "./publishers";
 import { publishPolicy } from "./publishing";
+import { brandWebhookSecret } from "./webhooks";
 
 export interface BrandStats {
   brandId: string;
@@ -117,7 +118,7 @@ export async function reportEngagement(env: Env, rawBody: string, timestamp: str
   const post = await orm(env.DB).select().from(posts).where(eq(posts.id, report.postId)).get();
   const brand = post ? await orm(env.DB).select().from(brands).where(eq(brands.id, post.brandId)).get() : undefined;
   if (!post || !brand || !timestamp || !signature || !/^\d+$/.test(timestamp) || Math.abs(now / 1000 - Number(timestamp)) > 300) throw unauthorized("Missing or invalid signature.");
-  if (!constantTimeEqual(signature, `v1=${await hmacHex(brand.webhookSecret, `${timestamp}.${rawBody}`)}`)) throw unauthorized("Missing or invalid signature.");
+  if (!constantTimeEqual(signature, `v1=${await hmacHex(await brandWebhookSecret(env, brand.id), `${timestamp}.${rawBody}`)}`)) throw unauthorized("Missing or invalid signature.");
   const count = (value: unknown, field: string) => {
     if (value === undefined) return undefined;
     if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 1e12) throw invalidRequest(`${field}: a whole number, at least 0.`);

@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { hmacHex } from "../../src/lib/signing";
 import { dispatchDuePosts, publishOne } from "../../src/services/publishing";
 import { expirePostMedia } from "../../src/services/posts";
+import { brandWebhookSecret } from "../../src/services/webhooks";
 import { balanceOf, call, callTool, newAccount, newKey, postJson, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
 import { WebClient } from "../helpers/web";
 
@@ -71,6 +72,24 @@ describe("brands and posts", () => {
     expect(((await foreign.json()) as any).error.message).toMatch(/^brandId: /);
     const wrongNetwork = await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: created.brandId, text: "hi", networks: ["webhook"] }) });
     expect(wrongNetwork.status).toBe(400);
+  });
+
+  it("keeps the brand's webhook secret out of D1: derived from WEBHOOK_SIGNING_KEY and the brand id", async () => {
+    const first = await brand({ channels: [{ network: "webhook", url: `${hooks}/${uid()}` }] });
+    const second = await brand({ channels: [{ network: "webhook", url: `${hooks}/${uid()}` }] });
+    expect(first.webhookSecret).toBe(await brandWebhookSecret(env, first.brandId));
+    expect(second.webhookSecret).not.toBe(first.webhookSecret);
+    // The same on every read, REST and list alike.
+    expect((await json(await api(`/api/v1/brands/${first.brandId}`))).webhookSecret).toBe(first.webhookSecret);
+    const listed = await json(await api("/api/v1/brands"));
+    expect(listed.brands.find((b: any) => b.brandId === first.brandId).webhookSecret).toBe(first.webhookSecret);
+    const row = await env.DB.prepare("SELECT * FROM brands WHERE id = ?").bind(first.brandId).first();
+    expect(Object.keys(row!)).not.toContain("webhook_secret");
+    const channels = await env.DB.prepare("SELECT * FROM brand_channels WHERE brand_id = ?").bind(first.brandId).all();
+    for (const stored of [JSON.stringify(row), JSON.stringify(channels.results)]) {
+      expect(stored).not.toContain("whsec_");
+      expect(stored).not.toContain(first.webhookSecret.slice("whsec_".length));
+    }
   });
 
   it("takes a job's result as media only from the key that made it, and keeps other accounts' approval links unknown", async () => {
