@@ -269,7 +269,7 @@ export const brandChannels = sqliteTable(
     id: text("id").primaryKey(),
     brandId: text("brand_id").notNull().references(() => brands.id),
     network: text("network", { enum: ["webhook", "mastodon"] }).notNull(),
-    /** Publisher settings (JSON): the endpoint, or the Mastodon instance and access token. */
+    /** Publisher settings (JSON): the endpoint, or the Mastodon instance and its access token, encrypted (src/services/channel-config.ts). */
     config: text("config").notNull(),
     createdAt: integer("created_at").notNull(),
   },

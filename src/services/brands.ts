@@ -11,10 +11,10 @@ import { invalidRequest, notFound } from "../errors";
 import { displayName } from "../lib/display-name";
 import { newId } from "../lib/ids";
 import { isTimeZone } from "../lib/zoned-time";
+import { channelConfig, channelTarget, type ChannelInput } from "./channel-config";
 import { brandWebhookSecret } from "./webhooks";
 
 export type Network = "webhook" | "mastodon";
-export type ChannelInput = { network: "webhook"; url: string } | { network: "mastodon"; instanceUrl: string; accessToken: string };
 
 export interface BrandInput {
   name: string;
@@ -60,7 +60,10 @@ function checkInput(input: Partial<BrandInput>) {
   }
 }
 
-const channelConfig = (channel: ChannelInput) => JSON.stringify(channel.network === "webhook" ? { url: channel.url } : { instanceUrl: channel.instanceUrl.replace(/\/$/, ""), accessToken: channel.accessToken });
+/** The rows of a brand's channels, tokens sealed (plain values: drizzle's builders run when awaited). */
+async function channelRows(env: Env, brandId: string, channels: ChannelInput[], now: number): Promise<(typeof brandChannels.$inferInsert)[]> {
+  return Promise.all(channels.map(async (channel) => ({ id: newId("chn", now), brandId, network: channel.network, config: await channelConfig(env, brandId, channel), createdAt: now })));
+}
 
 async function view(env: Env, row: typeof brands.$inferSelect): Promise<BrandView> {
   const channels = await orm(env.DB).select().from(brandChannels).where(eq(brandChannels.brandId, row.id)).all();
@@ -71,10 +74,7 @@ async function view(env: Env, row: typeof brands.$inferSelect): Promise<BrandVie
     requiresApproval: row.requiresApproval,
     webhookUrl: row.webhookUrl,
     webhookSecret: await brandWebhookSecret(env, row.id),
-    networks: channels.map((c) => {
-      const config = JSON.parse(c.config) as { url?: string; instanceUrl?: string };
-      return { network: c.network, target: c.network === "webhook" ? config.url! : config.instanceUrl! };
-    }),
+    networks: channels.map((c) => ({ network: c.network, target: channelTarget(c) })),
     createdAt: new Date(row.createdAt).toISOString(),
   };
 }
@@ -88,7 +88,7 @@ export async function createBrand(env: Env, accountId: string, input: BrandInput
   const d = orm(env.DB);
   await d.batch([
     d.insert(brands).values(row),
-    ...(input.channels ?? []).map((channel) => d.insert(brandChannels).values({ id: newId("chn", now), brandId: id, network: channel.network, config: channelConfig(channel), createdAt: now })),
+    ...(await channelRows(env, id, input.channels ?? [], now)).map((values) => d.insert(brandChannels).values(values)),
   ] as never);
   return view(env, row);
 }
@@ -130,7 +130,7 @@ export async function updateBrand(env: Env, accountId: string, brandId: string, 
     ...(input.channels
       ? [
           d.delete(brandChannels).where(eq(brandChannels.brandId, brandId)),
-          ...input.channels.map((channel) => d.insert(brandChannels).values({ id: newId("chn", now), brandId, network: channel.network, config: channelConfig(channel), createdAt: now })),
+          ...(await channelRows(env, brandId, input.channels, now)).map((values) => d.insert(brandChannels).values(values)),
         ]
       : []),
   ];

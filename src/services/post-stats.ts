@@ -11,6 +11,7 @@ import { invalidRequest, notFound, unauthorized } from "../errors";
 import { constantTimeEqual } from "../lib/constant-time";
 import { hmacHex } from "../lib/signing";
 import { brandRow } from "./brands";
+import { publisherSettings } from "./channel-config";
 import { publishers, type Engagement } from "./publishers";
 import { publishPolicy } from "./publishing";
 import { brandWebhookSecret } from "./webhooks";
@@ -86,7 +87,12 @@ async function refreshMastodonEngagement(env: Env, brandId: string, postIds: str
   const d = orm(env.DB);
   const channel = await d.select().from(brandChannels).where(and(eq(brandChannels.brandId, brandId), eq(brandChannels.network, "mastodon"))).get();
   if (!channel) return;
-  const config = JSON.parse(channel.config) as { instanceUrl: string; accessToken: string };
+  const config = await publisherSettings(env, channel).catch((error: Error) => {
+    // Statistics stay as last read; publication says why the token is unreadable.
+    console.warn("mastodon statistics unavailable", error.message);
+    return null;
+  });
+  if (config?.network !== "mastodon") return;
   const statuses = await d.select().from(postDeliveries).where(and(inArray(postDeliveries.postId, postIds), eq(postDeliveries.network, "mastodon"), eq(postDeliveries.status, "sent"))).limit(50).all();
   for (const delivery of statuses) {
     if (!delivery.externalId) continue;

@@ -13,6 +13,7 @@ import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { assertPublicUrl, type UrlPolicy } from "../lib/public-url";
 import { mediaUrl } from "./backend/transfer-urls";
+import { publisherSettings } from "./channel-config";
 import { publishers, PublishError, type Publication } from "./publishers";
 import { brandWebhookSecret } from "./webhooks";
 
@@ -100,7 +101,8 @@ export async function publishOne(env: Env, postId: string, network: string, now:
       media: post.mediaKey ? { filename: post.mediaFilename!, contentType: post.mediaContentType!, read: () => env.MEDIA.get(post.mediaKey!), url: () => mediaUrl(env, post.mediaKey!, "GET", 24 * 3600 * 1000).catch(() => null) } : null,
       scheduledAt: new Date(post.scheduledAt!).toISOString(),
     };
-    const result = await publishers[channel.network].publish(JSON.parse(channel.config), publication, publishPolicy(env));
+    const settings = await publisherSettings(env, channel);
+    const result = settings.network === "webhook" ? await publishers.webhook.publish(settings, publication, publishPolicy(env)) : await publishers.mastodon.publish(settings, publication, publishPolicy(env));
     await d.update(postDeliveries).set({ status: "sent", externalId: result.id ?? null, externalUrl: result.url ?? null, deliveredAt: now, lastError: null }).where(eq(postDeliveries.id, claimed.id)).run();
     await finishPost(env, postId, now);
     return "sent";
