@@ -10,7 +10,7 @@ import type { Env } from "../env";
 import { invalidRequest, notFound } from "../errors";
 import { displayName } from "../lib/display-name";
 import { newId } from "../lib/ids";
-import { isTimeZone } from "../lib/zoned-time";
+import { canonicalTimeZone } from "../lib/zoned-time";
 import { channelConfig, channelTarget, type ChannelInput } from "./channel-config";
 import { brandWebhookSecret } from "./webhooks";
 
@@ -44,9 +44,11 @@ const httpUrl = (raw: string, field: string) => {
   throw invalidRequest(`${field}: must be an http(s) URL.`);
 };
 
-function checkInput(input: Partial<BrandInput>) {
+/** Throws a 400 naming the first field refused; returns the input with its time zone spelt canonically. */
+function checkInput<T extends Partial<BrandInput>>(input: T): T {
   if (input.name !== undefined && (!displayName(input.name) || input.name.length > 100)) throw invalidRequest("name: 1 to 100 characters.");
-  if (input.timeZone !== undefined && !isTimeZone(input.timeZone)) throw invalidRequest(`timeZone: '${input.timeZone.slice(0, 64)}' is not an IANA time zone (e.g. Europe/Paris).`);
+  const timeZone = input.timeZone === undefined ? undefined : canonicalTimeZone(input.timeZone);
+  if (input.timeZone !== undefined && !timeZone) throw invalidRequest(`timeZone: '${input.timeZone.slice(0, 64)}' is not an IANA time zone (e.g. Europe/Paris).`);
   if (input.webhookUrl) httpUrl(input.webhookUrl, "webhookUrl");
   const seen = new Set<string>();
   for (const [i, channel] of (input.channels ?? []).entries()) {
@@ -58,6 +60,7 @@ function checkInput(input: Partial<BrandInput>) {
       if (!channel.accessToken) throw invalidRequest(`channels.${i}.accessToken: Required`);
     }
   }
+  return timeZone === undefined ? input : { ...input, timeZone };
 }
 
 /** The rows of a brand's channels, tokens sealed (plain values: drizzle's builders run when awaited). */
@@ -79,8 +82,8 @@ async function view(env: Env, row: typeof brands.$inferSelect): Promise<BrandVie
   };
 }
 
-export async function createBrand(env: Env, accountId: string, input: BrandInput, now: number): Promise<BrandView> {
-  checkInput(input);
+export async function createBrand(env: Env, accountId: string, raw: BrandInput, now: number): Promise<BrandView> {
+  const input = checkInput(raw);
   const id = newId("brd", now);
   const row = { id, accountId, name: displayName(input.name), timeZone: input.timeZone, requiresApproval: input.requiresApproval ?? false, webhookUrl: input.webhookUrl ?? null, createdAt: now };
   // Before anything is written: a server without WEBHOOK_SIGNING_KEY cannot show the brand's secret.
@@ -109,8 +112,8 @@ export async function listBrands(env: Env, accountId: string): Promise<BrandView
 }
 
 /** Changes the settings given; `channels`, when given, replaces the brand's networks. */
-export async function updateBrand(env: Env, accountId: string, brandId: string, input: Partial<BrandInput>, now: number): Promise<BrandView> {
-  checkInput(input);
+export async function updateBrand(env: Env, accountId: string, brandId: string, raw: Partial<BrandInput>, now: number): Promise<BrandView> {
+  const input = checkInput(raw);
   await brandRow(env.DB, accountId, brandId);
   const d = orm(env.DB);
   const changes = {

@@ -126,6 +126,17 @@ describe("brands and posts", () => {
     expect((await call(`/review/${new URL(link.url).pathname.split("/").pop()}`)).status).toBe(200);
   });
 
+  it("stores and shows an accepted time zone in its canonical spelling, at creation and on change", async () => {
+    const created = await json(await api("/api/v1/brands", { method: "POST", body: JSON.stringify({ name: `Brand ${uid()}`, timeZone: "europe/paris" }) }));
+    expect(created.timeZone).toBe("Europe/Paris");
+    const stored = () => env.DB.prepare("SELECT time_zone FROM brands WHERE id = ?").bind(created.brandId).first<{ time_zone: string }>();
+    expect((await stored())!.time_zone).toBe("Europe/Paris");
+    const changed = await json(await api(`/api/v1/brands/${created.brandId}`, { method: "PATCH", body: JSON.stringify({ timeZone: "AMERICA/NEW_YORK" }) }));
+    expect(changed.timeZone).toBe("America/New_York");
+    expect((await stored())!.time_zone).toBe("America/New_York");
+    expect((await json(await api(`/api/v1/brands/${created.brandId}`))).timeZone).toBe("America/New_York");
+  });
+
   it("a brand PATCH without requiresApproval keeps the setting (the schema's default used to switch approval off)", async () => {
     const b = await brand({ requiresApproval: true });
     const renamed = await json(await api(`/api/v1/brands/${b.brandId}`, { method: "PATCH", body: JSON.stringify({ name: "Renamed" }) }));
