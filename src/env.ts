@@ -62,7 +62,10 @@ export interface Env {
   SIGNUP_CREDITS?: string;
   /** "true" only locally: the dev outbox page and dev conveniences. */
   DEV_MODE?: string;
-  /** Secret signing password-reset links (Worker secret). */
+  /**
+   * Worker secret signing password-reset links and capabilities; keys derived from it encrypt
+   * channel access tokens at rest (src/services/channel-config.ts).
+   */
   AUTH_SECRET?: string;
   /** Workers rate-limiting binding for sign-in, sign-up and reset requests. */
   AUTH_LIMITER?: RateLimit;

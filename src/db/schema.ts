@@ -252,10 +252,11 @@ export const brands = sqliteTable(
     /** IANA time zone in which scheduled times are given and shown. */
     timeZone: text("time_zone").notNull(),
     requiresApproval: integer("requires_approval", { mode: "boolean" }).notNull().default(false),
-    /** Where approval decisions and publication events are sent (signed), if set. */
+    /**
+     * Where approval decisions and publication events are sent, if set. They are signed with a
+     * secret derived from WEBHOOK_SIGNING_KEY and the brand id (brandWebhookSecret), not stored.
+     */
     webhookUrl: text("webhook_url"),
-    /** HMAC secret of the brand's webhooks and of its reporting calls (shown to the owner). */
-    webhookSecret: text("webhook_secret").notNull(),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("brands_account").on(t.accountId)],
@@ -268,7 +269,7 @@ export const brandChannels = sqliteTable(
     id: text("id").primaryKey(),
     brandId: text("brand_id").notNull().references(() => brands.id),
     network: text("network", { enum: ["webhook", "mastodon"] }).notNull(),
-    /** Publisher settings (JSON): the endpoint, or the Mastodon instance and access token. */
+    /** Publisher settings (JSON): the endpoint, or the Mastodon instance and its access token, encrypted (src/services/channel-config.ts). */
     config: text("config").notNull(),
     createdAt: integer("created_at").notNull(),
   },

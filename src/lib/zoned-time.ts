@@ -4,13 +4,47 @@
  */
 const LOCAL = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?$/;
 
-export function isTimeZone(zone: string): boolean {
+/**
+ * Names the runtime's time-zone data (ICU, which follows CLDR) gives for zones IANA has renamed
+ * since, with IANA's current name: Intl resolves "Asia/Kolkata" to "Asia/Calcutta" and
+ * "Europe/Kyiv" to "Europe/Kiev". Found by resolving every zone of tzdata 2025b in workerd;
+ * should a later runtime spell them the new way, these entries simply stop matching.
+ */
+const RENAMED = new Map([
+  ["Africa/Asmera", "Africa/Asmara"],
+  ["America/Buenos_Aires", "America/Argentina/Buenos_Aires"],
+  ["America/Catamarca", "America/Argentina/Catamarca"],
+  ["America/Coral_Harbour", "America/Atikokan"],
+  ["America/Cordoba", "America/Argentina/Cordoba"],
+  ["America/Godthab", "America/Nuuk"],
+  ["America/Indianapolis", "America/Indiana/Indianapolis"],
+  ["America/Jujuy", "America/Argentina/Jujuy"],
+  ["America/Louisville", "America/Kentucky/Louisville"],
+  ["America/Mendoza", "America/Argentina/Mendoza"],
+  ["Asia/Calcutta", "Asia/Kolkata"],
+  ["Asia/Katmandu", "Asia/Kathmandu"],
+  ["Asia/Rangoon", "Asia/Yangon"],
+  ["Asia/Saigon", "Asia/Ho_Chi_Minh"],
+  ["Atlantic/Faeroe", "Atlantic/Faroe"],
+  ["Europe/Kiev", "Europe/Kyiv"],
+  ["Pacific/Enderbury", "Pacific/Kanton"],
+  ["Pacific/Ponape", "Pacific/Pohnpei"],
+  ["Pacific/Truk", "Pacific/Chuuk"],
+]);
+
+/**
+ * The zone's canonical IANA name ("europe/paris" -> "Europe/Paris", "US/Eastern" ->
+ * "America/New_York", "asia/kolkata" -> "Asia/Kolkata"), or null when it is no time zone. Intl
+ * takes any letter case, so without this a zone would be stored and shown as it was typed.
+ */
+export function canonicalTimeZone(zone: string): string | null {
+  let resolved: string;
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return true;
+    resolved = new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return null;
   }
+  return RENAMED.get(resolved) ?? resolved;
 }
 
 /** The wall-clock parts of `instant` in `zone`, as if they were UTC (ms). */

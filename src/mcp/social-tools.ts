@@ -35,15 +35,15 @@ export function registerSocialTools(server: McpServer, context: McpContext, guar
   server.registerTool(
     "create_brand",
     { title: "Create a brand", description: "Create a brand to publish social posts for: its name, time zone, whether a client must approve posts, where decisions are sent, and its networks (a signed webhook to an automation tool, and/or a Mastodon account). Free.", inputSchema: z.object({ name: z.string().min(1).max(100), timeZone: z.string().max(64).describe("IANA time zone, e.g. Europe/Paris"), requiresApproval: z.boolean().default(false), webhookUrl: z.string().max(2048).optional().describe("Receives signed review and publication events"), channels: z.array(channel).max(5).optional() }), outputSchema: BrandSchema, annotations: write },
-    async (args: any) => guarded(async () => ok(await createBrand(env.DB, accountId, args, now()))),
+    async (args: any) => guarded(async () => ok(await createBrand(env, accountId, args, now()))),
   );
   server.registerTool("list_brands", { title: "List brands", description: "The account's brands with their settings and networks.", inputSchema: z.object({}), outputSchema: z.object({ brands: z.array(BrandSchema) }), annotations: read }, async () =>
-    guarded(async () => ok({ brands: await listBrands(env.DB, accountId) })),
+    guarded(async () => ok({ brands: await listBrands(env, accountId) })),
   );
   server.registerTool(
     "update_brand",
     { title: "Change a brand", description: "Change a brand's name, time zone, approval setting, webhook or networks (channels replace the current ones).", inputSchema: z.object({ brandId: id, name: z.string().min(1).max(100).optional(), timeZone: z.string().max(64).optional(), requiresApproval: z.boolean().optional(), webhookUrl: z.string().max(2048).nullable().optional(), channels: z.array(channel).max(5).optional() }), outputSchema: BrandSchema, annotations: { ...write, idempotentHint: true } },
-    async ({ brandId, ...changes }: any) => guarded(async () => ok(await updateBrand(env.DB, accountId, brandId, changes, now()))),
+    async ({ brandId, ...changes }: any) => guarded(async () => ok(await updateBrand(env, accountId, brandId, changes, now()))),
   );
   server.registerTool("delete_brand", { title: "Delete a brand", description: "Delete a brand with all its posts and their media (published ones and their statistics too). Refused while one of its posts is scheduled: unschedule or cancel it first.", inputSchema: z.object({ brandId: id }), outputSchema: z.object({ brandId: z.string(), deleted: z.literal(true) }), annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } }, async ({ brandId }: any) =>
     guarded(async () => {

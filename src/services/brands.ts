@@ -6,13 +6,15 @@
 import { and, eq, notExists, sql } from "drizzle-orm";
 import { orm } from "../db/client";
 import { brandChannels, brands, postReviews, posts } from "../db/schema";
+import type { Env } from "../env";
 import { invalidRequest, notFound } from "../errors";
 import { displayName } from "../lib/display-name";
-import { newId, randomToken } from "../lib/ids";
-import { isTimeZone } from "../lib/zoned-time";
+import { newId } from "../lib/ids";
+import { canonicalTimeZone } from "../lib/zoned-time";
+import { channelConfig, channelTarget, type ChannelInput } from "./channel-config";
+import { brandWebhookSecret } from "./webhooks";
 
 export type Network = "webhook" | "mastodon";
-export type ChannelInput = { network: "webhook"; url: string } | { network: "mastodon"; instanceUrl: string; accessToken: string };
 
 export interface BrandInput {
   name: string;
@@ -28,7 +30,7 @@ export interface BrandView {
   timeZone: string;
   requiresApproval: boolean;
   webhookUrl: string | null;
-  /** Signs the brand's webhooks and the statistics its integration reports back. */
+  /** Signs the brand's webhooks and the statistics its integration reports back (derived, never stored). */
   webhookSecret: string;
   networks: { network: Network; target: string }[];
   createdAt: string;
@@ -42,9 +44,11 @@ const httpUrl = (raw: string, field: string) => {
   throw invalidRequest(`${field}: must be an http(s) URL.`);
 };
 
-function checkInput(input: Partial<BrandInput>) {
+/** Throws a 400 naming the first field refused; returns the input with its time zone spelt canonically. */
+function checkInput<T extends Partial<BrandInput>>(input: T): T {
   if (input.name !== undefined && (!displayName(input.name) || input.name.length > 100)) throw invalidRequest("name: 1 to 100 characters.");
-  if (input.timeZone !== undefined && !isTimeZone(input.timeZone)) throw invalidRequest(`timeZone: '${input.timeZone.slice(0, 64)}' is not an IANA time zone (e.g. Europe/Paris).`);
+  const timeZone = input.timeZone === undefined ? undefined : canonicalTimeZone(input.timeZone);
+  if (input.timeZone !== undefined && !timeZone) throw invalidRequest(`timeZone: '${input.timeZone.slice(0, 64)}' is not an IANA time zone (e.g. Europe/Paris).`);
   if (input.webhookUrl) httpUrl(input.webhookUrl, "webhookUrl");
   const seen = new Set<string>();
   for (const [i, channel] of (input.channels ?? []).entries()) {
@@ -56,37 +60,40 @@ function checkInput(input: Partial<BrandInput>) {
       if (!channel.accessToken) throw invalidRequest(`channels.${i}.accessToken: Required`);
     }
   }
+  return timeZone === undefined ? input : { ...input, timeZone };
 }
 
-const channelConfig = (channel: ChannelInput) => JSON.stringify(channel.network === "webhook" ? { url: channel.url } : { instanceUrl: channel.instanceUrl.replace(/\/$/, ""), accessToken: channel.accessToken });
+/** The rows of a brand's channels, tokens sealed (plain values: drizzle's builders run when awaited). */
+async function channelRows(env: Env, brandId: string, channels: ChannelInput[], now: number): Promise<(typeof brandChannels.$inferInsert)[]> {
+  return Promise.all(channels.map(async (channel) => ({ id: newId("chn", now), brandId, network: channel.network, config: await channelConfig(env, brandId, channel), createdAt: now })));
+}
 
-async function view(db: D1Database, row: typeof brands.$inferSelect): Promise<BrandView> {
-  const channels = await orm(db).select().from(brandChannels).where(eq(brandChannels.brandId, row.id)).all();
+async function view(env: Env, row: typeof brands.$inferSelect): Promise<BrandView> {
+  const channels = await orm(env.DB).select().from(brandChannels).where(eq(brandChannels.brandId, row.id)).all();
   return {
     brandId: row.id,
     name: row.name,
     timeZone: row.timeZone,
     requiresApproval: row.requiresApproval,
     webhookUrl: row.webhookUrl,
-    webhookSecret: row.webhookSecret,
-    networks: channels.map((c) => {
-      const config = JSON.parse(c.config) as { url?: string; instanceUrl?: string };
-      return { network: c.network, target: c.network === "webhook" ? config.url! : config.instanceUrl! };
-    }),
+    webhookSecret: await brandWebhookSecret(env, row.id),
+    networks: channels.map((c) => ({ network: c.network, target: channelTarget(c) })),
     createdAt: new Date(row.createdAt).toISOString(),
   };
 }
 
-export async function createBrand(db: D1Database, accountId: string, input: BrandInput, now: number): Promise<BrandView> {
-  checkInput(input);
+export async function createBrand(env: Env, accountId: string, raw: BrandInput, now: number): Promise<BrandView> {
+  const input = checkInput(raw);
   const id = newId("brd", now);
-  const row = { id, accountId, name: displayName(input.name), timeZone: input.timeZone, requiresApproval: input.requiresApproval ?? false, webhookUrl: input.webhookUrl ?? null, webhookSecret: `whsec_${randomToken(24)}`, createdAt: now };
-  const d = orm(db);
+  const row = { id, accountId, name: displayName(input.name), timeZone: input.timeZone, requiresApproval: input.requiresApproval ?? false, webhookUrl: input.webhookUrl ?? null, createdAt: now };
+  // Before anything is written: a server without WEBHOOK_SIGNING_KEY cannot show the brand's secret.
+  await brandWebhookSecret(env, id);
+  const d = orm(env.DB);
   await d.batch([
     d.insert(brands).values(row),
-    ...(input.channels ?? []).map((channel) => d.insert(brandChannels).values({ id: newId("chn", now), brandId: id, network: channel.network, config: channelConfig(channel), createdAt: now })),
+    ...(await channelRows(env, id, input.channels ?? [], now)).map((values) => d.insert(brandChannels).values(values)),
   ] as never);
-  return view(db, row);
+  return view(env, row);
 }
 
 export async function brandRow(db: D1Database, accountId: string, brandId: string) {
@@ -95,20 +102,20 @@ export async function brandRow(db: D1Database, accountId: string, brandId: strin
   return row;
 }
 
-export async function getBrand(db: D1Database, accountId: string, brandId: string): Promise<BrandView> {
-  return view(db, await brandRow(db, accountId, brandId));
+export async function getBrand(env: Env, accountId: string, brandId: string): Promise<BrandView> {
+  return view(env, await brandRow(env.DB, accountId, brandId));
 }
 
-export async function listBrands(db: D1Database, accountId: string): Promise<BrandView[]> {
-  const rows = await orm(db).select().from(brands).where(eq(brands.accountId, accountId)).all();
-  return Promise.all(rows.map((row) => view(db, row)));
+export async function listBrands(env: Env, accountId: string): Promise<BrandView[]> {
+  const rows = await orm(env.DB).select().from(brands).where(eq(brands.accountId, accountId)).all();
+  return Promise.all(rows.map((row) => view(env, row)));
 }
 
 /** Changes the settings given; `channels`, when given, replaces the brand's networks. */
-export async function updateBrand(db: D1Database, accountId: string, brandId: string, input: Partial<BrandInput>, now: number): Promise<BrandView> {
-  checkInput(input);
-  await brandRow(db, accountId, brandId);
-  const d = orm(db);
+export async function updateBrand(env: Env, accountId: string, brandId: string, raw: Partial<BrandInput>, now: number): Promise<BrandView> {
+  const input = checkInput(raw);
+  await brandRow(env.DB, accountId, brandId);
+  const d = orm(env.DB);
   const changes = {
     ...(input.name !== undefined ? { name: displayName(input.name) } : {}),
     ...(input.timeZone !== undefined ? { timeZone: input.timeZone } : {}),
@@ -126,12 +133,12 @@ export async function updateBrand(db: D1Database, accountId: string, brandId: st
     ...(input.channels
       ? [
           d.delete(brandChannels).where(eq(brandChannels.brandId, brandId)),
-          ...input.channels.map((channel) => d.insert(brandChannels).values({ id: newId("chn", now), brandId, network: channel.network, config: channelConfig(channel), createdAt: now })),
+          ...(await channelRows(env, brandId, input.channels, now)).map((values) => d.insert(brandChannels).values(values)),
         ]
       : []),
   ];
   if (statements.length) await d.batch(statements as never);
-  return getBrand(db, accountId, brandId);
+  return getBrand(env, accountId, brandId);
 }
 
 export async function brandChannel(db: D1Database, brandId: string, network: string) {

@@ -11,8 +11,10 @@ import { invalidRequest, notFound, unauthorized } from "../errors";
 import { constantTimeEqual } from "../lib/constant-time";
 import { hmacHex } from "../lib/signing";
 import { brandRow } from "./brands";
+import { publisherSettings } from "./channel-config";
 import { publishers, type Engagement } from "./publishers";
 import { publishPolicy } from "./publishing";
+import { brandWebhookSecret } from "./webhooks";
 
 export interface BrandStats {
   brandId: string;
@@ -85,7 +87,12 @@ async function refreshMastodonEngagement(env: Env, brandId: string, postIds: str
   const d = orm(env.DB);
   const channel = await d.select().from(brandChannels).where(and(eq(brandChannels.brandId, brandId), eq(brandChannels.network, "mastodon"))).get();
   if (!channel) return;
-  const config = JSON.parse(channel.config) as { instanceUrl: string; accessToken: string };
+  const config = await publisherSettings(env, channel).catch((error: Error) => {
+    // Statistics stay as last read; publication says why the token is unreadable.
+    console.warn("mastodon statistics unavailable", error.message);
+    return null;
+  });
+  if (config?.network !== "mastodon") return;
   const statuses = await d.select().from(postDeliveries).where(and(inArray(postDeliveries.postId, postIds), eq(postDeliveries.network, "mastodon"), eq(postDeliveries.status, "sent"))).limit(50).all();
   for (const delivery of statuses) {
     if (!delivery.externalId) continue;
@@ -117,7 +124,7 @@ export async function reportEngagement(env: Env, rawBody: string, timestamp: str
   const post = await orm(env.DB).select().from(posts).where(eq(posts.id, report.postId)).get();
   const brand = post ? await orm(env.DB).select().from(brands).where(eq(brands.id, post.brandId)).get() : undefined;
   if (!post || !brand || !timestamp || !signature || !/^\d+$/.test(timestamp) || Math.abs(now / 1000 - Number(timestamp)) > 300) throw unauthorized("Missing or invalid signature.");
-  if (!constantTimeEqual(signature, `v1=${await hmacHex(brand.webhookSecret, `${timestamp}.${rawBody}`)}`)) throw unauthorized("Missing or invalid signature.");
+  if (!constantTimeEqual(signature, `v1=${await hmacHex(await brandWebhookSecret(env, brand.id), `${timestamp}.${rawBody}`)}`)) throw unauthorized("Missing or invalid signature.");
   const count = (value: unknown, field: string) => {
     if (value === undefined) return undefined;
     if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 1e12) throw invalidRequest(`${field}: a whole number, at least 0.`);

@@ -15,6 +15,7 @@ import { newId, randomToken } from "../lib/ids";
 import { streamToR2 } from "../lib/r2-stream";
 import { utcToZoned, zonedToUtc } from "../lib/zoned-time";
 import { brandRow, type Network } from "./brands";
+import { channelTarget } from "./channel-config";
 import { transition, type PostAction, type PostState } from "./post-states";
 import { resolveUpload } from "./uploads";
 import { brandChannelsOf, emitBrandEvent, publishPolicy, schedulePublication } from "./publishing";
@@ -131,7 +132,7 @@ async function checkPublishable(env: Env, brandId: string, networksJson: string,
   requireChannels(networks, channels.map((c) => c.network), " Take it out of the post's networks, or connect it to the brand again.");
   const channel = channels.find((c) => c.network === "mastodon");
   if (!networks.includes("mastodon") || !channel) return;
-  const limits = await publishers.mastodon.textLimits(JSON.parse(channel.config), publishPolicy(env));
+  const limits = await publishers.mastodon.textLimits({ instanceUrl: channelTarget(channel) }, publishPolicy(env));
   if (!limits) return;
   const length = mastodonLength(text, limits.perUrl);
   if (length > limits.maxCharacters) {

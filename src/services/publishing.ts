@@ -13,7 +13,9 @@ import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { assertPublicUrl, type UrlPolicy } from "../lib/public-url";
 import { mediaUrl } from "./backend/transfer-urls";
+import { publisherSettings } from "./channel-config";
 import { publishers, PublishError, type Publication } from "./publishers";
+import { brandWebhookSecret } from "./webhooks";
 
 export type PublishMessage = { kind: "publish"; postId: string; network: string } | { kind: "brand_event"; brandId: string; event: Record<string, unknown> };
 
@@ -95,11 +97,12 @@ export async function publishOne(env: Env, postId: string, network: string, now:
     const publication: Publication = {
       postId,
       text: post.text,
-      brand: { id: brand.id, name: brand.name, secret: brand.webhookSecret },
+      brand: { id: brand.id, name: brand.name, secret: await brandWebhookSecret(env, brand.id) },
       media: post.mediaKey ? { filename: post.mediaFilename!, contentType: post.mediaContentType!, read: () => env.MEDIA.get(post.mediaKey!), url: () => mediaUrl(env, post.mediaKey!, "GET", 24 * 3600 * 1000).catch(() => null) } : null,
       scheduledAt: new Date(post.scheduledAt!).toISOString(),
     };
-    const result = await publishers[channel.network].publish(JSON.parse(channel.config), publication, publishPolicy(env));
+    const settings = await publisherSettings(env, channel);
+    const result = settings.network === "webhook" ? await publishers.webhook.publish(settings, publication, publishPolicy(env)) : await publishers.mastodon.publish(settings, publication, publishPolicy(env));
     await d.update(postDeliveries).set({ status: "sent", externalId: result.id ?? null, externalUrl: result.url ?? null, deliveredAt: now, lastError: null }).where(eq(postDeliveries.id, claimed.id)).run();
     await finishPost(env, postId, now);
     return "sent";
@@ -132,7 +135,7 @@ export async function emitBrandEvent(env: Env, brand: typeof brands.$inferSelect
 export async function deliverBrandEvent(env: Env, brandId: string, event: Record<string, unknown>): Promise<void> {
   const brand = await orm(env.DB).select().from(brands).where(eq(brands.id, brandId)).get();
   if (!brand?.webhookUrl) return;
-  await publishers.webhook.send(brand.webhookUrl, brand.webhookSecret, event, publishPolicy(env));
+  await publishers.webhook.send(brand.webhookUrl, await brandWebhookSecret(env, brand.id), event, publishPolicy(env));
 }
 
 /** The publish queue's consumer: retries with backoff; the dead-letter queue fails the post. */

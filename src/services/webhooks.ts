@@ -12,7 +12,8 @@
  * row's current token makes the next attempt, so redelivered messages do nothing. Failures are
  * retried on WEBHOOK_RETRY_SCHEDULE (default 24 h over 9 attempts); every attempt is
  * logged. Secrets are derived from the WEBHOOK_SIGNING_KEY Worker secret, the account id and a
- * version that rotation bumps: D1 holds no secret.
+ * version that rotation bumps: D1 holds no secret. Brands' secrets are derived the same way
+ * (`brandWebhookSecret`).
  */
 import { z } from "zod";
 import ipaddr from "ipaddr.js";
@@ -97,10 +98,29 @@ async function hmac(key: Uint8Array, message: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.sign("HMAC", imported, encoder.encode(message)));
 }
 
-/** `whsec_<base64 of 32 bytes>` = HMAC(WEBHOOK_SIGNING_KEY, "<account>:<version>"). */
-export async function accountWebhookSecret(env: Env, accountId: string, version: number): Promise<string> {
+/**
+ * `whsec_<base64 of 32 bytes>` = HMAC(WEBHOOK_SIGNING_KEY, "<owner>:<version>"). Owners are
+ * accounts (`acct_`) and brands (`brd_`): their prefixed ids never collide, so neither can be
+ * given the other's secret.
+ */
+async function derivedSecret(env: Pick<Env, "WEBHOOK_SIGNING_KEY">, ownerId: string, version: number): Promise<string> {
   if (!env.WEBHOOK_SIGNING_KEY) throw new AppError("internal_error", "Webhooks are not configured on this server (WEBHOOK_SIGNING_KEY).");
-  return `whsec_${toBase64(await hmac(encoder.encode(env.WEBHOOK_SIGNING_KEY), `${accountId}:${version}`))}`;
+  return `whsec_${toBase64(await hmac(encoder.encode(env.WEBHOOK_SIGNING_KEY), `${ownerId}:${version}`))}`;
+}
+
+/** The account's job-webhook secret at `version` (rotation bumps the version stored in D1). */
+export async function accountWebhookSecret(env: Pick<Env, "WEBHOOK_SIGNING_KEY">, accountId: string, version: number): Promise<string> {
+  return derivedSecret(env, accountId, version);
+}
+
+/**
+ * A brand's secret: signs its events and posts (src/services/publishers.ts) and verifies the
+ * engagement its integration reports (src/services/post-stats.ts). Derived, so reading D1 is
+ * not enough to forge either. Version 1 always: brands have no rotation yet; a stored version
+ * can add it later without changing the secrets given out today.
+ */
+export async function brandWebhookSecret(env: Pick<Env, "WEBHOOK_SIGNING_KEY">, brandId: string): Promise<string> {
+  return derivedSecret(env, brandId, 1);
 }
 
 /**

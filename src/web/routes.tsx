@@ -311,7 +311,7 @@ export function webRoutes() {
   area.get("/posts", async (c) => {
     const account = c.get("account");
     const now = Date.now();
-    const brands = await listBrands(c.env.DB, account.accountId);
+    const brands = await listBrands(c.env, account.accountId);
     const sections = await Promise.all(
       brands.map(async (brand) => ({
         brand,

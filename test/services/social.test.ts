@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { hmacHex } from "../../src/lib/signing";
 import { dispatchDuePosts, publishOne } from "../../src/services/publishing";
 import { expirePostMedia } from "../../src/services/posts";
+import { brandWebhookSecret } from "../../src/services/webhooks";
 import { balanceOf, call, callTool, newAccount, newKey, postJson, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
 import { WebClient } from "../helpers/web";
 
@@ -26,6 +27,8 @@ const json = async <T = any>(response: Response, status = 200): Promise<T> => {
 const statuses = async () => (await (await fetch(`${mastodon}/_test/statuses`)).json()) as { id: string; content: string; media_attachments: unknown[] }[];
 const hookLog = async (name: string) => (await (await fetch(`${hooks}/${name}/log`)).json()) as { headers: Record<string, string>; body: string }[];
 const uid = () => Math.random().toString(36).slice(2, 10);
+const storedMastodonConfig = async (brandId: string) =>
+  (await env.DB.prepare("SELECT config FROM brand_channels WHERE brand_id = ? AND network = 'mastodon'").bind(brandId).first<{ config: string }>())!.config;
 
 async function until<T>(probe: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -73,6 +76,24 @@ describe("brands and posts", () => {
     expect(wrongNetwork.status).toBe(400);
   });
 
+  it("keeps the brand's webhook secret out of D1: derived from WEBHOOK_SIGNING_KEY and the brand id", async () => {
+    const first = await brand({ channels: [{ network: "webhook", url: `${hooks}/${uid()}` }] });
+    const second = await brand({ channels: [{ network: "webhook", url: `${hooks}/${uid()}` }] });
+    expect(first.webhookSecret).toBe(await brandWebhookSecret(env, first.brandId));
+    expect(second.webhookSecret).not.toBe(first.webhookSecret);
+    // The same on every read, REST and list alike.
+    expect((await json(await api(`/api/v1/brands/${first.brandId}`))).webhookSecret).toBe(first.webhookSecret);
+    const listed = await json(await api("/api/v1/brands"));
+    expect(listed.brands.find((b: any) => b.brandId === first.brandId).webhookSecret).toBe(first.webhookSecret);
+    const row = await env.DB.prepare("SELECT * FROM brands WHERE id = ?").bind(first.brandId).first();
+    expect(Object.keys(row!)).not.toContain("webhook_secret");
+    const channels = await env.DB.prepare("SELECT * FROM brand_channels WHERE brand_id = ?").bind(first.brandId).all();
+    for (const stored of [JSON.stringify(row), JSON.stringify(channels.results)]) {
+      expect(stored).not.toContain("whsec_");
+      expect(stored).not.toContain(first.webhookSecret.slice("whsec_".length));
+    }
+  });
+
   it("takes a job's result as media only from the key that made it, and keeps other accounts' approval links unknown", async () => {
     const owner = await newAccount({ credits: 20 });
     const sibling = await newKey(owner);
@@ -106,6 +127,17 @@ describe("brands and posts", () => {
     expect(refused.status).toBe(404);
     expect(await refused.json()).toEqual({ error: { code: "not_found", message: "No such approval link." } });
     expect((await call(`/review/${new URL(link.url).pathname.split("/").pop()}`)).status).toBe(200);
+  });
+
+  it("stores and shows an accepted time zone in its canonical spelling, at creation and on change", async () => {
+    const created = await json(await api("/api/v1/brands", { method: "POST", body: JSON.stringify({ name: `Brand ${uid()}`, timeZone: "europe/paris" }) }));
+    expect(created.timeZone).toBe("Europe/Paris");
+    const stored = () => env.DB.prepare("SELECT time_zone FROM brands WHERE id = ?").bind(created.brandId).first<{ time_zone: string }>();
+    expect((await stored())!.time_zone).toBe("Europe/Paris");
+    const changed = await json(await api(`/api/v1/brands/${created.brandId}`, { method: "PATCH", body: JSON.stringify({ timeZone: "AMERICA/NEW_YORK" }) }));
+    expect(changed.timeZone).toBe("America/New_York");
+    expect((await stored())!.time_zone).toBe("America/New_York");
+    expect((await json(await api(`/api/v1/brands/${created.brandId}`))).timeZone).toBe("America/New_York");
   });
 
   it("a brand PATCH without requiresApproval keeps the setting (the schema's default used to switch approval off)", async () => {
@@ -314,6 +346,11 @@ describe("brands and posts", () => {
   it("publishes at its time through the brand's alarm, once per network, and counts it", async () => {
     const hook = `publish-${uid()}`;
     const b = await brand({ requiresApproval: false, channels: [{ network: "mastodon", instanceUrl: mastodon, accessToken: "mastodon-test-token" }, { network: "webhook", url: `${hooks}/${hook}` }] });
+    // The Mastodon token is sealed in D1 and shown nowhere; only the publisher opens it.
+    expect(JSON.parse(await storedMastodonConfig(b.brandId)).accessToken).toMatch(/^v1:[A-Za-z0-9+/]+=*:[A-Za-z0-9+/]+=*$/);
+    expect(await storedMastodonConfig(b.brandId)).not.toContain("mastodon-test-token");
+    expect(JSON.stringify(b)).not.toContain("mastodon-test-token");
+    expect(JSON.stringify(await json(await api("/api/v1/brands")))).not.toContain("mastodon-test-token");
     const logo = await uploadFixture(account, "logo.png");
     const before = (await statuses()).length;
     const at = new Date(Date.now() + 1500).toISOString();
@@ -369,6 +406,32 @@ describe("brands and posts", () => {
     expect(await env.MEDIA.head(row!.media_key)).not.toBeNull();
     expect(await expirePostMedia(env, Date.now() + 31 * 24 * 3600_000)).toBeGreaterThanOrEqual(1);
     expect(await env.MEDIA.head(row!.media_key)).toBeNull();
+  });
+
+  it("still publishes with a Mastodon token stored before encryption, seals it when the channels are saved again, and opens no token copied from another brand", async () => {
+    const publish = async (brandId: string, text: string) => {
+      const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId, text }) }));
+      await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: new Date(Date.now() + 500).toISOString() }) }));
+      return until(async () => json(await api(`/api/v1/posts/${post.postId}`)), (p) => p.state !== "scheduled");
+    };
+    const legacy = await brand({ requiresApproval: false });
+    const plain = JSON.stringify({ instanceUrl: mastodon, accessToken: "mastodon-test-token" });
+    await env.DB.prepare("UPDATE brand_channels SET config = ? WHERE brand_id = ? AND network = 'mastodon'").bind(plain, legacy.brandId).run();
+    const text = `Ancien jeton ${uid()}`;
+    expect((await publish(legacy.brandId, text)).state).toBe("published");
+    expect((await statuses()).some((status) => status.content.includes(text))).toBe(true);
+    expect(JSON.stringify(await json(await api(`/api/v1/brands/${legacy.brandId}`)))).not.toContain("mastodon-test-token");
+
+    await json(await api(`/api/v1/brands/${legacy.brandId}`, { method: "PATCH", body: JSON.stringify({ channels: [{ network: "mastodon", instanceUrl: mastodon, accessToken: "mastodon-test-token" }] }) }));
+    expect(await storedMastodonConfig(legacy.brandId)).not.toContain("mastodon-test-token");
+    expect((await publish(legacy.brandId, `Jeton scellé ${uid()}`)).state).toBe("published");
+
+    // A sealed token is bound to its brand: copied into another brand's row, it does not open.
+    const other = await brand({ requiresApproval: false, channels: [{ network: "mastodon", instanceUrl: mastodon, accessToken: "wrong-token" }] });
+    await env.DB.prepare("UPDATE brand_channels SET config = ? WHERE brand_id = ? AND network = 'mastodon'").bind(await storedMastodonConfig(legacy.brandId), other.brandId).run();
+    const refused = await publish(other.brandId, `Jeton copié ${uid()}`);
+    expect(refused.state).toBe("failed");
+    expect(refused.failure).toMatch(/^mastodon: the Mastodon access token cannot be read/);
   });
 
   it("retries a failing network and fails the post when a publisher refuses for good", async () => {

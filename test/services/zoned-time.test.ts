@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { utcToZoned, zonedToUtc } from "../../src/lib/zoned-time";
+import { canonicalTimeZone, utcToZoned, zonedToUtc } from "../../src/lib/zoned-time";
 
 const iso = (local: string, zone: string) => {
   const instant = zonedToUtc(local, zone);
@@ -31,5 +31,22 @@ describe("zonedToUtc", () => {
     expect(iso("2026-10-25T02:30", "Europe/Paris")).toBe("2026-10-25T00:30:00.000Z");
     // New York, 1 November 2026: 01:30 EDT comes first.
     expect(iso("2026-11-01T01:30", "America/New_York")).toBe("2026-11-01T05:30:00.000Z");
+  });
+});
+
+describe("canonicalTimeZone", () => {
+  it("gives an accepted zone its canonical IANA name, whatever the letter case; null for no zone", () => {
+    expect(canonicalTimeZone("europe/paris")).toBe("Europe/Paris");
+    expect(canonicalTimeZone("AMERICA/ARGENTINA/BUENOS_AIRES")).toBe("America/Argentina/Buenos_Aires");
+    // ICU's older spellings of renamed zones come back as IANA's current names.
+    expect(canonicalTimeZone("asia/kolkata")).toBe("Asia/Kolkata");
+    expect(canonicalTimeZone("Asia/Calcutta")).toBe("Asia/Kolkata");
+    expect(canonicalTimeZone("Europe/Kyiv")).toBe("Europe/Kyiv");
+    expect(canonicalTimeZone("europe/kiev")).toBe("Europe/Kyiv");
+    expect(canonicalTimeZone("US/Eastern")).toBe("America/New_York");
+    expect(canonicalTimeZone("utc")).toBe("UTC");
+    expect(canonicalTimeZone("Europe/Paris")).toBe("Europe/Paris");
+    expect(canonicalTimeZone("Mars/Olympus")).toBeNull();
+    expect(canonicalTimeZone("")).toBeNull();
   });
 });

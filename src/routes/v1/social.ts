@@ -68,17 +68,17 @@ router.openAPIRegistry.registerPath({
 
 export const socialRoutes = router
   .openapi(route({ method: "post", path: "/brands", operationId: "createBrand", summary: "Create a brand", request: body(BrandInput), responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401) } }), async (c) =>
-    c.json(await createBrand(c.env.DB, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
+    c.json(await createBrand(c.env, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(route({ method: "get", path: "/brands", operationId: "listBrands", summary: "List the account's brands", responses: { 200: jsonContent(z.object({ brands: z.array(BrandSchema) }), "Brands"), ...pickErrors(401) } }), async (c) =>
-    c.json({ brands: await listBrands(c.env.DB, c.get("caller").accountId) }, 200),
+    c.json({ brands: await listBrands(c.env, c.get("caller").accountId) }, 200),
   )
   .openapi(route({ method: "get", path: "/brands/{brandId}", operationId: "getBrand", summary: "A brand", request: { params: z.object({ brandId: id }) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(401, 404) } }), async (c) =>
-    c.json(await getBrand(c.env.DB, c.get("caller").accountId, c.req.valid("param").brandId), 200),
+    c.json(await getBrand(c.env, c.get("caller").accountId, c.req.valid("param").brandId), 200),
   )
   .openapi(
     route({ method: "patch", path: "/brands/{brandId}", operationId: "updateBrand", summary: "Change a brand (channels, when given, replace its networks)", request: { params: z.object({ brandId: id }), ...body(BrandInput.partial()) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401, 404) } }),
-    async (c) => c.json(await updateBrand(c.env.DB, c.get("caller").accountId, c.req.valid("param").brandId, c.req.valid("json") as never, Date.now()), 200),
+    async (c) => c.json(await updateBrand(c.env, c.get("caller").accountId, c.req.valid("param").brandId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
     route({
