@@ -23,11 +23,37 @@ export class ApiError extends Error {
   }
 }
 
+/** Retries of a request refused with 429; the API does nothing for a refused request, so a retry is always safe. */
+const RATE_LIMIT_RETRIES = 5;
+
+/** Seconds a 429 asks to wait (Retry-After), 10 when it does not say; at most a minute. */
+export function retryAfterSeconds(response: Response): number {
+  const seconds = Number(response.headers.get("retry-after"));
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(60, seconds) : 10;
+}
+
+export async function waitOutRateLimit(response: Response, attempt: number): Promise<boolean> {
+  if (response.status !== 429 || attempt >= RATE_LIMIT_RETRIES) return false;
+  const seconds = retryAfterSeconds(response);
+  await response.body?.cancel();
+  process.stderr.write(`rate limited: retrying in ${seconds} s\n`);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  return true;
+}
+
+/** fetch that waits out 429 answers (a tool call, a status read) instead of failing on them. */
+async function fetchRespectingRateLimits(request: Request): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(request.clone());
+    if (!(await waitOutRateLimit(response, attempt))) return response;
+  }
+}
+
 export function createApi(config: Config): Api {
   if (!config.apiKey) {
     throw new Error("No API key: set MEDIA_CREDITS_API_KEY, or run `media-credits login` to store one in the config file.");
   }
-  return createClient<paths>({ baseUrl: config.baseUrl, headers: { authorization: `Bearer ${config.apiKey}` } });
+  return createClient<paths>({ baseUrl: config.baseUrl, headers: { authorization: `Bearer ${config.apiKey}` }, fetch: fetchRespectingRateLimits });
 }
 
 /** The data of a successful openapi-fetch result, or an ApiError carrying the contract's code. */
@@ -41,12 +67,19 @@ export function toApiError(status: number, body: unknown): ApiError {
   return new ApiError(status, error?.code ?? `http_${status}`, error?.message ?? `HTTP ${status}`);
 }
 
-/** A raw call for what the generated paths cannot express (streamed bodies), same auth and errors. */
-export async function rawFetch(config: Config, pathname: string, init: RequestInit & { duplex?: "half" }): Promise<Response> {
-  const response = await fetch(`${config.baseUrl}${pathname}`, {
-    ...init,
-    headers: { authorization: `Bearer ${config.apiKey}`, ...(init.headers as Record<string, string>) },
-  });
-  if (!response.ok) throw toApiError(response.status, await response.json().catch(() => undefined));
-  return response;
+/**
+ * A raw call for what the generated paths cannot express (streamed bodies), same auth, errors and
+ * 429 retries: `init` is a function, since a streamed body is read once and a retry needs a new one.
+ */
+export async function rawFetch(config: Config, pathname: string, init: () => RequestInit & { duplex?: "half" }): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const request = init();
+    const response = await fetch(`${config.baseUrl}${pathname}`, {
+      ...request,
+      headers: { authorization: `Bearer ${config.apiKey}`, ...(request.headers as Record<string, string>) },
+    });
+    if (await waitOutRateLimit(response, attempt)) continue;
+    if (!response.ok) throw toApiError(response.status, await response.json().catch(() => undefined));
+    return response;
+  }
 }

@@ -24,18 +24,20 @@ function configFile(): string {
   return path.join(configDir(), "config.json");
 }
 
-function readFileConfig(): Partial<Config> {
+function readFileConfig(ignoreBrokenFile: boolean): Partial<Config> {
   const file = configFile();
   if (!existsSync(file)) return {};
   try {
     return JSON.parse(readFileSync(file, "utf8")) as Partial<Config>;
   } catch {
+    if (ignoreBrokenFile) return {};
     throw new Error(`${file} is not valid JSON; fix it or run media-credits login again.`);
   }
 }
 
-export function loadConfig(): Config {
-  const stored = readFileConfig();
+/** `ignoreBrokenFile`: for login, which writes the file anew. */
+export function loadConfig(options: { ignoreBrokenFile?: boolean } = {}): Config {
+  const stored = readFileConfig(options.ignoreBrokenFile ?? false);
   return {
     apiKey: process.env.MEDIA_CREDITS_API_KEY || stored.apiKey,
     baseUrl: (process.env.MEDIA_CREDITS_BASE_URL || stored.baseUrl || DEFAULT_BASE_URL).replace(/\/+$/, ""),

@@ -1,6 +1,7 @@
 /** Waiting for a job to end and downloading its result. */
-import { createWriteStream } from "node:fs";
-import { rename, rm } from "node:fs/promises";
+import { createWriteStream, existsSync, rmSync, statSync } from "node:fs";
+import { rename } from "node:fs/promises";
+import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type Api, type JobStatus, toApiError, unwrap } from "./client.ts";
@@ -24,18 +25,33 @@ export async function waitForJob(api: Api, jobId: string, options: { quiet?: boo
     progress.update(0, job.status);
     if (job.status === "completed" || job.status === "failed") {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      progress.stop(job.status === "completed" ? `completed in ${seconds} s` : `failed after ${seconds} s: ${job.error ?? "no reason given"}`);
+      // A failure's reason is printed once, by the caller.
+      progress.stop(job.status === "completed" ? `completed in ${seconds} s` : `failed after ${seconds} s`);
       return job;
     }
     if (Date.now() > deadline) throw new Error(`job ${jobId} is still ${job.status} after ${options.timeoutSeconds ?? 3600} s`);
   }
 }
 
-/** Streams a completed job's result to `out` (through a temporary name, so a cut leaves no half file). */
-export async function downloadResult(config: Config, job: JobStatus, out: string, quiet = false): Promise<number> {
+/** The temporary file of the download under way: removed if the process is interrupted. */
+let partialFile: string | undefined;
+
+/** Removes the half-written download (Ctrl-C): nothing is left behind, as after any failure. */
+export function abandonDownload(): void {
+  if (partialFile) rmSync(partialFile, { force: true });
+  partialFile = undefined;
+}
+
+/**
+ * Streams a completed job's result to `out`: a file (written through a temporary name, so a cut
+ * leaves no half file), a folder (the result's own name inside it), or - (stdout). Returns where
+ * it went.
+ */
+export async function downloadResult(config: Config, job: JobStatus, out: string, quiet = false): Promise<string> {
   if (!job.result) throw new Error(`job ${job.jobId} has no result to download`);
   const response = await fetch(`${config.baseUrl}${job.result.url}`);
   if (!response.ok || !response.body) throw toApiError(response.status, await response.json().catch(() => undefined));
+  const target = out !== "-" && existsSync(out) && statSync(out).isDirectory() ? path.join(out, path.basename(job.result.filename)) : out;
   const total = Number(response.headers.get("content-length") ?? 0);
   const progress = byteProgress(`download ${job.result.filename}`, total, quiet);
   let bytes = 0;
@@ -46,14 +62,20 @@ export async function downloadResult(config: Config, job: JobStatus, out: string
       callback(null, chunk);
     },
   });
-  const partial = `${out}.part`;
-  try {
-    await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream), count, createWriteStream(partial));
-    await rename(partial, out);
-  } catch (error) {
-    await rm(partial, { force: true });
-    throw error;
+  const body = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream);
+  if (target === "-") {
+    await pipeline(body, count, process.stdout);
+  } else {
+    partialFile = `${target}.part`;
+    try {
+      await pipeline(body, count, createWriteStream(partialFile));
+      await rename(partialFile, target);
+      partialFile = undefined;
+    } catch (error) {
+      abandonDownload();
+      throw error;
+    }
   }
-  progress.stop(`${out} (${(bytes / 1e6).toFixed(1)} MB)`);
-  return bytes;
+  progress.stop(`${target === "-" ? "stdout" : target} (${(bytes / 1e6).toFixed(1)} MB)`);
+  return target;
 }

@@ -4,11 +4,12 @@
  * --json); progress and messages to stderr. Exit codes: 0 done, 1 the API or the job refused,
  * 2 a usage error.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
 import { ApiError, createApi, type JobStatus, unwrap } from "./client.ts";
 import type { paths } from "./api-types.ts";
 import { loadConfig, saveConfig, type Config } from "./config.ts";
-import { downloadResult, waitForJob } from "./jobs.ts";
+import { abandonDownload, downloadResult, waitForJob } from "./jobs.ts";
 import { buildBody, describeTool, fetchTools } from "./tool-fields.ts";
 import { uploadFile, resumableUpload } from "./upload.ts";
 import { UsageError } from "./usage-error.ts";
@@ -22,42 +23,81 @@ const USAGE = `Usage: media-credits <command> [arguments] [--options]
   <tool> [ids or text] [--field value ...] [--wait] [--out FILE] [--idempotency-key KEY]
                                       call a tool: ${"extract-audio, convert, trim, merge, watermark, clean-audio,"}
                                       subtitles, transcribe, text-to-speech, voice-change
-  tools | help <tool>                 the tools and their fields (from the API's OpenAPI document)
+  tools | help <command>              the tools and their fields (from the API's OpenAPI document)
   job <jobId> [--wait] [--out FILE]   a job's status; wait for its end; download its result
   cancel <jobId>                      cancel a queued or processing job (refunded)
   account                             the balance and the account's email
 
-Options: --json (print the whole answer), --quiet (no progress), --timeout SECONDS (for --wait).
-Field values: numbers and booleans as typed, lists by repeating the flag, @file reads a file
-(--srt-content @subs.srt). The key comes from MEDIA_CREDITS_API_KEY or the config file
-written by login; the base URL from MEDIA_CREDITS_BASE_URL, the config file, or
-http://127.0.0.1:8787.`;
+Options: --json (print the whole answer), --quiet (no progress), --timeout SECONDS (for --wait),
+--help or -h (a command's usage; nothing is called). --out FILE writes the result there (a folder:
+inside it, under the result's name; -: to stdout). Field values: numbers and booleans as typed,
+lists by repeating the flag, @file reads a file (--srt-content @subs.srt), @@ a value starting with @
+(--watermark-text @@brand). The key comes from MEDIA_CREDITS_API_KEY or the config file written by
+login; the base URL from MEDIA_CREDITS_BASE_URL, the config file, or http://127.0.0.1:8787.`;
 
+/** Each command's own usage line and the options it takes (a tool takes its fields besides). */
+const COMMANDS: Record<string, { usage: string; options: string[] }> = {
+  login: { usage: "login [--base-url URL]: stores the API key read from stdin (or MEDIA_CREDITS_API_KEY) after checking it", options: ["base-url"] },
+  upload: { usage: "upload <file> [--resumable] [--resume UPLOAD_ID] [--json] [--quiet]: uploads a file; over 95 MB in resumable parts", options: ["resumable", "resume", "json", "quiet"] },
+  "upload-url": { usage: "upload-url <url> [--json]: the API downloads the file itself", options: ["json"] },
+  account: { usage: "account: the balance and the account's email", options: ["json"] },
+  job: { usage: "job <jobId> [--wait] [--out FILE] [--timeout SECONDS] [--json] [--quiet]: a job's status; waits for its end; downloads its result", options: ["wait", "out", "timeout", "json", "quiet"] },
+  cancel: { usage: "cancel <jobId>: cancels a queued or processing job (refunded)", options: ["json"] },
+  tools: { usage: "tools: the tools and what they do", options: [] },
+  help: { usage: "help <command>: a command's usage, or a tool's fields", options: [] },
+};
+const TOOL_OPTIONS = ["wait", "out", "timeout", "idempotency-key", "json", "quiet"];
 
 const BOOLEAN_FLAGS = new Set(["wait", "json", "quiet", "resumable", "help"]);
+const OPTIONS = new Set(["out", "timeout", "idempotency-key", "base-url", "resume"]);
 
-/** `--name value`, `--name=value`, repeatable; the boolean flags above take no value. */
+/** `--name value`, `--name=value`, repeatable; the boolean flags above take no value; `--` ends the options. */
 function parseArgs(argv: string[]): { positionals: string[]; flags: Map<string, string[]>; options: Map<string, string | true> } {
   const positionals: string[] = [];
   const flags = new Map<string, string[]>();
   const options = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
+    if (arg === "--") {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg === "-h") {
+      options.set("help", true);
+      continue;
+    }
     if (!arg.startsWith("--")) {
       positionals.push(arg);
       continue;
     }
     const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
     if (BOOLEAN_FLAGS.has(name)) {
+      if (inline !== undefined) throw new UsageError(`--${name} takes no value (write --${name} alone)`);
       options.set(name, true);
       continue;
     }
     const value = inline ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value`);
-    if (["out", "timeout", "idempotency-key", "base-url", "resume"].includes(name)) options.set(name, value);
+    if (OPTIONS.has(name)) options.set(name, value);
     else flags.set(name, [...(flags.get(name) ?? []), value]);
   }
   return { positionals, flags, options };
+}
+
+/** Refuses what `command` does not take, before anything is called. */
+function checkOptions(command: string, allowed: string[], flags: Map<string, string[]>, options: Map<string, string | true>): void {
+  const unknown = [...[...options.keys()].filter((name) => name !== "help" && !allowed.includes(name)), ...flags.keys()];
+  if (unknown.length > 0) {
+    throw new UsageError(`${command} has no option --${unknown[0]}${allowed.length ? `; its options: ${allowed.map((o) => `--${o}`).join(", ")}` : ""}`);
+  }
+}
+
+/** `--timeout` in whole seconds, checked before a tool is called (and its credits spent). */
+function timeoutOf(options: Map<string, string | true>): number {
+  const raw = options.get("timeout");
+  if (raw === undefined) return 3600;
+  if (typeof raw !== "string" || !/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`--timeout takes whole seconds (at least 1), not "${String(raw)}"`);
+  return Number(raw);
 }
 
 const print = (value: unknown) => process.stdout.write(`${typeof value === "string" ? value : JSON.stringify(value, null, 2)}\n`);
@@ -66,31 +106,49 @@ type ToolPath = {
   [P in keyof paths]: paths[P] extends { post: { responses: { 200: { content: { "application/json": { estimatedSeconds: number } } } } } } ? P : never;
 }[keyof paths];
 
+/** The job a command started or follows: named when the command stops before the job ends. */
+let followedJob: string | undefined;
+
 async function finishJob(config: Config, job: JobStatus, options: Map<string, string | true>): Promise<number> {
   const api = createApi(config);
   const quiet = options.has("quiet");
-  const wanted = options.has("wait") || options.has("out");
-  const final = wanted ? await waitForJob(api, job.jobId, { quiet, timeoutSeconds: Number(options.get("timeout") ?? 3600) }) : job;
-  if (typeof options.get("out") === "string" && final.status === "completed") {
-    await downloadResult(config, final, options.get("out") as string, quiet);
-  }
+  const out = outputOf(options);
+  const wanted = options.has("wait") || out !== undefined;
+  followedJob = job.jobId;
+  const final = wanted ? await waitForJob(api, job.jobId, { quiet, timeoutSeconds: timeoutOf(options) }) : job;
+  const written = out !== undefined && final.status === "completed" ? await downloadResult(config, final, out, quiet) : undefined;
+  followedJob = undefined;
   if (options.has("json")) print(final);
   else if (final.status === "failed") process.stderr.write(`job ${final.jobId} failed: ${final.error ?? "no reason given"} (refunded)\n`);
-  else print(wanted ? (typeof options.get("out") === "string" ? (options.get("out") as string) : final.result?.url ?? final.status) : final.jobId);
+  else if (written !== undefined && written !== "-") print(written);
+  else if (written === undefined) print(wanted ? (final.result ? `${config.baseUrl}${final.result.url}` : final.status) : final.jobId);
   return final.status === "failed" ? 1 : 0;
 }
 
 async function run(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (!command) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  if (command === "--help" || command === "-h") {
+    print(USAGE);
+    return 0;
+  }
   const { positionals, flags, options } = parseArgs(rest);
   const quiet = options.has("quiet");
-  if (!command || command === "--help" || command === "-h") {
-    print(USAGE);
-    return command ? 0 : 2;
+  const builtIn = COMMANDS[command];
+  if (builtIn) {
+    if (options.has("help")) {
+      print(`Usage: media-credits ${builtIn.usage}`);
+      return 0;
+    }
+    checkOptions(command, builtIn.options, flags, options);
   }
-  const config = loadConfig();
   switch (command) {
     case "login": {
+      // A broken config file is what login replaces: it is not read first.
+      const config = loadConfig({ ignoreBrokenFile: true });
       const apiKey = process.env.MEDIA_CREDITS_API_KEY || readFileSync(0, "utf8").trim();
       if (!/^mk_(live|test)_/.test(apiKey)) throw new UsageError("login reads an API key (mk_live_...) from stdin or MEDIA_CREDITS_API_KEY");
       const baseUrl = String(options.get("base-url") ?? config.baseUrl).replace(/\/+$/, "");
@@ -102,6 +160,7 @@ async function run(argv: string[]): Promise<number> {
     case "upload": {
       const file = positionals[0];
       if (!file || positionals.length > 1) throw new UsageError("upload takes one file");
+      const config = loadConfig();
       const api = createApi(config);
       const resumeId = options.get("resume");
       const result =
@@ -113,18 +172,22 @@ async function run(argv: string[]): Promise<number> {
     }
     case "upload-url": {
       const url = positionals[0];
-      if (!url) throw new UsageError("upload-url takes a URL");
-      const result = unwrap(await createApi(config).POST("/api/v1/uploads", { body: { url } as never }));
+      if (!url || positionals.length > 1) throw new UsageError("upload-url takes one URL");
+      const result = unwrap(await createApi(loadConfig()).POST("/api/v1/uploads", { body: { url } as never }));
       print(options.has("json") ? result : result.uploadId);
       return 0;
     }
     case "account": {
-      print(unwrap(await createApi(config).GET("/api/v1/account")));
+      if (positionals.length > 0) throw new UsageError("account takes no argument");
+      print(unwrap(await createApi(loadConfig()).GET("/api/v1/account")));
       return 0;
     }
     case "job": {
       const jobId = positionals[0];
-      if (!jobId) throw new UsageError("job takes a job id");
+      if (!jobId || positionals.length > 1) throw new UsageError("job takes one job id");
+      timeoutOf(options);
+      outputOf(options);
+      const config = loadConfig();
       const job = unwrap(await createApi(config).GET("/api/v1/jobs/{id}", { params: { path: { id: jobId } } }));
       if (!options.has("wait") && !options.has("out")) {
         print(job);
@@ -134,26 +197,36 @@ async function run(argv: string[]): Promise<number> {
     }
     case "cancel": {
       const jobId = positionals[0];
-      if (!jobId) throw new UsageError("cancel takes a job id");
-      print(unwrap(await createApi(config).POST("/api/v1/jobs/{id}/cancel", { params: { path: { id: jobId } } })));
+      if (!jobId || positionals.length > 1) throw new UsageError("cancel takes one job id");
+      print(unwrap(await createApi(loadConfig()).POST("/api/v1/jobs/{id}/cancel", { params: { path: { id: jobId } } })));
       return 0;
     }
     case "tools":
     case "help": {
-      const tools = await fetchTools(config.baseUrl);
-      const tool = positionals[0] && tools.get(positionals[0]);
-      if (positionals[0] && !tool) throw new UsageError(`no tool ${positionals[0]}; tools: ${[...tools.keys()].join(", ")}`);
+      const name = positionals[0];
+      if (name && COMMANDS[name]) {
+        print(`Usage: media-credits ${COMMANDS[name].usage}`);
+        return 0;
+      }
+      const tools = await fetchTools(loadConfig().baseUrl);
+      const tool = name && tools.get(name);
+      if (name && !tool) throw new UsageError(`no command ${name}; commands: ${[...Object.keys(COMMANDS), ...tools.keys()].join(", ")}`);
       print(tool ? describeTool(tool) : [...tools.values()].map((t) => `${t.name.padEnd(15)} ${t.summary}`).join("\n"));
       return 0;
     }
     default: {
+      const config = loadConfig();
       const tools = await fetchTools(config.baseUrl);
       const tool = tools.get(command);
-      if (!tool) throw new UsageError(`unknown command ${command}; tools: ${[...tools.keys()].join(", ")}`);
+      if (!tool) throw new UsageError(`unknown command ${command}; commands: ${[...Object.keys(COMMANDS), ...tools.keys()].join(", ")}`);
       if (options.has("help")) {
         print(describeTool(tool));
         return 0;
       }
+      checkOptions(command, TOOL_OPTIONS, new Map(), options);
+      // Everything a typo could break is checked before the call spends credits.
+      timeoutOf(options);
+      outputOf(options);
       const body = buildBody(tool, positionals, flags);
       const idempotencyKey = options.get("idempotency-key");
       const envelope = unwrap(
@@ -172,17 +245,49 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** `--out`: a file, a folder (the result's own name inside it), or - (stdout); its folder must exist. */
+function outputOf(options: Map<string, string | true>): string | undefined {
+  const out = options.get("out");
+  if (typeof out !== "string") return undefined;
+  if (out === "-") return out;
+  const folder = existsSync(out) && statSync(out).isDirectory() ? out : path.dirname(out);
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`--out ${out}: the folder ${folder} does not exist`);
+  return out;
+}
+
+/** The message and its causes ("fetch failed: connect ECONNREFUSED 127.0.0.1:9"). */
+function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (let cause: unknown = error; cause !== undefined && parts.length < 4; cause = cause instanceof Error ? cause.cause : undefined) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    if (message && !parts.some((part) => part.includes(message))) parts.push(message);
+  }
+  return parts.join(": ");
+}
+
+/** What to run to pick up a job this process leaves before its end. */
+const followUp = (jobId: string) => `job ${jobId} goes on on the server: media-credits job ${jobId} --wait --out FILE\n`;
+
+process.on("SIGINT", () => {
+  // Progress bars hide the cursor and turn line wrapping off: give the terminal back.
+  if (process.stderr.isTTY) process.stderr.write("\x1b[?25h\x1b[?7h\n");
+  abandonDownload();
+  if (followedJob) process.stderr.write(followUp(followedJob));
+  process.exit(130);
+});
+
 try {
   process.exitCode = await run(process.argv.slice(2));
 } catch (error) {
   if (error instanceof UsageError) {
-    process.stderr.write(`${error.message}\n\n${USAGE}\n`);
+    process.stderr.write(`${error.message}\n(media-credits --help for the usage)\n`);
     process.exitCode = 2;
   } else if (error instanceof ApiError) {
     process.stderr.write(`error ${error.status} ${error.code}: ${error.message}\n`);
     process.exitCode = 1;
   } else {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`${describeError(error)}\n`);
     process.exitCode = 1;
   }
+  if (followedJob) process.stderr.write(followUp(followedJob));
 }

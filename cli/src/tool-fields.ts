@@ -98,7 +98,7 @@ export function buildBody(tool: ToolInfo, positionals: string[], flags: Map<stri
   for (const [flag, values] of flags) {
     const field = byFlag.get(flag);
     if (!field) throw new UsageError(`${tool.name} has no field --${flag}; its fields: ${tool.fields.map((f) => `--${kebab(f.name)}`).join(", ")}`);
-    const typed = values.map((value) => coerce(field, value.startsWith("@") ? readFileSync(value.slice(1), "utf8") : value));
+    const typed = values.map((value) => coerce(field, fieldValue(flag, value)));
     body[field.name] = field.type === "array" ? typed.flatMap((v) => (Array.isArray(v) ? v : [v])) : typed.at(-1);
   }
   // Positional arguments fill the first required field the flags left empty: the upload ids
@@ -113,19 +113,37 @@ export function buildBody(tool: ToolInfo, positionals: string[], flags: Map<stri
   return body;
 }
 
+/** `@file` reads the file; `@@text` is the text `@text` (a handle as watermark text). */
+function fieldValue(flag: string, value: string): string {
+  if (value.startsWith("@@")) return value.slice(1);
+  if (!value.startsWith("@")) return value;
+  try {
+    return readFileSync(value.slice(1), "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+    throw new UsageError(`--${flag} ${value}: cannot read ${value.slice(1)} (${reason}); write @@ for a value that starts with @`);
+  }
+}
+
 function coerce(field: ToolField, value: string): unknown {
   switch (field.type) {
     case "integer":
     case "number": {
       const number = Number(value);
-      if (value.trim() === "" || !Number.isFinite(number)) throw new UsageError(`--${kebab(field.name)} takes a number, not "${value}"`);
+      // Decimal notation only: Number() would also take 0x1 and 1e0.
+      if (!/^-?(\d+\.?\d*|\.\d+)$/.test(value.trim()) || !Number.isFinite(number)) throw new UsageError(`--${kebab(field.name)} takes a number, not "${value}"`);
       return number;
     }
     case "boolean":
       if (value !== "true" && value !== "false") throw new UsageError(`--${kebab(field.name)} takes true or false`);
       return value === "true";
     case "array":
-      return value.startsWith("[") ? JSON.parse(value) : value.split(",").filter(Boolean);
+      if (!value.startsWith("[")) return value.split(",").filter(Boolean);
+      try {
+        return JSON.parse(value);
+      } catch {
+        throw new UsageError(`--${kebab(field.name)} takes a JSON list or comma-separated values, not ${value}`);
+      }
     default:
       return value;
   }

@@ -5,12 +5,12 @@
  * again after an interruption sends only the parts the API has not received.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { type Api, rawFetch, unwrap, type UploadResult } from "./client.ts";
 import { type Config, configDir } from "./config.ts";
-import { byteProgress, type Progress } from "./progress.ts";
+import { byteProgress } from "./progress.ts";
 
 /** Workers refuse request bodies over 100 MB on most plans; stay clear of it. */
 export const RESUMABLE_THRESHOLD = 95 * 1000 * 1000;
@@ -31,22 +31,35 @@ export interface UploadOptions {
   quiet?: boolean;
 }
 
+/** The size of a regular, readable file; a clear refusal for anything else. */
+function readableFileSize(file: string): number {
+  let stats;
+  try {
+    stats = statSync(file);
+    accessSync(file, constants.R_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new Error(`${file}: ${code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (code ?? String(error))}`);
+  }
+  if (!stats.isFile()) throw new Error(`${file}: not a file${stats.isDirectory() ? " (a folder)" : ""}`);
+  return stats.size;
+}
+
 export async function uploadFile(api: Api, config: Config, file: string, options: UploadOptions = {}): Promise<UploadResult> {
-  const { size } = statSync(file);
+  const size = readableFileSize(file);
   if (options.resumable || size > RESUMABLE_THRESHOLD) return resumableUpload(api, config, file, options);
   return simpleUpload(config, file, size, options);
 }
 
-/** Counts the bytes of a file stream as they are read by the request. */
-function countingStream(file: string, progress: Progress, counter: { bytes: number }, range?: { start: number; end: number }): AsyncGenerator<Uint8Array> {
-  return (async function* () {
-    for await (const chunk of createReadStream(file, range ? { start: range.start, end: range.end - 1 } : {})) {
-      counter.bytes += (chunk as Buffer).length;
-      progress.update(counter.bytes);
-      yield chunk as Uint8Array;
-    }
-  })();
+/** A file (or a range of it), each chunk counted as the request reads it. */
+async function* countedChunks(file: string, onChunk: (bytes: number) => void, range?: { start: number; end: number }): AsyncGenerator<Uint8Array> {
+  for await (const chunk of createReadStream(file, range ? { start: range.start, end: range.end - 1 } : {})) {
+    onChunk((chunk as Buffer).length);
+    yield chunk as Uint8Array;
+  }
 }
+
+const requestBody = (chunks: AsyncGenerator<Uint8Array>) => Readable.toWeb(Readable.from(chunks)) as ReadableStream<Uint8Array>;
 
 async function simpleUpload(config: Config, file: string, size: number, options: UploadOptions): Promise<UploadResult> {
   const boundary = `media-credits-${randomUUID()}`;
@@ -54,23 +67,24 @@ async function simpleUpload(config: Config, file: string, size: number, options:
   const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: ${contentTypeOf(file)}\r\n\r\n`);
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const progress = byteProgress(`upload ${path.basename(file)}`, size, options.quiet);
-  const counter = { bytes: 0 };
-  const body = Readable.toWeb(
-    Readable.from(
+  const body = () => {
+    // A retry (429) sends the file again from its start.
+    let bytes = 0;
+    return requestBody(
       (async function* () {
         yield head;
-        yield* countingStream(file, progress, counter);
+        yield* countedChunks(file, (n) => progress.update((bytes += n)));
         yield tail;
       })(),
-    ),
-  ) as ReadableStream<Uint8Array>;
+    );
+  };
   const started = Date.now();
-  const response = await rawFetch(config, "/api/v1/uploads", {
+  const response = await rawFetch(config, "/api/v1/uploads", () => ({
     method: "POST",
     headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(head.length + size + tail.length) },
-    body,
+    body: body(),
     duplex: "half",
-  });
+  }));
   const result = (await response.json()) as UploadResult;
   progress.stop(`${result.uploadId} (${(size / 1e6).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
   return result;
@@ -95,6 +109,7 @@ async function openSession(api: Api, config: Config, file: string, size: number,
   if (candidate) {
     const found = await api.GET("/api/v1/uploads/multipart/{uploadId}", { params: { path: { uploadId: candidate } } });
     if (found.data) {
+      if (found.data.size !== size) throw new Error(`upload session ${candidate} is for a file of ${found.data.size} bytes; ${file} has ${size}`);
       const received = new Set(found.data.parts.map((part) => part.partNumber));
       return { session: { uploadId: candidate, partSize: found.data.partSize, partCount: found.data.partCount }, received };
     }
@@ -110,7 +125,7 @@ async function openSession(api: Api, config: Config, file: string, size: number,
 }
 
 export async function resumableUpload(api: Api, config: Config, file: string, options: UploadOptions & { resumeId?: string } = {}): Promise<UploadResult> {
-  const { size } = statSync(file);
+  const size = readableFileSize(file);
   const { session, received } = await openSession(api, config, file, size, options.resumeId);
   const partBytes = (n: number) => Math.min(session.partSize, size - (n - 1) * session.partSize);
   const missing = Array.from({ length: session.partCount }, (_, i) => i + 1).filter((n) => !received.has(n));
@@ -120,12 +135,21 @@ export async function resumableUpload(api: Api, config: Config, file: string, op
   const started = Date.now();
   const sendPart = async (n: number) => {
     const start = (n - 1) * session.partSize;
-    const body = Readable.toWeb(Readable.from(countingStream(file, progress, counter, { start, end: start + partBytes(n) }))) as ReadableStream<Uint8Array>;
-    const response = await rawFetch(config, `/api/v1/uploads/multipart/${encodeURIComponent(session.uploadId)}/parts/${n}`, {
-      method: "PUT",
-      headers: { "content-type": "application/octet-stream", "content-length": String(partBytes(n)) },
-      body,
-      duplex: "half",
+    let attempt = 0;
+    const response = await rawFetch(config, `/api/v1/uploads/multipart/${encodeURIComponent(session.uploadId)}/parts/${n}`, () => {
+      // A retried part (429) is sent again whole: what its last attempt counted is taken back.
+      counter.bytes -= attempt;
+      attempt = 0;
+      const count = (bytes: number) => {
+        attempt += bytes;
+        progress.update((counter.bytes += bytes));
+      };
+      return {
+        method: "PUT",
+        headers: { "content-type": "application/octet-stream", "content-length": String(partBytes(n)) },
+        body: requestBody(countedChunks(file, count, { start, end: start + partBytes(n) })),
+        duplex: "half",
+      };
     });
     await response.body?.cancel();
   };

@@ -124,9 +124,12 @@ describe("media-credits CLI", () => {
     expect(queued.code, queued.stderr).toBe(0);
     const envelope = JSON.parse(queued.stdout) as { jobId: string; status: string; creditsUsed: number };
     expect(envelope).toMatchObject({ status: "queued", creditsUsed: 1 });
-    const out = path.join(scratch, "trimmed.mp3");
-    const waited = await cli(["job", envelope.jobId, "--out", out, "--quiet"]);
+    // A folder as --out: the result under its own name inside it.
+    const folder = mkdtempSync(path.join(scratch, "out-"));
+    const waited = await cli(["job", envelope.jobId, "--out", folder, "--quiet"]);
     expect(waited.code, waited.stderr).toBe(0);
+    const out = path.join(folder, "tone-trim.mp3");
+    expect(waited.stdout).toBe(out);
     expect(Number(ffprobe(out).format.duration)).toBeCloseTo(1, 1);
     expect(stream(ffprobe(out), "audio")!.codec_name).toBe("mp3");
   });
@@ -147,7 +150,22 @@ describe("media-credits CLI", () => {
     const usage = await cli(["frobnicate"]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("unknown command frobnicate");
+    // What would fail after the call (and its debit) is refused before it.
+    const badTimeout = await cli(["extract-audio", uploaded.stdout, "--wait", "--timeout", "abc"]);
+    expect([badTimeout.code, badTimeout.stderr]).toEqual([2, expect.stringContaining('--timeout takes whole seconds (at least 1), not "abc"')]);
+    const noFolder = await cli(["extract-audio", uploaded.stdout, "--out", path.join(scratch, "missing", "x.mp3")]);
+    expect([noFolder.code, noFolder.stderr]).toEqual([2, expect.stringContaining("the folder")]);
+    const noFile = await cli(["subtitles", uploaded.stdout, "--srt-content", "@nothing-here.srt"]);
+    expect([noFile.code, noFile.stderr]).toEqual([2, expect.stringContaining("cannot read nothing-here.srt (ENOENT); write @@ for a value that starts with @")]);
+    const notAnOption = await cli(["account", "--base-url", "http://127.0.0.1:1"]);
+    expect([notAnOption.code, notAnOption.stderr]).toEqual([2, expect.stringContaining("account has no option --base-url")]);
+    const help = await cli(["upload", "--help"]);
+    expect([help.code, help.stdout]).toEqual([0, expect.stringMatching(/^Usage: media-credits upload <file>/)]);
     expect(await balance(client)).toBe(before);
+    // The cause of a network error, not just "fetch failed".
+    const down = await cli(["account"], { env: { MEDIA_CREDITS_BASE_URL: "http://127.0.0.1:5" } });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/^fetch failed: .*ECONNREFUSED 127\.0\.0\.1:5/);
 
     const poor = await newClient(client.base, 0);
     const broke = await cli(["extract-audio", uploaded.stdout], { env: { MEDIA_CREDITS_API_KEY: poor.auth.authorization.slice(7) } });
