@@ -861,7 +861,7 @@ export interface components {
             /** @description Default: every network of the brand */
             networks?: ("webhook" | "mastodon")[];
             /**
-             * @description Local time in the brand's zone, or an ISO time with offset
+             * @description Local time in the brand's zone, an ISO time with offset, or now; before the year 10000
              * @example 2026-12-01T09:30
              */
             scheduledAt?: string | null;
@@ -3228,7 +3228,7 @@ export interface operations {
                     /** @description Default: every network of the brand */
                     networks?: ("webhook" | "mastodon")[];
                     /**
-                     * @description Local time in the brand's zone, or an ISO time with offset
+                     * @description Local time in the brand's zone, an ISO time with offset, or now; before the year 10000
                      * @example 2026-12-01T09:30
                      */
                     scheduledAt?: string | null;
@@ -3347,6 +3347,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    /** @description Local time in the brand's zone, an ISO time with offset, or now (publish at once) */
                     scheduledAt?: string;
                 };
             };
