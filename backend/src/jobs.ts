@@ -83,6 +83,14 @@ export function hardenArgs(args: string[], streamed: ReadonlyMap<string, Streame
   return out;
 }
 
+/**
+ * `text` with the job's work directory taken out of its paths (`/tmp/media-job-<id>-Xy12/in0.mp3`
+ * becomes `in0.mp3`): a customer reads job errors, which need not show the backend's disk.
+ */
+export function withoutWorkDir(text: string): string {
+  return text.replace(/(?:\/[^\s/'"|]+)*\/media-job-[^\s/'"|]+\//g, "");
+}
+
 /** `text` with each streamed input's URL replaced by the input's name: job errors never carry URLs. */
 function withoutUrls(text: string, streamed: ReadonlyMap<string, StreamedInput>): string {
   let out = text;
@@ -277,7 +285,7 @@ export class JobRunner {
       message = `internal error in the media backend (ref ${errorId})`;
     }
     return {
-      payload: { jobId: entry.jobId, status: "failed", error: message, durationMs: Date.now() - started },
+      payload: { jobId: entry.jobId, status: "failed", error: withoutWorkDir(message), durationMs: Date.now() - started },
       timings,
     };
   }

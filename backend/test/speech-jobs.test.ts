@@ -164,6 +164,9 @@ describe.skipIf(!HAS_PICO || !HAS_POCKETSPHINX)("speech jobs", () => {
     for (const key of ["speechhls", "ffmpeghls"]) {
       const [callback] = await fixture.waitForCallback(key, 1, 30_000);
       expect(payload(callback!)).toMatchObject({ status: "failed", error: expect.stringMatching(/whitelist/) });
+      // Named as the customer knows the file, without the backend's work directory.
+      expect(payload(callback!).error).toMatch(/ in0\.mp4: Invalid argument/);
+      expect(payload(callback!).error).not.toMatch(/media-job-|\/tmp\//);
       expect(fixture.of("PUT", `/upload/${key}`)).toHaveLength(0);
     }
   });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { describeFfmpegFailure, TailBuffer } from "../src/ffmpeg.ts";
 import { describeFfmpegLog, summarizeFfmpegLog } from "../src/ffmpeg-log.ts";
-import { hardenArgs } from "../src/jobs.ts";
+import { hardenArgs, withoutWorkDir } from "../src/jobs.ts";
 import { rotationOf } from "../src/probe.ts";
 import { checkFfmpegArgs, parseJobRequest, signCallback, UPLOAD_DEMUXERS, verifyCallbackSignature } from "../src/protocol.ts";
 import { hmac, SECRET } from "./helpers.ts";
@@ -48,6 +48,12 @@ describe("checkFfmpegArgs", () => {
     expect(hardenArgs(["-y", "-ss", "1", "-i", "in0.mp4", "-i", "in1.wav", "out.mp4"])).toEqual([
       "-y", "-ss", "1", "-protocol_whitelist", "file", "-i", "in0.mp4", "-protocol_whitelist", "file", "-i", "in1.wav", "out.mp4",
     ]);
+  });
+
+  it("takes the job's work directory out of error messages", () => {
+    expect(withoutWorkDir("ffmpeg exited with code 1: [hls] x | /tmp/media-job-job_1-Ab12Cd/in0.mp3: Invalid argument")).toBe("ffmpeg exited with code 1: [hls] x | in0.mp3: Invalid argument");
+    expect(withoutWorkDir("open '/var/tmp/media-job-job_2-XYZ/fonts/Inter.ttf' failed")).toBe("open 'fonts/Inter.ttf' failed");
+    expect(withoutWorkDir("in0.mp4: Invalid data")).toBe("in0.mp4: Invalid data");
   });
 
   it("reads an uploaded input with an upload container's demuxer only", () => {
