@@ -33,6 +33,8 @@ export async function waitForJob(api: Api, jobId: string, options: { quiet?: boo
   }
 }
 
+export const isFolder = (target: string) => existsSync(target) && statSync(target).isDirectory();
+
 /** The temporary file of the download under way: removed if the process is interrupted. */
 let partialFile: string | undefined;
 
@@ -51,7 +53,7 @@ export async function downloadResult(config: Config, job: JobStatus, out: string
   if (!job.result) throw new Error(`job ${job.jobId} has no result to download`);
   const response = await fetch(`${config.baseUrl}${job.result.url}`);
   if (!response.ok || !response.body) throw toApiError(response.status, await response.json().catch(() => undefined));
-  const target = out !== "-" && existsSync(out) && statSync(out).isDirectory() ? path.join(out, path.basename(job.result.filename)) : out;
+  const target = out !== "-" && isFolder(out) ? path.join(out, path.basename(job.result.filename)) : out;
   const total = Number(response.headers.get("content-length") ?? 0);
   const progress = byteProgress(`download ${job.result.filename}`, total, quiet);
   let bytes = 0;

@@ -4,12 +4,12 @@
  * --json); progress and messages to stderr. Exit codes: 0 done, 1 the API or the job refused,
  * 2 a usage error.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ApiError, createApi, type JobStatus, unwrap } from "./client.ts";
 import type { paths } from "./api-types.ts";
 import { loadConfig, saveConfig, type Config } from "./config.ts";
-import { abandonDownload, downloadResult, waitForJob } from "./jobs.ts";
+import { abandonDownload, downloadResult, isFolder, waitForJob } from "./jobs.ts";
 import { buildBody, describeTool, fetchTools } from "./tool-fields.ts";
 import { uploadFile, resumableUpload } from "./upload.ts";
 import { UsageError } from "./usage-error.ts";
@@ -46,6 +46,7 @@ const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   tools: { usage: "tools: the tools and what they do", options: [] },
   help: { usage: "help <command>: a command's usage, or a tool's fields", options: [] },
 };
+const commandUsage = (command: { usage: string }) => `Usage: media-credits ${command.usage}`;
 const TOOL_OPTIONS = ["wait", "out", "timeout", "idempotency-key", "json", "quiet"];
 
 const BOOLEAN_FLAGS = new Set(["wait", "json", "quiet", "resumable", "help"]);
@@ -140,7 +141,7 @@ async function run(argv: string[]): Promise<number> {
   const builtIn = COMMANDS[command];
   if (builtIn) {
     if (options.has("help")) {
-      print(`Usage: media-credits ${builtIn.usage}`);
+      print(commandUsage(builtIn));
       return 0;
     }
     checkOptions(command, builtIn.options, flags, options);
@@ -205,7 +206,7 @@ async function run(argv: string[]): Promise<number> {
     case "help": {
       const name = positionals[0];
       if (name && COMMANDS[name]) {
-        print(`Usage: media-credits ${COMMANDS[name].usage}`);
+        print(commandUsage(COMMANDS[name]));
         return 0;
       }
       const tools = await fetchTools(loadConfig().baseUrl);
@@ -250,8 +251,8 @@ function outputOf(options: Map<string, string | true>): string | undefined {
   const out = options.get("out");
   if (typeof out !== "string") return undefined;
   if (out === "-") return out;
-  const folder = existsSync(out) && statSync(out).isDirectory() ? out : path.dirname(out);
-  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`--out ${out}: the folder ${folder} does not exist`);
+  const folder = isFolder(out) ? out : path.dirname(out);
+  if (!isFolder(folder)) throw new UsageError(`--out ${out}: the folder ${folder} does not exist`);
   return out;
 }
 

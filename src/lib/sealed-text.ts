@@ -7,11 +7,10 @@
  * not open there. Stored as `v1:<base64 IV>:<base64 ciphertext and tag>`; the version lets a
  * later scheme read values written under this one.
  */
+import { fromBase64, toBase64 } from "./base64";
+
 const VERSION = "v1";
 const encoder = new TextEncoder();
-
-const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
-const fromBase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 
 async function keyFor(secret: string, purpose: string): Promise<CryptoKey> {
   const material = await crypto.subtle.importKey("raw", encoder.encode(secret), "HKDF", false, ["deriveKey"]);

@@ -17,6 +17,7 @@
  */
 import { z } from "zod";
 import ipaddr from "ipaddr.js";
+import { fromBase64, toBase64 } from "../lib/base64";
 import type { Env } from "../env";
 import { AppError, invalidRequest, notFound } from "../errors";
 import { newId, quotedId, randomToken } from "../lib/ids";
@@ -90,8 +91,6 @@ export async function validateWebhookUrl(env: Env, raw: string, field = "webhook
 
 const encoder = new TextEncoder();
 
-const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
-const fromBase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 
 async function hmac(key: Uint8Array, message: string): Promise<Uint8Array> {
   const imported = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { inject } from "vitest";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { hmacHex } from "../../src/lib/signing";
 import { dispatchDuePosts, publishOne } from "../../src/services/publishing";
 import { expirePostMedia } from "../../src/services/posts";
@@ -54,7 +54,9 @@ async function brand(options: { requiresApproval?: boolean; hook?: string; chann
   );
 }
 
-beforeAll(async () => {
+// A fresh account (and key) per test: one key for the whole file passes the per-key rate limit
+// (100 requests in 10 s) when the file runs alone on a fast machine.
+beforeEach(async () => {
   account = await newAccount({ credits: 100 });
 });
 
@@ -210,7 +212,6 @@ describe("brands and posts", () => {
   });
 
   it("a text over the Mastodon instance's limit (links count 23) can be drafted but not scheduled, submitted or edited in", async () => {
-    account = await newAccount({ credits: 100 });
     const at = new Date(Date.now() + 3_600_000).toISOString();
     const limits = (await (await fetch(`${mastodon}/api/v2/instance`)).json()) as any;
     expect(limits.configuration.statuses).toMatchObject({ max_characters: 500, characters_reserved_per_url: 23 });
@@ -247,8 +248,6 @@ describe("brands and posts", () => {
   });
 
   it("a post without networks can be drafted but not scheduled, submitted or edited to none while scheduled", async () => {
-    // A fresh key from here on: one key for the whole file would pass the per-key rate limit.
-    account = await newAccount({ credits: 100 });
     const bare = await brand({ requiresApproval: false, channels: [] });
     const lonely = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: bare.brandId, text: "pour personne" }) }));
     expect(lonely).toMatchObject({ state: "draft", networks: [] });
