@@ -2,7 +2,8 @@
  * The contract's error codes, their HTTP statuses and the one error envelope. Services throw
  * AppError; the HTTP layer, the MCP connector and the queue consumer each map it once.
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
+import "./lib/zod-openapi";
 import { jsonContent } from "./lib/openapi";
 
 export const errorCodes = [

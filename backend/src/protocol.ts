@@ -12,7 +12,7 @@
  * Runtime-neutral: zod and WebCrypto only (no `node:` imports), so it runs in workerd and in
  * Node 24; erasable TypeScript only (Node's type stripping).
  */
-import { z } from "zod";
+import * as z from "zod";
 
 // ---------------------------------------------------------------------------------------------
 // Names, ids, bounds

@@ -1,5 +1,6 @@
 /** The OpenAPI description of a JSON body (a response or a request), kept typed for the handlers. */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
+import "./zod-openapi";
 
 export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 

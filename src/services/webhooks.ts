@@ -15,7 +15,7 @@
  * version that rotation bumps: D1 holds no secret. Brands' secrets are derived the same way
  * (`brandWebhookSecret`).
  */
-import { z } from "zod";
+import * as z from "zod";
 import ipaddr from "ipaddr.js";
 import { fromBase64, toBase64 } from "../lib/base64";
 import type { Env } from "../env";

@@ -1,4 +1,5 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
+import "../lib/zod-openapi";
 import { buildConvertCommand } from "../media/tools/convert";
 import { defineTool } from "./definition";
 import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";

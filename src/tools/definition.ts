@@ -5,7 +5,7 @@
  * ffmpeg command, or both). `src/tools/index.ts` lists the tools; pricing, routes, the OpenAPI
  * document, job creation and execution all derive from it.
  */
-import type { z } from "@hono/zod-openapi";
+import type * as z from "zod";
 import type { MediaKind } from "../media/probe";
 import type { MediaCommand, MediaInput } from "../media/tools/command";
 import type { Transcript } from "../media/transcript";

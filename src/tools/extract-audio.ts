@@ -1,4 +1,5 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
+import "../lib/zod-openapi";
 import { buildExtractAudioCommand } from "../media/tools/extract-audio";
 import { defineTool } from "./definition";
 import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";

@@ -1,5 +1,6 @@
 /** Request fields several tools share (strict types: "4" is not 4). */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
+import "../lib/zod-openapi";
 import ISO6391 from "iso-639-1";
 import type { MediaKind } from "../media/probe";
 import type { StoredUpload } from "../services/uploads";

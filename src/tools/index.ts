@@ -2,7 +2,7 @@
  * The tool registry. A new tool is one file exporting its definition (definition.ts) plus one
  * line here; pricing, REST routes, the OpenAPI document, job creation and execution read it.
  */
-import type { z } from "@hono/zod-openapi";
+import type * as z from "zod";
 import { cleanAudio } from "./clean-audio";
 import { convert } from "./convert";
 import type { ToolDefinition } from "./definition";

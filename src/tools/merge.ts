@@ -1,4 +1,5 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
+import "../lib/zod-openapi";
 import { buildMergeCommand } from "../media/tools/merge";
 import { defineTool } from "./definition";
 import { totalMs, uploadId, videoOnly } from "./fields";

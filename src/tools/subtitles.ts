@@ -1,4 +1,5 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
+import "../lib/zod-openapi";
 import { JobFailure } from "../errors";
 import { buildAss } from "../media/ass";
 import { cuesFromSrt, cuesFromWords } from "../media/captions";

@@ -1,4 +1,5 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
+import "../lib/zod-openapi";
 import { guessTextLanguage } from "../media/text-language";
 import { requireClone } from "./checks";
 import { defineTool } from "./definition";

@@ -1,4 +1,5 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
+import "../lib/zod-openapi";
 import { invalidRequest } from "../errors";
 import { buildTrimCommand } from "../media/tools/trim";
 import { defineTool } from "./definition";

@@ -1,4 +1,5 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
+import "../lib/zod-openapi";
 import { resultName } from "../media/tools/command";
 import { requireClone } from "./checks";
 import { defineTool } from "./definition";

@@ -1,4 +1,5 @@
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
+import "../lib/zod-openapi";
 import { buildWatermarkCommand } from "../media/tools/watermark";
 import { defineTool } from "./definition";
 import { singleInput, uploadId, videoOnly } from "./fields";
