@@ -403,6 +403,35 @@ describe("the picture on screen at a cut, and AVI frame times, on ffmpeg.wasm", 
     expect(Number(across.probed.format.duration)).toBeCloseTo(3, 1);
   });
 
+  it("keeps the picture on screen at start in a cut shorter than one frame of a 25 fps video", async () => {
+    // 6 s at 25 fps whose frame n has the luma 16 + n (frame n on screen from n / 25 s).
+    const bytes = await generate("frames25.mp4", [
+      "-f", "lavfi", "-i", "color=c=black:s=64x48:r=25:d=6,format=yuv420p,geq=lum='16+N':cb=128:cr=128",
+      "-f", "lavfi", "-i", "sine=f=440:d=6",
+      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest",
+    ]);
+    const { result } = await probe(bytes, "frames25.mp4");
+    const input = { name: "in0.mp4", filename: "frames25.mp4", sizeBytes: bytes.byteLength, probe: result, bytes };
+    const frameAt = async (start: number, end: number) => {
+      const command = buildTrimCommand({ start, end }, [input]);
+      const run = await runFfmpegWasm({ args: command.args, inputs: { [input.name]: input.bytes.slice() }, outputs: [command.outputName] });
+      const out = run.outputs[command.outputName]!;
+      const probed = await ffprobe(out);
+      expect(probed.video, `${start}-${end}`).toBeDefined();
+      const core = await createFfmpegCore();
+      const log: string[] = [];
+      core.setLogger((entry) => log.push(entry.message));
+      core.FS.writeFile("cut.mp4", out.slice());
+      core.exec("-hide_banner", "-i", "cut.mp4", "-map", "0:v:0", "-vf", "signalstats,metadata=print:key=lavfi.signalstats.YAVG", "-f", "null", "-");
+      return log.flatMap((line) => [...line.matchAll(/YAVG=([\d.]+)/g)].map((m) => Math.round(Number(m[1]) - 16)));
+    };
+    // The last millisecond: frame 149 (from 5.96 s); 2.01-2.02 s: frame 50 (2.00-2.04 s).
+    expect(new Set(await frameAt(5.999, 6))).toEqual(new Set([149]));
+    expect(new Set(await frameAt(2.01, 2.02))).toEqual(new Set([50]));
+    // A cut of whole frames keeps ffmpeg's accurate seek: frames 50 to 54.
+    expect(await frameAt(2, 2.2)).toEqual([50, 51, 52, 53, 54]);
+  });
+
   it("converts to AVI with each picture at its time and the source's duration", async () => {
     const input = await slideshow();
     const command = buildConvertCommand({ format: "avi" }, [input]);

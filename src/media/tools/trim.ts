@@ -14,7 +14,8 @@
  * 2.5 to 2.9 s came back audio-only). For such a source the frames before `start` are kept (at
  * negative times) and the `fps` filter lays the picture of each instant on a grid from 0, a
  * multiple of the source's rate of at least 24 fps, so every picture still changes at its own
- * time; the audio is cut at `start` to the sample by `atrim`. Faster sources keep ffmpeg's seek
+ * time; the audio is cut at `start` to the sample by `atrim`. So is a cut shorter than one frame
+ * of any source (one picture, the one on screen at `start`). Faster sources keep ffmpeg's seek
  * (at most one frame late) and their own frame times, variable rates included.
  */
 import type { TrimInput } from "../../tools/trim";
@@ -130,11 +131,18 @@ function trimStreaming(input: MediaInput, start: number, end: number): MediaComm
 /** Below this rate a trim lays the source on a grid of a multiple of its rate (1 fps on 24 fps). */
 const MIN_GRID_RATE = 24;
 
-function slowSourceGrid(probe: ProbeResult): string | undefined {
-  const rate = probe.frameRate;
-  if (isAudioOnly(probe) || rate === undefined || !(rate > 0) || rate >= MIN_GRID_RATE) return undefined;
+/**
+ * The `fps` filter that keeps the picture on screen at `start`, when ffmpeg's accurate seek would
+ * lose it: for a slow source, and for a cut shorter than one frame at any rate (5.999-6 s of a
+ * 25 fps clip came back audio-only: no frame begins inside it). Undefined: ffmpeg's seek is kept.
+ */
+function pictureGrid(probe: ProbeResult, span: number): string | undefined {
+  if (isAudioOnly(probe)) return undefined;
+  const rate = probe.frameRate !== undefined && probe.frameRate > 0 ? probe.frameRate : undefined;
   // round=up: a cut shorter than one grid step still gets the picture on screen at its start.
-  return `fps=${seconds(rate * Math.ceil(MIN_GRID_RATE / rate))}:start_time=0:round=up`;
+  if (rate !== undefined && rate < MIN_GRID_RATE) return `fps=${seconds(rate * Math.ceil(MIN_GRID_RATE / rate))}:start_time=0:round=up`;
+  if (span < 1 / (rate ?? MIN_GRID_RATE)) return `fps=${seconds(rate ?? MIN_GRID_RATE)}:start_time=0:round=up`;
+  return undefined;
 }
 
 export function buildTrimCommand(params: Pick<TrimInput, "start" | "end">, inputs: MediaInput[]): MediaCommand {
@@ -145,7 +153,7 @@ export function buildTrimCommand(params: Pick<TrimInput, "start" | "end">, input
   const family = containerFamily(probe);
   const audioOnly = isAudioOnly(probe);
 
-  const grid = slowSourceGrid(probe);
+  const grid = pictureGrid(probe, params.end - params.start);
   const videoArgs = audioOnly ? [] : ["-vf", grid ? `${grid},${EVEN_SIZE_FILTER}` : EVEN_SIZE_FILTER, ...videoEncoderArgs(family.video, probe.width, probe.height)];
   const audioArgs = probe.hasAudio ? [...(grid ? ["-af", "atrim=start=0"] : []), ...familyAudioArgs(family, probe)] : [];
   const outputName = `out.${family.extension}`;
@@ -153,8 +161,8 @@ export function buildTrimCommand(params: Pick<TrimInput, "start" | "end">, input
     args: [
       "-hide_banner",
       "-y",
-      // Accurate seek by default (exact first frame and sample); a slow source keeps what
-      // precedes `start` (at negative times) for its grid and atrim above.
+      // Accurate seek by default (exact first frame and sample); a slow source or a sub-frame
+      // cut keeps what precedes `start` (at negative times) for its grid and atrim above.
       ...(grid ? ["-noaccurate_seek"] : []),
       "-ss", seconds(params.start),
       "-i", input.name,
