@@ -41,10 +41,44 @@ export async function waitOutRateLimit(response: Response, attempt: number): Pro
   return true;
 }
 
-/** fetch that waits out 429 answers (a tool call, a status read) instead of failing on them. */
+/** Sends again after a lost connection or a gateway's 502/503/504, 1, 2 then 4 s later. */
+const NETWORK_RETRIES = 3;
+const GATEWAY_STATUSES = new Set([502, 503, 504]);
+/** Nothing listens there (a wrong or stopped base URL): said at once rather than after 7 s of retries. */
+const NO_SERVER = new Set(["ECONNREFUSED", "ENOTFOUND"]);
+
+/**
+ * Safe to send again when the answer was lost: a read, or a call carrying an Idempotency-Key
+ * (the API answers a repeat with the first answer and charges nothing more).
+ */
+const repeatable = (request: Request) => request.method === "GET" || request.method === "HEAD" || request.headers.has("idempotency-key");
+
+async function waitBeforeRepeat(reason: string, failures: number): Promise<void> {
+  const seconds = 2 ** (failures - 1);
+  process.stderr.write(`${reason}: retrying in ${seconds} s\n`);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+}
+
+/**
+ * fetch that waits out 429 answers (a tool call, a status read) instead of failing on them, and
+ * sends a repeatable request again when the connection fails or a gateway answers for the API.
+ */
 async function fetchRespectingRateLimits(request: Request): Promise<Response> {
-  for (let attempt = 0; ; attempt++) {
-    const response = await fetch(request.clone());
+  for (let attempt = 0, failures = 0; ; attempt++) {
+    let response: Response;
+    try {
+      response = await fetch(request.clone());
+    } catch (error) {
+      const cause = (error as { cause?: { message?: string; code?: string } }).cause;
+      if (!repeatable(request) || failures >= NETWORK_RETRIES || NO_SERVER.has(cause?.code ?? "")) throw error;
+      await waitBeforeRepeat(`${(error as Error).message}${cause?.message ? `: ${cause.message}` : ""}`, ++failures);
+      continue;
+    }
+    if (GATEWAY_STATUSES.has(response.status) && repeatable(request) && failures < NETWORK_RETRIES) {
+      await response.body?.cancel();
+      await waitBeforeRepeat(`HTTP ${response.status}`, ++failures);
+      continue;
+    }
     if (!(await waitOutRateLimit(response, attempt))) return response;
   }
 }

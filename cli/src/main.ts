@@ -4,6 +4,7 @@
  * --json); progress and messages to stderr. Exit codes: 0 done, 1 the API or the job refused,
  * 2 a usage error.
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ApiError, createApi, type JobStatus, unwrap } from "./client.ts";
@@ -29,7 +30,9 @@ const USAGE = `Usage: media-credits <command> [arguments] [--options]
   account                             the balance and the account's email
 
 Options: --json (print the whole answer), --quiet (no progress), --timeout SECONDS (for --wait),
---help or -h (a command's usage; nothing is called). --out FILE writes the result there (a folder:
+--help or -h (a command's usage; nothing is called), --idempotency-key KEY (a tool call sent again
+with the same key and body is answered as the first and charged once; without it, each run makes
+its own key, so a call whose answer was lost is repeated safely). --out FILE writes the result there (a folder:
 inside it, under the result's name; -: to stdout). Field values: numbers and booleans as typed,
 lists by repeating the flag, @file reads a file (--srt-content @subs.srt), @@ a value starting with @
 (--watermark-text @@brand). The key comes from MEDIA_CREDITS_API_KEY or the config file written by
@@ -229,11 +232,14 @@ async function run(argv: string[]): Promise<number> {
       timeoutOf(options);
       outputOf(options);
       const body = buildBody(tool, positionals, flags);
-      const idempotencyKey = options.get("idempotency-key");
+      // Every call carries a key (the user's, or one of this run), so a call whose answer was lost
+      // on the way is sent again without being charged twice.
+      const given = options.get("idempotency-key");
+      const idempotencyKey = typeof given === "string" ? given : `cli-${randomUUID()}`;
       const envelope = unwrap(
         await createApi(config).POST(`/api/v1/${command}` as ToolPath, {
           body: body as never,
-          ...(typeof idempotencyKey === "string" ? { params: { header: { "idempotency-key": idempotencyKey } } } : {}),
+          params: { header: { "idempotency-key": idempotencyKey } },
         } as never),
       ) as { jobId: string; creditsUsed: number; creditsRemaining: number };
       if (!quiet) process.stderr.write(`job ${envelope.jobId} queued: ${envelope.creditsUsed} credit${envelope.creditsUsed === 1 ? "" : "s"} used, ${envelope.creditsRemaining} left\n`);

@@ -4,6 +4,8 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
@@ -171,6 +173,44 @@ describe("media-credits CLI", () => {
     const broke = await cli(["extract-audio", uploaded.stdout], { env: { MEDIA_CREDITS_API_KEY: poor.auth.authorization.slice(7) } });
     expect(broke.code).toBe(1);
     expect(broke.stderr).toMatch(/error (400|402) (invalid_request|insufficient_credits)/);
+  });
+
+  it("sends a tool call again with its Idempotency-Key when the answer is lost, and is charged once", async () => {
+    const uploaded = await cli(["upload", path.join(FIXTURES, "tone.mp3"), "--quiet"]);
+    const before = await balance(client);
+    // A loopback proxy in front of the API: the first trim call reaches the API, which debits and
+    // queues the job, and then the connection breaks before its answer gets back.
+    const trimKeys: string[] = [];
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", async () => {
+        const toolCall = req.method === "POST" && req.url === "/api/v1/trim";
+        if (toolCall) trimKeys.push(String(req.headers["idempotency-key"]));
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name))) as Record<string, string>;
+        const answer = await fetch(new URL(req.url!, client.base), { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+        const body = Buffer.from(await answer.arrayBuffer());
+        if (toolCall && trimKeys.length === 1) return void req.socket.destroy();
+        res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/octet-stream" });
+        res.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const viaProxy = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const out = path.join(scratch, "retried.mp3");
+      const run = await cli(["trim", uploaded.stdout, "--start", "0", "--end", "1", "--wait", "--out", out], { env: { MEDIA_CREDITS_BASE_URL: viaProxy } });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/retrying in 1 s/);
+      expect(trimKeys).toHaveLength(2);
+      expect(trimKeys[0]).toMatch(/^cli-[0-9a-f-]{36}$/);
+      expect(trimKeys[1]).toBe(trimKeys[0]);
+      expect(Number(ffprobe(out).format.duration)).toBeCloseTo(1, 1);
+      // The repeat got the first call's job: one trim of 1 s, 1 credit.
+      expect(await balance(client)).toBe(before - 1);
+    } finally {
+      proxy.close();
+    }
   });
 
   it("lists the tools and a tool's fields from the OpenAPI document", async () => {
