@@ -139,6 +139,17 @@ describe("errors and documentation", () => {
     expect(html.match(/<section /g)).toHaveLength(operations);
     expect(html).toContain("<code>POST /api/v1/trim</code>");
     expect(html).toMatch(/<code>opacity<\/code><\/td><td>integer, 10 to 100, default 80<\/td>/);
+    // How to authenticate, the error shape once, each success answer's fields (nested ones by
+    // their path) and the document's examples.
+    expect(html).toContain("<code>Authorization: Bearer mk_live_...</code>");
+    expect(html).toMatch(/<code>error\.code<\/code> \(required\)<\/td><td>string, one of &quot;invalid_request&quot;/);
+    expect(html).toContain("<td><code>publishedAt</code> (required)</td><td>string or null</td>");
+    const trim = html.slice(html.indexOf("<code>POST /api/v1/trim</code>"), html.indexOf("</section>", html.indexOf("<code>POST /api/v1/trim</code>")));
+    expect(trim).toContain("<code>creditsRemaining</code>");
+    expect(trim).toContain("<code>jobId</code>");
+    const job = html.slice(html.indexOf("<code>GET /api/v1/jobs/{id}</code>"), html.indexOf("</section>", html.indexOf("<code>GET /api/v1/jobs/{id}</code>")));
+    expect(job).toContain("<code>result.url</code> (required)");
+    expect(html).toMatch(/Example: <code>&quot;keynote\.mp4&quot;<\/code>/);
     // Markdown code spans of the descriptions are shown as code, not as backticks.
     expect(html).toContain("<code>rate_limited</code>");
     expect(html).not.toMatch(/`rate_limited`/);

@@ -1,7 +1,8 @@
 /**
  * /docs: the API reference rendered on the server from the public OpenAPI document (the same
  * one /api/v1/openapi.json serves), so it needs no script, no CDN, and cannot drift from the
- * routes. One section per operation: parameters, body fields with their rules, answers.
+ * routes. How to authenticate and the error shape first, then one section per operation:
+ * parameters, body fields with their rules and examples, the fields of each successful answer.
  */
 import type { FC } from "hono/jsx";
 
@@ -30,7 +31,8 @@ const bounds = (min: number | undefined, max: number | undefined, unit: string):
 function rules(doc: Json, raw: Json): string {
   const schema = resolve(doc, raw);
   const variants = (schema.anyOf ?? schema.oneOf) as Json[] | undefined;
-  const type = variants ? variants.map((v) => resolve(doc, v).type ?? "object").join(" or ") : schema.type === "array" ? `array of ${resolve(doc, schema.items).type ?? "object"}` : (schema.type ?? "object");
+  const typeName = (t: unknown) => (Array.isArray(t) ? t.join(" or ") : String(t ?? "object"));
+  const type = variants ? variants.map((v) => typeName(resolve(doc, v).type)).join(" or ") : schema.type === "array" ? `array of ${typeName(resolve(doc, schema.items).type)}` : typeName(schema.type);
   const parts = [String(type)];
   if (schema.enum) parts.push(`one of ${schema.enum.map((v: unknown) => JSON.stringify(v)).join(", ")}`);
   parts.push(...bounds(schema.minimum, schema.maximum, ""), ...bounds(schema.minLength, schema.maxLength, " characters"), ...bounds(schema.minItems, schema.maxItems, " items"));
@@ -39,11 +41,29 @@ function rules(doc: Json, raw: Json): string {
   return parts.join(", ");
 }
 
-const Fields: FC<{ doc: Json; schema: Json }> = ({ doc, schema }) => {
+/** A field of an object, nested ones named by their path (`result.downloadUrl`, `channels[].url`). */
+interface FieldRow {
+  name: string;
+  required: boolean;
+  schema: Json;
+}
+
+/** The object's fields and, three levels deep, the fields of the objects (and lists of objects) inside it. */
+function fieldRows(doc: Json, schema: Json, prefix = "", depth = 0): FieldRow[] {
   const object = resolve(doc, schema);
   const required = new Set<string>(object.required ?? []);
-  const properties = Object.entries((object.properties ?? {}) as Record<string, Json>);
-  if (properties.length === 0) return <p class="muted">{rules(doc, object)}</p>;
+  return Object.entries((object.properties ?? {}) as Record<string, Json>).flatMap(([name, property]) => {
+    const row = { name: `${prefix}${name}`, required: required.has(name), schema: property };
+    const inner = resolve(doc, property);
+    const items = inner.type === "array" ? resolve(doc, inner.items) : undefined;
+    const nested = items?.properties ? { schema: items, path: `${prefix}${name}[].` } : inner.properties ? { schema: inner, path: `${prefix}${name}.` } : undefined;
+    return nested && depth < 2 ? [row, ...fieldRows(doc, nested.schema, nested.path, depth + 1)] : [row];
+  });
+}
+
+const Fields: FC<{ doc: Json; schema: Json }> = ({ doc, schema }) => {
+  const rows = fieldRows(doc, schema);
+  if (rows.length === 0) return <p class="muted">{rules(doc, resolve(doc, schema))}</p>;
   return (
     <table>
       <thead>
@@ -54,22 +74,44 @@ const Fields: FC<{ doc: Json; schema: Json }> = ({ doc, schema }) => {
         </tr>
       </thead>
       <tbody>
-        {properties.map(([name, property]) => (
-          <tr>
-            <td>
-              <code>{name}</code>
-              {required.has(name) ? " (required)" : ""}
-            </td>
-            <td>{rules(doc, property)}</td>
-            <td>
-              <Text text={resolve(doc, property).description} />
-            </td>
-          </tr>
-        ))}
+        {rows.map(({ name, required, schema: property }) => {
+          const resolved = resolve(doc, property);
+          const example = property.example ?? resolved.example;
+          return (
+            <tr>
+              <td>
+                <code>{name}</code>
+                {required ? " (required)" : ""}
+              </td>
+              <td>{rules(doc, property)}</td>
+              <td>
+                <Text text={property.description ?? resolved.description} />
+                {example !== undefined && (
+                  <>
+                    {" "}
+                    <span class="muted">
+                      Example: <code>{JSON.stringify(example)}</code>
+                    </span>
+                  </>
+                )}
+              </td>
+            </tr>
+          );
+        })}
       </tbody>
     </table>
   );
 };
+
+/** How an operation is authorised: the API key (as the document's security scheme says) or nothing. */
+const Access: FC<{ operation: Json }> = ({ operation }) =>
+  Array.isArray(operation.security) && operation.security.length === 0 ? (
+    <p class="muted">No API key needed.</p>
+  ) : (
+    <p class="muted">
+      API key: <code>Authorization: Bearer mk_live_...</code>
+    </p>
+  );
 
 const Operation: FC<{ doc: Json; path: string; method: string; operation: Json }> = ({ doc, path, method, operation }) => {
   const anchor = `${method}-${path.replace(/[^A-Za-z0-9]+/g, "-")}`;
@@ -82,6 +124,7 @@ const Operation: FC<{ doc: Json; path: string; method: string; operation: Json }
         </code>
       </h3>
       <p>{operation.summary}</p>
+      <Access operation={operation} />
       {operation.description && (
         <p class="muted">
           <Text text={operation.description} />
@@ -118,11 +161,24 @@ const Operation: FC<{ doc: Json; path: string; method: string; operation: Json }
         ))}
       <h4>Answers</h4>
       <ul>
-        {Object.entries((operation.responses ?? {}) as Record<string, Json>).map(([status, response]) => (
-          <li>
-            <strong>{status}</strong> <Text text={resolve({ components: { schemas: doc.components?.responses } }, response).description} />
-          </li>
-        ))}
+        {Object.entries((operation.responses ?? {}) as Record<string, Json>).map(([status, raw]) => {
+          const response = resolve({ components: { schemas: doc.components?.responses } }, raw);
+          const content = Object.entries((response.content ?? {}) as Record<string, Json>);
+          // Success bodies in full; every error has the shape shown once under "Errors".
+          const shown = status.startsWith("2") ? content : [];
+          return (
+            <li>
+              <strong>{status}</strong> <Text text={response.description} />
+              {shown.map(([type, body]) =>
+                type === "application/json" && body.schema ? (
+                  <Fields doc={doc} schema={body.schema} />
+                ) : (
+                  <span class="muted"> ({type})</span>
+                ),
+              )}
+            </li>
+          );
+        })}
       </ul>
     </section>
   );
@@ -148,6 +204,14 @@ export const ApiDocsPage: FC<{ doc: Json }> = ({ doc }) => {
           <p>
             Machine-readable: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1). Accounts and keys: <a href="/app">developer area</a>.
           </p>
+          <h2>Authentication</h2>
+          {Object.entries((doc.components?.securitySchemes ?? {}) as Record<string, Json>).map(([name, scheme]) => (
+            <p>
+              The operations that say so take an API key ({name}), sent as an HTTP {scheme.scheme ?? scheme.type} token with each call: <Text text={scheme.description} />. Create
+              keys in the <a href="/app/keys">developer area</a>.
+            </p>
+          ))}
+          <h2>How it works</h2>
           {String(doc.info?.description ?? "")
             .split(/\n\n+/)
             .map((paragraph) => (
@@ -155,6 +219,9 @@ export const ApiDocsPage: FC<{ doc: Json }> = ({ doc }) => {
                 <Text text={paragraph} />
               </p>
             ))}
+          <h2>Errors</h2>
+          <p>Every error answer has this JSON body (the status and the code say what happened; the message names the field at fault):</p>
+          {doc.components?.schemas?.Error && <Fields doc={doc} schema={doc.components.schemas.Error} />}
           <nav class="stack">
             {tags.map((tag) => (
               <p>
