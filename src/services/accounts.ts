@@ -5,7 +5,7 @@
  */
 import { AppError, invalidRequest, unauthorized } from "../errors";
 import { sha256Hex } from "../lib/hash";
-import { displayName } from "../lib/display-name";
+import { characterCount, displayName } from "../lib/display-name";
 import { newId, randomToken } from "../lib/ids";
 import { firstPeriodEnd, isConstraintError } from "./credits";
 import { planAllowance, restApiPlans, type Plan } from "./pricing";
@@ -137,7 +137,7 @@ async function insertApiKey(db: D1Database, accountId: string, now: number, name
     .prepare(
       "INSERT INTO api_keys (id, account_id, key_hash, display_prefix, name, created_at, mode, form_nonce) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, form_nonce) DO NOTHING",
     )
-    .bind(keyId, accountId, await sha256Hex(apiKey), apiKey.slice(0, 12), name.trim().slice(0, MAX_KEY_NAME), now, mode, formNonce)
+    .bind(keyId, accountId, await sha256Hex(apiKey), apiKey.slice(0, 12), Array.from(name.trim()).slice(0, MAX_KEY_NAME).join(""), now, mode, formNonce)
     .run();
   return inserted.meta.changes === 0 ? null : { keyId, apiKey, mode };
 }
@@ -154,7 +154,7 @@ export async function createOwnApiKey(db: D1Database, accountId: string, name: u
   if (refusal) throw invalidRequest(`${refusal} Choose a plan with API access in Billing to create keys.`);
   const label = typeof name === "string" ? displayName(name) : "";
   if (!label) throw invalidRequest("Give the key a name, for instance where it is used.");
-  if (label.length > MAX_KEY_NAME) throw invalidRequest(`Key names have at most ${MAX_KEY_NAME} characters.`);
+  if (characterCount(label) > MAX_KEY_NAME) throw invalidRequest(`Key names have at most ${MAX_KEY_NAME} characters.`);
   if (!isKeyMode(mode)) throw invalidRequest("A key is live or test.");
   if (typeof formNonce !== "string" || !FORM_NONCE.test(formNonce)) throw invalidRequest("The form is out of date: reload the page and create the key again.");
   const created = await insertApiKey(db, accountId, now, label, mode, formNonce);

@@ -8,7 +8,7 @@ import { orm } from "../db/client";
 import { brandChannels, brands, postReviews, posts } from "../db/schema";
 import type { Env } from "../env";
 import { invalidRequest, notFound } from "../errors";
-import { displayName } from "../lib/display-name";
+import { characterCount, displayName } from "../lib/display-name";
 import { newId } from "../lib/ids";
 import { canonicalTimeZone } from "../lib/zoned-time";
 import { channelConfig, channelTarget, type ChannelInput } from "./channel-config";
@@ -46,7 +46,7 @@ const httpUrl = (raw: string, field: string) => {
 
 /** Throws a 400 naming the first field refused; returns the input with its time zone spelt canonically. */
 function checkInput<T extends Partial<BrandInput>>(input: T): T {
-  if (input.name !== undefined && (!displayName(input.name) || input.name.length > 100)) throw invalidRequest("name: 1 to 100 characters.");
+  if (input.name !== undefined && (!displayName(input.name) || characterCount(displayName(input.name)) > 100)) throw invalidRequest("name: 1 to 100 characters.");
   const timeZone = input.timeZone === undefined ? undefined : canonicalTimeZone(input.timeZone);
   if (input.timeZone !== undefined && !timeZone) throw invalidRequest(`timeZone: '${input.timeZone.slice(0, 64)}' is not an IANA time zone (e.g. Europe/Paris).`);
   if (input.webhookUrl) httpUrl(input.webhookUrl, "webhookUrl");

@@ -43,6 +43,13 @@ export function findOffer(id: unknown): CreditOffer | undefined {
   return [...packs, ...topups].find((o) => o.id === id);
 }
 
+/** What a customer reads for an offer ("Credit pack of 10,000 credits"); an unknown id as it is. */
+export function offerName(id: string): string {
+  const offer = findOffer(id);
+  if (!offer) return id;
+  return `${offer.kind === "pack" ? "Credit pack" : "Top-up"} of ${offer.label}`;
+}
+
 export type PaidPlan = "starter" | "pro" | "scale";
 export const paidPlans: readonly PaidPlan[] = ["starter", "pro", "scale"];
 export const isPaidPlan = (value: unknown): value is PaidPlan => paidPlans.includes(value as PaidPlan);

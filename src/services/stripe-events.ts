@@ -8,7 +8,7 @@
  */
 import type Stripe from "stripe";
 import { newId } from "../lib/ids";
-import { findOffer, isPaidPlan } from "./catalog";
+import { findOffer, isPaidPlan, offerName } from "./catalog";
 import { firstPeriodEnd, isConstraintError, MONTH_MS as PLAN_PERIOD_MS } from "./credits";
 import { planAllowance } from "./pricing";
 
@@ -92,7 +92,7 @@ async function checkoutCompleted(db: D1Database, event: Stripe.Event, session: S
     recordEvent(db, event, accountId, now),
     db
       .prepare(ledgerInsert("SELECT ?1, id, 'purchase', ?2, 0, ?2, ?3, ?4, ?5 FROM accounts WHERE id = ?6"))
-      .bind(newId("led", now), offer.credits, `stripe:order:${session.id}`, `${offer.id} (Stripe ${session.id})`, now, accountId),
+      .bind(newId("led", now), offer.credits, `stripe:order:${session.id}`, `${offerName(offer.id)} (Stripe ${session.id})`, now, accountId),
     db.prepare("UPDATE accounts SET purchased_credits = purchased_credits + ? WHERE id = ?").bind(offer.credits, accountId),
     db
       .prepare(

@@ -6,6 +6,7 @@
 export const appCss = `
 :root{--fg:#16181d;--muted:#5b6270;--line:#e3e6eb;--bg:#f7f8fa;--card:#fff;--accent:#3451d1;--accent-fg:#fff;--danger:#b42318;--ok:#027a48;--warn:#b54708}
 *{box-sizing:border-box}
+[hidden]{display:none!important}
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 a{color:var(--accent)}
 header.top{background:var(--card);border-bottom:1px solid var(--line)}
@@ -44,7 +45,7 @@ button:disabled{opacity:.5;cursor:not-allowed}
 .table-wrap{overflow-x:auto;border:1px solid var(--line);border-radius:10px;background:linear-gradient(to right,var(--card) 30%,#fff0) 0 0/40px 100% no-repeat local,linear-gradient(to left,var(--card) 30%,#fff0) 100% 0/40px 100% no-repeat local,radial-gradient(farthest-side at 0 50%,#0003,#0000) 0 0/14px 100% no-repeat scroll,radial-gradient(farthest-side at 100% 50%,#0003,#0000) 100% 0/14px 100% no-repeat scroll,var(--card)}
 table{border-collapse:collapse;width:100%;font-size:.92rem}
 th,td{text-align:left;padding:8px 10px;border-bottom:1px solid var(--line);white-space:nowrap}
-td.wrap{white-space:normal;min-width:180px}
+td.wrap{white-space:normal;min-width:180px;overflow-wrap:anywhere}
 th{color:var(--muted);font-weight:600;font-size:.82rem;text-transform:uppercase;letter-spacing:.02em}
 tr:last-child td{border-bottom:0}
 .num{text-align:right;font-variant-numeric:tabular-nums}
@@ -69,6 +70,8 @@ pre.mail{white-space:pre-wrap;word-break:break-all;background:#f2f4f7;padding:10
 `;
 
 export const appJs = `
+// Copy buttons need a script: hidden in the page, shown here (without it the field is selectable).
+for (const button of document.querySelectorAll("[data-copy]")) button.hidden = false;
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("[data-copy]");
   if (button) {

@@ -1,4 +1,6 @@
 /** Display helpers for the developer area (UTC dates: the ledger and usage are in UTC days). */
+import { displayName } from "../lib/display-name";
+
 export const credits = (n: number) => n.toLocaleString("en-US");
 export const signedCredits = (n: number) => (n > 0 ? `+${credits(n)}` : credits(n));
 export const euros = (cents: number | null, currency = "eur") =>
@@ -11,3 +13,10 @@ export const capitalized = (text: string) => `${text.charAt(0).toUpperCase()}${t
 
 /** A message of a table by a key from the query string: own keys only ("constructor" is none). */
 export const known = (table: Record<string, string>, key: string | undefined) => (key !== undefined && Object.hasOwn(table, key) ? table[key] : undefined);
+
+/** Registration lets an app name itself at any length: pages show 80 characters at most. */
+const MAX_APP_NAME = 80;
+export const shortName = (name: string) => {
+  const chars = Array.from(displayName(name));
+  return chars.length > MAX_APP_NAME ? `${chars.slice(0, MAX_APP_NAME).join("")}…` : chars.join("");
+};

@@ -18,14 +18,17 @@ export const Notice: FC<{ kind: "error" | "ok" | "info"; children?: Child }> = (
   </div>
 );
 
-/** Sign-in, sign-up and reset forms. */
-export const PublicPage: FC<{ title: string; children?: Child }> = ({ title, children }) => (
+/**
+ * Sign-in, sign-up and reset forms, and the pages people without an account open (a client's
+ * review, an assistant's upload page, the consent page): `section` names what the page is for.
+ */
+export const PublicPage: FC<{ title: string; section?: string; children?: Child }> = ({ title, section = "developer area", children }) => (
   <html lang="en">
     <Head title={title} />
     <body>
       <main class="narrow">
         <p>
-          <strong>Media API</strong> <span class="muted">· developer area</span>
+          <strong>Media API</strong> <span class="muted">· {section}</span>
         </p>
         {children}
       </main>

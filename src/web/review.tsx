@@ -39,7 +39,7 @@ function formMessage(message: string): string {
 }
 
 const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?: string; done?: string }> = ({ post, brandName, token, error, done }) => (
-  <PublicPage title={`Review a post for ${brandName}`}>
+  <PublicPage title={`Review a post for ${brandName}`} section="post review">
     <h1>Post for {brandName}</h1>
     {error && <Notice kind="error">{error}</Notice>}
     {done && <Notice kind="ok">{done}</Notice>}

@@ -39,10 +39,19 @@ import { pageHeaders } from "./page-headers";
 import { capitalized, known } from "./format";
 import { readForm } from "./form";
 
-/** A refusal a person can act on (bad input, too many attempts); anything else is a server error. */
-function userError(error: unknown): { message: string; status: 400 | 429 } {
+/** Seconds until the sign-in, sign-up and reset limiters (60 s windows, wrangler.toml) count afresh. */
+const AUTH_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * A refusal a person can act on (bad input, too many attempts); anything else is a server error.
+ * Given the request's context, a 429 also says when to try again (Retry-After).
+ */
+function userError(error: unknown, c?: Context): { message: string; status: 400 | 429 } {
   if (error instanceof AppError && error.code === "invalid_request") return { message: error.message, status: 400 };
-  if (error instanceof AppError && error.code === "rate_limited") return { message: error.message, status: 429 };
+  if (error instanceof AppError && error.code === "rate_limited") {
+    c?.header("Retry-After", String(AUTH_RETRY_AFTER_SECONDS));
+    return { message: error.message, status: 429 };
+  }
   throw error;
 }
 
@@ -59,11 +68,12 @@ const NOTICES: Record<string, string> = {
   revoked: "Key revoked: requests with it are refused from now on.",
   "key-already-created": "That form already created its key (listed below, newest first); its secret was shown once, when it was made. If you did not copy it, revoke that key and create another.",
   "voice-deleted": "Cloned voice deleted.",
+  "no-voice": "There is no cloned voice to delete: nothing was changed.",
   disconnected: "App disconnected: its access is revoked and its next call is refused.",
   "not-connected": "That app is not connected (any more): nothing was changed.",
   cancelled: "Plan cancelled: it stays active until the end of the paid period, then moves to Solo.",
   resumed: "Cancellation undone: the plan renews as usual.",
-  "checkout-success": "Payment received. Credits appear as soon as Stripe confirms it, usually within seconds: refresh this page.",
+  "checkout-success": "Back from checkout. Once Stripe confirms the payment, usually within seconds, the credits appear here and in the ledger: refresh this page.",
   "checkout-cancelled": "Checkout cancelled: nothing was charged.",
 };
 
@@ -112,7 +122,7 @@ export function webRoutes() {
       await startSession(c, account.accountId, Date.now());
       return c.redirect(safeNext(form.next), 303);
     } catch (error) {
-      const { message, status } = userError(error);
+      const { message, status } = userError(error, c);
       return c.html(<SignupPage error={message} email={text(form.email)} next={text(form.next) || undefined} signupCredits={signupCredits(c)} />, status);
     }
   });
@@ -126,7 +136,7 @@ export function webRoutes() {
       await startSession(c, accountId, Date.now());
       return c.redirect(safeNext(form.next), 303);
     } catch (error) {
-      const { message, status } = userError(error);
+      const { message, status } = userError(error, c);
       return c.html(<LoginPage error={message} email={text(form.email)} next={text(form.next) || undefined} />, status);
     }
   });
@@ -149,7 +159,7 @@ export function webRoutes() {
       );
       return c.html(<ResetRequestPage sent />);
     } catch (error) {
-      const { message, status } = userError(error);
+      const { message, status } = userError(error, c);
       return c.html(<ResetRequestPage error={message} />, status);
     }
   });
@@ -166,7 +176,7 @@ export function webRoutes() {
       await startSession(c, accountId, Date.now());
       return c.redirect("/app", 303);
     } catch (error) {
-      const { message, status } = userError(error);
+      const { message, status } = userError(error, c);
       const valid = (await checkResetToken(c.env, token, Date.now())) !== null;
       return c.html(<ResetPasswordPage token={token} valid={valid} error={message} />, status);
     }
@@ -188,7 +198,8 @@ export function webRoutes() {
   area.get("/", async (c) => {
     const account = c.get("account");
     const [usage, keys] = await Promise.all([dailyUsage(c.env.DB, account.accountId, Date.now()), listApiKeys(c.env.DB, account.accountId)]);
-    return c.html(<OverviewPage account={account} usage={usage} activeKeys={keys.filter((k) => !k.revokedAt).length} />);
+    const unrevoked = keys.filter((k) => !k.revokedAt).length;
+    return c.html(<OverviewPage account={account} usage={usage} activeKeys={unrevoked} keysPaused={restAccessRefusal(account.plan)} />);
   });
 
   const keysPage = async (c: Context<WebEnv>, extra: { created?: { apiKey: string; name: string; mode: KeyMode }; error?: string } = {}, status: 200 | 400 = 200) => {
@@ -256,10 +267,14 @@ export function webRoutes() {
     }
   });
   area.post("/voice/delete", async (c) => {
-    await deleteClonedVoice(c.env.DB, c.env.MEDIA, c.get("account")).catch((error) => {
-      if (!(error instanceof AppError && error.code === "not_found")) throw error;
-    });
-    return c.redirect("/app/voice?done=voice-deleted", 303);
+    const deleted = await deleteClonedVoice(c.env.DB, c.env.MEDIA, c.get("account")).then(
+      () => true,
+      (error) => {
+        if (error instanceof AppError && error.code === "not_found") return false;
+        throw error;
+      },
+    );
+    return c.redirect(`/app/voice?done=${deleted ? "voice-deleted" : "no-voice"}`, 303);
   });
 
   const billingPage = async (c: Context<WebEnv>, extra: { error?: string; notice?: string } = {}, status: 200 | 400 = 200) => {

@@ -17,7 +17,7 @@ export function uploadPageRoutes() {
     // Used: the page the upload redirected to (a reload shows it again, it does not upload twice).
     if (link.uploadId) {
       return c.html(
-        <PublicPage title="Uploaded">
+        <PublicPage title="Uploaded" section="file upload">
           <h1>Uploaded</h1>
           <Notice kind="ok">
             The file is with your assistant now (upload <code data-testid="upload-id">{link.uploadId}</code>). You can close this page.
@@ -26,7 +26,7 @@ export function uploadPageRoutes() {
       );
     }
     return c.html(
-      <PublicPage title="Upload a file for your assistant">
+      <PublicPage title="Upload a file for your assistant" section="file upload">
         <h1>Upload a file for your assistant</h1>
         <p class="muted">
           Video, audio or an image (for watermarks), up to 100 MB (the request limit of the platform; for a bigger file, ask the assistant to fetch it from a link). The link works once, until{" "}

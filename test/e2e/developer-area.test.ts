@@ -99,11 +99,13 @@ describe("developer area in a browser", () => {
     await shot(page, "06-stripe-checkout");
     await page.click('button:has-text("Pay")');
     await page.waitForURL(/\/app\/billing\?checkout=success/);
-    expect(await page.locator(".notice.ok").innerText()).toContain("Payment received");
+    expect(await page.locator(".notice.ok").innerText()).toContain("Back from checkout. Once Stripe confirms the payment");
     await waitForText(page, `${base}/app`, '[data-testid="balance"]', "10,100");
     expect(await page.getByTestId("purchased-credits").innerText()).toBe("10,100");
     await page.goto(`${base}/app/ledger?kind=purchase`);
     expect(await page.locator('tr[data-kind="purchase"]').innerText()).toContain("+10,000");
+    // In the customer's words, not the offer's id (pack_10k).
+    expect(await page.locator('tr[data-kind="purchase"]').innerText()).toContain("Credit pack of 10,000 credits");
     await shot(page, "07-ledger");
     expect((await apiAccount(apiKey)).body.balance).toBe(10_100);
 
@@ -120,6 +122,7 @@ describe("developer area in a browser", () => {
     await shot(page, "08-overview-pro");
     await page.goto(`${base}/app/billing`);
     expect(await page.locator("table").innerText()).toContain("Pro plan");
+    expect(await page.locator("table").innerText()).toContain("Credit pack of 10,000 credits");
     expect(await page.locator('a:has-text("View invoice")').count()).toBe(1);
     expect(await page.locator("h2", { hasText: "Top up" }).count()).toBe(1);
     await shot(page, "09-billing-pro");

@@ -157,7 +157,10 @@ describe("sign-in and sessions", () => {
           body: new URLSearchParams({ email, password: "wrong password!!" }),
         });
         statuses.push(response.status);
-        if (response.status === 429) expect(await response.text()).toContain("Too many attempts");
+        if (response.status === 429) {
+          expect(await response.text()).toContain("Too many attempts");
+          expect(response.headers.get("retry-after")).toBe("60");
+        }
       }
       if (run === 0 && minuteOf(started) !== minuteOf(Date.now())) continue;
       expect(statuses.slice(0, 10).every((s) => s === 400)).toBe(true);

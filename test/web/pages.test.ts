@@ -3,6 +3,7 @@ import { inject } from "vitest";
 import { describe, expect, it } from "vitest";
 import { ADMIN, call, callTool, fixtureBytes, postJson, uploadBytes } from "../helpers/api";
 import { accountRow, expectLedgerMatches, PASSWORD, signedUpClient, uniqueEmail, WebClient } from "../helpers/web";
+import { displayName } from "../../src/lib/display-name";
 
 const KEY = /mk_live_[A-Za-z0-9_-]{32}/;
 
@@ -92,6 +93,14 @@ describe("API keys page", () => {
     // Arabic keeps its letters.
     expect((await client.createKey({ name: "مفتاح الإنتاج" })).status).toBe(200);
     expect((await client.createKey({ name: "\u2067\u202E" })).status).toBe(400);
+    // Control characters read as a space, and the 60-character limit counts characters (60 emoji
+    // are 120 UTF-16 units). A lone surrogate half is dropped (a form's encoding already makes it U+FFFD).
+    expect((await client.createKey({ name: "nul\u0000x\ttab\nline end" })).status).toBe(200);
+    expect(displayName("half \uD800pair\uDC00 \uD83C\uDFAC")).toBe("half pair 🎬");
+    expect((await client.createKey({ name: "🎬".repeat(60) })).status).toBe(200);
+    expect((await client.createKey({ name: "🎬".repeat(61) })).status).toBe(400);
+    const names = await env.DB.prepare("SELECT name FROM api_keys WHERE account_id = ? ORDER BY rowid").bind(accountId).all<{ name: string }>();
+    expect(names.results.map((r) => r.name)).toEqual(["gpj.exe backup", "مفتاح الإنتاج", "nul x tab line end", "🎬".repeat(60)]);
   });
 
   it("cannot revoke another account's key, and refuses an empty name", async () => {
@@ -115,6 +124,10 @@ describe("API keys page", () => {
     // The key made on pay as you go stays listed, shown as paused by the plan, and answers 401.
     expect(page).toMatch(/<span class="badge" title="REST API access is not included in the solo plan[^"]*">\s*paused: plan/);
     expect(page).not.toContain('class="badge active"');
+    // The overview says so too, rather than counting the key as active.
+    const overview = await (await client.get("/app")).text();
+    expect(overview).toContain("1 API key, paused by the plan: REST API access is not included in the solo plan");
+    expect(overview).not.toContain("active API key");
     expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${before}` } })).status).toBe(401);
     const refused = await client.createKey({ name: "nope" });
     expect(refused.status).toBe(400);
@@ -291,6 +304,10 @@ describe("cloned voice page", () => {
     expect(notice).not.toMatch(/PNG|multipart/);
     expect(await env.DB.prepare("SELECT 1 FROM cloned_voices WHERE account_id = ?").bind(accountId).first()).toBeNull();
     expect(await (await client.get("/app/voice")).text()).toContain("No cloned voice registered.");
+    // Deleting the voice the account does not have says so.
+    const deleted = await client.post("/app/voice/delete", {});
+    expect([deleted.status, deleted.headers.get("location")]).toEqual([303, "/app/voice?done=no-voice"]);
+    expect(await (await client.get("/app/voice?done=no-voice")).text()).toContain("There is no cloned voice to delete: nothing was changed.");
   });
 });
 

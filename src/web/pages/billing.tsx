@@ -1,7 +1,7 @@
 import type { FC } from "hono/jsx";
 import type { AccountDetails } from "../../services/accounts";
 import type { PaymentView } from "../../services/billing";
-import { packs, paidPlans, planAllowance, planNames, topups, type CreditOffer, type PaidPlan } from "../../services/catalog";
+import { offerName, packs, paidPlans, planAllowance, planNames, topups, type CreditOffer, type PaidPlan } from "../../services/catalog";
 import { credits, date, dateTime, euros } from "../format";
 import { AppPage, DataTable, Notice } from "../layout";
 
@@ -128,7 +128,7 @@ export const BillingPage: FC<{
       {payments.map((p) => (
         <tr data-payment-id={p.id}>
           <td>{dateTime(p.createdAt)}</td>
-          <td>{p.kind === "plan" ? `${planNames[p.item as PaidPlan] ?? p.item} plan` : p.item}</td>
+          <td>{p.kind === "plan" ? `${planNames[p.item as PaidPlan] ?? p.item} plan` : offerName(p.item)}</td>
           <td class="num">{credits(p.credits)}{p.creditsReversed > 0 ? ` (−${credits(p.creditsReversed)} reversed)` : ""}</td>
           <td class="num">{euros(p.amountCents, p.currency)}</td>
           <td>

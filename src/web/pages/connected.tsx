@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
 import type { AccountDetails } from "../../services/accounts";
-import { dateTime } from "../format";
+import { dateTime, shortName } from "../format";
 import { AppPage, DataTable, Notice } from "../layout";
 
 export interface ConnectedApp {
@@ -20,7 +20,7 @@ export const ConnectedAppsPage: FC<{ account: AccountDetails; apps: ConnectedApp
       </p>
       <div class="secret">
         <input id="connector-url" readonly value={connectorUrl} aria-label="Connector URL" />
-        <button type="button" data-copy="connector-url">
+        <button type="button" data-copy="connector-url" hidden>
           Copy
         </button>
       </div>
@@ -28,13 +28,13 @@ export const ConnectedAppsPage: FC<{ account: AccountDetails; apps: ConnectedApp
     <DataTable columns={["App", "Sends access to", "Connected", "Expires", ""]} empty="No app is connected." count={apps.length}>
       {apps.map((app) => (
         <tr data-grant-id={app.grantId}>
-          <td>{app.clientName}</td>
+          <td class="wrap">{shortName(app.clientName)}</td>
           <td>{app.redirectHost}</td>
           <td>{dateTime(app.createdAt)}</td>
           <td>{app.expiresAt ? dateTime(app.expiresAt) : <span class="muted">—</span>}</td>
           <td>
             <form method="post" action={`/app/connected/${app.grantId}/revoke`} class="inline">
-              <button type="submit" class="danger" data-confirm={`Disconnect ${app.clientName}? Its next call is refused.`}>
+              <button type="submit" class="danger" data-confirm={`Disconnect ${shortName(app.clientName)}? Its next call is refused.`}>
                 Disconnect
               </button>
             </form>

@@ -1,18 +1,12 @@
 import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";
 import type { FC } from "hono/jsx";
-import { displayName } from "../../lib/display-name";
+import { shortName } from "../format";
 import { Notice, PublicPage } from "../layout";
 
 /** What a person must see before an assistant gets access: who asks, where the tokens go. */
-/** Registration lets a client name itself at any length: the page shows 80 characters at most. */
-const MAX_NAME = 80;
-const shortName = (name: string) => {
-  const chars = Array.from(displayName(name));
-  return chars.length > MAX_NAME ? `${chars.slice(0, MAX_NAME).join("")}…` : chars.join("");
-};
 
 export const ConsentPage: FC<{ details: ConsentDescription; handle: string; email: string; accountId: string }> = ({ details, handle, email, accountId }) => (
-  <PublicPage title="Connect an app">
+  <PublicPage title="Connect an app" section="connect an app">
     <h1>Allow {shortName(details.clientName)} to use your account?</h1>
     <div class="card">
       <p>

@@ -28,7 +28,7 @@ export const KeysPage: FC<{
         )}
         <div class="secret">
           <input id="new-key" readonly value={created.apiKey} aria-label="New API key" />
-          <button type="button" data-copy="new-key">
+          <button type="button" data-copy="new-key" hidden>
             Copy
           </button>
         </div>

@@ -6,7 +6,8 @@ import { credits, date } from "../format";
 import { AppPage } from "../layout";
 import { UsageChart } from "../usage-chart";
 
-export const OverviewPage: FC<{ account: AccountDetails; usage: DailyUsage; activeKeys: number }> = ({ account, usage, activeKeys }) => (
+/** `keysPaused`: why the plan refuses REST keys (they exist but answer 401), or null. */
+export const OverviewPage: FC<{ account: AccountDetails; usage: DailyUsage; activeKeys: number; keysPaused: string | null }> = ({ account, usage, activeKeys, keysPaused }) => (
   <AppPage title="Overview" path="/app" email={account.email}>
     <div class="grid">
       <div class="card stat">
@@ -46,6 +47,10 @@ export const OverviewPage: FC<{ account: AccountDetails; usage: DailyUsage; acti
       {activeKeys === 0 ? (
         <>
           No API key yet: <a href="/app/keys">create one</a>, then call <code>GET /api/v1/account</code> with <code>Authorization: Bearer mk_live_…</code>.{" "}
+        </>
+      ) : keysPaused ? (
+        <>
+          {activeKeys} API key{activeKeys > 1 ? "s" : ""}, paused by the plan: {keysPaused}{" "}
         </>
       ) : (
         <>{activeKeys} active API key{activeKeys > 1 ? "s" : ""}. </>
