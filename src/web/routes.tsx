@@ -9,6 +9,7 @@ import { trimTrailingSlash } from "hono/trailing-slash";
 import { HTTPException } from "hono/http-exception";
 import { AppError } from "../errors";
 import { randomToken } from "../lib/ids";
+import { signGrant, verifyGrant } from "../lib/signing";
 import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey, type KeyMode } from "../services/accounts";
 import { checkResetToken, limitAttempts, normalizeEmail, requestPasswordReset, resetPassword, signIn, signUp } from "../services/auth";
 import { cancelPlan, choosePlan, listPayments, resumePlan, startCreditCheckout } from "../services/billing";
@@ -56,6 +57,32 @@ function userError(error: unknown, c?: Context): { message: string; status: 400 
 }
 
 const text = (value: unknown) => (typeof value === "string" ? value : "");
+
+/** How long the notice of a redirect stays readable (a reload a while later shows the plain page). */
+const NOTICE_TTL_MS = 10 * 60 * 1000;
+interface SignedNotice {
+  use: "notice";
+  accountId: string;
+  text: string;
+  exp: number;
+}
+
+/**
+ * The query parameter carrying a notice whose words depend on what was done (a plan change) through
+ * the redirect after the form post, so a reload does not post again. Signed and bound to the
+ * account: a link cannot put its own words on anyone's page.
+ */
+async function noticeParameter(c: Context<WebEnv>, words: string): Promise<string> {
+  const notice: SignedNotice = { use: "notice", accountId: c.get("account").accountId, text: words, exp: Date.now() + NOTICE_TTL_MS };
+  return `notice=${encodeURIComponent(await signGrant(c.env.AUTH_SECRET!, notice))}`;
+}
+
+async function signedNotice(c: Context<WebEnv>): Promise<string | undefined> {
+  const token = c.req.query("notice");
+  if (!token || !c.env.AUTH_SECRET) return undefined;
+  const notice = await verifyGrant<SignedNotice>(c.env.AUTH_SECRET, token, Date.now());
+  return notice?.use === "notice" && notice.accountId === c.get("account").accountId ? notice.text : undefined;
+}
 
 /** The upload and voice services' messages in the voice form's words: no API field names, no image formats. */
 function voiceSampleMessage(message: string): string {
@@ -282,7 +309,7 @@ export function webRoutes() {
     const ready = Boolean(c.env.STRIPE_SECRET_KEY);
     const [payments, prices] = await Promise.all([listPayments(c.env.DB, account.accountId), ready ? planPrices(c) : Promise.resolve({})]);
     const checkout = c.req.query("checkout");
-    const shown = notice(c) ?? (checkout ? known(NOTICES, `checkout-${checkout}`) : undefined);
+    const shown = notice(c) ?? (await signedNotice(c)) ?? (checkout ? known(NOTICES, `checkout-${checkout}`) : undefined);
     return c.html(<BillingPage account={account} payments={payments} planPrices={prices} paymentsReady={ready} notice={shown} {...extra} />, status);
   };
   const billingAction = (action: (c: Context<WebEnv>, form: Record<string, unknown>) => Promise<Response>) => async (c: Context<WebEnv>) => {
@@ -304,6 +331,8 @@ export function webRoutes() {
     billingAction(async (c, form) => {
       const outcome = await choosePlan(c.env, c.get("account").accountId, form.plan, origin(c), Date.now());
       if ("redirect" in outcome) return c.redirect(outcome.redirect, 303);
+      if (c.env.AUTH_SECRET) return c.redirect(`/app/billing?${await noticeParameter(c, outcome.done)}`, 303);
+      // Without the secret that signs notices, the page answers the post itself.
       c.set("account", await getAccountDetails(c.env.DB, c.get("account").accountId));
       return billingPage(c, { notice: outcome.done });
     }),

@@ -117,7 +117,7 @@ describe("API keys page", () => {
   it("refuses keys on plans without REST access, saying why", async () => {
     const { client, accountId } = await signedUpClient();
     const before = (await (await client.createKey({ name: "from payg" })).text()).match(KEY)![0];
-    expect((await client.post("/app/billing/plan", { plan: "solo" })).status).toBe(200);
+    expect((await client.post("/app/billing/plan", { plan: "solo" })).status).toBe(303);
     expect((await accountRow(accountId)).plan).toBe("solo");
     const page = await (await client.get("/app/keys")).text();
     expect(page).toContain("REST API access is not included in the solo plan");
@@ -234,7 +234,15 @@ describe("billing against the local Stripe", () => {
 
   it("moves between Solo and pay as you go with ledger entries", async () => {
     const { client, accountId } = await signedUpClient();
-    await client.post("/app/billing/plan", { plan: "solo" });
+    // The answer is a redirect (a reload does not post again) carrying the notice signed for this account.
+    const chosen = await client.post("/app/billing/plan", { plan: "solo" });
+    expect(chosen.status).toBe(303);
+    const location = chosen.headers.get("location")!;
+    expect(location).toMatch(/^\/app\/billing\?notice=/);
+    expect(await (await client.get(location)).text()).toContain("You are on the Solo plan: 300 credits now");
+    const other = await signedUpClient();
+    expect(await (await other.client.get(location)).text()).not.toContain("You are on the Solo plan");
+    expect(await (await client.get(`${location.slice(0, -3)}abc`)).text()).not.toContain("You are on the Solo plan");
     let account = await accountRow(accountId);
     expect([account.plan, account.plan_credits, account.purchased_credits]).toEqual(["solo", 300, 100]);
     expect(account.plan_period_end).toBeGreaterThan(Date.now());
@@ -253,8 +261,8 @@ describe("billing against the local Stripe", () => {
     for (let round = 0; round < 2; round++) {
       await client.post("/app/billing/plan", { plan: "payg" });
       const back = await client.post("/app/billing/plan", { plan: "solo" });
-      expect(back.status).toBe(200);
-      expect(await back.text()).toContain("already granted");
+      expect(back.status).toBe(303);
+      expect(await (await client.get(back.headers.get("location")!)).text()).toContain("already granted");
       const account = await accountRow(accountId);
       // The period goes on where it was; no second 300.
       expect([account.plan, account.plan_credits, account.purchased_credits, account.plan_period_end]).toEqual(["solo", 0, 100, firstPeriodEnd]);
@@ -276,7 +284,7 @@ describe("billing against the local Stripe", () => {
     for (const via of [[], ["payg"]]) {
       const { client, accountId } = await signedUpClient();
       await env.DB.prepare("UPDATE accounts SET plan = 'pro', plan_credits = 9000, plan_period_granted = 9000, plan_period_end = ? WHERE id = ?").bind(Date.now() + 10 * 24 * 3600 * 1000, accountId).run();
-      for (const plan of [...via, "solo"]) expect((await client.post("/app/billing/plan", { plan })).status).toBe(200);
+      for (const plan of [...via, "solo"]) expect((await client.post("/app/billing/plan", { plan })).status).toBe(303);
       const account = await accountRow(accountId);
       expect([account.plan, account.plan_credits, account.plan_period_granted]).toEqual(["solo", 300, 300]);
     }

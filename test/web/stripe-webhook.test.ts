@@ -292,8 +292,8 @@ describe("credits from Stripe events, exactly once", () => {
 
     // Scale -> Pro: nothing invoiced or credited now, the account keeps Scale and its credits until the period ends.
     const down = await client.post("/app/billing/plan", { plan: "pro" });
-    expect(down.status).toBe(200);
-    expect(await down.text()).toContain(`Pro starts on ${until}, when the paid period ends`);
+    expect(down.status).toBe(303);
+    expect(await (await client.get(down.headers.get("location")!)).text()).toContain(`Pro starts on ${until}, when the paid period ends`);
     expect(await deliverNew()).toEqual(["customer.subscription.updated"]);
     expect(await invoicesOf()).toHaveLength(1);
     expect(await accountRow(accountId)).toMatchObject({ plan: "scale", plan_credits: 20_000, plan_next: "pro" });
@@ -306,14 +306,14 @@ describe("credits from Stripe events, exactly once", () => {
     expect(await other.text()).toContain("Pro is already chosen from");
     // Scale again: the downgrade is undone, nothing invoiced (the period is paid).
     const keep = await client.post("/app/billing/plan", { plan: "scale" });
-    expect(await keep.text()).toContain("You stay on Scale");
+    expect(await (await client.get(keep.headers.get("location")!)).text()).toContain("You stay on Scale");
     await deliverNew();
     expect(await invoicesOf()).toHaveLength(1);
     expect((await stripeApi(`/v1/subscriptions/${subscription}`)).items.data[0].price.lookup_key).toMatch(/scale/);
     expect(await accountRow(accountId)).toMatchObject({ plan: "scale", plan_next: null });
 
     // Down again, then the period ends: the renewal invoice is Pro's price and starts Pro with its allowance.
-    expect((await client.post("/app/billing/plan", { plan: "pro" })).status).toBe(200);
+    expect((await client.post("/app/billing/plan", { plan: "pro" })).status).toBe(303);
     await deliverNew();
     // Once the period has ended, until the renewal is paid, no change (the renewal invoice may still be a draft).
     await env.DB.prepare("UPDATE accounts SET plan_period_end = ? WHERE id = ?").bind(Date.now() - 1000, accountId).run();
@@ -359,11 +359,11 @@ describe("credits from Stripe events, exactly once", () => {
     const { client, accountId } = await signedUpClient();
     const sessionOf = (response: Response) => response.headers.get("location")!.split("/").pop()!;
     const pack = sessionOf(await client.post("/app/billing/checkout", { offer: "pack_10k" }));
-    expect((await client.post("/app/billing/plan", { plan: "solo" })).status).toBe(200);
+    expect((await client.post("/app/billing/plan", { plan: "solo" })).status).toBe(303);
     expect((await stripeApi(`/v1/checkout/sessions/${pack}`)).status).toBe("expired");
     expect((await fetch(`${stripe}/c/pay/${pack}/pay`, { method: "POST", redirect: "manual" })).status).toBe(400);
     const topup = sessionOf(await client.post("/app/billing/checkout", { offer: "topup_7k" }));
-    expect((await client.post("/app/billing/plan", { plan: "payg" })).status).toBe(200);
+    expect((await client.post("/app/billing/plan", { plan: "payg" })).status).toBe(303);
     expect((await stripeApi(`/v1/checkout/sessions/${topup}`)).status).toBe("expired");
     expect((await fetch(`${stripe}/c/pay/${topup}/pay`, { method: "POST", redirect: "manual" })).status).toBe(400);
     expect(await accountRow(accountId)).toMatchObject({ plan: "payg", purchased_credits: 100 });
