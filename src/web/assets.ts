@@ -66,7 +66,7 @@ code{font-family:ui-monospace,SFMono-Regular,monospace;font-size:.9em}
 .legend{display:flex;flex-wrap:wrap;gap:6px 14px;font-size:.85rem;margin-top:8px}
 .legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px}
 pre.mail{white-space:pre-wrap;word-break:break-all;background:#f2f4f7;padding:10px;border-radius:6px}
-@media (max-width:600px){h1{font-size:1.3rem}.stat .value{font-size:1.3rem}.chart svg text{font-size:16px}.plot{direction:rtl}.plot svg{direction:ltr;min-width:560px}}
+@media (max-width:600px){table.cards,table.cards tbody,table.cards tr,table.cards td{display:block}table.cards thead{display:none}table.cards tr{padding:6px 0;border-bottom:1px solid var(--line)}table.cards tr:last-child{border-bottom:0}table.cards td{border:0;padding:3px 12px;white-space:normal;overflow-wrap:anywhere;min-width:0;text-align:left}table.cards td::before{display:inline-block;min-width:6.5rem;margin-right:8px;color:var(--muted);font-size:.78rem;font-weight:600;text-transform:uppercase;letter-spacing:.02em}table.cards td[colspan]::before{content:none}.table-wrap{background:var(--card)}h1{font-size:1.3rem}.stat .value{font-size:1.3rem}.chart svg text{font-size:16px}.plot{direction:rtl}.plot svg{direction:ltr;min-width:560px}}
 `;
 
 export const appJs = `

@@ -79,10 +79,24 @@ export const AppPage: FC<{ title: string; path: string; email: string; children?
   </html>
 );
 
-/** A scrollable table with its column headers and a line for the empty case. Columns ending in `#` are numeric. */
-export const DataTable: FC<{ columns: string[]; empty: string; count: number; children?: Child }> = ({ columns, empty, count, children }) => (
+/** Each column's name in front of its cells, for the phone layout (app.css: `table.cards`). */
+const cardLabels = (tableClass: string, columns: string[]) =>
+  `@media (max-width:600px){${columns
+    .map((column, i) => (column ? `.${tableClass} td:nth-child(${i + 1})::before{content:"${column.replace(/[^A-Za-z0-9 ]/g, "")}"}` : ""))
+    .join("")}}`;
+
+/**
+ * A table with its column headers and a line for the empty case. Columns ending in `#` are
+ * numeric. On a phone each row is a card, every cell under its column's name, so nothing (the
+ * Revoke or Disconnect button in the last column) is hidden off to the right.
+ */
+export const DataTable: FC<{ columns: string[]; empty: string; count: number; children?: Child }> = ({ columns, empty, count, children }) => {
+  const tableClass = `cards-${columns.length}-${columns.join("").replace(/[^A-Za-z]/g, "").toLowerCase()}`;
+  return (
   <div class="table-wrap">
-    <table>
+    {/* Raw: the text of a <style> is not HTML (escaped quotes would void it); labels keep letters, digits and spaces only. */}
+      <style dangerouslySetInnerHTML={{ __html: cardLabels(tableClass, columns) }} />
+    <table class={`cards ${tableClass}`}>
       <thead>
         <tr>
           {columns.map((column) => (column.endsWith("#") ? <th class="num">{column.slice(0, -1)}</th> : <th>{column}</th>))}
@@ -101,4 +115,5 @@ export const DataTable: FC<{ columns: string[]; empty: string; count: number; ch
       </tbody>
     </table>
   </div>
-);
+  );
+};

@@ -155,6 +155,13 @@ describe("developer area in a browser", () => {
     await shot(phone, "13-phone-overview");
     await phone.goto(`${base}/app/billing`);
     await shot(phone, "14-phone-billing");
+    // Tables become cards on a phone: every cell on screen under its column's name.
+    await phone.goto(`${base}/app/ledger`);
+    expect(await phone.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    const detail = (await phone.locator("tbody tr td:nth-child(6)").first().boundingBox())!;
+    expect(detail.x + detail.width).toBeLessThanOrEqual(390);
+    expect(await phone.evaluate(`getComputedStyle(document.querySelector("tbody td:nth-child(6)"), "::before").content`)).toBe('"Detail"');
+    await shot(phone, "15-phone-ledger");
     await phone.close();
 
     await page.click('header button:has-text("Sign out")');
