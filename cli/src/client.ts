@@ -64,7 +64,8 @@ async function waitBeforeRepeat(reason: string, failures: number): Promise<void>
  * sends a repeatable request again when the connection fails or a gateway answers for the API.
  */
 async function fetchRespectingRateLimits(request: Request): Promise<Response> {
-  for (let attempt = 0, failures = 0; ; attempt++) {
+  // Two budgets: lost connections and gateway answers do not use up the 429 retries.
+  for (let rateLimited = 0, failures = 0; ; ) {
     let response: Response;
     try {
       response = await fetch(request.clone());
@@ -79,7 +80,7 @@ async function fetchRespectingRateLimits(request: Request): Promise<Response> {
       await waitBeforeRepeat(`HTTP ${response.status}`, ++failures);
       continue;
     }
-    if (!(await waitOutRateLimit(response, attempt))) return response;
+    if (!(await waitOutRateLimit(response, rateLimited++))) return response;
   }
 }
 

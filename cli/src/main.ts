@@ -236,12 +236,14 @@ async function run(argv: string[]): Promise<number> {
       // on the way is sent again without being charged twice.
       const given = options.get("idempotency-key");
       const idempotencyKey = typeof given === "string" ? given : `cli-${randomUUID()}`;
-      const envelope = unwrap(
-        await createApi(config).POST(`/api/v1/${command}` as ToolPath, {
-          body: body as never,
-          params: { header: { "idempotency-key": idempotencyKey } },
-        } as never),
-      ) as { jobId: string; creditsUsed: number; creditsRemaining: number };
+      const answer = await createApi(config)
+        .POST(`/api/v1/${command}` as ToolPath, { body: body as never, params: { header: { "idempotency-key": idempotencyKey } } } as never)
+        .catch((error: unknown) => {
+          // The retries ran out: the call may have reached the API. The same key gets its answer
+          // (its job) without a second charge.
+          throw new Error(`${describeError(error)}. The call may have been made: run the same command with --idempotency-key ${idempotencyKey} to get its answer without paying twice`);
+        });
+      const envelope = unwrap(answer) as { jobId: string; creditsUsed: number; creditsRemaining: number };
       if (!quiet) process.stderr.write(`job ${envelope.jobId} queued: ${envelope.creditsUsed} credit${envelope.creditsUsed === 1 ? "" : "s"} used, ${envelope.creditsRemaining} left\n`);
       if (options.has("json") && !options.has("wait") && !options.has("out")) {
         print(envelope);

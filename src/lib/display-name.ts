@@ -12,5 +12,8 @@ const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])
 
 export const displayName = (raw: string): string => raw.replace(DIRECTION_CONTROLS, "").replace(LONE_SURROGATES, "").replace(CONTROLS, " ").trim();
 
-/** Length in characters as people count them (an emoji is one, not two UTF-16 units). */
+/**
+ * Length in Unicode code points: a letter or a single emoji is one, not two UTF-16 units (emoji
+ * joined into one picture, such as a family or a flag, still count each of their code points).
+ */
 export const characterCount = (text: string): number => Array.from(text).length;

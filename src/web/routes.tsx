@@ -9,7 +9,7 @@ import { trimTrailingSlash } from "hono/trailing-slash";
 import { HTTPException } from "hono/http-exception";
 import { AppError } from "../errors";
 import { randomToken } from "../lib/ids";
-import { signGrant, verifyGrant } from "../lib/signing";
+import { authSecret, signGrant, verifyGrant } from "../lib/signing";
 import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey, type KeyMode } from "../services/accounts";
 import { checkResetToken, limitAttempts, normalizeEmail, requestPasswordReset, resetPassword, signIn, signUp } from "../services/auth";
 import { cancelPlan, choosePlan, listPayments, resumePlan, startCreditCheckout } from "../services/billing";
@@ -61,7 +61,7 @@ const text = (value: unknown) => (typeof value === "string" ? value : "");
 /** How long the notice of a redirect stays readable (a reload a while later shows the plain page). */
 const NOTICE_TTL_MS = 10 * 60 * 1000;
 interface SignedNotice {
-  use: "notice";
+  purpose: "notice";
   accountId: string;
   text: string;
   exp: number;
@@ -73,15 +73,16 @@ interface SignedNotice {
  * account: a link cannot put its own words on anyone's page.
  */
 async function noticeParameter(c: Context<WebEnv>, words: string): Promise<string> {
-  const notice: SignedNotice = { use: "notice", accountId: c.get("account").accountId, text: words, exp: Date.now() + NOTICE_TTL_MS };
-  return `notice=${encodeURIComponent(await signGrant(c.env.AUTH_SECRET!, notice))}`;
+  const notice: SignedNotice = { purpose: "notice", accountId: c.get("account").accountId, text: words, exp: Date.now() + NOTICE_TTL_MS };
+  return `notice=${encodeURIComponent(await signGrant(authSecret(c.env, "Notices are not signed"), notice))}`;
 }
 
+/** The notice of the query string, when this server signed it for this account; anything else shows nothing. */
 async function signedNotice(c: Context<WebEnv>): Promise<string | undefined> {
   const token = c.req.query("notice");
-  if (!token || !c.env.AUTH_SECRET) return undefined;
-  const notice = await verifyGrant<SignedNotice>(c.env.AUTH_SECRET, token, Date.now());
-  return notice?.use === "notice" && notice.accountId === c.get("account").accountId ? notice.text : undefined;
+  if (!token || token.length > 2048 || !c.env.AUTH_SECRET) return undefined;
+  const notice = await verifyGrant<SignedNotice>(c.env.AUTH_SECRET, token, Date.now()).catch(() => null);
+  return notice?.purpose === "notice" && notice.accountId === c.get("account").accountId ? notice.text : undefined;
 }
 
 /** The upload and voice services' messages in the voice form's words: no API field names, no image formats. */
@@ -332,7 +333,6 @@ export function webRoutes() {
       const outcome = await choosePlan(c.env, c.get("account").accountId, form.plan, origin(c), Date.now());
       if ("redirect" in outcome) return c.redirect(outcome.redirect, 303);
       if (c.env.AUTH_SECRET) return c.redirect(`/app/billing?${await noticeParameter(c, outcome.done)}`, 303);
-      // Without the secret that signs notices, the page answers the post itself.
       c.set("account", await getAccountDetails(c.env.DB, c.get("account").accountId));
       return billingPage(c, { notice: outcome.done });
     }),

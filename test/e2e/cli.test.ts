@@ -181,6 +181,7 @@ describe("media-credits CLI", () => {
     // A loopback proxy in front of the API: the first trim call reaches the API, which debits and
     // queues the job, and then the connection breaks before its answer gets back.
     const trimKeys: string[] = [];
+    let dropEveryAnswer = false;
     const proxy = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -190,7 +191,7 @@ describe("media-credits CLI", () => {
         const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name))) as Record<string, string>;
         const answer = await fetch(new URL(req.url!, client.base), { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
         const body = Buffer.from(await answer.arrayBuffer());
-        if (toolCall && trimKeys.length === 1) return void req.socket.destroy();
+        if (toolCall && (trimKeys.length === 1 || dropEveryAnswer)) return void req.socket.destroy();
         res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/octet-stream" });
         res.end(body);
       });
@@ -208,6 +209,19 @@ describe("media-credits CLI", () => {
       expect(Number(ffprobe(out).format.duration)).toBeCloseTo(1, 1);
       // The repeat got the first call's job: one trim of 1 s, 1 credit.
       expect(await balance(client)).toBe(before - 1);
+
+      // Every answer lost: after its retries the CLI names the key that picks the call up.
+      dropEveryAnswer = true;
+      const lost = await cli(["trim", uploaded.stdout, "--start", "1", "--end", "2"], { env: { MEDIA_CREDITS_BASE_URL: viaProxy } });
+      expect(lost.code).toBe(1);
+      const key = /--idempotency-key (cli-[0-9a-f-]{36}) to get its answer without paying twice/.exec(lost.stderr)?.[1];
+      expect(key, lost.stderr).toBeDefined();
+      expect(trimKeys.slice(2)).toEqual([key, key, key, key]);
+      expect(await balance(client)).toBe(before - 2);
+      const picked = await cli(["trim", uploaded.stdout, "--start", "1", "--end", "2", "--idempotency-key", key!, "--json"]);
+      expect(picked.code, picked.stderr).toBe(0);
+      expect(JSON.parse(picked.stdout)).toMatchObject({ status: "queued", creditsUsed: 1 });
+      expect(await balance(client)).toBe(before - 2);
     } finally {
       proxy.close();
     }

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { probeR2Object } from "../../src/media/probe";
 import type { MediaInput } from "../../src/media/tools/command";
+import type { ProbeResult } from "../../src/media/types";
 import { buildConvertCommand } from "../../src/media/tools/convert";
 import { buildMergeCommand, frameRateOf } from "../../src/media/tools/merge";
 import { buildTrimCommand } from "../../src/media/tools/trim";
@@ -430,6 +431,20 @@ describe("the picture on screen at a cut, and AVI frame times, on ffmpeg.wasm", 
     expect(new Set(await frameAt(2.01, 2.02))).toEqual(new Set([50]));
     // A cut of whole frames keeps ffmpeg's accurate seek: frames 50 to 54.
     expect(await frameAt(2, 2.2)).toEqual([50, 51, 52, 53, 54]);
+  });
+
+  it("lays a cut on the grid only when a frame could be lost", () => {
+    const grid = (probe: Partial<ProbeResult>, start: number, end: number) => {
+      const video: ProbeResult = { kind: "video", container: "mp4", mimeType: "video/mp4", durationMs: 10_000, hasAudio: true, hasVideo: true, videoCodec: "h264", audioCodec: "aac", width: 64, height: 48, ...probe };
+      const args = buildTrimCommand({ start, end }, [{ name: "in0.mp4", filename: "in.mp4", sizeBytes: 1, probe: video }]).args;
+      return { fps: args.find((arg) => arg.startsWith("fps="))?.split(",")[0], keepsEarlierFrames: args.includes("-noaccurate_seek") };
+    };
+    expect(grid({ frameRate: 60 }, 5, 5.01)).toEqual({ fps: "fps=60:start_time=0:round=up", keepsEarlierFrames: true });
+    expect(grid({ frameRate: 60 }, 5, 5.05)).toEqual({ fps: undefined, keepsEarlierFrames: false });
+    expect(grid({ frameRate: undefined }, 5, 5.5).fps).toBe("fps=24:start_time=0:round=up");
+    expect(grid({ frameRate: undefined }, 5, 6.5)).toEqual({ fps: undefined, keepsEarlierFrames: false });
+    // Audio alone has no picture to keep.
+    expect(grid({ kind: "audio", hasVideo: false, videoCodec: undefined, width: undefined, height: undefined, container: "mp3", frameRate: undefined }, 5.999, 6)).toEqual({ fps: undefined, keepsEarlierFrames: false });
   });
 
   it("converts to AVI with each picture at its time and the source's duration", async () => {

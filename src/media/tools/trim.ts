@@ -130,18 +130,23 @@ function trimStreaming(input: MediaInput, start: number, end: number): MediaComm
 
 /** Below this rate a trim lays the source on a grid of a multiple of its rate (1 fps on 24 fps). */
 const MIN_GRID_RATE = 24;
+/** Seconds under which a cut of a source of unknown rate is laid on the grid. */
+const UNKNOWN_RATE_GRID_SPAN = 1;
 
 /**
  * The `fps` filter that keeps the picture on screen at `start`, when ffmpeg's accurate seek would
- * lose it: for a slow source, and for a cut shorter than one frame at any rate (5.999-6 s of a
- * 25 fps clip came back audio-only: no frame begins inside it). Undefined: ffmpeg's seek is kept.
+ * lose it: for a slow source, for a cut shorter than one frame at any rate (5.999-6 s of a 25 fps
+ * clip came back audio-only: no frame begins inside it), and for a cut under a second of a source
+ * whose rate is unknown. Undefined: ffmpeg's seek is kept.
  */
 function pictureGrid(probe: ProbeResult, span: number): string | undefined {
   if (isAudioOnly(probe)) return undefined;
   const rate = probe.frameRate !== undefined && probe.frameRate > 0 ? probe.frameRate : undefined;
   // round=up: a cut shorter than one grid step still gets the picture on screen at its start.
   if (rate !== undefined && rate < MIN_GRID_RATE) return `fps=${seconds(rate * Math.ceil(MIN_GRID_RATE / rate))}:start_time=0:round=up`;
-  if (span < 1 / (rate ?? MIN_GRID_RATE)) return `fps=${seconds(rate ?? MIN_GRID_RATE)}:start_time=0:round=up`;
+  // A container that does not state its rate (MediaRecorder's WebM) may be as slow as a slideshow:
+  // cuts under a second are laid on the grid rather than risk losing the picture.
+  if (rate === undefined ? span < UNKNOWN_RATE_GRID_SPAN : span < 1 / rate) return `fps=${seconds(rate ?? MIN_GRID_RATE)}:start_time=0:round=up`;
   return undefined;
 }
 

@@ -44,7 +44,11 @@ export const OverviewPage: FC<{ account: AccountDetails; usage: DailyUsage; acti
       <UsageChart usage={usage} />
     </div>
     <p>
-      {activeKeys === 0 ? (
+      {activeKeys === 0 && keysPaused ? (
+        <>
+          {keysPaused} The assistant connector works on every plan.{" "}
+        </>
+      ) : activeKeys === 0 ? (
         <>
           No API key yet: <a href="/app/keys">create one</a>, then call <code>GET /api/v1/account</code> with <code>Authorization: Bearer mk_live_…</code>.{" "}
         </>
