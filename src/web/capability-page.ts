@@ -6,11 +6,14 @@
 import { Hono } from "hono";
 import { csrf } from "hono/csrf";
 import type { Env } from "../env";
+import { pageError } from "./page-errors";
 import { pageHeaders } from "./page-headers";
 
 export function capabilityPageApp() {
   const routes = new Hono<{ Bindings: Env }>();
   routes.use("*", csrf());
+  // A refused post (another site's form) is a page for the person holding the link, not JSON.
+  routes.onError((error, c) => pageError(error, c, "capability page"));
   routes.use("*", pageHeaders);
   routes.use("*", async (c, next) => {
     await next();

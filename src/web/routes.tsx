@@ -6,7 +6,6 @@
 import { Hono, type Context } from "hono";
 import { csrf } from "hono/csrf";
 import { trimTrailingSlash } from "hono/trailing-slash";
-import { HTTPException } from "hono/http-exception";
 import { AppError } from "../errors";
 import { randomToken } from "../lib/ids";
 import { authSecret, signGrant, verifyGrant } from "../lib/signing";
@@ -39,6 +38,7 @@ import { clientAddress, endSession, requireSession, safeNext, startSession, type
 import { pageHeaders } from "./page-headers";
 import { capitalized, known } from "./format";
 import { readForm } from "./form";
+import { pageError } from "./page-errors";
 
 /** Seconds until the sign-in, sign-up and reset limiters (60 s windows, wrangler.toml) count afresh. */
 const AUTH_RETRY_AFTER_SECONDS = 60;
@@ -387,13 +387,6 @@ export function webRoutes() {
   });
 
   web.all("*", (c) => c.html(<MessagePage title="Not found" message="No such page in the developer area." />, 404));
-  web.onError((error, c) => {
-    if (error instanceof HTTPException && error.status < 500) {
-      const message = error.status === 403 ? "This form was sent from another site, or without its origin; nothing was changed." : error.message || "Request refused.";
-      return c.html(<MessagePage title="Request refused" message={message} />, error.status);
-    }
-    console.error("developer area error", error instanceof Error ? error.stack : String(error));
-    return c.html(<MessagePage title="Something went wrong" message="The page could not be shown; nothing was changed by it. Try again in a moment." />, 500);
-  });
+  web.onError((error, c) => pageError(error, c, "developer area"));
   return web;
 }

@@ -124,6 +124,13 @@ describe("sign-in and sessions", () => {
     expect(keys!.n).toBe(0);
     const signup = await new WebClient().post("/app/signup", { email: uniqueEmail(), password: PASSWORD }, "https://evil.example");
     expect(signup.status).toBe(403);
+    // The pages opened by a link (a client's review, an assistant's upload page) refuse it with a page too.
+    for (const path of ["/app/signup", "/review/any-token", "/upload/any-token"]) {
+      const refused = await new WebClient().post(path, { decision: "approve" }, "https://evil.example");
+      expect(refused.status, path).toBe(403);
+      expect(refused.headers.get("content-type"), path).toMatch(/^text\/html/);
+      expect(await refused.text(), path).toContain("This form was sent from another site");
+    }
   });
 
   it("answers 400, never 500, to a form post whose body cannot be read, changing nothing", async () => {
