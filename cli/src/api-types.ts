@@ -768,6 +768,7 @@ export interface components {
             createdAt: string;
         };
         BrandInput: {
+            /** @description 1 to 100 characters */
             name: string;
             /**
              * @description IANA time zone of the brand's schedule
@@ -2886,6 +2887,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description 1 to 100 characters */
                     name?: string;
                     /**
                      * @description IANA time zone of the brand's schedule

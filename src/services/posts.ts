@@ -10,7 +10,7 @@ import type { Env } from "../env";
 import { AppError, invalidRequest, notFound } from "../errors";
 import { sha256Hex } from "../lib/hash";
 import { authSecret, signGrant, verifyGrant } from "../lib/signing";
-import { displayName } from "../lib/display-name";
+import { characterCount, displayName } from "../lib/display-name";
 import { newId, randomToken } from "../lib/ids";
 import { streamToR2 } from "../lib/r2-stream";
 import { utcToZoned, zonedToUtc } from "../lib/zoned-time";
@@ -364,7 +364,7 @@ export async function reviewPost(env: Env, token: string, input: { decision: "ap
   const found = await postForReview(env.DB, token, now);
   if (!found) throw notFound("This review link is invalid, expired or revoked.");
   const reviewerName = displayName(input.reviewerName);
-  if (!reviewerName || reviewerName.length > 100) throw invalidRequest("reviewerName: 1 to 100 characters.");
+  if (!reviewerName || characterCount(reviewerName) > 100) throw invalidRequest("reviewerName: 1 to 100 characters.");
   const comment = input.comment?.trim() || null;
   if (input.decision === "request_changes" && !comment) throw invalidRequest("comment: say what should change.");
   if (comment && comment.length > 2000) throw invalidRequest("comment: at most 2000 characters.");

@@ -65,6 +65,11 @@ describe("brands and posts", () => {
     const bad = await api("/api/v1/brands", { method: "POST", body: JSON.stringify({ name: "X", timeZone: "Mars/Olympus" }) });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error.message).toMatch(/timeZone/);
+    // A name has up to 100 characters, an emoji counting one (not its two UTF-16 units).
+    const emoji = await api("/api/v1/brands", { method: "POST", body: JSON.stringify({ name: "🎬".repeat(100), timeZone: "Europe/Paris" }) });
+    expect(emoji.status).toBe(200);
+    const long = await api("/api/v1/brands", { method: "POST", body: JSON.stringify({ name: "🎬".repeat(101), timeZone: "Europe/Paris" }) });
+    expect([long.status, ((await long.json()) as any).error.message]).toEqual([400, "name: 1 to 100 characters."]);
     const created = await brand();
     expect(created).toMatchObject({ timeZone: "Europe/Paris", requiresApproval: true, networks: [{ network: "mastodon", target: mastodon }] });
     expect(created.webhookSecret).toMatch(/^whsec_/);

@@ -20,7 +20,8 @@ const Channel = z.discriminatedUnion("network", [
 ]);
 const BrandInput = z
   .object({
-    name: z.string().min(1).max(100),
+    // 100 characters, counted by the service in code points (an emoji is one; two UTF-16 units here).
+    name: z.string().min(1).max(200).openapi({ description: "1 to 100 characters" }),
     timeZone: z.string().min(1).max(64).openapi({ example: "Europe/Paris", description: "IANA time zone of the brand's schedule" }),
     // No zod default: it would also fill a PATCH that leaves the field out (partial() keeps
     // defaults) and switch approval off; createBrand applies the default of false.
