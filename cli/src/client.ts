@@ -27,18 +27,21 @@ export class ApiError extends Error {
 const RATE_LIMIT_RETRIES = 5;
 
 /** Seconds a 429 asks to wait (Retry-After), 10 when it does not say; at most a minute. */
-export function retryAfterSeconds(response: Response): number {
+function retryAfterSeconds(response: Response): number {
   const seconds = Number(response.headers.get("retry-after"));
   return Number.isFinite(seconds) && seconds >= 0 ? Math.min(60, seconds) : 10;
 }
 
-export async function waitOutRateLimit(response: Response, attempt: number): Promise<boolean> {
+async function waitOutRateLimit(response: Response, attempt: number): Promise<boolean> {
   if (response.status !== 429 || attempt >= RATE_LIMIT_RETRIES) return false;
-  const seconds = retryAfterSeconds(response);
   await response.body?.cancel();
-  process.stderr.write(`rate limited: retrying in ${seconds} s\n`);
-  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  await pauseBeforeRetry("rate limited", retryAfterSeconds(response));
   return true;
+}
+
+async function pauseBeforeRetry(reason: string, seconds: number): Promise<void> {
+  process.stderr.write(`${reason}: retrying in ${seconds} s\n`);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
 /** Sends again after a lost connection or a gateway's 502/503/504, 1, 2 then 4 s later. */
@@ -53,42 +56,48 @@ const NO_SERVER = new Set(["ECONNREFUSED", "ENOTFOUND"]);
  */
 const repeatable = (request: Request) => request.method === "GET" || request.method === "HEAD" || request.headers.has("idempotency-key");
 
-async function waitBeforeRepeat(reason: string, failures: number): Promise<void> {
-  const seconds = 2 ** (failures - 1);
-  process.stderr.write(`${reason}: retrying in ${seconds} s\n`);
-  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-}
-
 /**
- * fetch that waits out 429 answers (a tool call, a status read) instead of failing on them, and
- * sends a repeatable request again when the connection fails or a gateway answers for the API.
+ * Sends the request `next()` makes (a new one per attempt: a streamed body is read once), waits
+ * out 429 answers, and sends a repeatable request again when the connection fails or a gateway
+ * answers for the API.
  */
-async function fetchRespectingRateLimits(request: Request): Promise<Response> {
+async function sendWithRetries(next: () => Request): Promise<Response> {
   // Two budgets: lost connections and gateway answers do not use up the 429 retries.
   for (let rateLimited = 0, failures = 0; ; ) {
+    const request = next();
     let response: Response;
     try {
-      response = await fetch(request.clone());
+      response = await fetch(request);
     } catch (error) {
-      const cause = (error as { cause?: { message?: string; code?: string } }).cause;
-      if (!repeatable(request) || failures >= NETWORK_RETRIES || NO_SERVER.has(cause?.code ?? "")) throw error;
-      await waitBeforeRepeat(`${(error as Error).message}${cause?.message ? `: ${cause.message}` : ""}`, ++failures);
+      const code = (error as { cause?: { code?: string } }).cause?.code;
+      if (!repeatable(request) || failures >= NETWORK_RETRIES || NO_SERVER.has(code ?? "")) throw error;
+      await pauseBeforeRetry(describeError(error), 2 ** failures++);
       continue;
     }
     if (GATEWAY_STATUSES.has(response.status) && repeatable(request) && failures < NETWORK_RETRIES) {
       await response.body?.cancel();
-      await waitBeforeRepeat(`HTTP ${response.status}`, ++failures);
+      await pauseBeforeRetry(`HTTP ${response.status}`, 2 ** failures++);
       continue;
     }
     if (!(await waitOutRateLimit(response, rateLimited++))) return response;
   }
 }
 
+/** The message and its causes ("fetch failed: connect ECONNREFUSED 127.0.0.1:9"). */
+export function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (let cause: unknown = error; cause !== undefined && parts.length < 4; cause = cause instanceof Error ? cause.cause : undefined) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    if (message && !parts.some((part) => part.includes(message))) parts.push(message);
+  }
+  return parts.join(": ");
+}
+
 export function createApi(config: Config): Api {
   if (!config.apiKey) {
     throw new Error("No API key: set MEDIA_CREDITS_API_KEY, or run `media-credits login` to store one in the config file.");
   }
-  return createClient<paths>({ baseUrl: config.baseUrl, headers: { authorization: `Bearer ${config.apiKey}` }, fetch: fetchRespectingRateLimits });
+  return createClient<paths>({ baseUrl: config.baseUrl, headers: { authorization: `Bearer ${config.apiKey}` }, fetch: (request) => sendWithRetries(() => request.clone()) });
 }
 
 /** The data of a successful openapi-fetch result, or an ApiError carrying the contract's code. */
@@ -104,17 +113,13 @@ export function toApiError(status: number, body: unknown): ApiError {
 
 /**
  * A raw call for what the generated paths cannot express (streamed bodies), same auth, errors and
- * 429 retries: `init` is a function, since a streamed body is read once and a retry needs a new one.
+ * retries: `init` is a function, since a streamed body is read once and a retry needs a new one.
  */
 export async function rawFetch(config: Config, pathname: string, init: () => RequestInit & { duplex?: "half" }): Promise<Response> {
-  for (let attempt = 0; ; attempt++) {
+  const response = await sendWithRetries(() => {
     const request = init();
-    const response = await fetch(`${config.baseUrl}${pathname}`, {
-      ...request,
-      headers: { authorization: `Bearer ${config.apiKey}`, ...(request.headers as Record<string, string>) },
-    });
-    if (await waitOutRateLimit(response, attempt)) continue;
-    if (!response.ok) throw toApiError(response.status, await response.json().catch(() => undefined));
-    return response;
-  }
+    return new Request(`${config.baseUrl}${pathname}`, { ...request, headers: { authorization: `Bearer ${config.apiKey}`, ...(request.headers as Record<string, string>) } });
+  });
+  if (!response.ok) throw toApiError(response.status, await response.json().catch(() => undefined));
+  return response;
 }

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { ApiError, createApi, type JobStatus, unwrap } from "./client.ts";
+import { ApiError, createApi, describeError, type JobStatus, unwrap } from "./client.ts";
 import type { paths } from "./api-types.ts";
 import { loadConfig, saveConfig, type Config } from "./config.ts";
 import { abandonDownload, downloadResult, isFolder, waitForJob } from "./jobs.ts";
@@ -262,16 +262,6 @@ function outputOf(options: Map<string, string | true>): string | undefined {
   const folder = isFolder(out) ? out : path.dirname(out);
   if (!isFolder(folder)) throw new UsageError(`--out ${out}: the folder ${folder} does not exist`);
   return out;
-}
-
-/** The message and its causes ("fetch failed: connect ECONNREFUSED 127.0.0.1:9"). */
-function describeError(error: unknown): string {
-  const parts: string[] = [];
-  for (let cause: unknown = error; cause !== undefined && parts.length < 4; cause = cause instanceof Error ? cause.cause : undefined) {
-    const message = cause instanceof Error ? cause.message : String(cause);
-    if (message && !parts.some((part) => part.includes(message))) parts.push(message);
-  }
-  return parts.join(": ");
 }
 
 /** What to run to pick up a job this process leaves before its end. */

@@ -2,6 +2,8 @@
  * Prefixed, time-sortable identifiers (`job_01J...`): 48-bit millisecond timestamp then 80
  * random bits, Crockford base32, so ids sort by creation time and never collide in practice.
  */
+import { toBase64Url } from "./base64";
+
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 export type IdPrefix = "acct" | "key" | "upl" | "job" | "led" | "dl" | "mail" | "brd" | "chn" | "pst" | "apl" | "rev" | "dlv" | "ul" | "msg";
@@ -22,7 +24,7 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
 /** A capability token: `bytes` random bytes as base64url (default 24 bytes = 192 bits). */
 export function randomToken(bytes = 24): string {
   const raw = crypto.getRandomValues(new Uint8Array(bytes));
-  return btoa(String.fromCharCode(...raw)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return toBase64Url(raw);
 }
 
 /** An id the caller sent, as an error message may quote it: whole up to 64 characters, else a short prefix. */

@@ -4,6 +4,7 @@
  * verified with backend/src/protocol.ts (verifyCallbackSignature).
  */
 import { AppError } from "../errors";
+import { fromBase64Url, toBase64Url } from "./base64";
 
 const encoder = new TextEncoder();
 
@@ -20,8 +21,6 @@ async function hmacKey(secret: string): Promise<CryptoKey> {
   return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
 }
 
-const toBase64Url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-const fromBase64Url = (text: string) => Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
 const toHex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 
 /** The first `bytes` bytes of HMAC-SHA256(secret, message), base64url: a token derived, not stored. */

@@ -91,7 +91,6 @@ export async function validateWebhookUrl(env: Env, raw: string, field = "webhook
 
 const encoder = new TextEncoder();
 
-
 async function hmac(key: Uint8Array, message: string): Promise<Uint8Array> {
   const imported = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   return new Uint8Array(await crypto.subtle.sign("HMAC", imported, encoder.encode(message)));

@@ -93,27 +93,27 @@ const cardLabels = (tableClass: string, columns: string[]) =>
 export const DataTable: FC<{ columns: string[]; empty: string; count: number; children?: Child }> = ({ columns, empty, count, children }) => {
   const tableClass = `cards-${columns.length}-${columns.join("").replace(/[^A-Za-z]/g, "").toLowerCase()}`;
   return (
-  <div class="table-wrap">
-    {/* Raw: the text of a <style> is not HTML (escaped quotes would void it); labels keep letters, digits and spaces only. */}
+    <div class="table-wrap">
+      {/* Raw: the text of a <style> is not HTML (escaped quotes would void it); labels keep letters, digits and spaces only. */}
       <style dangerouslySetInnerHTML={{ __html: cardLabels(tableClass, columns) }} />
-    <table class={`cards ${tableClass}`}>
-      <thead>
-        <tr>
-          {columns.map((column) => (column.endsWith("#") ? <th class="num">{column.slice(0, -1)}</th> : <th>{column}</th>))}
-        </tr>
-      </thead>
-      <tbody>
-        {count === 0 ? (
+      <table class={`cards ${tableClass}`}>
+        <thead>
           <tr>
-            <td colspan={columns.length} class="muted">
-              {empty}
-            </td>
+            {columns.map((column) => (column.endsWith("#") ? <th class="num">{column.slice(0, -1)}</th> : <th>{column}</th>))}
           </tr>
-        ) : (
-          children
-        )}
-      </tbody>
-    </table>
-  </div>
+        </thead>
+        <tbody>
+          {count === 0 ? (
+            <tr>
+              <td colspan={columns.length} class="muted">
+                {empty}
+              </td>
+            </tr>
+          ) : (
+            children
+          )}
+        </tbody>
+      </table>
+    </div>
   );
 };

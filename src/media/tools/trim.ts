@@ -142,12 +142,15 @@ const UNKNOWN_RATE_GRID_SPAN = 1;
 function pictureGrid(probe: ProbeResult, span: number): string | undefined {
   if (isAudioOnly(probe)) return undefined;
   const rate = probe.frameRate !== undefined && probe.frameRate > 0 ? probe.frameRate : undefined;
-  // round=up: a cut shorter than one grid step still gets the picture on screen at its start.
-  if (rate !== undefined && rate < MIN_GRID_RATE) return `fps=${seconds(rate * Math.ceil(MIN_GRID_RATE / rate))}:start_time=0:round=up`;
+  const slow = rate !== undefined && rate < MIN_GRID_RATE;
   // A container that does not state its rate (MediaRecorder's WebM) may be as slow as a slideshow:
   // cuts under a second are laid on the grid rather than risk losing the picture.
-  if (rate === undefined ? span < UNKNOWN_RATE_GRID_SPAN : span < 1 / rate) return `fps=${seconds(rate ?? MIN_GRID_RATE)}:start_time=0:round=up`;
-  return undefined;
+  const pictureMayBeLost = rate === undefined ? span < UNKNOWN_RATE_GRID_SPAN : span < 1 / rate;
+  if (!slow && !pictureMayBeLost) return undefined;
+  // A multiple of the source's rate of at least 24 fps (the rate itself from 24 fps up); round=up:
+  // a cut shorter than one grid step still gets the picture on screen at its start.
+  const gridRate = rate === undefined ? MIN_GRID_RATE : rate * Math.ceil(MIN_GRID_RATE / rate);
+  return `fps=${seconds(gridRate)}:start_time=0:round=up`;
 }
 
 export function buildTrimCommand(params: Pick<TrimInput, "start" | "end">, inputs: MediaInput[]): MediaCommand {
