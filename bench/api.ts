@@ -14,7 +14,7 @@ import path from "node:path";
 import { measureR2Ceilings } from "./r2-baseline";
 import { freePort, percentile } from "./util";
 import type { MediaInput } from "../src/media/tools/command";
-import { startLocalWorkers } from "../scripts/local-workers";
+import { localPresignedR2Vars, startLocalWorkers } from "../scripts/local-workers";
 import { benchCases, type BenchInputs } from "./cases";
 import { FFMPEG, generateSources, probeResult, run, runNative } from "./media";
 import { loudnessFinalArgs } from "../backend/src/loudness.ts";
@@ -98,7 +98,10 @@ export async function startStack(state: string, extraVars: Record<string, string
     }
   });
   spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: root, env });
-  const vars = { ADMIN_TOKEN: ADMIN, BACKEND_SECRET: SECRET, AUTH_SECRET: "bench-auth-secret", BACKEND_URL: `http://127.0.0.1:${backendPort}`, PUBLIC_BASE_URL: base, ALLOW_PRIVATE_URLS: "true", ...extraVars };
+  // How the backend reaches the media: URLs the Worker serves, as `npm run dev` does, or with
+  // BENCH_MEDIA_URLS=presigned production's presigned S3 URLs on the emulation's S3 API.
+  const mediaUrls = process.env.BENCH_MEDIA_URLS === "presigned" ? localPresignedR2Vars(port) : {};
+  const vars = { ADMIN_TOKEN: ADMIN, BACKEND_SECRET: SECRET, AUTH_SECRET: "bench-auth-secret", BACKEND_URL: `http://127.0.0.1:${backendPort}`, PUBLIC_BASE_URL: base, ALLOW_PRIVATE_URLS: "true", ...mediaUrls, ...extraVars };
   const { api: worker, media } = await startLocalWorkers({ port, mediaPort: await freePort(), stateDir: state, registryDir: path.join(state, "registry"), vars, stdio: ["ignore", "pipe", "ignore"] });
   // "job route <jobId> <tool> <engine> <reason>", logged by the media Worker for each command.
   const routes = new Map<string, string>();
@@ -378,7 +381,8 @@ async function peakRss<T>(roots: number[], work: Promise<T>): Promise<{ value: T
 /**
  * Transfers of a 1 GB file: the upload through the API (multipart, streamed to R2), then a stream
  * copy the router sends to the backend (too big for the isolate): the backend's log gives the
- * download from and the upload to storage through the Worker's signed URLs.
+ * download from and the upload to storage through the Worker's signed URLs (with
+ * BENCH_MEDIA_URLS=presigned, presigned S3 URLs on the emulation's S3 API).
  * `BENCH_ONLY=transfer npm run bench`.
  */
 export async function runTransferBench(): Promise<void> {
@@ -406,8 +410,9 @@ export async function runTransferBench(): Promise<void> {
     console.log(`| step | seconds | rate | workerd RSS idle -> peak MiB |`);
     console.log(`| --- | --- | --- | --- |`);
     console.log(`| upload through the API (multipart, streamed to R2) | ${uploadSeconds.toFixed(1)} | ${(size / 1e6 / uploadSeconds).toFixed(0)} MB/s | ${uploaded.idleMiB.toFixed(0)} -> ${uploaded.peakMiB.toFixed(0)} |`);
-    console.log(`| backend download of the input (signed URL, ranged parts, read by ffmpeg as it lands) | ${((phases?.downloadMs ?? NaN) / 1000).toFixed(1)} | ${rate(phases?.inputBytes, phases?.downloadMs)} | ${copied.idleMiB.toFixed(0)} -> ${copied.peakMiB.toFixed(0)} (whole job) |`);
-    console.log(`| backend upload of the result (signed URL, one streamed put) | ${((phases?.uploadMs ?? NaN) / 1000).toFixed(1)} | ${rate(phases?.outputBytes, phases?.uploadMs)} | |`);
+    const urls = process.env.BENCH_MEDIA_URLS === "presigned" ? "presigned S3 URL" : "Worker-served signed URL";
+    console.log(`| backend download of the input (${urls}, ranged parts, read by ffmpeg as it lands) | ${((phases?.downloadMs ?? NaN) / 1000).toFixed(1)} | ${rate(phases?.inputBytes, phases?.downloadMs)} | ${copied.idleMiB.toFixed(0)} -> ${copied.peakMiB.toFixed(0)} (whole job) |`);
+    console.log(`| backend upload of the result (${urls}, one streamed put) | ${((phases?.uploadMs ?? NaN) / 1000).toFixed(1)} | ${rate(phases?.outputBytes, phases?.uploadMs)} | |`);
     console.log(`| whole job (call to downloaded result) | ${copied.value.seconds.toFixed(1)} | | |`);
     await stack.stop();
     // What the emulated R2 allows on its own, same file, same run: the product's rates against it.

@@ -98,3 +98,17 @@ export async function startLocalWorkers(
   onSpawn("api", api);
   return { api, media };
 }
+
+/**
+ * The `--var`s that hand the backend presigned S3 URLs, as production does, on the R2
+ * emulation's own S3 API served by the API Worker's `wrangler dev` on `apiPort` (the bucket and
+ * credentials of wrangler.toml's `[[r2_buckets]]` and its `local_dev`).
+ */
+export function localPresignedR2Vars(apiPort: number): Record<string, string> {
+  return {
+    R2_S3_ENDPOINT: `http://127.0.0.1:${apiPort}/cdn-cgi/local/r2/s3`,
+    R2_BUCKET_NAME: "media-credits-media",
+    R2_ACCESS_KEY_ID: "local-r2-emulation",
+    R2_SECRET_ACCESS_KEY: "local-r2-emulation-only",
+  };
+}

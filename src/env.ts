@@ -44,6 +44,12 @@ export interface Env {
   FAULT_QUEUE_REDELIVER_RATE?: string;
   /** R2's S3 API credentials: when set, the backend gets presigned R2 URLs instead of Worker-served ones. */
   R2_ACCOUNT_ID?: string;
+  /**
+   * The S3 API's base URL, instead of `https://<R2_ACCOUNT_ID>.r2.cloudflarestorage.com`. Locally,
+   * the R2 emulation's own S3 API (`<wrangler dev>/cdn-cgi/local/r2/s3`, wrangler.toml's
+   * `local_dev` credentials), so the presigned path runs on one machine too.
+   */
+  R2_S3_ENDPOINT?: string;
   R2_ACCESS_KEY_ID?: string;
   R2_SECRET_ACCESS_KEY?: string;
   R2_BUCKET_NAME?: string;

@@ -3,7 +3,8 @@
  * (native ffmpeg) and three `wrangler dev` instances of the Worker (local D1, R2, Queue and
  * Durable Objects). `main` reaches the backend and routes re-encodes there (a small in-Worker
  * memory budget); `nobackend` points at a closed port, to prove failures are refunded;
- * `forced` sends every command to the backend, the path of large inputs.
+ * `forced` sends every command to the backend, the path of large inputs, with presigned S3 URLs
+ * as in production.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,7 +14,7 @@ import path from "node:path";
 import type { TestProject } from "vitest/node";
 import fixtureSetup from "../global-setup";
 import { startLocalStripe } from "../../scripts/local-stripe/server";
-import { startLocalWorkers } from "../../scripts/local-workers";
+import { localPresignedR2Vars, startLocalWorkers } from "../../scripts/local-workers";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
@@ -143,6 +144,9 @@ export default async function setup(project: TestProject) {
       PUBLIC_BASE_URL: `http://127.0.0.1:${forcedPort}`,
       // Every command on native ffmpeg: the jobs the router sends there when inputs are large.
       MEDIA_ENGINE: "backend",
+      // And through presigned S3 URLs on the R2 emulation's S3 API, production's transfer path
+      // (the other stacks hand the backend URLs the Worker serves).
+      ...localPresignedR2Vars(forcedPort),
     }, path.join(stateDir, "forced")),
     startWorker("wasm", wasmPort, {
       ...common,
