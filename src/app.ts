@@ -5,7 +5,7 @@
  */
 import { createMiddleware } from "hono/factory";
 import { createRouter, errorResponse, handleError, type AppEnv } from "./http";
-import { AppError } from "./errors";
+import { AppError, invalidRequest } from "./errors";
 import { authenticate } from "./services/accounts";
 import { describePrices } from "./services/pricing";
 import { accountRoutes } from "./routes/v1/account";
@@ -27,6 +27,8 @@ import { socialRoutes } from "./routes/v1/social";
 import { integrationRoutes } from "./routes/integrations";
 import { documentRateLimits, limitAddress, limitPerAddress, limitPerKey } from "./rate-limiting";
 import { limitParsedBodies } from "./lib/body-limit";
+import { pageError } from "./web/page-errors";
+import { HTTPException } from "hono/http-exception";
 import { routeTable, type RouteTest } from "./lib/route-table";
 import { describeRateLimits } from "./services/rate-limits";
 import { renderApiDocs } from "./web/pages/api-docs";
@@ -81,7 +83,15 @@ export function buildApp() {
     (apiRoutes ??= routeTable(app.openAPIRegistry.definitions.flatMap((definition) => (definition.type === "route" ? [definition.route] : []))))(method, path);
   app.use("/api/v1/*", requireApiKey(isApiRoute), limitPerKey);
   // After the key and rate checks: 401, then 429, then 400.
-  app.use("*", limitParsedBodies);
+  // A page's form (a browser asking for HTML, outside /api/) is refused with a page.
+  app.use(
+    "*",
+    limitParsedBodies((c, message) =>
+      !c.req.path.startsWith("/api/") && (c.req.header("accept") ?? "").includes("text/html")
+        ? pageError(new HTTPException(413, { message: `${message} Nothing was changed.` }), c, "form")
+        : errorResponse(c, invalidRequest(message)),
+    ),
+  );
   app.route("/api/v1", uploadRoutes());
   app.route("/api/v1", resumableUploadRoutes());
   app.route("/api/v1", toolRoutes());

@@ -4,10 +4,9 @@
  * platform's 100 MB request limit could exhaust an isolate's 128 MB. Files (multipart uploads,
  * resumable parts, raw bodies) stream and have their own limits.
  */
+import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import { invalidRequest } from "../errors";
-import { errorResponse } from "../http";
 
 const MiB = 1024 * 1024;
 /**
@@ -17,17 +16,17 @@ const MiB = 1024 * 1024;
 export const MAX_JSON_BODY_BYTES = 16 * MiB;
 export const MAX_FORM_BODY_BYTES = 1 * MiB;
 
-const limited = (maxSize: number, what: string) =>
-  bodyLimit({
-    maxSize,
-    onError: (c) => errorResponse(c, invalidRequest(`The ${what} body is larger than ${maxSize / MiB} MiB.`)),
-  });
-const limitJson = limited(MAX_JSON_BODY_BYTES, "JSON");
-const limitForm = limited(MAX_FORM_BODY_BYTES, "form");
+/** Answers a body over its limit: the caller knows whether the request wants JSON or a page. */
+export type RefuseTooLarge = (c: Context, message: string) => Response | Promise<Response>;
 
-export const limitParsedBodies = createMiddleware(async (c, next) => {
-  const type = (c.req.header("content-type") ?? "").toLowerCase();
-  if (/^application\/([\w.+-]+\+)?json/.test(type)) return limitJson(c, next);
-  if (type.startsWith("application/x-www-form-urlencoded")) return limitForm(c, next);
-  return next();
-});
+export function limitParsedBodies(refuse: RefuseTooLarge) {
+  const limited = (maxSize: number, what: string) => bodyLimit({ maxSize, onError: (c) => refuse(c, `The ${what} body is larger than ${maxSize / MiB} MiB.`) });
+  const limitJson = limited(MAX_JSON_BODY_BYTES, "JSON");
+  const limitForm = limited(MAX_FORM_BODY_BYTES, "form");
+  return createMiddleware(async (c, next) => {
+    const type = (c.req.header("content-type") ?? "").toLowerCase();
+    if (/^application\/([\w.+-]+\+)?json/.test(type)) return limitJson(c, next);
+    if (type.startsWith("application/x-www-form-urlencoded")) return limitForm(c, next);
+    return next();
+  });
+}

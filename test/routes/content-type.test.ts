@@ -34,6 +34,16 @@ describe("tool bodies", () => {
     const login = await call("/app/login", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: BASE }, body: form });
     expect(login.status).toBe(400);
     expect(await login.text()).toContain("larger than 1 MiB");
+    // The same form sent by a browser (it asks for HTML) is refused with a page.
+    const page = await call("/app/login", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: BASE, accept: "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8" }, body: form });
+    expect(page.status).toBe(413);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).toContain("Request refused");
+    expect(html).toContain("The form body is larger than 1 MiB. Nothing was changed.");
+    // An API path keeps the contract's JSON whatever it accepts.
+    const api = await call("/api/v1/extract-audio", { method: "POST", headers: { ...headers, accept: "text/html" }, body: padded });
+    await expectError(api, 400, "invalid_request", /16 MiB/);
     expect(await balanceOf(account)).toBe(100);
     const jobs = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
     expect(jobs!.n).toBe(0);
