@@ -4,6 +4,7 @@
  * else (unknown routes included).
  */
 import { createMiddleware } from "hono/factory";
+import { HTTPException } from "hono/http-exception";
 import { createRouter, errorResponse, handleError, type AppEnv } from "./http";
 import { AppError, invalidRequest } from "./errors";
 import { authenticate } from "./services/accounts";
@@ -28,7 +29,6 @@ import { integrationRoutes } from "./routes/integrations";
 import { documentRateLimits, limitAddress, limitPerAddress, limitPerKey } from "./rate-limiting";
 import { limitParsedBodies } from "./lib/body-limit";
 import { pageError } from "./web/page-errors";
-import { HTTPException } from "hono/http-exception";
 import { routeTable, type RouteTest } from "./lib/route-table";
 import { describeRateLimits } from "./services/rate-limits";
 import { renderApiDocs } from "./web/pages/api-docs";
