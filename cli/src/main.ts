@@ -27,7 +27,11 @@ const USAGE = `Usage: media-credits <command> [arguments] [--options]
   tools | help <command>              the tools and their fields (from the API's OpenAPI document)
   job <jobId> [--wait] [--out FILE]   a job's status; wait for its end; download its result
   cancel <jobId>                      cancel a queued or processing job (refunded)
+  deliveries <jobId>                  the webhook deliveries of a job (attempts, answers)
   account                             the balance and the account's email
+  webhook [set <url> | delete | rotate-secret]
+                                      the account's default webhook: show, set, remove, new secret
+  voice [clone <uploadId> | delete]   the account's cloned voice: show, register a sample, remove
 
 Options: --json (print the whole answer), --quiet (no progress), --timeout SECONDS (for --wait),
 --help or -h (a command's usage; nothing is called), --idempotency-key KEY (a tool call sent again
@@ -46,6 +50,9 @@ const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   account: { usage: "account: the balance and the account's email", options: ["json"] },
   job: { usage: "job <jobId> [--wait] [--out FILE] [--timeout SECONDS] [--json] [--quiet]: a job's status; waits for its end; downloads its result", options: ["wait", "out", "timeout", "json", "quiet"] },
   cancel: { usage: "cancel <jobId>: cancels a queued or processing job (refunded)", options: ["json"] },
+  deliveries: { usage: "deliveries <jobId>: the webhook deliveries of a job (attempts, answers)", options: ["json"] },
+  webhook: { usage: "webhook [set <url> | delete | rotate-secret]: the account's default webhook (URL and signing secret): shows it, sets its URL, removes it, or issues a new secret", options: ["json"] },
+  voice: { usage: "voice [clone <uploadId> | delete]: the account's cloned voice: shows it, registers an uploaded sample, or removes it", options: ["json"] },
   tools: { usage: "tools: the tools and what they do", options: [] },
   help: { usage: "help <command>: a command's usage, or a tool's fields", options: [] },
 };
@@ -203,6 +210,33 @@ async function run(argv: string[]): Promise<number> {
       const jobId = positionals[0];
       if (!jobId || positionals.length > 1) throw new UsageError("cancel takes one job id");
       print(unwrap(await createApi(loadConfig()).POST("/api/v1/jobs/{id}/cancel", { params: { path: { id: jobId } } })));
+      return 0;
+    }
+    case "deliveries": {
+      const jobId = positionals[0];
+      if (!jobId || positionals.length > 1) throw new UsageError("deliveries takes one job id");
+      print(unwrap(await createApi(loadConfig()).GET("/api/v1/jobs/{id}/webhooks", { params: { path: { id: jobId } } })));
+      return 0;
+    }
+    case "webhook": {
+      const api = createApi(loadConfig());
+      const [action, url, ...extra] = positionals;
+      if (extra.length > 0 || (action === "set") !== (url !== undefined)) throw new UsageError(commandUsage(COMMANDS.webhook!));
+      if (action === undefined) print(unwrap(await api.GET("/api/v1/account/webhook")));
+      else if (action === "set") print(unwrap(await api.PUT("/api/v1/account/webhook", { body: { url: url! } })));
+      else if (action === "delete") print(unwrap(await api.DELETE("/api/v1/account/webhook")));
+      else if (action === "rotate-secret") print(unwrap(await api.POST("/api/v1/account/webhook/rotate-secret")));
+      else throw new UsageError(`webhook has no action ${action}; ${commandUsage(COMMANDS.webhook!)}`);
+      return 0;
+    }
+    case "voice": {
+      const api = createApi(loadConfig());
+      const [action, uploadId, ...extra] = positionals;
+      if (extra.length > 0 || (action === "clone") !== (uploadId !== undefined)) throw new UsageError(commandUsage(COMMANDS.voice!));
+      if (action === undefined) print(unwrap(await api.GET("/api/v1/voices/clone")));
+      else if (action === "clone") print(unwrap(await api.POST("/api/v1/voices/clone", { body: { uploadId: uploadId! } })));
+      else if (action === "delete") print(unwrap(await api.DELETE("/api/v1/voices/clone")));
+      else throw new UsageError(`voice has no action ${action}; ${commandUsage(COMMANDS.voice!)}`);
       return 0;
     }
     case "tools":

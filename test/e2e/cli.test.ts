@@ -248,4 +248,67 @@ describe("media-credits CLI", () => {
     expect(account.code, account.stderr).toBe(0);
     expect(JSON.parse(account.stdout).balance).toBe(await balance(client));
   });
+
+  it("sets, rotates and removes the account's webhook, and lists a job's deliveries to it", async () => {
+    const json = (run: Run) => {
+      expect(run.code, run.stderr).toBe(0);
+      return JSON.parse(run.stdout) as { url: string | null; secret: string; secretVersion: number };
+    };
+    const before = json(await cli(["webhook"]));
+    expect(before.url).toBeNull();
+    expect(before.secret).toMatch(/^whsec_/);
+    const hook = `${inject("hookBaseUrl")}/cli-default`;
+    expect(json(await cli(["webhook", "set", hook])).url).toBe(hook);
+    const rotated = json(await cli(["webhook", "rotate-secret"]));
+    expect(rotated.secretVersion).toBe(before.secretVersion + 1);
+    expect(rotated.secret).not.toBe(before.secret);
+
+    // A job without its own webhookUrl notifies the default, which the sink answers with 200.
+    const uploaded = await cli(["upload", path.join(FIXTURES, "tone.mp3"), "--quiet"]);
+    expect(uploaded.code, uploaded.stderr).toBe(0);
+    const queued = await cli(["extract-audio", uploaded.stdout, "--format", "wav", "--json", "--quiet"]);
+    expect(queued.code, queued.stderr).toBe(0);
+    const jobId = (JSON.parse(queued.stdout) as { jobId: string }).jobId;
+    let log: { deliveries: { event: string; status: string; attempts: { responseStatus: number | null }[] }[] } = { deliveries: [] };
+    for (const deadline = Date.now() + 30_000; log.deliveries[0]?.status !== "delivered" && Date.now() < deadline; ) {
+      const deliveries = await cli(["deliveries", jobId]);
+      expect(deliveries.code, deliveries.stderr).toBe(0);
+      log = JSON.parse(deliveries.stdout);
+      if (log.deliveries[0]?.status !== "delivered") await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    expect(log.deliveries).toHaveLength(1);
+    expect(log.deliveries[0]).toMatchObject({ event: "job.completed", status: "delivered" });
+    expect(log.deliveries[0]!.attempts.map((a) => a.responseStatus)).toEqual([200]);
+
+    expect(json(await cli(["webhook", "delete"])).url).toBeNull();
+    expect(json(await cli(["webhook"])).url).toBeNull();
+    // Usage errors cost nothing and say what the command takes.
+    for (const args of [["webhook", "set"], ["webhook", "frobnicate"], ["webhook", "delete", "now"]]) {
+      const refused = await cli(args);
+      expect(refused.code, args.join(" ")).toBe(2);
+      expect(refused.stderr).toContain("webhook [set <url> | delete | rotate-secret]");
+    }
+    const badUrl = await cli(["webhook", "set", "not a url"]);
+    expect(badUrl.code).toBe(1);
+    expect(badUrl.stderr).toMatch(/invalid_request/);
+  });
+
+  it("registers, shows and removes the cloned voice", async () => {
+    const none = await cli(["voice"]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/not_found/);
+    const sample = await cli(["upload", path.join(FIXTURES, "long-61s.mp3"), "--quiet"]);
+    expect(sample.code, sample.stderr).toBe(0);
+    const cloned = await cli(["voice", "clone", sample.stdout]);
+    expect(cloned.code, cloned.stderr).toBe(0);
+    expect(JSON.parse(cloned.stdout)).toMatchObject({ voice: "clone", status: "ready" });
+    const shown = await cli(["voice"]);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ voice: "clone", status: "ready" });
+    const removed = await cli(["voice", "delete"]);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect((await cli(["voice"])).code).toBe(1);
+    const usage = await cli(["voice", "clone"]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("voice [clone <uploadId> | delete]");
+  });
 });
