@@ -9,11 +9,12 @@ import type { Env } from "../env";
 import { pageError } from "./page-errors";
 import { pageHeaders } from "./page-headers";
 
-export function capabilityPageApp() {
+/** `section`: how the pages name themselves ("post review", "file upload"). */
+export function capabilityPageApp(section: string) {
   const routes = new Hono<{ Bindings: Env }>();
   routes.use("*", csrf());
   // A refused post (another site's form) is a page for the person holding the link, not JSON.
-  routes.onError((error, c) => pageError(error, c, "capability page"));
+  routes.onError((error, c) => pageError(error, c, section, section));
   routes.use("*", pageHeaders);
   routes.use("*", async (c, next) => {
     await next();

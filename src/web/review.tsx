@@ -87,10 +87,10 @@ const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?:
   </PublicPage>
 );
 
-const gone = (c: Context) => c.html(<MessagePage title="Link not valid" message="This review link is invalid, expired or was revoked. Ask for a new one." />, 404);
+const gone = (c: Context) => c.html(<MessagePage title="Link not valid" message="This review link is invalid, expired or was revoked. Ask for a new one." section="post review" />, 404);
 
 export function reviewRoutes() {
-  const routes = capabilityPageApp();
+  const routes = capabilityPageApp("post review");
   routes.get("/:token", async (c) => {
     const found = await postForReview(c.env.DB, c.req.param("token"), Date.now());
     if (!found) return gone(c);

@@ -9,8 +9,8 @@ import { Notice, PublicPage } from "./layout";
 import { MessagePage } from "./pages/auth";
 
 export function uploadPageRoutes() {
-  const routes = capabilityPageApp();
-  const gone = () => <MessagePage title="Link not valid" message="This upload link is invalid, expired or already used. Ask the assistant for a new one." />;
+  const routes = capabilityPageApp("file upload");
+  const gone = () => <MessagePage title="Link not valid" message="This upload link is invalid, expired or already used. Ask the assistant for a new one." section="file upload" />;
   routes.get("/:token", async (c) => {
     const link = await uploadLinkOf(c.env.DB, c.req.param("token"), Date.now());
     if (!link) return c.html(gone(), 404);
@@ -47,7 +47,7 @@ export function uploadPageRoutes() {
       if (!(error instanceof AppError) || error.code === "internal_error") throw error;
       const open = await openUploadLink(c.env.DB, c.req.param("token"), Date.now());
       if (!open) return c.html(gone(), 404);
-      return c.html(<MessagePage title="Upload refused" message={`${error.message.replace(/^file: /, "")} Go back and choose another file.`} />, 400);
+      return c.html(<MessagePage title="Upload refused" message={`${error.message.replace(/^file: /, "")} Go back and choose another file.`} section="file upload" />, 400);
     }
   });
   return routes;

@@ -129,7 +129,20 @@ describe("sign-in and sessions", () => {
       const refused = await new WebClient().post(path, { decision: "approve" }, "https://evil.example");
       expect(refused.status, path).toBe(403);
       expect(refused.headers.get("content-type"), path).toMatch(/^text\/html/);
-      expect(await refused.text(), path).toContain("This form was sent from another site");
+      const html = await refused.text();
+      expect(html, path).toContain("This form was sent from another site");
+      // A link's page names itself and sends its reader (a brand's client, an assistant's user)
+      // nowhere near the developer area; the developer area's own pages link back to it.
+      const section = { "/app/signup": "developer area", "/review/any-token": "post review", "/upload/any-token": "file upload" }[path];
+      expect(html, path).toContain(`· ${section}</span>`);
+      expect(html.includes("Back to the developer area"), path).toBe(path.startsWith("/app/"));
+    }
+    for (const [path, section] of [["/review/any-token", "post review"], ["/upload/any-token", "file upload"]]) {
+      const gone = await new WebClient().get(path);
+      const html = await gone.text();
+      expect(html, path).toContain("Link not valid");
+      expect(html, path).toContain(`· ${section}</span>`);
+      expect(html, path).not.toContain("developer area");
     }
   });
 

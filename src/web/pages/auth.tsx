@@ -101,12 +101,15 @@ export const ResetPasswordPage: FC<{ token: string; valid: boolean; error?: stri
   </PublicPage>
 );
 
-export const MessagePage: FC<{ title: string; message: string; kind?: "error" | "info" }> = (p) => (
-  <PublicPage title={p.title}>
+/** `section`: a page opened by a link (a post review, an upload) names itself and sends nobody to the developer area. */
+export const MessagePage: FC<{ title: string; message: string; kind?: "error" | "info"; section?: string }> = (p) => (
+  <PublicPage title={p.title} section={p.section}>
     <h1>{p.title}</h1>
     <Notice kind={p.kind ?? "error"}>{p.message}</Notice>
-    <p>
-      <a href="/app">Back to the developer area</a>
-    </p>
+    {p.section === undefined && (
+      <p>
+        <a href="/app">Back to the developer area</a>
+      </p>
+    )}
   </PublicPage>
 );
