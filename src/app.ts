@@ -67,6 +67,14 @@ Webhooks: a tool call's optional webhookUrl (or the account default, PUT /api/v1
 
 ${describeRateLimits()}`;
 
+/** The pages a link opens name themselves (MessagePage); the developer area's are undefined. */
+const LINK_PAGE_SECTIONS: [prefix: string, section: string][] = [
+  ["/review/", "post review"],
+  ["/upload/", "file upload"],
+  ["/authorize", "connect an app"],
+];
+const linkPageSection = (path: string) => LINK_PAGE_SECTIONS.find(([prefix]) => path.startsWith(prefix))?.[1];
+
 export function buildApp() {
   const app = createRouter();
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
@@ -88,7 +96,7 @@ export function buildApp() {
     "*",
     limitParsedBodies((c, message) =>
       !c.req.path.startsWith("/api/") && (c.req.header("accept") ?? "").includes("text/html")
-        ? pageError(new HTTPException(413, { message: `${message} Nothing was changed.` }), c, "form")
+        ? pageError(new HTTPException(413, { message: `${message} Nothing was changed.` }), c, "form", linkPageSection(c.req.path))
         : errorResponse(c, invalidRequest(message)),
     ),
   );

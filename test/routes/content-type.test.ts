@@ -41,6 +41,13 @@ describe("tool bodies", () => {
     const html = await page.text();
     expect(html).toContain("Request refused");
     expect(html).toContain("The form body is larger than 1 MiB. Nothing was changed.");
+    expect(html).toContain("Back to the developer area");
+    // A page opened by a link names itself instead.
+    const review = await call("/review/any-token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: BASE, accept: "text/html" }, body: form });
+    expect(review.status).toBe(413);
+    const reviewHtml = await review.text();
+    expect(reviewHtml).toContain("· post review</span>");
+    expect(reviewHtml).not.toContain("developer area");
     // An API path keeps the contract's JSON whatever it accepts.
     const api = await call("/api/v1/extract-audio", { method: "POST", headers: { ...headers, accept: "text/html" }, body: padded });
     await expectError(api, 400, "invalid_request", /16 MiB/);
