@@ -29,6 +29,7 @@ import { integrationRoutes } from "./routes/integrations";
 import { documentRateLimits, limitAddress, limitPerAddress, limitPerKey } from "./rate-limiting";
 import { limitParsedBodies } from "./lib/body-limit";
 import { pageError } from "./web/page-errors";
+import { linkPageSection } from "./web/layout";
 import { routeTable, type RouteTest } from "./lib/route-table";
 import { describeRateLimits } from "./services/rate-limits";
 import { renderApiDocs } from "./web/pages/api-docs";
@@ -66,14 +67,6 @@ Jobs: queued -> processing -> completed | failed. A job still processing at its 
 Webhooks: a tool call's optional webhookUrl (or the account default, PUT /api/v1/account/webhook) receives a POST when the job completes or fails: {"type": "job.completed" | "job.failed", "timestamp", "data": <the job as GET /api/v1/jobs/{id} shows it>}, signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the account's whsec_ secret>). https to public hosts only (checked at the call, 400 otherwise, and again at each delivery); redirects are not followed; a non-2xx answer or no answer within 10 s is retried after 30 s, 2 min, 10 min, 1 h, 3 h, 6 h, 6 h and 8 h (24 h in all). Test keys' jobs are delivered too, with "livemode": false at the top of the body; the webhook settings are live data (test keys get 400). Every attempt is listed by GET /api/v1/jobs/{id}/webhooks.
 
 ${describeRateLimits()}`;
-
-/** The pages a link opens name themselves (MessagePage); the developer area's are undefined. */
-const LINK_PAGE_SECTIONS: [prefix: string, section: string][] = [
-  ["/review/", "post review"],
-  ["/upload/", "file upload"],
-  ["/authorize", "connect an app"],
-];
-const linkPageSection = (path: string) => LINK_PAGE_SECTIONS.find(([prefix]) => path.startsWith(prefix))?.[1];
 
 export function buildApp() {
   const app = createRouter();

@@ -10,6 +10,7 @@ import { csrf } from "hono/csrf";
 import { getAccountDetails } from "../services/accounts";
 import { resolveSession } from "../services/sessions";
 import { MCP_SCOPE, type McpGrantProps } from "../mcp/oauth";
+import { LINK_PAGES } from "./layout";
 import { LoginPage, MessagePage } from "./pages/auth";
 import { ConsentPage } from "./pages/consent";
 import { sessionToken, type WebEnv } from "./session";
@@ -43,7 +44,7 @@ function refusal(c: Context<WebEnv>, error: unknown) {
   if (error instanceof AuthorizationError && error.redirectTo) return c.redirect(error.redirectTo, 302);
   if (error instanceof AuthorizationError || error instanceof CimdFetchError) {
     const message = error instanceof AuthorizationError ? error.description || "This authorization request is not valid." : "This app could not be verified.";
-    return c.html(<MessagePage title="Cannot connect this app" message={`${sentence(message)} Start the connection again from the app.`} section="connect an app" />, 400);
+    return c.html(<MessagePage title="Cannot connect this app" message={`${sentence(message)} Start the connection again from the app.`} section={LINK_PAGES.connect.section} />, 400);
   }
   throw error;
 }
@@ -76,12 +77,12 @@ export function authorizeRoutes() {
   });
   routes.post("/", async (c) => {
     const session = await resolveSession(c.env.DB, sessionToken(c), Date.now());
-    if (!session) return c.html(<MessagePage title="Signed out" message="Your session ended. Start the connection again from the app." section="connect an app" />, 400);
+    if (!session) return c.html(<MessagePage title="Signed out" message="Your session ended. Start the connection again from the app." section={LINK_PAGES.connect.section} />, 400);
     const form = await readForm(c);
     const handle = typeof form.handle === "string" ? form.handle : "";
     // The page named one account; a grant must not go to another signed in since (another tab).
     if (form.decision === "approve" && form.account !== session.accountId) {
-      return c.html(<MessagePage title="Signed in as another account" message="This page was shown for another account than the one signed in now. Start the connection again from the app." section="connect an app" />, 400);
+      return c.html(<MessagePage title="Signed in as another account" message="This page was shown for another account than the one signed in now. Start the connection again from the app." section={LINK_PAGES.connect.section} />, 400);
     }
     try {
       const oauth = oauthOf(c);

@@ -9,7 +9,7 @@ import type { Env } from "../env";
 import { pageError } from "./page-errors";
 import { pageHeaders } from "./page-headers";
 
-/** `section`: how the pages name themselves ("post review", "file upload"). */
+/** `section`: how the pages name themselves (LINK_PAGES in layout.tsx). */
 export function capabilityPageApp(section: string) {
   const routes = new Hono<{ Bindings: Env }>();
   routes.use("*", csrf());

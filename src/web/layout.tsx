@@ -18,6 +18,16 @@ export const Notice: FC<{ kind: "error" | "ok" | "info"; children?: Child }> = (
   </div>
 );
 
+/** What the pages opened by a link are for, under the product's name; the rest is the developer area. */
+export const LINK_PAGES = {
+  review: { prefix: "/review/", section: "post review" },
+  upload: { prefix: "/upload/", section: "file upload" },
+  connect: { prefix: "/authorize", section: "connect an app" },
+} as const;
+
+/** The section of the link page at `path`, or undefined for the developer area's. */
+export const linkPageSection = (path: string): string | undefined => Object.values(LINK_PAGES).find((page) => path.startsWith(page.prefix))?.section;
+
 /**
  * Sign-in, sign-up and reset forms, and the pages people without an account open (a client's
  * review, an assistant's upload page, the consent page): `section` names what the page is for.

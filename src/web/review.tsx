@@ -8,7 +8,7 @@ import type { FC } from "hono/jsx";
 import { capabilityPageApp } from "./capability-page";
 import { AppError } from "../errors";
 import { postForReview, reviewPost, type PostView } from "../services/posts";
-import { Notice, PublicPage } from "./layout";
+import { LINK_PAGES, Notice, PublicPage } from "./layout";
 import { MessagePage } from "./pages/auth";
 import { capitalized, known } from "./format";
 import { readForm } from "./form";
@@ -39,7 +39,7 @@ function formMessage(message: string): string {
 }
 
 const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?: string; done?: string }> = ({ post, brandName, token, error, done }) => (
-  <PublicPage title={`Review a post for ${brandName}`} section="post review">
+  <PublicPage title={`Review a post for ${brandName}`} section={LINK_PAGES.review.section}>
     <h1>Post for {brandName}</h1>
     {error && <Notice kind="error">{error}</Notice>}
     {done && <Notice kind="ok">{done}</Notice>}
@@ -87,10 +87,10 @@ const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?:
   </PublicPage>
 );
 
-const gone = (c: Context) => c.html(<MessagePage title="Link not valid" message="This review link is invalid, expired or was revoked. Ask for a new one." section="post review" />, 404);
+const gone = (c: Context) => c.html(<MessagePage title="Link not valid" message="This review link is invalid, expired or was revoked. Ask for a new one." section={LINK_PAGES.review.section} />, 404);
 
 export function reviewRoutes() {
-  const routes = capabilityPageApp("post review");
+  const routes = capabilityPageApp(LINK_PAGES.review.section);
   routes.get("/:token", async (c) => {
     const found = await postForReview(c.env.DB, c.req.param("token"), Date.now());
     if (!found) return gone(c);

@@ -1,12 +1,12 @@
 import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";
 import type { FC } from "hono/jsx";
 import { shortName } from "../format";
-import { Notice, PublicPage } from "../layout";
+import { LINK_PAGES, Notice, PublicPage } from "../layout";
 
 /** What a person must see before an assistant gets access: who asks, where the tokens go. */
 
 export const ConsentPage: FC<{ details: ConsentDescription; handle: string; email: string; accountId: string }> = ({ details, handle, email, accountId }) => (
-  <PublicPage title="Connect an app" section="connect an app">
+  <PublicPage title="Connect an app" section={LINK_PAGES.connect.section}>
     <h1>Allow {shortName(details.clientName)} to use your account?</h1>
     <div class="card">
       <p>
