@@ -103,6 +103,18 @@ function checkOptions(command: string, allowed: string[], flags: Map<string, str
   }
 }
 
+/**
+ * `<command> [action [argument]]` checked before any call: no action shows, one of `actions`
+ * acts, and only `withArgument` takes (and needs) one argument.
+ */
+function actionOf(command: string, positionals: string[], actions: string[], withArgument: string): [action: string | undefined, argument: string | undefined] {
+  const [action, argument, ...extra] = positionals;
+  const usage = commandUsage(COMMANDS[command]!);
+  if (action !== undefined && !actions.includes(action)) throw new UsageError(`${command} has no action ${action}; ${usage}`);
+  if (extra.length > 0 || (action === withArgument) !== (argument !== undefined)) throw new UsageError(usage);
+  return [action, argument];
+}
+
 /** `--timeout` in whole seconds, checked before a tool is called (and its credits spent). */
 function timeoutOf(options: Map<string, string | true>): number {
   const raw = options.get("timeout");
@@ -219,24 +231,20 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     case "webhook": {
+      const [action, url] = actionOf("webhook", positionals, ["set", "delete", "rotate-secret"], "set");
       const api = createApi(loadConfig());
-      const [action, url, ...extra] = positionals;
-      if (extra.length > 0 || (action === "set") !== (url !== undefined)) throw new UsageError(commandUsage(COMMANDS.webhook!));
       if (action === undefined) print(unwrap(await api.GET("/api/v1/account/webhook")));
       else if (action === "set") print(unwrap(await api.PUT("/api/v1/account/webhook", { body: { url: url! } })));
       else if (action === "delete") print(unwrap(await api.DELETE("/api/v1/account/webhook")));
-      else if (action === "rotate-secret") print(unwrap(await api.POST("/api/v1/account/webhook/rotate-secret")));
-      else throw new UsageError(`webhook has no action ${action}; ${commandUsage(COMMANDS.webhook!)}`);
+      else print(unwrap(await api.POST("/api/v1/account/webhook/rotate-secret")));
       return 0;
     }
     case "voice": {
+      const [action, uploadId] = actionOf("voice", positionals, ["clone", "delete"], "clone");
       const api = createApi(loadConfig());
-      const [action, uploadId, ...extra] = positionals;
-      if (extra.length > 0 || (action === "clone") !== (uploadId !== undefined)) throw new UsageError(commandUsage(COMMANDS.voice!));
       if (action === undefined) print(unwrap(await api.GET("/api/v1/voices/clone")));
       else if (action === "clone") print(unwrap(await api.POST("/api/v1/voices/clone", { body: { uploadId: uploadId! } })));
-      else if (action === "delete") print(unwrap(await api.DELETE("/api/v1/voices/clone")));
-      else throw new UsageError(`voice has no action ${action}; ${commandUsage(COMMANDS.voice!)}`);
+      else print(unwrap(await api.DELETE("/api/v1/voices/clone")));
       return 0;
     }
     case "tools":
