@@ -44,6 +44,19 @@ export const accounts = sqliteTable(
     webhookSecretVersion: integer("webhook_secret_version").notNull().default(1),
     /** For 24 h after a rotation the previous secret signs too (a second `v1,` signature). */
     webhookSecretRotatedAt: integer("webhook_secret_rotated_at"),
+    /**
+     * Test keys' jobs notify this URL only, signed with a secret of their own (migration 0011): a
+     * test key must never make the live endpoint receive events signed with the live secret.
+     */
+    testWebhookUrl: text("test_webhook_url"),
+    testWebhookSecretVersion: integer("test_webhook_secret_version").notNull().default(1),
+    testWebhookSecretRotatedAt: integer("test_webhook_secret_rotated_at"),
+    /**
+     * When the owner proved they read this email (the signed link mailed at sign-up, or a password
+     * reset); until then the account cannot create keys, set webhooks, buy or connect an assistant.
+     * Accounts made before verification existed, and by the operator, count as verified (0011).
+     */
+    emailVerifiedAt: integer("email_verified_at"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
@@ -155,6 +168,11 @@ export const jobs = sqliteTable(
     webhookUrl: text("webhook_url"),
     /** 'test' for mk_test_ keys and what they make (test-mode keys: no credits, results marked TEST); migration 0006. */
     mode: text("mode", { enum: ["live", "test"] }).notNull().default("live"),
+    /**
+     * The account's plan period when the job was paid (its plan_period_end then; migration 0011):
+     * a refund returns plan credits only while that period is still the current one.
+     */
+    paidPeriodEnd: integer("paid_period_end"),
   },
   (t) => [
     uniqueIndex("jobs_download_unique").on(t.downloadId),
@@ -198,6 +216,70 @@ export const sessions = sqliteTable(
   },
   (t) => [index("sessions_account").on(t.accountId), index("sessions_expires").on(t.expiresAt)],
 );
+
+/**
+ * Test-mode jobs an account started per UTC day (migration 0011). The limit travels with every
+ * count (it lives in the test-mode table, src/services/test-mode.ts), so the CHECK refuses the
+ * job's whole batch at the limit whatever the concurrency.
+ */
+export const testJobDays = sqliteTable(
+  "test_job_days",
+  {
+    accountId: text("account_id").notNull(),
+    /** Days since 1970-01-01, UTC. */
+    day: integer("day").notNull(),
+    jobs: integer("jobs").notNull(),
+    maxJobs: integer("max_jobs").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.day] }), check("test_jobs_within_limit", sql`${t.jobs} <= ${t.maxJobs}`)],
+);
+
+/**
+ * What an account's owner allowed a connected assistant on the consent page (migration 0011): its
+ * scopes (`media`: run tools and spend credits; `social`: brands, posts and publication) and its
+ * spending caps. The connector reads this row at every call, so a change on the connected-apps
+ * page applies at once; the OAuth grant carries only the row's id.
+ */
+export const assistantConnections = sqliteTable(
+  "assistant_connections",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    /** Space-separated scopes, e.g. "media social". */
+    scopes: text("scopes").notNull(),
+    /** Credits the assistant may spend per UTC day; null: no cap of its own. */
+    dailyCreditCap: integer("daily_credit_cap"),
+    /** Credits one call may cost; null: no cap of its own. */
+    perCallCreditCap: integer("per_call_credit_cap"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("assistant_connections_account").on(t.accountId)],
+);
+
+/**
+ * Credits a connection spent per UTC day, net of refunds. The cap travels with every debit, so
+ * the CHECK refuses the whole debit batch of a call that would pass it, whatever the concurrency.
+ */
+export const assistantSpending = sqliteTable(
+  "assistant_spending",
+  {
+    connectionId: text("connection_id").notNull(),
+    day: integer("day").notNull(),
+    credits: integer("credits").notNull(),
+    cap: integer("cap").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.connectionId, t.day] }), check("assistant_spending_within_cap", sql`${t.credits} <= ${t.cap}`)],
+);
+
+/**
+ * Subscriptions that ended (customer.subscription.deleted), so that no late or redelivered event
+ * about them (an invoice.paid, a subscription checkout) attaches them to an account again.
+ */
+export const endedSubscriptions = sqliteTable("ended_subscriptions", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull(),
+  endedAt: integer("ended_at").notNull(),
+});
 
 /** Stripe events already applied (webhook redeliveries answer 200 and change nothing). */
 export const stripeEvents = sqliteTable("stripe_events", {
