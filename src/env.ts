@@ -73,8 +73,10 @@ export interface Env {
    * channel access tokens at rest (src/services/channel-config.ts).
    */
   AUTH_SECRET?: string;
-  /** Workers rate-limiting binding for sign-in, sign-up and reset requests. */
+  /** Workers rate-limiting binding for sign-in, sign-up and reset requests, per address and per address and email. */
   AUTH_LIMITER?: RateLimit;
+  /** The same per email alone, with a much higher bound: a stranger's failures cannot lock the owner out. */
+  AUTH_EMAIL_LIMITER?: RateLimit;
   /**
    * Request limits per API key (by plan) and per client address: one binding per row of the
    * table in src/services/rate-limits.ts, which holds the same limits as wrangler.toml.

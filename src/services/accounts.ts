@@ -10,6 +10,8 @@ import { newId, randomToken } from "../lib/ids";
 import { firstPeriodEnd, isConstraintError } from "./credits";
 import { planAllowance, restApiPlans, type Plan } from "./pricing";
 import type { PaidPlan } from "./catalog";
+import { accountLimits } from "./account-limits";
+import { requireVerifiedEmail } from "./email-verification";
 
 export const API_KEY_PREFIX = "mk_live_";
 export const TEST_KEY_PREFIX = "mk_test_";
@@ -30,10 +32,12 @@ export interface AccountView {
 /**
  * Creates an account. `credits` are purchased credits (never expire); a monthly plan also
  * receives its allowance as plan credits for a first 30-day period. Both are ledger entries.
+ * The email counts as verified unless `emailVerified` is false (self-service sign-up): an
+ * operator who creates an account vouches for its address.
  */
 export async function createAccount(
   db: D1Database,
-  input: { email: string; credits?: number; plan?: Plan; passwordHash?: string },
+  input: { email: string; credits?: number; plan?: Plan; passwordHash?: string; emailVerified?: boolean },
   now: number,
 ): Promise<AccountView> {
   const id = newId("acct", now);
@@ -53,10 +57,10 @@ export async function createAccount(
     await db.batch([
       db
         .prepare(
-          `INSERT INTO accounts (id, email, plan, plan_credits, plan_period_granted, purchased_credits, plan_period_end, password_hash, created_at)
-           VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)`,
+          `INSERT INTO accounts (id, email, plan, plan_credits, plan_period_granted, purchased_credits, plan_period_end, password_hash, created_at, email_verified_at)
+           VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9)`,
         )
-        .bind(id, email, plan, allowance, credits, periodEnd, input.passwordHash ?? null, now),
+        .bind(id, email, plan, allowance, credits, periodEnd, input.passwordHash ?? null, now, input.emailVerified === false ? null : now),
       ...(credits > 0 ? [entry("grant", 0, credits, `open:${id}:grant`)] : []),
       ...(allowance > 0 ? [entry("plan_grant", allowance, 0, `plan_grant:${id}:${now}`)] : []),
     ]);
@@ -86,18 +90,21 @@ export interface AccountDetails extends AccountView {
   planNext: PaidPlan | null;
   stripeCustomerId: string | null;
   stripeSubscriptionId: string | null;
+  /** Whether the owner confirmed the email (src/services/email-verification.ts). */
+  emailVerified: boolean;
 }
 
 export async function getAccountDetails(db: D1Database, accountId: string): Promise<AccountDetails> {
   const row = await db
     .prepare(
       `SELECT id, email, plan, plan_credits, purchased_credits, plan_period_end, plan_cancel_at_period_end, plan_next,
-         stripe_customer_id, stripe_subscription_id FROM accounts WHERE id = ?`,
+         stripe_customer_id, stripe_subscription_id, email_verified_at FROM accounts WHERE id = ?`,
     )
     .bind(accountId)
     .first<{
       id: string; email: string; plan: Plan; plan_credits: number; purchased_credits: number; plan_period_end: number | null;
       plan_cancel_at_period_end: number; plan_next: PaidPlan | null; stripe_customer_id: string | null; stripe_subscription_id: string | null;
+      email_verified_at: number | null;
     }>();
   if (!row) throw new AppError("not_found", `Account ${accountId} not found.`);
   return {
@@ -113,6 +120,7 @@ export async function getAccountDetails(db: D1Database, accountId: string): Prom
     planNext: row.plan_next,
     stripeCustomerId: row.stripe_customer_id,
     stripeSubscriptionId: row.stripe_subscription_id,
+    emailVerified: row.email_verified_at !== null,
   };
 }
 
@@ -129,17 +137,29 @@ export async function createApiKey(db: D1Database, accountId: string, now: numbe
   return (await insertApiKey(db, accountId, now, name, mode, null))!;
 }
 
-/** Null when `formNonce` already made a key of this account (ON CONFLICT: a form sent twice makes one key). */
+const tooManyKeys = () =>
+  invalidRequest(`An account has at most ${accountLimits.activeKeys} unrevoked API keys (live and test together); revoke one it no longer uses to create another.`);
+
+/**
+ * Null when `formNonce` already made a key of this account (ON CONFLICT: a form sent twice makes
+ * one key). The count of unrevoked keys is checked in the insert itself, so concurrent requests
+ * cannot pass the limit together.
+ */
 async function insertApiKey(db: D1Database, accountId: string, now: number, name: string, mode: KeyMode, formNonce: string | null) {
   const apiKey = (mode === "test" ? TEST_KEY_PREFIX : API_KEY_PREFIX) + randomToken(24);
   const keyId = newId("key", now);
   const inserted = await db
     .prepare(
-      "INSERT INTO api_keys (id, account_id, key_hash, display_prefix, name, created_at, mode, form_nonce) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, form_nonce) DO NOTHING",
+      `INSERT INTO api_keys (id, account_id, key_hash, display_prefix, name, created_at, mode, form_nonce)
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
+       WHERE (SELECT COUNT(*) FROM api_keys WHERE account_id = ?2 AND revoked_at IS NULL) < ?9
+       ON CONFLICT (account_id, form_nonce) DO NOTHING`,
     )
-    .bind(keyId, accountId, await sha256Hex(apiKey), apiKey.slice(0, 12), Array.from(name.trim()).slice(0, MAX_KEY_NAME).join(""), now, mode, formNonce)
+    .bind(keyId, accountId, await sha256Hex(apiKey), apiKey.slice(0, 12), Array.from(name.trim()).slice(0, MAX_KEY_NAME).join(""), now, mode, formNonce, accountLimits.activeKeys)
     .run();
-  return inserted.meta.changes === 0 ? null : { keyId, apiKey, mode };
+  if (inserted.meta.changes > 0) return { keyId, apiKey, mode };
+  if (formNonce !== null && (await db.prepare("SELECT 1 FROM api_keys WHERE account_id = ? AND form_nonce = ?").bind(accountId, formNonce).first())) return null;
+  throw tooManyKeys();
 }
 
 const FORM_NONCE = /^[A-Za-z0-9_-]{16,64}$/;
@@ -152,6 +172,7 @@ export async function createOwnApiKey(db: D1Database, accountId: string, name: u
   const account = await getAccount(db, accountId);
   const refusal = restAccessRefusal(account.plan);
   if (refusal) throw invalidRequest(`${refusal} Choose a plan with API access in Billing to create keys.`);
+  await requireVerifiedEmail(db, accountId, "create API keys");
   const label = typeof name === "string" ? displayName(name) : "";
   if (!label) throw invalidRequest("Give the key a name, for instance where it is used.");
   if (characterCount(label) > MAX_KEY_NAME) throw invalidRequest(`Key names have at most ${MAX_KEY_NAME} characters.`);

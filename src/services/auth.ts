@@ -12,7 +12,7 @@ import { decoyHash, hashPassword, verifyPassword } from "../lib/password";
 import { authSecret, signGrant, verifyGrant } from "../lib/signing";
 import { createAccount, type AccountView } from "./accounts";
 import { revokeAllConnectedApps } from "./connected-apps";
-import { mailerFor } from "./mailer";
+import { mailerFor, mailLinkOrigin } from "./mailer";
 import { deleteAccountSessions } from "./sessions";
 
 export const MIN_PASSWORD_LENGTH = 10;
@@ -35,21 +35,29 @@ function checkNewPassword(password: unknown): string {
   return password;
 }
 
-/** Counts one attempt per client address and per email; throws rate_limited past the limit. */
+/**
+ * Counts one attempt and throws rate_limited past a limit. A stranger must not be able to lock an
+ * owner out by failing to sign in as them from elsewhere, so the tight limit (AUTH_LIMITER) counts
+ * per client address and per address and email pair; the email alone is counted only under a much
+ * higher bound (AUTH_EMAIL_LIMITER), which slows a guessing campaign spread over many addresses
+ * without letting one address lock anybody out.
+ */
 export async function limitAttempts(env: Env, action: string, address: string, email?: string): Promise<void> {
-  const limiter = env.AUTH_LIMITER;
-  if (!limiter) return;
-  const keys = [`${action}:ip:${address}`, ...(email ? [`${action}:email:${email}`] : [])];
-  const outcomes = await Promise.all(keys.map((key) => limiter.limit({ key })));
-  if (outcomes.some((o) => !o.success)) throw new AppError("rate_limited", "Too many attempts. Wait a minute and try again.");
+  const counts: [RateLimit | undefined, string][] = [
+    [env.AUTH_LIMITER, `${action}:ip:${address}`],
+    ...(email ? ([[env.AUTH_LIMITER, `${action}:pair:${address}:${email}`], [env.AUTH_EMAIL_LIMITER, `${action}:email:${email}`]] as [RateLimit | undefined, string][]) : []),
+  ];
+  const outcomes = await Promise.all(counts.map(([limiter, key]) => limiter?.limit({ key })));
+  if (outcomes.some((o) => o && !o.success)) throw new AppError("rate_limited", "Too many attempts. Wait a minute and try again.");
 }
 
+/** Creates a self-service account; its email is unverified until the link of sendVerificationMail is opened. */
 export async function signUp(env: Env, input: { email: unknown; password: unknown }, now: number): Promise<AccountView> {
   const email = normalizeEmail(input.email);
   const password = checkNewPassword(input.password);
   const credits = Math.max(0, Math.floor(Number(env.SIGNUP_CREDITS ?? "0")) || 0);
   try {
-    return await createAccount(env.DB, { email, credits, passwordHash: await hashPassword(password) }, now);
+    return await createAccount(env.DB, { email, credits, passwordHash: await hashPassword(password), emailVerified: false }, now);
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
       throw invalidRequest("This email cannot be used to sign up. If it is yours, sign in or reset the password.");
@@ -84,19 +92,16 @@ const fingerprint = async (passwordHash: string | null) => (await sha256Hex(pass
 
 const resetSecret = (env: Env) => authSecret(env, "Password reset is not configured");
 
-/** Mails a reset link when the email has an account; answers the same either way. */
 /**
- * Mails a reset link. The link is built on the configured public origin when there is one: the
- * request's own origin comes from its Host header, which whoever asks for a reset controls
- * wherever a proxy or custom domain passes it on, and the mail goes to someone else.
+ * Mails a reset link when the email has an account; the caller answers the same either way. The
+ * link is built on mailLinkOrigin, never on the asker's Host header outside local development.
  */
 export async function requestPasswordReset(env: Env, rawEmail: unknown, requestOrigin: string, now: number): Promise<void> {
   const email = normalizeEmail(rawEmail);
   const row = await env.DB.prepare("SELECT id, password_hash FROM accounts WHERE email = ?").bind(email).first<{ id: string; password_hash: string | null }>();
   if (!row) return;
   const grant: ResetGrant = { purpose: "password-reset", accountId: row.id, pw: await fingerprint(row.password_hash), exp: now + RESET_TTL_MS };
-  const origin = env.PUBLIC_BASE_URL ? new URL(env.PUBLIC_BASE_URL).origin : requestOrigin;
-  const link = `${origin}/app/reset/${await signGrant(resetSecret(env), grant)}`;
+  const link = `${mailLinkOrigin(env, requestOrigin)}/app/reset/${await signGrant(resetSecret(env), grant)}`;
   await mailerFor(env).send({
     to: email,
     subject: "Reset your password",
@@ -122,17 +127,34 @@ export async function checkResetToken(env: Env, token: string, now: number): Pro
 /**
  * Sets the new password and signs every session out; the link cannot be used again. Whoever knew
  * the old password may have connected an assistant: its grants are revoked once the link and the
- * password are valid, before the change, so a failure there spends nothing.
+ * password are valid, before the change, so a failure there spends nothing. Opening the link
+ * proves the email is the owner's, so it counts as verified. With `secure` (the reset page's box,
+ * checked by default) whatever someone else may have set up while they held the account goes too:
+ * every API key is revoked and the account's and its brands' webhook URLs are cleared.
  */
-export async function resetPassword(env: Env, token: string, password: unknown, now: number): Promise<string> {
+export async function resetPassword(env: Env, token: string, password: unknown, now: number, options: { secure?: boolean } = {}): Promise<string> {
   const used = () => invalidRequest("This reset link is invalid, expired or already used. Ask for a new one.");
   const target = await resetTarget(env, token, now);
   if (!target) throw used();
   const hash = await hashPassword(checkNewPassword(password));
   if (env.OAUTH_PROVIDER) await revokeAllConnectedApps(env.OAUTH_PROVIDER, target.accountId);
-  // Only over the hash the link was issued for: of two concurrent uses of one link, one wins.
-  const changed = await env.DB.prepare("UPDATE accounts SET password_hash = ? WHERE id = ? AND password_hash IS ?").bind(hash, target.accountId, target.passwordHash).run();
-  if (changed.meta.changes === 0) throw used();
+  const db = env.DB;
+  // Only over the hash the link was issued for: of two concurrent uses of one link, one wins
+  // (the statements after it are conditioned on the hash it wrote).
+  const changedBy = "id = ?1 AND password_hash = ?2";
+  const [changed] = await db.batch([
+    db
+      .prepare("UPDATE accounts SET password_hash = ?1, email_verified_at = COALESCE(email_verified_at, ?3) WHERE id = ?2 AND password_hash IS ?4")
+      .bind(hash, target.accountId, now, target.passwordHash),
+    ...(options.secure
+      ? [
+          db.prepare(`UPDATE api_keys SET revoked_at = ?3 WHERE revoked_at IS NULL AND account_id = (SELECT id FROM accounts WHERE ${changedBy})`).bind(target.accountId, hash, now),
+          db.prepare(`UPDATE accounts SET webhook_url = NULL, test_webhook_url = NULL WHERE ${changedBy}`).bind(target.accountId, hash),
+          db.prepare(`UPDATE brands SET webhook_url = NULL WHERE account_id = (SELECT id FROM accounts WHERE ${changedBy})`).bind(target.accountId, hash),
+        ]
+      : []),
+  ]);
+  if (changed!.meta.changes === 0) throw used();
   await deleteAccountSessions(env.DB, target.accountId);
   return target.accountId;
 }

@@ -12,6 +12,7 @@ import { getAccountDetails, type AccountDetails } from "./accounts";
 import { findOffer, isPaidPlan, planLookupKey, planNames, type PaidPlan } from "./catalog";
 import { firstPeriodEnd, isConstraintError } from "./credits";
 import { planAllowance } from "./pricing";
+import { requireVerifiedEmail } from "./email-verification";
 import { describeStripeError, stripeFor } from "./stripe-client";
 
 async function withStripeErrors<T>(work: () => Promise<T>): Promise<T> {
@@ -54,6 +55,7 @@ const day = (at: number | null) => (at === null ? "the end of the period" : new 
 export async function startCreditCheckout(env: Env, accountId: string, offerId: unknown, origin: string, now: number): Promise<string> {
   const offer = findOffer(offerId);
   if (!offer) throw invalidRequest("Unknown offer.");
+  await requireVerifiedEmail(env.DB, accountId, "buy credits");
   const account = await getAccountDetails(env.DB, accountId);
   if (offer.kind === "pack" && account.plan !== "payg") throw invalidRequest("Credit packs are for pay-as-you-go accounts; subscribers buy top-ups.");
   if (offer.kind === "topup" && account.plan === "payg") throw invalidRequest("Top-ups are for subscribers of a monthly plan; pay-as-you-go accounts buy packs.");
@@ -97,6 +99,7 @@ export type PlanChoice = { redirect: string } | { done: string };
  * `invoice.paid` applies the new plan. Solo (free) needs no payment.
  */
 export async function choosePlan(env: Env, accountId: string, plan: unknown, origin: string, now: number): Promise<PlanChoice> {
+  await requireVerifiedEmail(env.DB, accountId, "choose a plan");
   const account = await getAccountDetails(env.DB, accountId);
   if (plan === "solo") {
     if (hasActiveSubscription(account)) {

@@ -5,6 +5,7 @@
  * carry reset links.
  */
 import type { Env } from "../env";
+import { AppError } from "../errors";
 import { newId } from "../lib/ids";
 
 export interface Mail {
@@ -60,4 +61,16 @@ export async function readDevOutbox(db: D1Database, limit = 50) {
     .bind(limit)
     .all<{ id: string; to_email: string; subject: string; body: string; created_at: number }>();
   return rows.results;
+}
+
+/**
+ * The origin of links sent by mail. Outside local development only PUBLIC_BASE_URL is trusted:
+ * a request's origin comes from its Host header, which whoever asks for the mail controls
+ * wherever a proxy or custom domain passes it on, and the link would lead someone else's mail
+ * to the asker's host.
+ */
+export function mailLinkOrigin(env: Pick<Env, "PUBLIC_BASE_URL" | "DEV_MODE">, requestOrigin: string): string {
+  if (env.PUBLIC_BASE_URL) return new URL(env.PUBLIC_BASE_URL).origin;
+  if (env.DEV_MODE === "true") return requestOrigin;
+  throw new AppError("internal_error", "Links in mails need PUBLIC_BASE_URL (the public origin of the service) outside local development.");
 }

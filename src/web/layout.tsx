@@ -49,6 +49,7 @@ export const PublicPage: FC<{ title: string; section?: string; children?: Child 
 export const tabs = [
   ["/app", "Overview"],
   ["/app/keys", "API keys"],
+  ["/app/webhooks", "Webhooks"],
   ["/app/ledger", "Ledger"],
   ["/app/jobs", "Jobs"],
   ["/app/voice", "Cloned voice"],
@@ -57,7 +58,25 @@ export const tabs = [
   ["/app/connected", "Connected apps"],
 ] as const;
 
-export const AppPage: FC<{ title: string; path: string; email: string; children?: Child }> = ({ title, path, email, children }) => (
+/**
+ * Until the owner confirms the email, keys, webhooks and payments are refused: the pages that
+ * offer them say so and send the link again (src/services/email-verification.ts).
+ */
+export const VerifyEmailNotice: FC<{ email: string }> = ({ email }) => (
+  <div class="notice info" role="status" data-testid="verify-email">
+    <p style="margin:0 0 .5rem">
+      Confirm your email: open the link mailed to <strong>{email}</strong>. Until then the account cannot create API keys, set webhooks, buy credits or connect an assistant.
+    </p>
+    <form method="post" action="/app/verify/send" class="row">
+      <button class="secondary" type="submit">
+        Send the link again
+      </button>
+    </form>
+  </div>
+);
+
+/** `unverified`: the account's email is not confirmed yet (the notice above is shown). */
+export const AppPage: FC<{ title: string; path: string; email: string; unverified?: boolean; children?: Child }> = ({ title, path, email, unverified, children }) => (
   <html lang="en">
     <Head title={title} />
     <body>
@@ -83,6 +102,7 @@ export const AppPage: FC<{ title: string; path: string; email: string; children?
       </header>
       <main>
         <h1>{title}</h1>
+        {unverified && <VerifyEmailNotice email={email} />}
         {children}
       </main>
     </body>

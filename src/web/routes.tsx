@@ -25,7 +25,10 @@ import { LoginPage, MessagePage, ResetPasswordPage, ResetRequestPage, SignOutPag
 import { BillingPage } from "./pages/billing";
 import { ConnectedAppsPage } from "./pages/connected";
 import { PostsPage } from "./pages/posts";
-import { listBrands } from "../services/brands";
+import { listBrands, updateBrand } from "../services/brands";
+import { sendVerificationMail, verifyEmail } from "../services/email-verification";
+import { getAccountWebhook, setAccountWebhookUrl } from "../services/webhooks";
+import { WebhooksPage } from "./pages/webhooks";
 import { listPosts } from "../services/posts";
 import { brandStats } from "../services/post-stats";
 import { JobsPage } from "./pages/jobs";
@@ -103,6 +106,9 @@ const NOTICES: Record<string, string> = {
   resumed: "Cancellation undone: the plan renews as usual.",
   "checkout-success": "Back from checkout. Once Stripe confirms the payment, usually within seconds, the credits appear here and in the ledger: refresh this page.",
   "checkout-cancelled": "Checkout cancelled: nothing was charged.",
+  "verification-sent": "A new confirmation link is on its way; it works for 24 hours.",
+  "webhook-saved": "Webhook URL saved: jobs created from now on notify it.",
+  "webhook-removed": "Webhook URL removed: no more events go there.",
 };
 
 /** Plan prices change rarely: one Stripe call per isolate every 5 minutes, not one per page view. */
@@ -148,6 +154,10 @@ export function webRoutes() {
       await limitAttempts(c.env, "signup", clientAddress(c), text(form.email).trim().toLowerCase() || undefined);
       const account = await signUp(c.env, { email: form.email, password: form.password }, Date.now());
       await startSession(c, account.accountId, Date.now());
+      // After the answer: the page never waits on, nor fails with, the mail provider.
+      c.executionCtx.waitUntil(
+        sendVerificationMail(c.env, account.accountId, new URL(c.req.url).origin, Date.now()).catch((error: unknown) => console.error("verification mail not sent:", error instanceof Error ? error.message : String(error))),
+      );
       return c.redirect(safeNext(form.next), 303);
     } catch (error) {
       const { message, status } = userError(error, c);
@@ -200,7 +210,8 @@ export function webRoutes() {
     const token = c.req.param("token");
     try {
       await limitAttempts(c.env, "reset", clientAddress(c));
-      const accountId = await resetPassword(c.env, token, form.password, Date.now());
+      // The box is checked by default; a browser leaves an unchecked box out of the form.
+      const accountId = await resetPassword(c.env, token, form.password, Date.now(), { secure: form.secure === "on" });
       await startSession(c, accountId, Date.now());
       return c.redirect("/app", 303);
     } catch (error) {
@@ -208,6 +219,14 @@ export function webRoutes() {
       const valid = (await checkResetToken(c.env, token, Date.now())) !== null;
       return c.html(<ResetPasswordPage token={token} valid={valid} error={message} />, status);
     }
+  });
+
+  // The link mailed at sign-up; opening it needs no session (it may open in another browser).
+  web.get("/verify/:token", async (c) => {
+    const accountId = await verifyEmail(c.env, c.req.param("token"), Date.now());
+    return accountId
+      ? c.html(<MessagePage title="Email confirmed" kind="info" message="Thank you: the email is confirmed. API keys, webhooks and payments are open to the account." />)
+      : c.html(<MessagePage title="Link not valid" message="This confirmation link is invalid or expired. Sign in and ask for a new one on the overview." />, 400);
   });
 
   web.get("/dev/outbox", async (c) => {
@@ -218,7 +237,7 @@ export function webRoutes() {
   // --- Signed-in pages ------------------------------------------------------------------------
   // Registered on the web app itself: a sub-app's "*" middleware would also cover /login.
   const area = web;
-  for (const path of ["/", "/keys", "/keys/*", "/ledger", "/ledger.csv", "/jobs", "/voice", "/voice/*", "/billing", "/billing/*", "/connected", "/connected/*", "/posts"]) {
+  for (const path of ["/", "/keys", "/keys/*", "/webhooks", "/webhooks/*", "/verify/send", "/ledger", "/ledger.csv", "/jobs", "/voice", "/voice/*", "/billing", "/billing/*", "/connected", "/connected/*", "/posts"]) {
     area.use(path, requireSession);
   }
   const notice = (c: Context<WebEnv>) => known(NOTICES, c.req.query("done"));
@@ -227,7 +246,54 @@ export function webRoutes() {
     const account = c.get("account");
     const [usage, keys] = await Promise.all([dailyUsage(c.env.DB, account.accountId, Date.now()), listApiKeys(c.env.DB, account.accountId)]);
     const unrevoked = keys.filter((k) => !k.revokedAt).length;
-    return c.html(<OverviewPage account={account} usage={usage} activeKeys={unrevoked} keysPaused={restAccessRefusal(account.plan)} />);
+    return c.html(<OverviewPage account={account} usage={usage} activeKeys={unrevoked} keysPaused={restAccessRefusal(account.plan)} notice={notice(c)} />);
+  });
+
+  area.post("/verify/send", async (c) => {
+    const account = c.get("account");
+    try {
+      await limitAttempts(c.env, "verify", clientAddress(c), account.email);
+      await sendVerificationMail(c.env, account.accountId, new URL(c.req.url).origin, Date.now());
+    } catch (error) {
+      return c.html(<MessagePage title="Not sent" message={userError(error, c).message} />, 429);
+    }
+    return c.redirect("/app?done=verification-sent", 303);
+  });
+
+  const webhooksPage = async (c: Context<WebEnv>, extra: { error?: string; notice?: string } = {}, status: 200 | 400 = 200) => {
+    const account = c.get("account");
+    const [live, test, brands] = await Promise.all([
+      getAccountWebhook(c.env, account.accountId, "live"),
+      getAccountWebhook(c.env, account.accountId, "test"),
+      listBrands(c.env, account.accountId),
+    ]);
+    const brandUrls = brands.map((brand) => ({ brandId: brand.brandId, name: brand.name, webhookUrl: brand.webhookUrl }));
+    return c.html(<WebhooksPage account={account} live={live} test={test} brands={brandUrls} notice={extra.notice ?? notice(c)} error={extra.error} />, status);
+  };
+  const webhookMode = (value: unknown): KeyMode => (value === "test" ? "test" : "live");
+  area.get("/webhooks", (c) => webhooksPage(c));
+  area.post("/webhooks", async (c) => {
+    const form = await readForm(c);
+    try {
+      await setAccountWebhookUrl(c.env, c.get("account").accountId, text(form.url), webhookMode(form.mode));
+    } catch (error) {
+      return webhooksPage(c, { error: userError(error).message.replace(/^url: /, "URL refused: ") }, 400);
+    }
+    return c.redirect("/app/webhooks?done=webhook-saved", 303);
+  });
+  area.post("/webhooks/remove", async (c) => {
+    const form = await readForm(c);
+    await setAccountWebhookUrl(c.env, c.get("account").accountId, null, webhookMode(form.mode));
+    return c.redirect("/app/webhooks?done=webhook-removed", 303);
+  });
+  area.post("/webhooks/brands/:brandId/remove", async (c) => {
+    try {
+      await updateBrand(c.env, c.get("account").accountId, c.req.param("brandId"), { webhookUrl: null }, Date.now());
+    } catch (error) {
+      if (!(error instanceof AppError && error.code === "not_found")) throw error;
+      return webhooksPage(c, { error: "No such brand on this account." }, 400);
+    }
+    return c.redirect("/app/webhooks?done=webhook-removed", 303);
   });
 
   const keysPage = async (c: Context<WebEnv>, extra: { created?: { apiKey: string; name: string; mode: KeyMode }; error?: string } = {}, status: 200 | 400 = 200) => {

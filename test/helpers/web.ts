@@ -58,12 +58,33 @@ let counter = 0;
 export const uniqueEmail = () => `web${Date.now()}-${counter++}-${Math.random().toString(36).slice(2, 7)}@example.com`;
 export const PASSWORD = "correct horse battery";
 
-export async function signedUpClient(email = uniqueEmail(), password = PASSWORD, base = BASE) {
+/**
+ * A signed-up account, its email confirmed through the link of the dev outbox as its owner would
+ * (`verified: false` leaves it unconfirmed: no keys, webhooks or payments).
+ */
+export async function signedUpClient(email = uniqueEmail(), password = PASSWORD, base = BASE, options: { verified?: boolean } = {}) {
   const client = new WebClient(base);
   const response = await client.post("/app/signup", { email, password });
   expect(response.status, await response.clone().text()).toBe(303);
   const row = await env.DB.prepare("SELECT id FROM accounts WHERE email = ?").bind(email).first<{ id: string }>();
+  if (options.verified !== false) {
+    const link = await mailedLink(email, "/app/verify/");
+    expect((await client.get(new URL(link).pathname)).status).toBe(200);
+  }
   return { client, email, password, accountId: row!.id };
+}
+
+/** The newest link under `path` mailed to `email` (the dev outbox; mails leave after the answer, so it is waited for). */
+export async function mailedLink(email: string, path: string): Promise<string> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const mails = await env.DB.prepare("SELECT body FROM dev_outbox WHERE to_email = ? ORDER BY created_at DESC, id DESC").bind(email).all<{ body: string }>();
+    for (const mail of mails.results) {
+      const link = mail.body.match(new RegExp(`https?://\\S+${path.replace(/\//g, "\\/")}\\S+`))?.[0];
+      if (link) return link;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`no mail with a ${path} link for ${email}`);
 }
 
 export async function accountRow(accountId: string) {

@@ -7,7 +7,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { newAccount } from "../helpers/api";
-import { signedUpClient, WebClient } from "../helpers/web";
+import { mailedLink, signedUpClient, WebClient } from "../helpers/web";
 
 import { BASE, connect, exchangeCode, fetchAt, initialize, pkce, refresh, register, authorizeUrl } from "../helpers/mcp";
 
@@ -213,13 +213,8 @@ describe("connector OAuth", () => {
     const { person, clientId, tokens } = await connect("Connected before the reset");
     expect((await initialize(tokens.access_token)).status).toBe(200);
     expect((await new WebClient(BASE).post("/app/reset", { email: person.email })).status).toBe(200);
-    // The mail is sent after the answer (waitUntil): wait for it.
-    let mail: { body: string } | null = null;
-    for (let i = 0; i < 50 && !mail; i++) {
-      mail = await env.DB.prepare("SELECT body FROM dev_outbox WHERE to_email = ? ORDER BY created_at DESC LIMIT 1").bind(person.email).first<{ body: string }>();
-      if (!mail) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const path = new URL(/https?:\/\/\S+\/app\/reset\/\S+/.exec(mail!.body)![0]).pathname;
+    // The mail is sent after the answer (waitUntil): mailedLink waits for it.
+    const path = new URL(await mailedLink(person.email, "/app/reset/")).pathname;
     expect((await new WebClient(BASE).post(path, { password: "a fresh password after theft" })).status).toBe(303);
     expect((await initialize(tokens.access_token)).status).toBe(401);
     const refreshed = await refresh(clientId, tokens.refresh_token);

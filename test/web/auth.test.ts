@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { hashPassword, verifyPassword } from "../../src/lib/password";
 import { sha256Hex } from "../../src/lib/hash";
 import { checkResetToken, requestPasswordReset } from "../../src/services/auth";
-import { call } from "../helpers/api";
-import { accountRow, ledgerOf, PASSWORD, signedUpClient, uniqueEmail, WebClient } from "../helpers/web";
+import { BASE, call } from "../helpers/api";
+import { accountRow, ledgerOf, mailedLink, PASSWORD, signedUpClient, uniqueEmail, WebClient } from "../helpers/web";
 
 describe("password hashing", () => {
   it("stores scrypt parameters with the hash and verifies only the right password", async () => {
@@ -161,30 +161,34 @@ describe("sign-in and sessions", () => {
     expect((await accountRow(accountId)).plan).toBe("payg");
   });
 
-  it("rate limits sign-in attempts per email", async () => {
-    // The limiter counts in windows aligned to the wall clock's minute; twelve scrypt sign-ins
-    // on a loaded machine can straddle a boundary, which resets the count. Such a run proves
-    // nothing either way, so it is repeated once with a fresh account (then well inside a window).
+  it("limits sign-in attempts per address and email, and a stranger's failures never lock the owner out", async () => {
+    // The limiter counts in windows aligned to the wall clock's minute; a run that straddles a
+    // boundary proves nothing either way, so it is repeated once with a fresh account.
     const minuteOf = (time: number) => Math.floor(time / 60_000);
     for (let run = 0; run < 2; run++) {
       const { email } = await signedUpClient();
       const started = Date.now();
+      // One stranger's address: ten wrong passwords, then refused.
+      const stranger = new WebClient();
       const statuses: number[] = [];
       for (let i = 0; i < 12; i++) {
-        const response = await new WebClient().request("/app/login", {
-          method: "POST",
-          headers: { origin: "http://api.test", "cf-connecting-ip": `203.0.113.${i}` },
-          body: new URLSearchParams({ email, password: "wrong password!!" }),
-        });
+        const response = await stranger.post("/app/login", { email, password: "wrong password!!" });
         statuses.push(response.status);
         if (response.status === 429) {
           expect(await response.text()).toContain("Too many attempts");
           expect(response.headers.get("retry-after")).toBe("60");
         }
       }
+      // Twelve more from as many addresses (a spread-out campaign): the email alone is not locked.
+      const spread: number[] = [];
+      for (let i = 0; i < 12; i++) spread.push((await new WebClient().post("/app/login", { email, password: "wrong password!!" })).status);
+      // The owner, from their own address, still signs in.
+      const owner = await new WebClient().post("/app/login", { email, password: PASSWORD });
       if (run === 0 && minuteOf(started) !== minuteOf(Date.now())) continue;
       expect(statuses.slice(0, 10).every((s) => s === 400)).toBe(true);
       expect(statuses.slice(10)).toEqual([429, 429]);
+      expect(spread.every((s) => s === 400)).toBe(true);
+      expect(owner.status).toBe(303);
       return;
     }
   });
@@ -247,3 +251,88 @@ describe("password reset", () => {
     expect((await call("/app/dev/outbox")).status).toBe(200);
   });
 });
+
+describe("email verification", () => {
+  it("keeps keys, webhooks and payments closed until the mailed link is opened, for that address only", async () => {
+    const { client, email, accountId } = await signedUpClient(uniqueEmail(), PASSWORD, BASE, { verified: false });
+    const overview = await (await client.get("/app")).text();
+    expect(overview).toContain("Confirm your email");
+    // Refused before anything is made or any payment page opened.
+    const key = await client.createKey({ name: "too early", mode: "live" });
+    expect(key.status).toBe(400);
+    expect(await key.text()).toContain("Confirm the account&#39;s email first");
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?").bind(accountId).first<{ n: number }>())!.n).toBe(0);
+    const checkout = await client.post("/app/billing/checkout", { offer: "pack_10k" });
+    expect(checkout.status).toBe(400);
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM payments WHERE account_id = ?").bind(accountId).first<{ n: number }>())!.n).toBe(0);
+    const hook = await client.post("/app/webhooks", { url: "https://example.com/hook", mode: "live" });
+    expect(hook.status).toBe(400);
+    expect((await accountRow(accountId)).webhook_url).toBeNull();
+
+    const link = await mailedLink(email, "/app/verify/");
+    const token = new URL(link).pathname.split("/").pop()!;
+    // A tampered link, or one for another address, verifies nothing.
+    expect((await call(`/app/verify/${token.slice(0, -2)}xx`)).status).toBe(400);
+    expect((await accountRow(accountId)).email_verified_at).toBeNull();
+    // Opened in any browser, the link confirms the address; a second opening changes nothing.
+    expect((await call(new URL(link).pathname)).status).toBe(200);
+    const verifiedAt = (await accountRow(accountId)).email_verified_at;
+    expect(verifiedAt).toBeGreaterThan(0);
+    expect((await call(new URL(link).pathname)).status).toBe(200);
+    expect((await accountRow(accountId)).email_verified_at).toBe(verifiedAt);
+    expect(await (await client.get("/app")).text()).not.toContain("Confirm your email");
+    expect((await client.createKey({ name: "now", mode: "live" })).status).toBe(200);
+  });
+
+  it("sends the link again on request, and not to anyone else", async () => {
+    const { client, email } = await signedUpClient(uniqueEmail(), PASSWORD, BASE, { verified: false });
+    await mailedLink(email, "/app/verify/");
+    const before = (await env.DB.prepare("SELECT COUNT(*) AS n FROM dev_outbox WHERE to_email = ?").bind(email).first<{ n: number }>())!.n;
+    const again = await client.post("/app/verify/send", {});
+    expect(again.status).toBe(303);
+    expect(again.headers.get("location")).toBe("/app?done=verification-sent");
+    const after = (await env.DB.prepare("SELECT COUNT(*) AS n FROM dev_outbox WHERE to_email = ?").bind(email).first<{ n: number }>())!.n;
+    expect(after).toBe(before + 1);
+    // Without a session the form only leads to sign-in.
+    expect((await new WebClient().post("/app/verify/send", {})).status).toBe(303);
+  });
+
+  it("lets the owner of an email take it back from whoever signed up with it: the reset signs them out and clears what they set", async () => {
+    // A stranger signs up with the owner's address; unverified, the account can make nothing that
+    // lasts, but an operator key and webhook URLs stand in for anything set before this existed.
+    const { client: stranger, email, accountId } = await signedUpClient(uniqueEmail(), "the stranger's password", BASE, { verified: false });
+    const key = await call(`/api/admin/accounts/${accountId}/keys`, { method: "POST", headers: { authorization: "Bearer test-admin-token" } });
+    const { apiKey } = (await key.json()) as { apiKey: string };
+    await env.DB.prepare("UPDATE accounts SET webhook_url = 'https://attacker.example/live', test_webhook_url = 'https://attacker.example/test' WHERE id = ?").bind(accountId).run();
+    await env.DB.prepare("INSERT INTO brands (id, account_id, name, time_zone, requires_approval, webhook_url, created_at) VALUES (?, ?, 'Owner brand', 'UTC', 0, 'https://attacker.example/brand', ?)")
+      .bind(`brd_recover_${Date.now()}`, accountId, Date.now())
+      .run();
+
+    // The owner reads the mailbox: reset, with the default box (revoke keys, clear webhooks) checked.
+    expect((await new WebClient().post("/app/reset", { email })).status).toBe(200);
+    const link = await mailedLink(email, "/app/reset/");
+    const page = await (await call(new URL(link).pathname)).text();
+    expect(page).toMatch(/<input type="checkbox" name="secure" checked=""\s*\/?>/);
+    const owner = new WebClient();
+    expect((await owner.post(new URL(link).pathname, { password: "the owner's new password", secure: "on" })).status).toBe(303);
+
+    expect((await stranger.get("/app")).status).toBe(303);
+    expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(401);
+    const row = await accountRow(accountId);
+    expect([row.webhook_url, row.test_webhook_url, row.email_verified_at > 0]).toEqual([null, null, true]);
+    const brand = await env.DB.prepare("SELECT webhook_url FROM brands WHERE account_id = ?").bind(accountId).first<{ webhook_url: string | null }>();
+    expect(brand!.webhook_url).toBeNull();
+    // The owner is in, and sees where webhooks go (nowhere now).
+    const hooks = await (await owner.get("/app/webhooks")).text();
+    expect(hooks).toContain("Live keys");
+    expect(hooks).not.toContain("attacker.example");
+  });
+
+  it("needs PUBLIC_BASE_URL for mailed links outside local development", async () => {
+    const { requestPasswordReset } = await import("../../src/services/auth");
+    const { email } = await signedUpClient();
+    const production = { ...env, DEV_MODE: "false", PUBLIC_BASE_URL: undefined } as typeof env;
+    await expect(requestPasswordReset(production, email, "https://attacker.example", Date.now())).rejects.toThrow(/PUBLIC_BASE_URL/);
+  });
+});
+

@@ -91,6 +91,13 @@ export const ResetPasswordPage: FC<{ token: string; valid: boolean; error?: stri
           New password <span class="muted">(at least {MIN_PASSWORD_LENGTH} characters)</span>
           <input type="password" name="password" autocomplete="new-password" minlength={MIN_PASSWORD_LENGTH} required />
         </label>
+        <label class="check">
+          <input type="checkbox" name="secure" checked />
+          <span>
+            Also revoke every API key and remove the webhook URLs of the account and its brands (recommended if someone else may have used the account). Every browser and
+            connected assistant is signed out either way.
+          </span>
+        </label>
         <button type="submit">Save and sign in</button>
       </form>
     ) : (

@@ -44,7 +44,7 @@ export const BillingPage: FC<{
   notice?: string;
   error?: string;
 }> = ({ account, payments, planPrices, paymentsReady, notice, error }) => (
-  <AppPage title="Billing" path="/app/billing" email={account.email}>
+  <AppPage title="Billing" path="/app/billing" email={account.email} unverified={!account.emailVerified}>
     {error && <Notice kind="error">{error}</Notice>}
     {notice && <Notice kind="ok">{notice}</Notice>}
     {!paymentsReady && <Notice kind="info">Payments are not configured on this server (STRIPE_SECRET_KEY).</Notice>}

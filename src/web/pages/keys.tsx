@@ -13,7 +13,7 @@ export const KeysPage: FC<{
   /** One-time token of the "create key" form: sending the form again makes no second key. */
   formNonce: string;
 }> = ({ account, keys, refusal, created, error, notice, formNonce }) => (
-  <AppPage title="API keys" path="/app/keys" email={account.email}>
+  <AppPage title="API keys" path="/app/keys" email={account.email} unverified={!account.emailVerified}>
     {error && <Notice kind="error">{error}</Notice>}
     {notice && <Notice kind="ok">{notice}</Notice>}
     {created && (

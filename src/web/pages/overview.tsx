@@ -3,12 +3,13 @@ import type { AccountDetails } from "../../services/accounts";
 import { planNames } from "../../services/catalog";
 import type { DailyUsage } from "../../services/usage";
 import { credits, date } from "../format";
-import { AppPage } from "../layout";
+import { AppPage, Notice } from "../layout";
 import { UsageChart } from "../usage-chart";
 
 /** `keysPaused`: why the plan refuses REST keys (they exist but answer 401), or null. */
-export const OverviewPage: FC<{ account: AccountDetails; usage: DailyUsage; activeKeys: number; keysPaused: string | null }> = ({ account, usage, activeKeys, keysPaused }) => (
-  <AppPage title="Overview" path="/app" email={account.email}>
+export const OverviewPage: FC<{ account: AccountDetails; usage: DailyUsage; activeKeys: number; keysPaused: string | null; notice?: string }> = ({ account, usage, activeKeys, keysPaused, notice }) => (
+  <AppPage title="Overview" path="/app" email={account.email} unverified={!account.emailVerified}>
+    {notice && <Notice kind="ok">{notice}</Notice>}
     <div class="grid">
       <div class="card stat">
         <div class="label">Balance</div>
