@@ -6,6 +6,7 @@
 import type { Env } from "../env";
 import { stopJobRunner } from "./jobs";
 import { runMaintenance } from "./maintenance";
+import { sealLegacyTokens } from "./channel-config";
 
 export interface AccountAudit {
   accountId: string;
@@ -119,8 +120,10 @@ async function unreferenced(db: D1Database, prefix: string, keys: string[]): Pro
 }
 
 /** The cron's maintenance, plus the orphan sweep, run now (operator API). */
-export async function maintainNow(db: D1Database, bucket: R2Bucket, now: number, runners: Pick<Env, "MEDIA_RUNNER">, orphanGraceMs?: number) {
-  const summary = await runMaintenance(db, bucket, now, (jobId) => stopJobRunner(runners, jobId));
+export async function maintainNow(db: D1Database, bucket: R2Bucket, now: number, env: Pick<Env, "MEDIA_RUNNER" | "AUTH_SECRET">, orphanGraceMs?: number) {
+  const summary = await runMaintenance(db, bucket, now, (jobId) => stopJobRunner(env, jobId));
   const orphans = await findOrphans(db, bucket, now, { remove: true, graceMs: orphanGraceMs });
-  return { ...summary, orphansDeleted: orphans.deleted };
+  // Channel access tokens stored before their encryption (plain text) are sealed.
+  const tokensSealed = await sealLegacyTokens({ DB: db, AUTH_SECRET: env.AUTH_SECRET });
+  return { ...summary, orphansDeleted: orphans.deleted, tokensSealed };
 }

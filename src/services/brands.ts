@@ -12,7 +12,10 @@ import { characterCount, displayName } from "../lib/display-name";
 import { newId } from "../lib/ids";
 import { canonicalTimeZone } from "../lib/zoned-time";
 import { channelConfig, channelTarget, type ChannelInput } from "./channel-config";
-import { brandWebhookSecret } from "./webhooks";
+import { assertWebhookUrl, brandWebhookSecret } from "./webhooks";
+import { UnsafeUrlError } from "../lib/public-url";
+import { requireVerifiedEmail } from "./email-verification";
+import { publishPolicy } from "./publishing";
 
 export type Network = "webhook" | "mastodon";
 
@@ -36,31 +39,48 @@ export interface BrandView {
   createdAt: string;
 }
 
-const httpUrl = (raw: string, field: string) => {
+/**
+ * Where a brand sends events and posts is checked when it is saved, with the rules of job webhooks
+ * (https, a public host whose every address is public, no credentials in the URL), not only at
+ * send time: a refused URL is a 400 naming the field, and nothing is saved. Publication checks
+ * again, since a name may resolve elsewhere later.
+ */
+async function outboundUrl(env: Env, raw: string, field: string): Promise<string> {
   try {
-    const url = new URL(raw);
-    if (url.protocol === "http:" || url.protocol === "https:") return url.toString();
-  } catch {}
-  throw invalidRequest(`${field}: must be an http(s) URL.`);
-};
+    return (await assertWebhookUrl(raw, publishPolicy(env))).toString();
+  } catch (error) {
+    if (error instanceof UnsafeUrlError) throw invalidRequest(`${field}: ${error.message}.`);
+    throw error;
+  }
+}
 
-/** Throws a 400 naming the first field refused; returns the input with its time zone spelt canonically. */
-function checkInput<T extends Partial<BrandInput>>(input: T): T {
+/**
+ * Throws a 400 naming the first field refused; returns the input with its time zone spelt
+ * canonically and its URLs as checked. Setting a webhook or a channel needs a confirmed email.
+ */
+async function checkInput<T extends Partial<BrandInput>>(env: Env, accountId: string, input: T): Promise<T> {
   if (input.name !== undefined && (!displayName(input.name) || characterCount(displayName(input.name)) > 100)) throw invalidRequest("name: 1 to 100 characters.");
   const timeZone = input.timeZone === undefined ? undefined : canonicalTimeZone(input.timeZone);
   if (input.timeZone !== undefined && !timeZone) throw invalidRequest(`timeZone: '${input.timeZone.slice(0, 64)}' is not an IANA time zone (e.g. Europe/Paris).`);
-  if (input.webhookUrl) httpUrl(input.webhookUrl, "webhookUrl");
   const seen = new Set<string>();
   for (const [i, channel] of (input.channels ?? []).entries()) {
     if (seen.has(channel.network)) throw invalidRequest(`channels.${i}: ${channel.network} is listed twice.`);
     seen.add(channel.network);
-    if (channel.network === "webhook") httpUrl(channel.url, `channels.${i}.url`);
-    else {
-      httpUrl(channel.instanceUrl, `channels.${i}.instanceUrl`);
-      if (!channel.accessToken) throw invalidRequest(`channels.${i}.accessToken: Required`);
-    }
+    if (channel.network === "mastodon" && !channel.accessToken) throw invalidRequest(`channels.${i}.accessToken: Required`);
   }
-  return timeZone === undefined ? input : { ...input, timeZone };
+  if (input.webhookUrl || input.channels?.length) await requireVerifiedEmail(env.DB, accountId, "send a brand's events or posts anywhere");
+  const webhookUrl = input.webhookUrl ? await outboundUrl(env, input.webhookUrl, "webhookUrl") : input.webhookUrl;
+  const channels = input.channels && (await Promise.all(input.channels.map(async (channel, i): Promise<ChannelInput> =>
+    channel.network === "webhook"
+      ? { ...channel, url: await outboundUrl(env, channel.url, `channels.${i}.url`) }
+      : { ...channel, instanceUrl: await outboundUrl(env, channel.instanceUrl, `channels.${i}.instanceUrl`) },
+  )));
+  return {
+    ...input,
+    ...(timeZone !== undefined ? { timeZone } : {}),
+    ...(input.webhookUrl !== undefined ? { webhookUrl } : {}),
+    ...(channels !== undefined ? { channels } : {}),
+  };
 }
 
 /** The rows of a brand's channels, tokens sealed (plain values: drizzle's builders run when awaited). */
@@ -83,7 +103,7 @@ async function view(env: Env, row: typeof brands.$inferSelect): Promise<BrandVie
 }
 
 export async function createBrand(env: Env, accountId: string, raw: BrandInput, now: number): Promise<BrandView> {
-  const input = checkInput(raw);
+  const input = await checkInput(env, accountId, raw);
   const id = newId("brd", now);
   const row = { id, accountId, name: displayName(input.name), timeZone: input.timeZone, requiresApproval: input.requiresApproval ?? false, webhookUrl: input.webhookUrl ?? null, createdAt: now };
   // Before anything is written: a server without WEBHOOK_SIGNING_KEY cannot show the brand's secret.
@@ -113,8 +133,8 @@ export async function listBrands(env: Env, accountId: string): Promise<BrandView
 
 /** Changes the settings given; `channels`, when given, replaces the brand's networks. */
 export async function updateBrand(env: Env, accountId: string, brandId: string, raw: Partial<BrandInput>, now: number): Promise<BrandView> {
-  const input = checkInput(raw);
   await brandRow(env.DB, accountId, brandId);
+  const input = await checkInput(env, accountId, raw);
   const d = orm(env.DB);
   const changes = {
     ...(input.name !== undefined ? { name: displayName(input.name) } : {}),

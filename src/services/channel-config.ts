@@ -3,13 +3,13 @@
  * Mastodon instance and access token. The token is encrypted at rest (src/lib/sealed-text.ts)
  * under a key derived from AUTH_SECRET for this purpose alone and bound to the brand; it is
  * opened only where a publisher calls Mastodon, and no view shows it. Rows written before the
- * encryption hold the token in plain text and are still read (rewritten sealed when the
- * brand's channels are next saved).
+ * encryption held the token in plain text: the cron seals them (sealLegacyTokens), and until it
+ * has, they are still read.
  */
 import { z } from "zod";
 import type { brandChannels } from "../db/schema";
 import type { Env } from "../env";
-import { openText, sealText } from "../lib/sealed-text";
+import { isSealed, openText, sealText } from "../lib/sealed-text";
 import { authSecret } from "../lib/signing";
 import { PublishError } from "./publishers";
 
@@ -47,4 +47,25 @@ export async function publisherSettings(env: Pick<Env, "AUTH_SECRET">, row: type
   } catch (error) {
     throw new PublishError(`the Mastodon access token cannot be read (${error instanceof Error ? error.message : String(error)}); connect the channel again`, false);
   }
+}
+
+/**
+ * Seals the access tokens of rows written before the encryption (plain text in D1), at most
+ * `limit` per run; each row is rewritten only if it still holds that plain token, so a save of the
+ * channel in between wins. Returns how many rows were sealed.
+ */
+export async function sealLegacyTokens(env: Pick<Env, "AUTH_SECRET" | "DB">, limit = 100): Promise<number> {
+  if (!env.AUTH_SECRET) return 0;
+  const rows = await env.DB.prepare("SELECT id, brand_id, config FROM brand_channels WHERE network = 'mastodon' AND json_extract(config, '$.accessToken') NOT LIKE 'v1:%' LIMIT ?")
+    .bind(limit)
+    .all<{ id: string; brand_id: string; config: string }>();
+  let sealed = 0;
+  for (const row of rows.results) {
+    const config = MastodonConfig.safeParse(JSON.parse(row.config));
+    if (!config.success || isSealed(config.data.accessToken)) continue;
+    const next = await channelConfig(env, row.brand_id, { network: "mastodon", ...config.data });
+    const changed = await env.DB.prepare("UPDATE brand_channels SET config = ? WHERE id = ? AND config = ?").bind(next, row.id, row.config).run();
+    sealed += changed.meta.changes;
+  }
+  return sealed;
 }

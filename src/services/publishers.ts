@@ -39,9 +39,11 @@ async function send(url: URL, init: RequestInit, timeoutMs = TIMEOUT_MS): Promis
     throw new PublishError(`${url.host} did not answer (${error instanceof Error ? error.message : String(error)})`, true);
   }
   if (response.ok) return response;
-  const text = (await response.text().catch(() => "")).slice(0, 200);
+  // Only the status is reported: what a remote server answers is never shown to the customer
+  // (a brand's URL could be aimed at a host whose pages should not be read through us).
+  await response.body?.cancel();
   // 4xx other than 408/429 will not get better by retrying.
-  throw new PublishError(`${url.host} answered ${response.status}${text ? `: ${text}` : ""}`, response.status >= 500 || response.status === 408 || response.status === 429);
+  throw new PublishError(`${url.host} answered HTTP ${response.status}`, response.status >= 500 || response.status === 408 || response.status === 429);
 }
 
 async function signedPost(rawUrl: string, secret: string, payload: unknown, policy: UrlPolicy): Promise<Response> {
@@ -73,9 +75,24 @@ const webhook = {
       scheduledAt: post.scheduledAt,
     }, policy);
     const answer = (await response.json().catch(() => ({}))) as { id?: unknown; url?: unknown };
-    return { id: typeof answer.id === "string" ? answer.id : undefined, url: typeof answer.url === "string" ? answer.url : undefined };
+    return publishedPost(answer.id, answer.url);
   },
 };
+
+/**
+ * What a network's answer may put on a post: an id of at most 200 plain characters and an http(s)
+ * link (on `host` when given: a Mastodon status lives on its instance). Anything else the server
+ * said stays unread: a remote answer is not relayed to the customer beyond these two fields.
+ */
+export function publishedPost(id: unknown, url: unknown, host?: string): { id?: string; url?: string } {
+  const safeId = typeof id === "string" && /^[\w.:@-]{1,200}$/.test(id) ? id : undefined;
+  let safeUrl: string | undefined;
+  try {
+    const parsed = typeof url === "string" && url.length <= 2048 ? new URL(url) : undefined;
+    if (parsed && (parsed.protocol === "https:" || parsed.protocol === "http:") && !parsed.username && !parsed.password && (host === undefined || parsed.host === host)) safeUrl = parsed.toString();
+  } catch {}
+  return { id: safeId, url: safeUrl };
+}
 
 async function instance(config: { instanceUrl: string }, path: string, policy: UrlPolicy): Promise<URL> {
   const url = await assertPublicUrl(`${config.instanceUrl}${path}`, policy).catch((error: Error) => {
@@ -147,8 +164,10 @@ const mastodon = {
       headers: { ...auth, "idempotency-key": `${post.postId}:mastodon` },
       body,
     });
-    const status = (await response.json()) as { id: string; url?: string };
-    return { id: status.id, url: status.url };
+    const status = (await response.json().catch(() => ({}))) as { id?: unknown; url?: unknown };
+    const published = publishedPost(status.id, status.url, new URL(config.instanceUrl).host);
+    if (!published.id) throw new PublishError("the instance accepted the status but gave no id", false);
+    return published;
   },
   async engagement(config: { instanceUrl: string; accessToken: string }, statusId: string, policy: UrlPolicy): Promise<Engagement> {
     const response = await send(await instance(config, `/api/v1/statuses/${encodeURIComponent(statusId)}`, policy), { headers: { authorization: `Bearer ${config.accessToken}` } });
