@@ -23,7 +23,8 @@ import { AppError, invalidRequest, notFound } from "../errors";
 import { newId, quotedId, randomToken } from "../lib/ids";
 import { assertPublicUrl, UnsafeUrlError, type UrlPolicy } from "../lib/public-url";
 import { eachMessage } from "../queues/batch";
-import type { Caller } from "./accounts";
+import type { Caller, KeyMode } from "./accounts";
+import { requireVerifiedEmail } from "./email-verification";
 import { jobView, loadJob, type JobStatusView } from "./jobs";
 
 export const WebhookMessageSchema = z.object({ deliveryId: z.string().min(1), token: z.string().min(1) });
@@ -106,9 +107,12 @@ async function derivedSecret(env: Pick<Env, "WEBHOOK_SIGNING_KEY">, ownerId: str
   return `whsec_${toBase64(await hmac(encoder.encode(env.WEBHOOK_SIGNING_KEY), `${ownerId}:${version}`))}`;
 }
 
-/** The account's job-webhook secret at `version` (rotation bumps the version stored in D1). */
-export async function accountWebhookSecret(env: Pick<Env, "WEBHOOK_SIGNING_KEY">, accountId: string, version: number): Promise<string> {
-  return derivedSecret(env, accountId, version);
+/**
+ * The account's job-webhook secret at `version` (rotation bumps the version stored in D1). Test
+ * mode has a secret of its own: a test key's jobs never carry a signature the live endpoint accepts.
+ */
+export async function accountWebhookSecret(env: Pick<Env, "WEBHOOK_SIGNING_KEY">, accountId: string, version: number, mode: KeyMode = "live"): Promise<string> {
+  return derivedSecret(env, mode === "test" ? `${accountId}/test` : accountId, version);
 }
 
 /**
@@ -135,11 +139,11 @@ export async function signWebhook(secrets: string | string[], id: string, timest
 }
 
 /** The secrets that sign now: the current one, and the previous one within 24 h of a rotation. */
-async function signingSecrets(env: Env, accountId: string, now: number): Promise<string[]> {
-  const row = await accountWebhookRow(env.DB, accountId);
-  const secrets = [await accountWebhookSecret(env, accountId, row.webhook_secret_version)];
-  if (row.webhook_secret_version > 1 && row.webhook_secret_rotated_at !== null && now - row.webhook_secret_rotated_at < ROTATION_OVERLAP_MS) {
-    secrets.push(await accountWebhookSecret(env, accountId, row.webhook_secret_version - 1));
+async function signingSecrets(env: Env, accountId: string, mode: KeyMode, now: number): Promise<string[]> {
+  const row = await accountWebhookRow(env.DB, accountId, mode);
+  const secrets = [await accountWebhookSecret(env, accountId, row.version, mode)];
+  if (row.version > 1 && row.rotatedAt !== null && now - row.rotatedAt < ROTATION_OVERLAP_MS) {
+    secrets.push(await accountWebhookSecret(env, accountId, row.version - 1, mode));
   }
   return secrets;
 }
@@ -152,43 +156,57 @@ export interface AccountWebhookView {
   secretVersion: number;
 }
 
-async function accountWebhookRow(db: D1Database, accountId: string) {
+/** The columns of each mode's settings: live keys' and test keys' are apart (a test key never reaches the live ones). */
+const SETTINGS = {
+  live: { url: "webhook_url", version: "webhook_secret_version", rotatedAt: "webhook_secret_rotated_at" },
+  test: { url: "test_webhook_url", version: "test_webhook_secret_version", rotatedAt: "test_webhook_secret_rotated_at" },
+} as const;
+
+async function accountWebhookRow(db: D1Database, accountId: string, mode: KeyMode) {
+  const column = SETTINGS[mode];
   const row = await db
-    .prepare("SELECT webhook_url, webhook_secret_version, webhook_secret_rotated_at FROM accounts WHERE id = ?")
+    .prepare(`SELECT ${column.url} AS url, ${column.version} AS version, ${column.rotatedAt} AS rotatedAt FROM accounts WHERE id = ?`)
     .bind(accountId)
-    .first<{ webhook_url: string | null; webhook_secret_version: number; webhook_secret_rotated_at: number | null }>();
+    .first<{ url: string | null; version: number; rotatedAt: number | null }>();
   if (!row) throw new AppError("not_found", "Account not found.");
   return row;
 }
 
-export async function getAccountWebhook(env: Env, accountId: string): Promise<AccountWebhookView> {
-  const row = await accountWebhookRow(env.DB, accountId);
-  return { url: row.webhook_url, secret: await accountWebhookSecret(env, accountId, row.webhook_secret_version), secretVersion: row.webhook_secret_version };
+/** The webhook settings of a mode: live keys see the live ones, test keys the test ones. */
+export async function getAccountWebhook(env: Env, accountId: string, mode: KeyMode = "live"): Promise<AccountWebhookView> {
+  const row = await accountWebhookRow(env.DB, accountId, mode);
+  return { url: row.url, secret: await accountWebhookSecret(env, accountId, row.version, mode), secretVersion: row.version };
 }
 
-/** Sets (after the same checks as a call's webhookUrl) or clears the account's default URL. */
-export async function setAccountWebhookUrl(env: Env, accountId: string, raw: string | null): Promise<AccountWebhookView> {
+/**
+ * Sets (after the same checks as a call's webhookUrl, and once the account's email is confirmed)
+ * or clears the mode's default URL.
+ */
+export async function setAccountWebhookUrl(env: Env, accountId: string, raw: string | null, mode: KeyMode = "live"): Promise<AccountWebhookView> {
+  if (raw !== null) await requireVerifiedEmail(env.DB, accountId, "set a webhook URL");
   const url = raw === null ? null : await validateWebhookUrl(env, raw, "url");
   await accountWebhookSecret(env, accountId, 1);
-  await env.DB.prepare("UPDATE accounts SET webhook_url = ? WHERE id = ?").bind(url, accountId).run();
-  return getAccountWebhook(env, accountId);
+  await env.DB.prepare(`UPDATE accounts SET ${SETTINGS[mode].url} = ? WHERE id = ?`).bind(url, accountId).run();
+  return getAccountWebhook(env, accountId, mode);
 }
 
 /**
  * A new secret at once. For 24 h deliveries carry two signatures (new and previous secret), so
  * a receiver can switch to the new secret without missing events; then the previous one stops.
  */
-export async function rotateAccountWebhookSecret(env: Env, accountId: string, now: number): Promise<AccountWebhookView> {
+export async function rotateAccountWebhookSecret(env: Env, accountId: string, now: number, mode: KeyMode = "live"): Promise<AccountWebhookView> {
   await accountWebhookSecret(env, accountId, 1);
-  await env.DB.prepare("UPDATE accounts SET webhook_secret_version = webhook_secret_version + 1, webhook_secret_rotated_at = ? WHERE id = ?").bind(now, accountId).run();
-  return getAccountWebhook(env, accountId);
+  const column = SETTINGS[mode];
+  await env.DB.prepare(`UPDATE accounts SET ${column.version} = ${column.version} + 1, ${column.rotatedAt} = ? WHERE id = ?`).bind(now, accountId).run();
+  return getAccountWebhook(env, accountId, mode);
 }
 
 /**
  * A call's own webhook URL, checked now (400 if refused). A call without one notifies the
- * account's default, which the job's insert reads (src/services/jobs.ts).
+ * default of its key's mode, which the job's insert reads (src/services/jobs.ts).
  */
 export async function checkCallWebhookUrl(env: Env, accountId: string, callUrl: string): Promise<string> {
+  await requireVerifiedEmail(env.DB, accountId, "use a webhook URL");
   const url = await validateWebhookUrl(env, callUrl);
   await accountWebhookSecret(env, accountId, 1);
   return url;
@@ -289,13 +307,13 @@ interface DeliveryRow {
  * it carries the result's download capability, which D1 keeps only hashed. A body stored by an
  * older version is still sent as it is.
  */
-async function payloadOf(env: Env, delivery: DeliveryRow): Promise<string | null> {
-  if (delivery.payload) return delivery.payload;
+async function payloadOf(env: Env, delivery: DeliveryRow): Promise<{ body: string; mode: KeyMode } | null> {
   const job = await loadJob(env.DB, delivery.job_id);
+  if (delivery.payload) return { body: delivery.payload, mode: job?.mode ?? (JSON.parse(delivery.payload).livemode === false ? "test" : "live") };
   if (!job) return null;
   const data: JobStatusView = await jobView(env, job);
-  // livemode tells a receiver a test key's job from a live one (both go to the account's URL).
-  return JSON.stringify({ type: delivery.event, timestamp: new Date(job.finishedAt ?? Date.now()).toISOString(), livemode: job.mode !== "test", data });
+  // livemode says which settings sent it: a test key's job goes to the test URL, signed with the test secret.
+  return { body: JSON.stringify({ type: delivery.event, timestamp: new Date(job.finishedAt ?? Date.now()).toISOString(), livemode: job.mode !== "test", data }), mode: job.mode };
 }
 
 interface AttemptOutcome {
@@ -304,11 +322,11 @@ interface AttemptOutcome {
   error: string | null;
 }
 
-async function post(env: Env, delivery: DeliveryRow, body: string, now: number): Promise<AttemptOutcome> {
+async function post(env: Env, delivery: DeliveryRow, { body, mode }: { body: string; mode: KeyMode }, now: number): Promise<AttemptOutcome> {
   try {
     // Checked again at every attempt: what a name resolves to may have changed since the call.
     const url = await assertWebhookUrl(delivery.url, webhookPolicy(env));
-    const headers = await signWebhook(await signingSecrets(env, delivery.account_id, now), delivery.id, Math.floor(now / 1000), body);
+    const headers = await signWebhook(await signingSecrets(env, delivery.account_id, mode, now), delivery.id, Math.floor(now / 1000), body);
     const response = await fetch(url, {
       method: "POST",
       body,
@@ -342,15 +360,15 @@ export async function attemptDelivery(env: Env, message: WebhookMessage, now: nu
     .first<DeliveryRow>();
   if (!delivery) return "stale";
 
-  const body = await payloadOf(env, delivery);
-  const outcome: AttemptOutcome = body === null ? { ok: false, status: null, error: "the job no longer exists" } : await post(env, delivery, body, now);
+  const payload = await payloadOf(env, delivery);
+  const outcome: AttemptOutcome = payload === null ? { ok: false, status: null, error: "the job no longer exists" } : await post(env, delivery, payload, now);
   const finished = Date.now();
   await env.DB.prepare("INSERT OR REPLACE INTO job_webhook_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error) VALUES (?, ?, ?, ?, ?, ?)")
     .bind(delivery.id, delivery.attempts, now, Math.max(0, finished - now), outcome.status, outcome.error)
     .run();
 
   const delay = retrySchedule(env)[delivery.attempts - 1];
-  if (outcome.ok || body === null || delay === undefined) {
+  if (outcome.ok || payload === null || delay === undefined) {
     const status = outcome.ok ? "delivered" : "failed";
     await env.DB.prepare("UPDATE job_webhooks SET status = ?, lease_until = NULL, finished_at = ? WHERE id = ?").bind(status, finished, delivery.id).run();
     return status;

@@ -5,7 +5,9 @@
  */
 import { env } from "cloudflare:workers";
 import { parseBuffer } from "music-metadata";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import type { Env } from "../../src/env";
+import { signWebhook } from "../../src/services/webhooks";
 import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { makeWav } from "../helpers/audio-checks";
 import { ADMIN, balanceOf, call, callTool, expectError, expectLedgerConsistent, newAccount, postJson, uploadBytes, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
@@ -177,15 +179,54 @@ describe("test-mode keys", () => {
     expect((await call("/api/v1/brands", { headers: account.auth })).status).toBe(200);
   });
 
-  it("cannot read or change the account's webhook settings (their secret signs live deliveries); their jobs' webhooks say livemode false", async () => {
+  it("have webhook settings of their own: their jobs notify the test URL, signed with the test secret, never the live endpoint", async () => {
     const account = await newAccount({ credits: 10 });
     const key = await testKey(account);
-    const refusal = /The webhook settings are live data/;
-    await expectError(await call("/api/v1/account/webhook", { headers: key.auth }), 400, "invalid_request", refusal);
-    await expectError(await call("/api/v1/account/webhook", { method: "PUT", headers: { ...key.auth, "content-type": "application/json" }, body: JSON.stringify({ url: "https://example.com/h" }) }), 400, "invalid_request", refusal);
-    await expectError(await call("/api/v1/account/webhook", { method: "DELETE", headers: key.auth }), 400, "invalid_request", refusal);
-    await expectError(await call("/api/v1/account/webhook/rotate-secret", { method: "POST", headers: key.auth }), 400, "invalid_request", refusal);
-    expect((await call("/api/v1/account/webhook", { headers: account.auth })).status).toBe(200);
+    const json = (who: TestAccount, method: string, path: string, body?: unknown) =>
+      call(path, { method, headers: { ...who.auth, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    // Public names do not resolve here: the URLs are stored as a PUT would store them (e2e sets them through the API).
+    await env.DB.prepare("UPDATE accounts SET webhook_url = 'https://live.test/hooks', test_webhook_url = 'https://sandbox.test/hooks' WHERE id = ?").bind(account.accountId).run();
+    const live = (await (await json(account, "GET", "/api/v1/account/webhook")).json()) as { url: string; secret: string };
+    const test = (await (await json(key, "GET", "/api/v1/account/webhook")).json()) as { url: string; secret: string };
+    expect(live.url).toBe("https://live.test/hooks");
+    expect(test.url).toBe("https://sandbox.test/hooks");
+    expect(test.secret).toMatch(/^whsec_/);
+    expect(test.secret).not.toBe(live.secret);
+    // Rotating the test secret leaves the live one alone; a refused URL changes neither.
+    await expectError(await json(key, "PUT", "/api/v1/account/webhook", { url: "https://127.0.0.1/hook" }), 400, "invalid_request", /^url: /);
+    const rotated = (await (await json(key, "POST", "/api/v1/account/webhook/rotate-secret")).json()) as { secret: string; secretVersion: number };
+    expect(rotated.secretVersion).toBe(2);
+    expect(((await (await json(account, "GET", "/api/v1/account/webhook")).json()) as { secret: string }).secret).toBe(live.secret);
+
+    // A test key's job takes the test URL; a live key's the live one.
+    const testClip = await uploadFixture(key, "clip.mp4");
+    const liveClip = await uploadFixture(account, "clip.mp4");
+    const testJob = (await (await callTool(key, "extract-audio", { uploadId: testClip.uploadId })).json()) as { jobId: string };
+    const liveJob = (await (await callTool(account, "extract-audio", { uploadId: liveClip.uploadId })).json()) as { jobId: string };
+    const urlOf = async (jobId: string) => (await env.DB.prepare("SELECT webhook_url FROM jobs WHERE id = ?").bind(jobId).first<{ webhook_url: string }>())!.webhook_url;
+    expect(await urlOf(testJob.jobId)).toBe("https://sandbox.test/hooks");
+    expect(await urlOf(liveJob.jobId)).toBe("https://live.test/hooks");
+
+    // The delivery of the test job, signed by the service: only the test secret verifies it.
+    expect((await waitForJob(key, testJob.jobId)).status).toBe("completed");
+    const delivery = await env.DB.prepare("SELECT id FROM job_webhooks WHERE job_id = ?").bind(testJob.jobId).first<{ id: string }>();
+    await env.DB.prepare("UPDATE job_webhooks SET token = 'test-token', url = 'http://127.0.0.1:9/sandbox' WHERE id = ?").bind(delivery!.id).run();
+    const received: Request[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      received.push(new Request(input as string, init));
+      return new Response(null, { status: 204 });
+    });
+    const { attemptDelivery } = await import("../../src/services/webhooks");
+    const testEnv = { ...(env as Env), ALLOW_PRIVATE_URLS: "true" } as Env;
+    expect(await attemptDelivery(testEnv, { deliveryId: delivery!.id, token: "test-token" }, Date.now())).toBe("delivered");
+    vi.restoreAllMocks();
+    const body = await received[0]!.text();
+    expect(JSON.parse(body)).toMatchObject({ type: "job.completed", livemode: false, data: { jobId: testJob.jobId } });
+    const signatures = received[0]!.headers.get("webhook-signature")!.split(" ");
+    const sign = async (secret: string) => (await signWebhook(secret, delivery!.id, Number(received[0]!.headers.get("webhook-timestamp")), body))["webhook-signature"];
+    const currentTest = ((await (await json(key, "GET", "/api/v1/account/webhook")).json()) as { secret: string }).secret;
+    expect(signatures).toContain(await sign(currentTest));
+    expect(signatures).not.toContain(await sign(live.secret));
     // A live key's Idempotency-Key can never name a test key's scope.
     await expectError(await callTool(key, "extract-audio", { uploadId: "upl_x" }, { "idempotency-key": "a\tb" }), 400, "invalid_request", /^Idempotency-Key: /);
   });

@@ -3,14 +3,14 @@
  * log. Validation and shaping only; src/services/webhooks.ts signs, schedules and records.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { createRouter, liveKeysOnly } from "../../http";
+import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
 import { getAccountWebhook, MAX_WEBHOOK_URL_LENGTH, rotateAccountWebhookSecret, setAccountWebhookUrl, webhookLogForKey } from "../../services/webhooks";
 import { jsonContent } from "../../lib/openapi";
 
 const AccountWebhookSchema = z
   .object({
-    url: z.string().nullable().openapi({ description: "Default URL notified when a job of this account ends; a call's webhookUrl wins. Null: none." }),
+    url: z.string().nullable().openapi({ description: "Default URL notified when a job of this account ends; a call's webhookUrl wins. Null: none. Live and test keys have settings of their own: a test key reads and sets the URL and secret its test jobs use, never the live ones." }),
     secret: z.string().openapi({ description: "Signing secret (whsec_<base64>): verify webhook-signature with it (Standard Webhooks)", example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }),
     secretVersion: z.int().openapi({ description: "Increases at each rotation" }),
   })
@@ -97,13 +97,13 @@ const logRoute = createRoute({
   responses: { 200: jsonContent(WebhookLogSchema, "Delivery log"), ...pickErrors(401, 404) },
 });
 
-/** The account's URL and signing secret serve its live jobs: test keys may not read or change them. */
-const TEST_KEY_REFUSAL =
-  "The webhook settings are live data (their secret signs live deliveries): test keys cannot read or change them. Use a live key; test keys' jobs are delivered to the same URL with livemode false.";
-
-export const webhookSettingRoutes = liveKeysOnly(createRouter(), ["/account/webhook", "/account/webhook/*"], TEST_KEY_REFUSAL)
-  .openapi(getRoute, async (c) => c.json(await getAccountWebhook(c.env, c.get("caller").accountId), 200))
-  .openapi(putRoute, async (c) => c.json(await setAccountWebhookUrl(c.env, c.get("caller").accountId, c.req.valid("json").url), 200))
-  .openapi(deleteRoute, async (c) => c.json(await setAccountWebhookUrl(c.env, c.get("caller").accountId, null), 200))
-  .openapi(rotateRoute, async (c) => c.json(await rotateAccountWebhookSecret(c.env, c.get("caller").accountId, Date.now()), 200))
+/**
+ * A key reads and changes the settings of its own mode: live keys the live URL and secret, test
+ * keys the test ones, whose jobs alone they notify (a test key never sends a live-signed event).
+ */
+export const webhookSettingRoutes = createRouter()
+  .openapi(getRoute, async (c) => c.json(await getAccountWebhook(c.env, c.get("caller").accountId, c.get("caller").mode), 200))
+  .openapi(putRoute, async (c) => c.json(await setAccountWebhookUrl(c.env, c.get("caller").accountId, c.req.valid("json").url, c.get("caller").mode), 200))
+  .openapi(deleteRoute, async (c) => c.json(await setAccountWebhookUrl(c.env, c.get("caller").accountId, null, c.get("caller").mode), 200))
+  .openapi(rotateRoute, async (c) => c.json(await rotateAccountWebhookSecret(c.env, c.get("caller").accountId, Date.now(), c.get("caller").mode), 200))
   .openapi(logRoute, async (c) => c.json(await webhookLogForKey(c.env.DB, c.get("caller"), c.req.valid("param").id), 200));
