@@ -55,6 +55,16 @@ export class InsufficientCreditsError extends AppError {
   }
 }
 
+/** A refusal until a quota starts again (429 rate_limited with Retry-After): a test key's daily jobs. */
+export class QuotaExceededError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super("rate_limited", message);
+  }
+}
+
 /** Messages may quote what the caller sent; whatever a message builds in, the envelope stays short. */
 export const MAX_ERROR_MESSAGE = 500;
 

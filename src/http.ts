@@ -8,7 +8,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
 import type { Env } from "./env";
-import { AppError, codeForStatus, errorBody, statusOf } from "./errors";
+import { AppError, codeForStatus, errorBody, QuotaExceededError, statusOf } from "./errors";
 import { requireLiveKey, type Caller } from "./services/accounts";
 
 export type AppEnv = { Bindings: Env; Variables: { caller: Caller } };
@@ -46,6 +46,7 @@ export function zodIssueMessages(error: ZodError): string[] {
 export function errorResponse(c: Context, error: AppError): Response {
   // RFC 6750: a 401 says which scheme to use, and whether the token that came was refused.
   if (error.code === "unauthorized") c.header("WWW-Authenticate", c.req.header("authorization") ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"');
+  if (error instanceof QuotaExceededError) c.header("Retry-After", String(error.retryAfterSeconds));
   return c.json(errorBody(error), statusOf[error.code]);
 }
 

@@ -82,31 +82,47 @@ export function debitStatements(db: D1Database, p: { accountId: string; jobId: s
 const ACTIVE = "('queued', 'processing')";
 
 /**
- * Fails a job that is still queued or processing and refunds its cost to the buckets it came
- * from, exactly once: every statement is conditioned on the job still being active, and the
- * ledger key `refund:<job>` is unique. Returns false when the job had already ended.
+ * The plan credits a failed job gives back: what it took from the plan bucket, while the plan
+ * period that paid for it is still the account's current one (same plan period, not moved to pay
+ * as you go); otherwise 0, and the whole cost goes to purchased credits. Plan credits expire with
+ * their period: refunding them into a later period would grow its allowance, and into an ended
+ * one would lose them. An SQL expression over the job `j` and its account `a`.
+ */
+const REFUNDED_TO_PLAN = `CASE WHEN a.plan != 'payg' AND j.paid_period_end IS NOT NULL AND a.plan_period_end = j.paid_period_end THEN j.plan_debit ELSE 0 END`;
+
+/**
+ * Fails a job that is still queued or processing and refunds its cost exactly once, into the
+ * buckets of REFUNDED_TO_PLAN: every statement is conditioned on the job still being active,
+ * and the ledger key `refund:<job>` is unique. Returns false when the job had already ended.
  */
 export async function failAndRefund(db: D1Database, jobId: string, error: string, now: number, retentionMs: number) {
-  // The balance update runs first: the ledger insert after it would otherwise satisfy the
-  // "not refunded yet" guard of the update itself.
-  const [, , update] = await db.batch([
-    db
-      .prepare(
-        `UPDATE accounts SET
-           plan_credits = plan_credits + (SELECT plan_debit FROM jobs WHERE id = ?1),
-           purchased_credits = purchased_credits + (SELECT purchased_debit FROM jobs WHERE id = ?1)
-         WHERE id = (SELECT account_id FROM jobs WHERE id = ?1 AND status IN ${ACTIVE})
-           AND NOT EXISTS (SELECT 1 FROM ledger WHERE idempotency_key = 'refund:' || ?1)`,
-      )
-      .bind(jobId),
+  // The ledger entry records the split first; the balance update then applies that entry, and
+  // the job's state changes last: each statement is guarded by the state the previous left.
+  const [, , , update] = await db.batch([
     db
       .prepare(
         `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, job_id, idempotency_key, reason, created_at)
-         SELECT ?1, account_id, 'refund', cost, plan_debit, purchased_debit, id, 'refund:' || id, 'job failed', ?2
-         FROM jobs WHERE id = ?3 AND status IN ${ACTIVE}
+         SELECT ?1, j.account_id, 'refund', j.cost, ${REFUNDED_TO_PLAN}, j.cost - ${REFUNDED_TO_PLAN}, j.id, 'refund:' || j.id, 'job failed', ?2
+         FROM jobs j JOIN accounts a ON a.id = j.account_id WHERE j.id = ?3 AND j.status IN ${ACTIVE}
            AND NOT EXISTS (SELECT 1 FROM ledger WHERE idempotency_key = 'refund:' || ?3)`,
       )
       .bind(newId("led", now), now, jobId),
+    db
+      .prepare(
+        `UPDATE accounts SET
+           plan_credits = plan_credits + (SELECT plan_delta FROM ledger WHERE idempotency_key = 'refund:' || ?1),
+           purchased_credits = purchased_credits + (SELECT purchased_delta FROM ledger WHERE idempotency_key = 'refund:' || ?1)
+         WHERE id = (SELECT account_id FROM jobs WHERE id = ?1 AND status IN ${ACTIVE})
+           AND EXISTS (SELECT 1 FROM ledger WHERE idempotency_key = 'refund:' || ?1)`,
+      )
+      .bind(jobId),
+    // What an assistant spent today goes back with the refund (its daily cap counts net spending).
+    db
+      .prepare(
+        `UPDATE assistant_spending SET credits = MAX(0, credits - (SELECT cost FROM jobs WHERE id = ?1))
+         WHERE connection_id = (SELECT key_id FROM jobs WHERE id = ?1 AND status IN ${ACTIVE}) AND day = (SELECT created_at / 86400000 FROM jobs WHERE id = ?1)`,
+      )
+      .bind(jobId),
     db
       .prepare(
         `UPDATE jobs SET status = 'failed', error = ?1, finished_at = ?2, expires_at = ?3, deadline_at = NULL

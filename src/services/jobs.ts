@@ -6,13 +6,14 @@
 import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
 import { orm, type Job } from "../db/client";
 import { jobs } from "../db/schema";
-import { AppError, InsufficientCreditsError, invalidRequest, notFound } from "../errors";
+import { AppError, InsufficientCreditsError, invalidRequest, notFound, QuotaExceededError } from "../errors";
 import type { Env } from "../env";
 import { sha256Hex } from "../lib/hash";
 import { newId, quotedId } from "../lib/ids";
 import { estimateSeconds, tools, type ToolDefinitionOf, type ToolParams } from "../tools";
 import type { BillingQuantity, ToolContext } from "../tools/definition";
 import type { Caller } from "./accounts";
+import { accountLimits, secondsToNextUtcDay, utcDay } from "./account-limits";
 import { balanceOf, debitStatements, failAndRefund, isConstraintError } from "./credits";
 import { costOf, type ToolName } from "./pricing";
 import { resolveUpload, type StoredUpload } from "./uploads";
@@ -101,9 +102,10 @@ export async function createToolJob<K extends ToolName>(
   if (input.idempotencyKey !== undefined && (input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255 || /[\u0000-\u001f\u007f]/.test(input.idempotencyKey))) {
     throw invalidRequest("Idempotency-Key: must be 1 to 255 characters, without control characters.");
   }
-  // Scoped to the account, and within it to the mode: test calls never replay live jobs. The
-  // separator is a control character, which a key may not contain, so no live key can look scoped.
-  const key = input.idempotencyKey !== undefined && caller.mode === "test" ? `test\n${input.idempotencyKey}` : input.idempotencyKey;
+  // Scoped to the API key that sent it (a key has one mode, so test calls never replay live
+  // jobs): another key of the account gets a job of its own, never one it could not read. The
+  // separator is a control character, which an Idempotency-Key may not contain.
+  const key = input.idempotencyKey === undefined ? undefined : `${caller.keyId}\n${input.idempotencyKey}`;
   // Compared after validation: a body that spells out a default is the same request.
   // The hash of the body as sent: without webhookUrl it is the hash of the tool's parameters.
   const hashed = input.webhookUrl === undefined ? input.params : { ...input.params, webhookUrl: input.webhookUrl };
@@ -151,13 +153,17 @@ export async function createToolJob<K extends ToolName>(
             .bind(caller.accountId, key, hash, jobId, now),
         ]
       : []),
+    // A test key's job counts toward the account's test jobs of the day; the CHECK refuses the batch past the limit.
+    ...(caller.mode === "test" ? [testJobCountStatement(db, caller.accountId, now)] : []),
     ...debitStatements(db, { accountId: caller.accountId, jobId, cost, tool: input.tool, now }),
     db
       .prepare(
         `INSERT INTO jobs (id, account_id, key_id, tool, params, input_upload_ids, status, cost, plan_debit, purchased_debit,
-           balance_after, estimated_seconds, download_id, created_at, webhook_url, mode)
+           balance_after, estimated_seconds, download_id, created_at, webhook_url, mode, paid_period_end)
          SELECT ?1, a.id, ?2, ?3, ?4, ?5, 'queued', ?6, -l.plan_delta, -l.purchased_delta,
-           a.plan_credits + a.purchased_credits, ?7, ?8, ?9, COALESCE(?11, a.webhook_url), ?12
+           a.plan_credits + a.purchased_credits, ?7, ?8, ?9,
+           COALESCE(?11, CASE WHEN ?12 = 'test' THEN a.test_webhook_url ELSE a.webhook_url END), ?12,
+           CASE WHEN a.plan = 'payg' THEN NULL ELSE a.plan_period_end END
          FROM accounts a JOIN ledger l ON l.idempotency_key = 'debit:' || ?1 WHERE a.id = ?10
          RETURNING balance_after, webhook_url`,
       )
@@ -168,6 +174,7 @@ export async function createToolJob<K extends ToolName>(
     const results = await db.batch<{ balance_after: number; webhook_url: string | null }>(statements);
     created = results.at(-1)?.results[0];
   } catch (error) {
+    if (isConstraintError(error, "CHECK") && error instanceof Error && error.message.includes("test_jobs_within_limit")) throw testJobsExhausted(now);
     if (isConstraintError(error, "CHECK")) throw new InsufficientCreditsError(await balanceOf(db, caller.accountId), cost);
     if (key && isConstraintError(error, "UNIQUE")) {
       // A concurrent request with the same key committed first: answer what it answered.
@@ -195,18 +202,32 @@ export async function createToolJob<K extends ToolName>(
   return { jobId, status: "queued", creditsUsed: cost, creditsRemaining: created.balance_after, estimatedSeconds: estimated };
 }
 
-/** Test keys run real jobs for free, so what one call may process is bounded. */
-export const TEST_MODE_MAX_MEDIA_MS = 120_000;
-export const TEST_MODE_MAX_CHARACTERS = 1000;
-
+/** Test keys run real jobs for free, so what one call may process is bounded (src/services/account-limits.ts). */
 function checkTestModeBounds(quantity: BillingQuantity): void {
-  if ("durationMs" in quantity && quantity.durationMs > TEST_MODE_MAX_MEDIA_MS) {
-    throw invalidRequest(`Test keys process at most ${TEST_MODE_MAX_MEDIA_MS / 60_000} minutes of media per call; this call bills ${quantity.durationMs / 1000} s. Use a live key.`);
+  const { testMediaSeconds, testCharacters } = accountLimits;
+  if ("durationMs" in quantity && quantity.durationMs > testMediaSeconds * 1000) {
+    throw invalidRequest(`Test keys process at most ${testMediaSeconds / 60} minutes of media per call; this call bills ${quantity.durationMs / 1000} s. Use a live key.`);
   }
-  if ("characters" in quantity && quantity.characters > TEST_MODE_MAX_CHARACTERS) {
-    throw invalidRequest(`Test keys speak at most ${TEST_MODE_MAX_CHARACTERS} characters per call; this text has ${quantity.characters}. Use a live key.`);
+  if ("characters" in quantity && quantity.characters > testCharacters) {
+    throw invalidRequest(`Test keys speak at most ${testCharacters} characters per call; this text has ${quantity.characters}. Use a live key.`);
   }
 }
+
+/** Counts a test job toward the account's day (test_job_days: the limit travels with the count, the CHECK enforces it). */
+function testJobCountStatement(db: D1Database, accountId: string, now: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO test_job_days (account_id, day, jobs, max_jobs) VALUES (?1, ?2, 1, ?3)
+       ON CONFLICT (account_id, day) DO UPDATE SET jobs = jobs + 1, max_jobs = excluded.max_jobs`,
+    )
+    .bind(accountId, utcDay(now), accountLimits.testJobsPerDay);
+}
+
+const testJobsExhausted = (now: number) =>
+  new QuotaExceededError(
+    `Test keys of an account start at most ${accountLimits.testJobsPerDay} jobs a day (UTC); the count starts again at midnight UTC. Use a live key for more.`,
+    secondsToNextUtcDay(now),
+  );
 
 /**
  * Runs the job in its MediaRunner; `notifies`: the job has a webhook URL. Jobs without one

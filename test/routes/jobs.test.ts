@@ -100,17 +100,21 @@ describe("Idempotency-Key", () => {
     await expectLedgerConsistent(account);
   });
 
-  it("is scoped to the account: another API key replaying it gets the first response, and cannot read that job", async () => {
+  it("is scoped to the API key: another key of the account with the same Idempotency-Key gets a job of its own, which it can read", async () => {
     const account = await newAccount({ credits: 100 });
     const other = await newKey(account);
     const clip = await uploadFixture(account, "clip.mp4");
     const headers = { "idempotency-key": "shared-42" };
-    const first = await (await callTool(account, "extract-audio", { uploadId: clip.uploadId }, headers)).json();
-    const replayed = await (await callTool(other, "extract-audio", { uploadId: clip.uploadId }, headers)).json();
-    expect(replayed).toEqual(first);
-    expect(await balanceOf(account)).toBe(97);
-    // api-v1: a job is readable only by the key that created it.
-    await expectError(await call(`/api/v1/jobs/${(first as { jobId: string }).jobId}`, { headers: other.auth }), 404, "not_found");
+    const first = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId }, headers)).json()) as { jobId: string };
+    const second = (await (await callTool(other, "extract-audio", { uploadId: clip.uploadId }, headers)).json()) as { jobId: string };
+    expect(second.jobId).not.toBe(first.jobId);
+    // Each key reads its own job, and only its own (api-v1: a job is readable only by the key that created it).
+    expect((await call(`/api/v1/jobs/${second.jobId}`, { headers: other.auth })).status).toBe(200);
+    await expectError(await call(`/api/v1/jobs/${first.jobId}`, { headers: other.auth }), 404, "not_found");
+    // Each key replays its own first answer.
+    expect(((await (await callTool(other, "extract-audio", { uploadId: clip.uploadId }, headers)).json()) as { jobId: string }).jobId).toBe(second.jobId);
+    expect(await balanceOf(account)).toBe(94);
+    await expectLedgerConsistent(account);
   });
 
   it("a call whose dispatch failed (500, refunded) does not hold its key: the retry starts a job", async () => {

@@ -11,7 +11,7 @@ import { JobEnvelopeSchema } from "./schemas";
 
 const IdempotencyHeader = z.object({
   "idempotency-key": z.string().optional().openapi({
-    description: "Replays the first response of the same body within 24 h without a new debit; a different body answers 400",
+    description: "Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400",
   }),
 });
 
