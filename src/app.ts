@@ -6,7 +6,7 @@
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
 import { createRouter, errorResponse, handleError, type AppEnv } from "./http";
-import { AppError, invalidRequest } from "./errors";
+import { AppError, errorBody, invalidRequest } from "./errors";
 import { authenticate } from "./services/accounts";
 import { describePrices } from "./services/pricing";
 import { accountRoutes } from "./routes/v1/account";
@@ -27,7 +27,7 @@ import { uploadPageRoutes } from "./web/upload-page";
 import { socialRoutes } from "./routes/v1/social";
 import { integrationRoutes } from "./routes/integrations";
 import { documentRateLimits, limitAddress, limitPerAddress, limitPerKey } from "./rate-limiting";
-import { limitParsedBodies } from "./lib/body-limit";
+import { limitBodies } from "./lib/body-limit";
 import { pageError } from "./web/page-errors";
 import { linkPageSection } from "./web/layout";
 import { routeTable, type RouteTest } from "./lib/route-table";
@@ -60,7 +60,7 @@ Errors: every error has the shape {"error": {"code", "message"}}; codes invalid_
 
 Test-mode keys (mk_test_..., created in the developer area or by the operator): the same API; nothing is debited (creditsUsed 0, never 402), uploads and jobs of test keys are invisible to live keys and the other way round, a call processes at most 2 minutes of media or 1000 characters (400 otherwise), and every result is marked: video shows TEST burnt into its top right corner (so a test key's video is re-encoded, never stream-copied), and every media file says TEST in its comment metadata (voice-change and text-to-speech included); a transcript ends with a line TEST (txt) or a last one-second cue TEST (SRT). The cloned voice, brands and posts are live data: test keys speak with the cloned voice but cannot register or delete it, and every brand, post and approval-link route answers them 400.
 
-Idempotency-Key on tool POSTs (1 to 255 characters, no control characters): same key and body within 24 h replays the first response with no new debit; a different body answers 400; a call that answered 500 does not keep its key.
+Idempotency-Key on tool POSTs (1 to 255 characters, no control characters), scoped to the API key that sends it: the same key and body within 24 h replays the first response with no new debit; a different body answers 400; another API key of the account using the same value starts a job of its own; a call that answered 500 does not keep its key.
 
 Jobs: queued -> processing -> completed | failed. A job still processing at its deadline, max(15 minutes, 10 x estimatedSeconds) after it started, is failed and refunded by a watchdog; so is a job still queued an hour after its call (its dispatch was lost).
 
@@ -83,15 +83,16 @@ export function buildApp() {
   const isApiRoute: RouteTest = (method, path) =>
     (apiRoutes ??= routeTable(app.openAPIRegistry.definitions.flatMap((definition) => (definition.type === "route" ? [definition.route] : []))))(method, path);
   app.use("/api/v1/*", requireApiKey(isApiRoute), limitPerKey);
-  // After the key and rate checks: 401, then 429, then 400.
-  // A page's form (a browser asking for HTML, outside /api/) is refused with a page.
+  // Every body bounded before any handler reads it (src/lib/body-limit.ts). On /api/v1 after the
+  // key and rate checks (401, then 429, then 400: the contract's 400); elsewhere before anything,
+  // answered 413: a page's form (a browser asking for HTML) with a page, the rest with the error shape.
   app.use(
     "*",
-    limitParsedBodies((c, message) =>
-      !c.req.path.startsWith("/api/") && (c.req.header("accept") ?? "").includes("text/html")
-        ? pageError(new HTTPException(413, { message: `${message} Nothing was changed.` }), c, "form", linkPageSection(c.req.path))
-        : errorResponse(c, invalidRequest(message)),
-    ),
+    limitBodies((c, message) => {
+      if (c.req.path.startsWith("/api/v1/") || c.req.path.startsWith("/api/admin/")) return errorResponse(c, invalidRequest(message));
+      if ((c.req.header("accept") ?? "").includes("text/html")) return pageError(new HTTPException(413, { message: `${message} Nothing was changed.` }), c, "form", linkPageSection(c.req.path));
+      return c.json(errorBody(invalidRequest(message)), 413);
+    }),
   );
   app.route("/api/v1", uploadRoutes());
   app.route("/api/v1", resumableUploadRoutes());

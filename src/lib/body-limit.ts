@@ -1,32 +1,113 @@
 /**
- * JSON and URL-encoded form bodies are parsed whole in memory, so they are bounded before they
- * are read: a 60 MB JSON body used to be parsed in full before its 400, and one near the
- * platform's 100 MB request limit could exhaust an isolate's 128 MB. Files (multipart uploads,
- * resumable parts, raw bodies) stream and have their own limits.
+ * No request body is read before it is bounded. Every route that does not stream a file takes a
+ * body of at most its route's size: one stated larger by Content-Length is refused at once, and
+ * one sent without a length is counted as it is read and refused when it passes the bound, before
+ * any handler parses it or checks its signature. A 20 MB form to the sign-in page, or a 20 MB body
+ * on the backend's callback before its signature check, used to be read whole first; near the
+ * platform's 100 MB request limit that could exhaust an isolate's 128 MB.
+ *
+ * Files (multipart uploads, resumable parts, the upload and voice pages, the backend's results)
+ * stream into storage and have their own limits.
  */
 import type { Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 
-const MiB = 1024 * 1024;
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
 /**
- * Above any valid call: the largest field, 2,000,000 characters of SRT, is 12 MB when a client
- * escapes every character as `\uXXXX`.
+ * Above any valid API call: the largest field, 2,000,000 characters of SRT, is 12 MB when a client
+ * escapes every character as `\uXXXX`. The connector's JSON-RPC bodies carry the same calls.
  */
 export const MAX_JSON_BODY_BYTES = 16 * MiB;
-export const MAX_FORM_BODY_BYTES = 1 * MiB;
+/** Page forms (sign-in, sign-up, reset, keys, billing, review, consent) carry a few fields. */
+export const MAX_PAGE_FORM_BYTES = 64 * KiB;
+/** A backend callback (its error is at most 4,000 characters), an engagement report, an OAuth request. */
+export const MAX_SMALL_BODY_BYTES = 64 * KiB;
+/** A Stripe event: an invoice with its lines is tens of kilobytes; well above any. */
+export const MAX_STRIPE_EVENT_BYTES = 1 * MiB;
 
-/** Answers a body over its limit: the caller knows whether the request wants JSON or a page. */
+/** Routes whose body is a file streamed to storage under limits of their own. */
+const STREAMED: [method: string, path: RegExp][] = [
+  ["POST", /^\/api\/v1\/uploads$/],
+  ["PUT", /^\/api\/v1\/uploads\/multipart\/[^/]+\/parts\/[^/]+$/],
+  ["POST", /^\/upload\/[^/]+$/],
+  ["POST", /^\/app\/voice$/],
+  ["PUT", /^\/internal\/media\/[^/]+$/],
+];
+
+/** The largest body a request may have, or null for a route that streams its file. */
+export function bodyLimitFor(method: string, path: string): number | null {
+  if (STREAMED.some(([m, pattern]) => m === method && pattern.test(path))) return null;
+  if (path.startsWith("/internal/") || path.startsWith("/api/integrations/") || path.startsWith("/oauth/")) return MAX_SMALL_BODY_BYTES;
+  if (path.startsWith("/api/webhooks/")) return MAX_STRIPE_EVENT_BYTES;
+  if (path.startsWith("/api/")) return MAX_JSON_BODY_BYTES;
+  return MAX_PAGE_FORM_BYTES;
+}
+
+export const describeLimit = (bytes: number) => (bytes >= MiB ? `${bytes / MiB} MiB` : `${bytes / KiB} KiB`);
+
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`The request body is larger than ${describeLimit(limit)}.`);
+    this.name = "BodyTooLargeError";
+  }
+}
+
+/**
+ * The request with its body read into memory, at most `limit` bytes (a larger Content-Length is
+ * refused before reading anything; a body that grows past the limit stops being read at once).
+ * Throws BodyTooLargeError. Requests without a body are returned as they are.
+ */
+export async function boundedRequest(request: Request, limit: number): Promise<Request> {
+  if (!request.body) return request;
+  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > limit) {
+    // Not read: dropping the body is what lets the connection go.
+    await request.body.cancel().catch(() => {});
+    throw new BodyTooLargeError(limit);
+  }
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new BodyTooLargeError(limit);
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  const headers = new Headers(request.headers);
+  headers.set("content-length", String(size));
+  return new Request(request, { body, headers });
+}
+
+/** Answers a body over its route's limit: the caller knows whether the request wants JSON or a page. */
 export type RefuseTooLarge = (c: Context, message: string) => Response | Promise<Response>;
 
-export function limitParsedBodies(refuse: RefuseTooLarge) {
-  const limited = (maxSize: number, what: string) => bodyLimit({ maxSize, onError: (c) => refuse(c, `The ${what} body is larger than ${maxSize / MiB} MiB.`) });
-  const limitJson = limited(MAX_JSON_BODY_BYTES, "JSON");
-  const limitForm = limited(MAX_FORM_BODY_BYTES, "form");
+/**
+ * The app's bound on every body by its route (bodyLimitFor), before any handler reads it. Files
+ * are left to stream.
+ */
+export function limitBodies(refuse: RefuseTooLarge) {
   return createMiddleware(async (c, next) => {
-    const type = (c.req.header("content-type") ?? "").toLowerCase();
-    if (/^application\/([\w.+-]+\+)?json/.test(type)) return limitJson(c, next);
-    if (type.startsWith("application/x-www-form-urlencoded")) return limitForm(c, next);
-    return next();
+    const limit = bodyLimitFor(c.req.method, c.req.path);
+    if (limit === null) return next();
+    try {
+      c.req.raw = await boundedRequest(c.req.raw, limit);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) return refuse(c, error.message);
+      throw error;
+    }
+    await next();
   });
 }
