@@ -17,6 +17,8 @@ import { maintainNow } from "./services/audit";
 import { AppError, codeForStatus, errorBody, statusOf } from "./errors";
 import { countRequest, rateLimits, refusalHeaders, refusalMessage } from "./services/rate-limits";
 import { consumeWebhookBatch, sweepWebhooks } from "./services/webhooks";
+import { assertDeployable, UnsafeDeploymentError } from "./lib/deployment-guard";
+import { bodyLimitFor, BodyTooLargeError, boundedRequest } from "./lib/body-limit";
 
 export { BrandScheduler } from "./durable-objects/brand-scheduler";
 
@@ -67,24 +69,62 @@ async function withErrorBody(response: Response, path: string): Promise<Response
   return new Response(JSON.stringify(errorBody(new AppError(code, message))), { status: response.status, headers });
 }
 
+/**
+ * The OAuth endpoints and /api/mcp are read by the provider before the app (and its body bound)
+ * sees them: their bodies are bounded here, by the same table (src/lib/body-limit.ts), answered 413.
+ */
+async function bodyBoundedForProvider(request: Request): Promise<Request | Response> {
+  const path = new URL(request.url).pathname;
+  if (!(path.startsWith("/oauth/") || path.startsWith("/.well-known/") || path === MCP_ROUTE || path.startsWith(`${MCP_ROUTE}/`))) return request;
+  const limit = bodyLimitFor(request.method, path);
+  if (limit === null) return request;
+  try {
+    return await boundedRequest(request, limit);
+  } catch (error) {
+    if (!(error instanceof BodyTooLargeError)) throw error;
+    return Response.json(errorBody(new AppError("invalid_request", error.message)), { status: 413 });
+  }
+}
+
+/** Every entry point checks the deployment first (src/lib/deployment-guard.ts); the reason goes to the logs only. */
+function refuseUnsafeDeployment(env: Env): UnsafeDeploymentError | null {
+  try {
+    assertDeployable(env);
+    return null;
+  } catch (error) {
+    if (!(error instanceof UnsafeDeploymentError)) throw error;
+    console.error(error.message);
+    return error;
+  }
+}
+
 export default {
   // Everything passes through the OAuth provider: it serves the OAuth endpoints, guards
   // /api/mcp with access tokens, and hands every other request to the app unchanged.
   async fetch(request, rawEnv, ctx) {
+    if (refuseUnsafeDeployment(rawEnv)) {
+      const refusal = new AppError("internal_error", "This deployment is not configured to serve requests; its operator's logs say why.");
+      return Response.json(errorBody(refusal), { status: statusOf[refusal.code] });
+    }
     const env = withResilientD1(rawEnv);
     const { origin, pathname } = new URL(request.url);
     const provider = oauthProviderFor(origin, { app: { fetch: (r, e, c) => app.fetch(r, e, c) }, mcp: handleMcpRequest });
     if (!provider) return app.fetch(request, env, ctx);
     const refused = await refusedPerAddress(request, env);
     if (refused) return refused;
+    const bounded = await bodyBoundedForProvider(request);
+    if (bounded instanceof Response) return bounded;
     const serve = (r: Request) => provider.fetch(r, env, ctx);
-    if (pathname === TOKEN_ENDPOINT && request.method === "POST") {
+    if (pathname === TOKEN_ENDPOINT && bounded.method === "POST") {
       const revoke = async (grantId: string, userId: string) => oauthApiFor(origin, env)?.revokeGrant(grantId, userId);
-      return tokenEndpointWithReuseDetection(request, env, serve, revoke, REFRESH_TOKEN_TTL_SECONDS);
+      return tokenEndpointWithReuseDetection(bounded, env, serve, revoke, REFRESH_TOKEN_TTL_SECONDS);
     }
-    return withErrorBody(await serve(request), pathname);
+    return withErrorBody(await serve(bounded), pathname);
   },
   async queue(batch, rawEnv) {
+    // Thrown: the messages stay in the queue (retried, then dead-lettered) instead of being handled.
+    const unsafe = refuseUnsafeDeployment(rawEnv);
+    if (unsafe) throw unsafe;
     const env = withResilientD1(rawEnv);
     if (batch.queue.startsWith("social-publish")) await consumePublishBatch(batch as MessageBatch<PublishMessage>, env);
     else if (batch.queue.startsWith("job-webhooks")) await consumeWebhookBatch(batch, env);
@@ -92,6 +132,7 @@ export default {
     else await consumeJobs(batch as MessageBatch<JobMessage>, env);
   },
   async scheduled(_controller, rawEnv) {
+    if (refuseUnsafeDeployment(rawEnv)) return;
     const env = withResilientD1(rawEnv);
     const now = Date.now();
     const summary = await maintainNow(env.DB, env.MEDIA, now, env);
