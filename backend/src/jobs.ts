@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { access, copyFile, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { access, copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { sendCallback, type CallbackPayload, type CallbackResult } from "./callback.ts";
@@ -15,6 +15,7 @@ import { log, type Faults } from "./config.ts";
 import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts";
 import { loudnessFinalArgs } from "./loudness.ts";
 import { FONTS_SUBDIR, type JobRequest, type StreamedDemuxer, UPLOAD_INPUT_OPTIONS } from "./protocol.ts";
+import { checkProcessed, OverrunError, PROGRESS_FILE } from "./billed-duration.ts";
 import { ProgressiveServer } from "./progressive.ts";
 import { DownloadProgress, downloadToFile, TransferError, uploadFile } from "./transfer.ts";
 import { runSpeechJob } from "./speech/jobs.ts";
@@ -96,6 +97,20 @@ function withoutUrls(text: string, streamed: ReadonlyMap<string, StreamedInput>)
   let out = text;
   for (const [name, { url }] of streamed) out = out.split(url).join(name);
   return out;
+}
+
+/**
+ * Fails the job when its run wrote more media than its inputs were billed for (their headers
+ * understated their length; backend/src/billed-duration.ts); the run's progress report says how much.
+ */
+async function checkBilled(billedInputsMs: number[], progressFile: string): Promise<void> {
+  const report = await readFile(progressFile, "utf8").catch(() => undefined);
+  try {
+    checkProcessed(billedInputsMs, report);
+  } catch (error) {
+    if (error instanceof OverrunError) throw new JobFailure(error.message);
+    throw error;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -400,6 +415,7 @@ export class JobRunner {
         }
         await ffmpeg(args, streamed.size > 0 ? "running ffmpeg (reading its input over HTTP)" : "running ffmpeg");
         timings.ffmpegMs = Date.now() - t;
+        if (job.billedInputsMs) await checkBilled(job.billedInputsMs, path.join(workDir, PROGRESS_FILE));
       } else {
         producer = `the ${job.kind} job`;
         const speech = this.#options.speech;

@@ -177,6 +177,12 @@ export const FfmpegJobSchema = z
      * its audio once, into a lossless intermediate, and the final pass only applies the gain.
      */
     measurePass: z.object({ args: z.array(z.string().max(65_536)).min(1).max(2_000), writes: FileNameSchema }).optional(),
+    /**
+     * The billed duration of each media input (ms), when the args bound each input to it
+     * (backend/src/billed-duration.ts) and report their progress (`-progress`): a run whose result
+     * is longer than those inputs can honestly make fails the job instead of delivering it.
+     */
+    billedInputsMs: z.array(z.number().int().nonnegative()).max(64).optional(),
   })
   .superRefine((job, ctx) => {
     if (job.measurePass) {
@@ -198,11 +204,18 @@ export const FfmpegJobSchema = z
     if (filters !== 1) ctx.addIssue({ code: "custom", path: ["args"], message: `with loudnorm, the args must hold exactly one loudnorm filter (found ${filters})` });
     if (job.args.at(-1) !== job.output.name) ctx.addIssue({ code: "custom", path: ["args"], message: "with loudnorm, the last arg must be the output name" });
   });
+/**
+ * What a speech job's media input was billed for (ms): the job reads at most that much of it, plus
+ * the tolerance of backend/src/billed-duration.ts, and fails when the input holds more.
+ */
+const billedMs = z.number().int().nonnegative().optional();
+
 export const TranscribeJobSchema = z.object({
   ...envelope,
   kind: z.literal("transcribe"),
   inputs: oneInput,
   language: language.default("auto"),
+  billedMs,
 });
 /**
  * An ffmpeg pass over a speech job's result before it is uploaded (the TEST mark of a test-mode
@@ -243,6 +256,7 @@ export const VoiceChangeJobSchema = z
     language: language.refine((l) => l !== "auto", "voice change needs the spoken language").default("fr"),
     cloneProfile: VoiceProfileSchema.optional(),
     finish: FinishSchema.optional(),
+    billedMs,
   })
   .superRefine(requireProfile)
   .superRefine(checkFinish);

@@ -11,6 +11,7 @@ import type { Env } from "../env";
 import { JobFailure } from "../errors";
 import { BackendUnavailableError, cancelBackendJob } from "../services/backend/client";
 import { FfmpegError } from "../media/ffmpeg-wasm";
+import { OverrunError } from "../../backend/src/billed-duration.ts";
 import type { Transcript } from "../media/transcript";
 import {
   dispatchMediaToBackend,
@@ -51,6 +52,7 @@ export interface BackendOutcome {
 
 function userMessage(error: unknown): string {
   if (error instanceof JobFailure) return error.message;
+  if (error instanceof OverrunError) return `The media could not be processed: ${error.message}. Credits refunded.`;
   if (error instanceof FfmpegError) return `The media could not be processed: ${error.message}`;
   if (error instanceof BackendUnavailableError) return `The job could not be started: ${error.message}. Credits refunded.`;
   return "Processing failed unexpectedly; credits refunded.";
@@ -146,7 +148,7 @@ export class MediaRunner extends DurableObject<Env> {
     try {
       return await work();
     } catch (error) {
-      if (!(error instanceof JobFailure) && !(error instanceof BackendUnavailableError)) console.error("job failed", jobId, error instanceof Error ? error.stack : String(error));
+      if (!(error instanceof JobFailure) && !(error instanceof BackendUnavailableError) && !(error instanceof OverrunError)) console.error("job failed", jobId, error instanceof Error ? error.stack : String(error));
       await this.finish(jobId, { status: "failed", error: userMessage(error) });
       return "failed";
     }

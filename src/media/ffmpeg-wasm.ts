@@ -17,10 +17,14 @@ export interface FfmpegWasmRequest {
   inputs: Record<string, Uint8Array>;
   /** File names the command must produce; each one missing fails the run. */
   outputs: string[];
+  /** Files read back when the command wrote them (a progress report), absent otherwise. */
+  reports?: string[];
 }
 
 export interface FfmpegWasmResult {
   outputs: Record<string, Uint8Array>;
+  /** The `reports` the command wrote, as text. */
+  reports: Record<string, string>;
   /** ffmpeg's stdout and stderr, interleaved, trimmed to its last {@link LOG_LIMIT_CHARS} characters. */
   log: string;
   exitCode: number;
@@ -57,7 +61,7 @@ const WORK_DIR = "/job";
 const isSafeName = (name: string) => isSafeFileName(name.startsWith(`${FONTS_SUBDIR}/`) ? name.slice(FONTS_SUBDIR.length + 1) : name);
 
 export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegWasmResult> {
-  const names = [...Object.keys(request.inputs), ...request.outputs];
+  const names = [...Object.keys(request.inputs), ...request.outputs, ...(request.reports ?? [])];
   const unsafe = names.find((name) => !isSafeName(name));
   if (unsafe !== undefined) throw new TypeError(`ffmpeg file name must be a plain file name: ${JSON.stringify(unsafe)}`);
 
@@ -87,7 +91,12 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
     if (data === undefined || data.byteLength === 0) throw fail("missing-output", `ffmpeg produced no ${name}`);
     outputs[name] = data;
   }
-  return { outputs, log: log.text(), exitCode, peakWasmBytes };
+  const reports: Record<string, string> = {};
+  for (const name of request.reports ?? []) {
+    const data = readIfPresent(core, name);
+    if (data !== undefined) reports[name] = new TextDecoder().decode(data);
+  }
+  return { outputs, reports, log: log.text(), exitCode, peakWasmBytes };
 }
 
 /** Each input file read by an upload container's demuxer only, as on the backend (UPLOAD_DEMUXERS). */

@@ -3,17 +3,29 @@
  * that normalises loudness (`wasmLoudness`), a measuring run and then the run that applies the
  * measured gain. Both runs take the same input arrays (MEMFS only reads them).
  */
+import { checkProcessed, PROGRESS_FILE } from "../../backend/src/billed-duration.ts";
 import { gainArgs, loudnessMeterArgs, parseLoudnessMeasurement, peakSafeGainDb } from "../../backend/src/loudness.ts";
 import { type FfmpegWasmResult, runFfmpegWasm } from "./ffmpeg-wasm";
 import type { MediaCommand } from "./tools/command";
 
+/**
+ * Runs the command; a result longer than its inputs were billed for (`billedInputsMs`, from the run's
+ * progress report) throws OverrunError, as the backend fails such a job (backend/src/billed-duration.ts).
+ */
 export async function runCommandOnWasm(command: MediaCommand, files: Record<string, Uint8Array>): Promise<FfmpegWasmResult> {
+  const result = await runPasses(command, files);
+  if (command.billedInputsMs !== undefined) checkProcessed(command.billedInputsMs, result.reports[PROGRESS_FILE]);
+  return result;
+}
+
+async function runPasses(command: MediaCommand, files: Record<string, Uint8Array>): Promise<FfmpegWasmResult> {
   const outputs = [command.outputName];
+  const reports = [PROGRESS_FILE];
   const passes = command.wasmLoudness;
-  if (!passes) return runFfmpegWasm({ args: command.args, inputs: files, outputs });
+  if (!passes) return runFfmpegWasm({ args: command.args, inputs: files, outputs, reports });
   const meter = await runFfmpegWasm({ args: loudnessMeterArgs(passes.args, passes.measureArgs), inputs: files, outputs: [] });
   const measured = parseLoudnessMeasurement(meter.log);
   const args = gainArgs(passes.args, measured ? peakSafeGainDb(passes.loudnorm, measured) : null);
-  const result = await runFfmpegWasm({ args, inputs: files, outputs });
+  const result = await runFfmpegWasm({ args, inputs: files, outputs, reports });
   return { ...result, peakWasmBytes: Math.max(result.peakWasmBytes, meter.peakWasmBytes) };
 }

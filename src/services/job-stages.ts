@@ -16,6 +16,7 @@ import { loadFont } from "../media/font-data";
 import { runCommandOnWasm } from "../media/wasm-command";
 import { chooseEngine, defaultRoutingConfig, type RoutingConfig, type RoutingDecision } from "../media/routing";
 import { FONTS_DIR, type MediaCommand, type MediaInput } from "../media/tools/command";
+import { boundInputs, withProgress } from "../../backend/src/billed-duration.ts";
 import { testMarkFinish, withTestMark } from "../media/tools/test-mark";
 import type { FinishPass } from "../../backend/src/protocol.ts";
 import type { Transcript } from "../media/transcript";
@@ -41,7 +42,7 @@ export interface PreparedJob {
 export interface SpeechStage {
   kind: SpeechKind;
   inputs: StoredInput[];
-  fields: { text?: string; voice?: string; language?: string; cloneProfile?: unknown; finish?: FinishPass };
+  fields: { text?: string; voice?: string; language?: string; cloneProfile?: unknown; finish?: FinishPass; billedMs?: number };
   outputKey: string;
   outputName: string;
   contentType: string;
@@ -79,8 +80,30 @@ export async function prepareMediaStage(env: Env, job: Job, inputs: StoredInput[
   if (!definition.build) throw new JobFailure(`The ${job.tool} tool has no media stage; credits refunded.`);
   const testMode = job.mode === "test";
   const built = await definition.build(jobParams(job), inputs, { transcript, testMode });
-  const command = testMode ? withTestMark(built) : built;
+  const command = boundToBilled(testMode ? withTestMark(built) : built, inputs);
   return { command, inputs, resultKey: `results/${job.id}/${command.resultFilename}` };
+}
+
+/**
+ * The command with each media input read for at most its billed duration (plus a tolerance) and
+ * its progress reported, on every argv either engine may run (backend/src/billed-duration.ts): a
+ * header that understates a file's length buys no more processing than it paid for, and a result
+ * that runs past the bound fails the job, refunded.
+ */
+function boundToBilled(command: MediaCommand, inputs: MediaInput[]): MediaCommand {
+  const billed = Object.fromEntries(inputs.filter((input) => input.probe.kind !== "image" && input.probe.durationMs > 0).map((input) => [input.name, input.probe.durationMs]));
+  const bound = (args: string[]) => withProgress(boundInputs(args, billed));
+  return {
+    ...command,
+    args: bound(command.args),
+    backend: command.backend && {
+      ...command.backend,
+      args: bound(command.backend.args),
+      measurePass: command.backend.measurePass && { ...command.backend.measurePass, args: bound(command.backend.measurePass.args) },
+    },
+    wasmLoudness: command.wasmLoudness && { ...command.wasmLoudness, measureArgs: bound(command.wasmLoudness.measureArgs), args: bound(command.wasmLoudness.args) },
+    billedInputsMs: Object.values(billed),
+  };
 }
 
 /** The routing limits from the Worker's settings (WASM_MEMORY_BUDGET_BYTES, WASM_MAX_CPU_SECONDS, MEDIA_ENGINE). */
@@ -164,8 +187,10 @@ async function voiceProfileStage(env: Env, job: Job, objectKey: string): Promise
 
 /** The job's speech stage (or, for an unanalysed cloned voice, the profile stage before it). */
 export async function planSpeechStage(env: Env, job: Job, inputs: StoredInput[], plan: SpeechPlan): Promise<SpeechStage> {
+  // What the speech engines may read of the input: its billed duration (backend/src/billed-duration.ts).
+  const billedMs = inputs[0]?.probe.durationMs || undefined;
   if (plan.kind === "transcribe") {
-    return { kind: "transcribe", inputs, fields: { language: plan.language }, outputKey: `work/${job.id}/transcript.json`, outputName: "transcript.json", contentType: "application/json" };
+    return { kind: "transcribe", inputs, fields: { language: plan.language, billedMs }, outputKey: `work/${job.id}/transcript.json`, outputName: "transcript.json", contentType: "application/json" };
   }
   let cloneProfile: unknown;
   if (plan.voice === "clone") {
@@ -178,7 +203,7 @@ export async function planSpeechStage(env: Env, job: Job, inputs: StoredInput[],
   const outputName = `out.${extension}`;
   // A test key's result is marked like every other tool's, by an ffmpeg pass on the backend.
   const finish = job.mode === "test" ? testMarkFinish(`speech.${extension}`, outputName, result.contentType) : undefined;
-  const fields = { voice: plan.voice, language: plan.language, cloneProfile, finish, ...(plan.kind === "tts" ? { text: plan.text } : {}) };
+  const fields = { voice: plan.voice, language: plan.language, cloneProfile, finish, ...(plan.kind === "tts" ? { text: plan.text } : { billedMs }) };
   return { kind: plan.kind, inputs, fields, outputKey: result.key, outputName, contentType: result.contentType, result };
 }
 

@@ -19,6 +19,7 @@ import {
 } from "../protocol.ts";
 import { nearestVoice, resolveTranscriptionLanguage, VOICE_F0, type Word } from "./engines.ts";
 import { probeMedia, runTool, SpeechError, toMonoWav } from "./proc.ts";
+import { inputBoundSeconds, maxProcessedMs, overrunMessage } from "../billed-duration.ts";
 import type { SpeechRuntime } from "./runtime.ts";
 
 export interface SpeechContext {
@@ -35,9 +36,9 @@ interface Files {
   output: { name: string };
 }
 /** What each speech job reads of its request (protocol.ts). */
-export type TranscribeJob = Pick<TranscribeJobRequest, "kind" | "language"> & Files;
+export type TranscribeJob = Pick<TranscribeJobRequest, "kind" | "language"> & Partial<Pick<TranscribeJobRequest, "billedMs">> & Files;
 export type TtsJob = Pick<TtsJobRequest, "kind" | "text" | "voice" | "language" | "cloneProfile"> & Pick<Files, "output">;
-export type VoiceChangeJob = Pick<VoiceChangeJobRequest, "kind" | "voice" | "language" | "cloneProfile"> & Files;
+export type VoiceChangeJob = Pick<VoiceChangeJobRequest, "kind" | "voice" | "language" | "cloneProfile"> & Partial<Pick<VoiceChangeJobRequest, "billedMs">> & Files;
 export type VoiceProfileJob = Pick<VoiceProfileJobRequest, "kind" | "language"> & Files;
 export type SpeechJob = TranscribeJob | TtsJob | VoiceChangeJob | VoiceProfileJob;
 
@@ -61,6 +62,18 @@ export async function runSpeechJob(job: SpeechJob, ctx: SpeechContext): Promise<
   }
 }
 
+/** `-t` for an input billed for `billedMs` (undefined: not bounded, e.g. a voice sample). */
+const boundOf = (billedMs: number | undefined) => (billedMs === undefined ? undefined : inputBoundSeconds(billedMs));
+
+/**
+ * Fails the job when the decoded audio runs past what the input was billed for: its header
+ * understated its length (backend/src/billed-duration.ts). The decode itself was bounded.
+ */
+function checkDecoded(billedMs: number | undefined, decodedSeconds: number): void {
+  const decodedMs = Math.round(decodedSeconds * 1000);
+  if (billedMs !== undefined && decodedMs > maxProcessedMs([billedMs])) throw new SpeechError(overrunMessage(billedMs, decodedMs));
+}
+
 async function transcribeJob(job: TranscribeJob, ctx: SpeechContext): Promise<Record<string, number>> {
   const transcriber = need(ctx.runtime.transcriber, "transcription", ctx.runtime.missing.transcription);
   resolveTranscriptionLanguage(transcriber, job.language); // fail before decoding
@@ -69,8 +82,9 @@ async function transcribeJob(job: TranscribeJob, ctx: SpeechContext): Promise<Re
   await toMonoWav(ctx.runtime.ffmpeg, path.join(ctx.workDir, job.inputs[0]!.name), wav, 16_000, {
     signal: ctx.signal,
     env: ctx.runtime.env,
-  });
+  }, boundOf(job.billedMs));
   const audioSeconds = (await readWav(wav)).samples.length / 16_000;
+  checkDecoded(job.billedMs, audioSeconds);
   ctx.setPhase("transcribing");
   const t = Date.now();
   const transcript = await transcriber.transcribe(wav, job.language, ctx.signal);
@@ -193,14 +207,18 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
   const { runtime, signal, workDir } = ctx;
   const opts = { signal, env: runtime.env };
   const input = path.join(workDir, job.inputs[0]!.name);
+  const bound = boundOf(job.billedMs);
   ctx.setPhase("reading the input");
-  const info = await probeMedia(runtime.ffmpeg, input, opts);
+  const info = await probeMedia(runtime.ffmpeg, input, opts, bound);
   if (!info.hasAudio) throw new SpeechError(`input '${job.inputs[0]!.name}' has no audio stream: there is no voice to change`);
   if (!(info.durationSeconds > 0)) throw new SpeechError(`the duration of input '${job.inputs[0]!.name}' is unknown`);
-  const duration = info.durationSeconds;
   const wav16 = path.join(workDir, ".speech-16k.wav");
   ctx.setPhase("decoding the audio");
-  await toMonoWav(runtime.ffmpeg, input, wav16, 16_000, opts);
+  await toMonoWav(runtime.ffmpeg, input, wav16, 16_000, opts, bound);
+  const decodedSeconds = (await readWav(wav16)).samples.length / 16_000;
+  checkDecoded(job.billedMs, decodedSeconds);
+  // What was decoded, not what the header says, within the bound: the result's length.
+  const duration = job.billedMs === undefined ? info.durationSeconds : Math.min(info.durationSeconds, Number(bound));
 
   const { transcriber, synthesizer } = runtime;
   const lang = job.language.toLowerCase().split(/[-_]/)[0]!;
@@ -248,7 +266,7 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
   }
 
   const output = path.join(workDir, job.output.name);
-  const common = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, "-i", input];
+  const common = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, ...(bound ? ["-t", bound] : []), "-i", input];
   const tail = [
     "-map", "0:v?", "-map", "[a]", "-c:v", "copy", "-c:a", "aac", "-b:a", "128k",
     ...(/\.(mp4|m4v|mov)$/i.test(output) ? ["-movflags", "+faststart"] : []),

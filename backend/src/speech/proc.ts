@@ -123,14 +123,17 @@ export interface MediaInfo {
   audioLayout?: string;
 }
 
-export async function probeMedia(ffmpegPath: string, file: string, options: ToolOptions = {}): Promise<MediaInfo> {
+/** `-t <seconds>` in front of an input read for at most its billed duration (backend/src/billed-duration.ts). */
+const boundArgs = (boundSeconds: string | undefined) => (boundSeconds === undefined ? [] : ["-t", boundSeconds]);
+
+export async function probeMedia(ffmpegPath: string, file: string, options: ToolOptions = {}, boundSeconds?: string): Promise<MediaInfo> {
   // `ffmpeg -i x` without an output exits 1 after printing the input's description: decode to
   // the null muxer instead only for the duration when the container does not tell it.
   let stderr = "";
   try {
     const run = await runTool(
       ffmpegPath,
-      ["-nostdin", "-hide_banner", "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, "-i", file, "-map", "0:a?", "-f", "null", "-"],
+      ["-nostdin", "-hide_banner", "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, ...boundArgs(boundSeconds), "-i", file, "-map", "0:a?", "-f", "null", "-"],
       { ...options, label: "ffmpeg" },
     );
     stderr = run.stderr;
@@ -155,19 +158,23 @@ export async function probeMedia(ffmpegPath: string, file: string, options: Tool
   return { durationSeconds, hasVideo, hasAudio, ...(audioLayout ? { audioLayout } : {}) };
 }
 
-/** Decodes any audio/video file's first audio stream to a 16-bit PCM mono WAV at `rate` Hz. */
+/**
+ * Decodes any audio/video file's first audio stream to a 16-bit PCM mono WAV at `rate` Hz; with
+ * `boundSeconds`, no more than that much of the input (its billed duration and tolerance).
+ */
 export async function toMonoWav(
   ffmpegPath: string,
   input: string,
   output: string,
   rate: number,
   options: ToolOptions = {},
+  boundSeconds?: string,
 ): Promise<void> {
   await runTool(
     ffmpegPath,
     [
       "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-      "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, "-i", input,
+      "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, ...boundArgs(boundSeconds), "-i", input,
       // first_pts=0: a track that starts after the picture keeps its offset, so word times are
       // times in the video (transcripts, captions, re-synthesised voices land on the picture).
       "-map", "0:a:0", "-vn", "-af", "aresample=first_pts=0", "-ac", "1", "-ar", String(rate), "-c:a", "pcm_s16le", "-f", "wav", output,

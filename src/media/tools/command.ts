@@ -56,6 +56,12 @@ export interface MediaCommand {
    * long file reads about the part it keeps, and the encode starts with the first bytes.
    */
   backendStreaming?: { inputs: Record<string, StreamedDemuxer>; readFraction: number };
+  /**
+   * The billed duration of each media input, once the command is bounded to them
+   * (src/services/job-stages.ts, backend/src/billed-duration.ts): both engines then fail a run whose
+   * result is longer than those inputs can honestly make.
+   */
+  billedInputsMs?: number[];
 }
 
 /** Containers the backend can read over HTTP (their index makes a seek one range request), by demuxer. */

@@ -21,7 +21,11 @@ type KindRequest<K extends JobKind> = Extract<JobRequestInput, { kind: K }>;
  * and cloneProfile (speech kinds). Which ones a kind needs is checked with the protocol's schema
  * when the job is sent.
  */
-export type BackendJobFields = Partial<Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm" | "streamedInputs" | "progressiveInputs" | "measurePass"> & Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish">>;
+export type BackendJobFields = Partial<
+  Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm" | "streamedInputs" | "progressiveInputs" | "measurePass" | "billedInputsMs"> &
+    Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish"> &
+    Pick<KindRequest<"voice-change">, "billedMs">
+>;
 
 const base64 = (bytes: Uint8Array) => {
   let text = "";
@@ -34,7 +38,7 @@ const base64 = (bytes: Uint8Array) => {
  * has one, with its two-pass loudnorm target), its generated files in base64, its fonts, the
  * inputs ffmpeg reads over HTTP and those it reads while they download.
  */
-export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts" | "backend" | "backendStreaming">, inputs: MediaInput[]): BackendJobFields {
+export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts" | "backend" | "backendStreaming" | "billedInputsMs">, inputs: MediaInput[]): BackendJobFields {
   const progressive = progressiveInputs(command, inputs);
   return {
     args: command.backend?.args ?? command.args,
@@ -44,6 +48,7 @@ export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "
     ...(command.backend?.measurePass ? { measurePass: command.backend.measurePass } : {}),
     ...(command.backendStreaming ? { streamedInputs: command.backendStreaming.inputs } : {}),
     ...(Object.keys(progressive).length > 0 ? { progressiveInputs: progressive } : {}),
+    ...(command.billedInputsMs ? { billedInputsMs: command.billedInputsMs } : {}),
   };
 }
 
