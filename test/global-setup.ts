@@ -48,6 +48,12 @@ const fixtures: Record<string, string[] | { from: string; args: string[] }> = {
   "surround.m4a": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-af", "pan=5.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0", "-c:a", "aac"],
   // 61 s of audio: one second over a minute, for the rounding edges of per-minute costs.
   "long-61s.mp3": ["-f", "lavfi", "-i", "sine=frequency=300:duration=61", "-c:a", "libmp3lame", "-b:a", "32k"],
+  // Longer media whose headers the billing tests forge to claim less (test/helpers/forged-media.ts).
+  "long-30s.mp4": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=30", "-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "32k", "-shortest", "-movflags", "+faststart"],
+  "long-30s.mkv": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=30", "-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "32k", "-shortest"],
+  "long-150s.mp3": ["-f", "lavfi", "-i", "sine=frequency=300:sample_rate=8000:duration=150", "-ac", "1", "-c:a", "libmp3lame", "-b:a", "8k"],
+  // Two frames a little over 8K (37.9 megapixels): the media-bomb tests state smaller sizes in its header.
+  "frames-over-8k.mp4": ["-f", "lavfi", "-i", "color=c=gray:size=8704x4352:rate=25:duration=0.08", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.08", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart"],
   // Audio-only files in video containers: probed as kind "audio".
   "tone-audio-only.mp4": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac"],
   "tone-audio-only.webm": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "libopus"],

@@ -21,6 +21,12 @@ export interface Config {
   speech?: SpeechConfig;
   /** Fault injection for the soak campaign (bench/soak.ts); all off unless set. */
   faults: Faults;
+  /**
+   * FFMPEG_MEMORY_LIMIT_BYTES: address space each ffmpeg process may reserve (default 3 GiB; 0
+   * turns it off). Reserved, not resident: thread stacks and malloc arenas count, so the default
+   * leaves room for a 4K x264 encode with the decoders' threads capped (measured: 1.3-1.5 GiB).
+   */
+  ffmpegMemoryLimitBytes: number;
 }
 
 /** Probabilities per job (0 to 1) of the faults the soak campaign injects, and the delay of a slow job. */
@@ -72,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConcurrentJobs: integer(env, "MAX_CONCURRENT_JOBS", cpus, 1, 1024),
     maxRequestBytes: integer(env, "MAX_REQUEST_BYTES", 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 24 * 3600 * 1000),
+    ffmpegMemoryLimitBytes: integer(env, "FFMPEG_MEMORY_LIMIT_BYTES", 3 * 1024 ** 3, 0, 2 ** 48),
     faults: {
       slowRate: rate(env, "FAULT_SLOW_RATE"),
       slowMs: integer(env, "FAULT_SLOW_MS", 60_000, 0, 3600 * 1000),

@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { describeFfmpegLog } from "./ffmpeg-log.ts";
+import { OVERSIZED_FRAME } from "./decode-limits.ts";
 
 export const STDERR_TAIL_BYTES = 64 * 1024;
 
@@ -37,6 +38,8 @@ export interface FfmpegRun {
   signal: NodeJS.Signals | null;
   /** The last STDERR_TAIL_BYTES of stderr. */
   stderr: string;
+  /** A decoder refused frames over `-max_pixels` (decode-limits.ts), seen anywhere in stderr. */
+  oversizedFrames: boolean;
   /** Stopped through the abort signal (deadline, shutdown). */
   aborted: boolean;
   durationMs: number;
@@ -50,7 +53,22 @@ export interface FfmpegOptions {
   signal?: AbortSignal;
   env?: NodeJS.ProcessEnv;
   stderrLimit?: number;
+  /** Address space the process may reserve (prlimit --as); 0 or undefined: none. */
+  memoryLimitBytes?: number;
 }
+
+/**
+ * The program and argv that run ffmpeg under an address-space limit: util-linux's prlimit (on
+ * every Debian system) sets RLIMIT_AS and execs ffmpeg, so the child is ffmpeg itself. A file that
+ * makes ffmpeg ask for more fails that run alone instead of the container running out of memory.
+ */
+export function limitedCommand(program: string, args: string[], memoryLimitBytes: number | undefined): [string, string[]] {
+  if (!memoryLimitBytes) return [program, args];
+  return ["prlimit", [`--as=${memoryLimitBytes}`, "--", program, ...args]];
+}
+
+/** glibc keeps a reserved arena per thread by default; two keep the address space within the limit. */
+export const LIMITED_ENV = { MALLOC_ARENA_MAX: "2" };
 
 export class FfmpegStartError extends Error {}
 
@@ -59,12 +77,13 @@ export function runFfmpeg(options: FfmpegOptions): Promise<FfmpegRun> {
   const { signal } = options;
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
-      resolve({ exitCode: null, signal: null, stderr: "", aborted: true, durationMs: 0 });
+      resolve({ exitCode: null, signal: null, stderr: "", oversizedFrames: false, aborted: true, durationMs: 0 });
       return;
     }
-    const child = spawn(options.ffmpegPath, ["-nostdin", ...options.args], {
+    const [program, argv] = limitedCommand(options.ffmpegPath, ["-nostdin", ...options.args], options.memoryLimitBytes);
+    const child = spawn(program, argv, {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env: { ...(options.env ?? process.env), ...(options.memoryLimitBytes ? LIMITED_ENV : {}) },
       stdio: ["ignore", "ignore", "pipe"],
       shell: false,
       windowsHide: true,
@@ -78,7 +97,17 @@ export function runFfmpeg(options: FfmpegOptions): Promise<FfmpegRun> {
       child.kill("SIGKILL");
     };
     signal?.addEventListener("abort", onAbort, { once: true });
-    child.stderr.on("data", (chunk: Buffer) => tail.push(chunk));
+    // The refusal line is looked for as stderr arrives (it may leave the kept tail); a line split
+    // between two chunks is found in their join.
+    let oversizedFrames = false;
+    let carry = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      tail.push(chunk);
+      if (oversizedFrames) return;
+      const text = carry + chunk.toString("latin1");
+      oversizedFrames = OVERSIZED_FRAME.test(text);
+      carry = text.slice(-200);
+    });
     child.once("error", (err: NodeJS.ErrnoException) => {
       if (settled) return;
       settled = true;
@@ -93,6 +122,7 @@ export function runFfmpeg(options: FfmpegOptions): Promise<FfmpegRun> {
         exitCode,
         signal: exitSignal,
         stderr: tail.toString(),
+        oversizedFrames,
         aborted,
         durationMs: Date.now() - started,
       });
@@ -101,7 +131,7 @@ export function runFfmpeg(options: FfmpegOptions): Promise<FfmpegRun> {
 }
 
 /** "ffmpeg exited with code 1: <last meaningful stderr lines>", or that the input is damaged. */
-export function describeFfmpegFailure(run: FfmpegRun): string {
+export function describeFfmpegFailure(run: Pick<FfmpegRun, "exitCode" | "signal" | "stderr"> & Partial<FfmpegRun>): string {
   const head =
     run.exitCode === null && run.signal
       ? `ffmpeg was killed by ${run.signal}`

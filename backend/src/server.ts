@@ -87,6 +87,7 @@ export async function startServer(config: Config): Promise<BackendServer> {
     maxConcurrentJobs: config.maxConcurrentJobs,
     speech,
     faults: config.faults,
+    ffmpegMemoryLimitBytes: config.ffmpegMemoryLimitBytes,
   });
   const secretHash = sha256(config.secret);
 
@@ -129,7 +130,7 @@ export async function startServer(config: Config): Promise<BackendServer> {
       }
       if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new HttpError(400, "invalid_request", "url must be an http(s) URL");
       try {
-        return sendJson(res, 200, await fullProbe(url, config.ffmpegPath));
+        return sendJson(res, 200, await fullProbe(url, config.ffmpegPath, undefined, config.ffmpegMemoryLimitBytes));
       } catch (error) {
         return sendJson(res, 422, { error: "unreadable", message: error instanceof Error ? error.message : String(error) });
       }

@@ -8,6 +8,7 @@
  */
 import { describeFfmpegLog } from "../../backend/src/ffmpeg-log.ts";
 import { FONTS_SUBDIR, isSafeFileName, UPLOAD_INPUT_OPTIONS } from "../../backend/src/protocol.ts";
+import { DecodeLimitError, OVERSIZED_FRAME } from "../../backend/src/decode-limits.ts";
 import { createFfmpegCore, type FFmpegCoreModule } from "../../wasm/ffmpeg-core";
 
 export interface FfmpegWasmRequest {
@@ -30,6 +31,8 @@ export interface FfmpegWasmResult {
   exitCode: number;
   /** Size of the wasm heap after the run; the heap never shrinks, so this is its peak. */
   peakWasmBytes: number;
+  /** A decoder refused frames over `-max_pixels` (backend/src/decode-limits.ts), seen in the whole log. */
+  oversizedFrames: boolean;
 }
 
 export type FfmpegFailure = "exit-code" | "missing-output" | "crashed";
@@ -83,6 +86,8 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
   const fail = (reason: FfmpegFailure, summary: string) =>
     new FfmpegError({ reason, exitCode, log: log.text(), summary, peakWasmBytes });
 
+  // Whatever else went wrong, frames over the pixel cap are the reason to give.
+  if (exitCode !== 0 && log.oversizedFrames) throw new DecodeLimitError();
   if (exitCode === -1) throw fail("crashed", "ffmpeg crashed");
   if (exitCode !== 0) throw fail("exit-code", `ffmpeg exited with code ${exitCode}`);
   const outputs: Record<string, Uint8Array> = {};
@@ -96,7 +101,7 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
     const data = readIfPresent(core, name);
     if (data !== undefined) reports[name] = new TextDecoder().decode(data);
   }
-  return { outputs, reports, log: log.text(), exitCode, peakWasmBytes };
+  return { outputs, reports, log: log.text(), exitCode, peakWasmBytes, oversizedFrames: log.oversizedFrames };
 }
 
 /** Each input file read by an upload container's demuxer only, as on the backend (UPLOAD_DEMUXERS). */
@@ -129,12 +134,15 @@ function readIfPresent(core: FFmpegCoreModule, name: string): Uint8Array | undef
 class LogCollector {
   private lines: string[] = [];
   private chars = 0;
+  /** Noted as lines arrive: the line may have left the kept tail by the end of a long run. */
+  oversizedFrames = false;
 
   constructor(private readonly limit: number) {}
 
   add(message: string): void {
     // Emscripten prints "Aborted()" whenever ffmpeg exits, successfully or not.
     if (message === "Aborted()") return;
+    if (OVERSIZED_FRAME.test(message)) this.oversizedFrames = true;
     this.lines.push(message);
     this.chars += message.length + 1;
     while (this.chars > this.limit && this.lines.length > 1) {

@@ -17,6 +17,7 @@ import { runCommandOnWasm } from "../media/wasm-command";
 import { chooseEngine, defaultRoutingConfig, type RoutingConfig, type RoutingDecision } from "../media/routing";
 import { FONTS_DIR, type MediaCommand, type MediaInput } from "../media/tools/command";
 import { boundInputs, withProgress } from "../../backend/src/billed-duration.ts";
+import { withDecodeLimits } from "../../backend/src/decode-limits.ts";
 import { testMarkFinish, withTestMark } from "../media/tools/test-mark";
 import type { FinishPass } from "../../backend/src/protocol.ts";
 import type { Transcript } from "../media/transcript";
@@ -80,19 +81,22 @@ export async function prepareMediaStage(env: Env, job: Job, inputs: StoredInput[
   if (!definition.build) throw new JobFailure(`The ${job.tool} tool has no media stage; credits refunded.`);
   const testMode = job.mode === "test";
   const built = await definition.build(jobParams(job), inputs, { transcript, testMode });
-  const command = boundToBilled(testMode ? withTestMark(built) : built, inputs);
+  const command = guarded(testMode ? withTestMark(built) : built, inputs);
   return { command, inputs, resultKey: `results/${job.id}/${command.resultFilename}` };
 }
 
 /**
- * The command with each media input read for at most its billed duration (plus a tolerance) and
- * its progress reported, on every argv either engine may run (backend/src/billed-duration.ts): a
- * header that understates a file's length buys no more processing than it paid for, and a result
- * that runs past the bound fails the job, refunded.
+ * The command as both engines run it, on every argv either may run: each media input read for at
+ * most its billed duration (plus a tolerance) and the run's progress reported
+ * (backend/src/billed-duration.ts), so a header that understates a file's length buys no more
+ * processing than it paid for; and every upload decoded within the pixel and allocation caps
+ * (backend/src/decode-limits.ts), so a header that understates a frame's size cannot make a decoder
+ * allocate an 8K picture per frame. A run past either fails the job, refunded.
  */
-function boundToBilled(command: MediaCommand, inputs: MediaInput[]): MediaCommand {
+function guarded(command: MediaCommand, inputs: MediaInput[]): MediaCommand {
   const billed = Object.fromEntries(inputs.filter((input) => input.probe.kind !== "image" && input.probe.durationMs > 0).map((input) => [input.name, input.probe.durationMs]));
-  const bound = (args: string[]) => withProgress(boundInputs(args, billed));
+  const kinds = Object.fromEntries(inputs.map((input) => [input.name, input.probe.kind]));
+  const bound = (args: string[]) => withProgress(withDecodeLimits(boundInputs(args, billed), kinds));
   return {
     ...command,
     args: bound(command.args),

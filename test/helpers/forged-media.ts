@@ -56,6 +56,42 @@ export function forgeMp4Duration(bytes: Uint8Array, claimedSeconds: number): Uin
   return copy;
 }
 
+const VISUAL_ENTRIES = new Set(["avc1", "avc3", "hvc1", "hev1", "mp4v", "av01", "vp09"]);
+
+/**
+ * Rewrites the picture size the headers state (each video track's tkhd, 16.16 fixed point, and its
+ * visual sample entry's width and height), leaving the coded stream alone: a decoder still makes
+ * frames of the real size. What a header-only reader (the Worker's probe) then reports.
+ */
+export function forgeMp4Dimensions(bytes: Uint8Array, width: number, height: number): Uint8Array {
+  const copy = bytes.slice();
+  const data = view(copy);
+  let patched = 0;
+  const walk = (start: number, end: number): void => {
+    for (const box of boxes(copy, start, end)) {
+      if (["moov", "trak", "mdia", "minf", "stbl"].includes(box.type)) walk(box.payload, box.end);
+      else if (box.type === "tkhd") {
+        const at = box.payload + (copy[box.payload] === 1 ? 88 : 76);
+        // Audio tracks state 0x0.
+        if (data.getUint32(at) === 0) continue;
+        data.setUint32(at, width * 65536);
+        data.setUint32(at + 4, height * 65536);
+        patched++;
+      } else if (box.type === "stsd") {
+        for (const entry of boxes(copy, box.payload + 8, box.end)) {
+          if (!VISUAL_ENTRIES.has(entry.type)) continue;
+          data.setUint16(entry.start + 32, width);
+          data.setUint16(entry.start + 34, height);
+          patched++;
+        }
+      }
+    }
+  };
+  walk(0, copy.length);
+  if (patched === 0) throw new Error("forged-media: no video track found in the MP4");
+  return copy;
+}
+
 /** EBML variable-size integer at `at`: its length, value, and whether it is "unknown" (all ones). */
 function vint(bytes: Uint8Array, at: number, keepMarker: boolean): { length: number; value: number; unknown: boolean } {
   const first = bytes[at] ?? 0;
