@@ -32,6 +32,8 @@ export interface Env {
   /** Routing thresholds of the in-Worker engine (see src/media/routing.ts for defaults). */
   WASM_MEMORY_BUDGET_BYTES?: string;
   WASM_MAX_CPU_SECONDS?: string;
+  /** Seconds between a job runner's checks of its backend stage (default 15; src/durable-objects/media-runner.ts). */
+  JOB_HEARTBEAT_SECONDS?: string;
   /** Lower bound of a processing job's deadline in seconds (default 900); the soak campaign shortens it. */
   JOB_MIN_DEADLINE_SECONDS?: string;
   /**
@@ -84,6 +86,9 @@ export interface Env {
   API_RATE_LIMIT?: RateLimit;
   API_RATE_LIMIT_PRO?: RateLimit;
   API_RATE_LIMIT_SCALE?: RateLimit;
+  ACCOUNT_RATE_LIMIT?: RateLimit;
+  ACCOUNT_RATE_LIMIT_PRO?: RateLimit;
+  ACCOUNT_RATE_LIMIT_SCALE?: RateLimit;
   PUBLIC_RATE_LIMIT?: RateLimit;
   /** Stripe secret key (sk_live_/sk_test_); locally the key of scripts/local-stripe.ts. */
   STRIPE_SECRET_KEY?: string;

@@ -9,9 +9,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { JobFailure } from "../errors";
-import { BackendUnavailableError, cancelBackendJob } from "../services/backend/client";
+import { BackendUnavailableError, backendJobState, cancelBackendJob } from "../services/backend/client";
 import { FfmpegError } from "../media/ffmpeg-wasm";
 import { OverrunError } from "../../backend/src/billed-duration.ts";
+import { DecodeLimitError } from "../../backend/src/decode-limits.ts";
 import type { Transcript } from "../media/transcript";
 import {
   dispatchMediaToBackend,
@@ -42,7 +43,25 @@ interface PendingStage {
   /** The job's result, when this stage writes it. */
   result?: JobResult;
   deadlineAt: number;
+  /** The backend accepted the stage (until then a heartbeat cannot tell a lost job from one on its way). */
+  dispatched?: boolean;
+  /** Heartbeats in a row the backend did not answer. */
+  missedBeats?: number;
+  /** Heartbeats since the backend said the stage was finished, its callback not come yet. */
+  finishedBeats?: number;
 }
+
+/**
+ * While a stage runs on the backend the object's alarm is a heartbeat, not only the watchdog: it
+ * asks the backend about the stage every JOB_HEARTBEAT_SECONDS (default 15). A stage the backend
+ * no longer knows (it restarted) is sent again, from the job's first stage, at most MAX_RESENDS
+ * times; a backend that does not answer MAX_MISSED_BEATS times in a row (about a minute) fails the
+ * job, refunded; a finished stage whose callback is lost is taken from the backend's answer.
+ */
+const DEFAULT_HEARTBEAT_MS = 15_000;
+const MAX_MISSED_BEATS = 3;
+const MAX_RESENDS = 2;
+const CALLBACK_GRACE_BEATS = 2;
 
 export interface BackendOutcome {
   status: "completed" | "failed";
@@ -52,7 +71,7 @@ export interface BackendOutcome {
 
 function userMessage(error: unknown): string {
   if (error instanceof JobFailure) return error.message;
-  if (error instanceof OverrunError) return `The media could not be processed: ${error.message}. Credits refunded.`;
+  if (error instanceof OverrunError || error instanceof DecodeLimitError) return `The media could not be processed: ${error.message}. Credits refunded.`;
   if (error instanceof FfmpegError) return `The media could not be processed: ${error.message}`;
   if (error instanceof BackendUnavailableError) return `The job could not be started: ${error.message}. Credits refunded.`;
   return "Processing failed unexpectedly; credits refunded.";
@@ -129,9 +148,10 @@ export class MediaRunner extends DurableObject<Env> {
     await this.ctx.storage.deleteAll();
   }
 
-  /** Watchdog: the job did not end before its deadline (the backend never reported, or the object was reset). */
+  /** Heartbeat of a pending backend stage, and the watchdog at the job's deadline (the backend never reported, or the object was reset). */
   async alarm(): Promise<void> {
     const pending = await this.ctx.storage.get<PendingStage>("pending");
+    if (pending && Date.now() < pending.deadlineAt) return this.heartbeat(pending);
     const jobId = pending?.jobId ?? (await this.ctx.storage.get<string>("claimed"));
     if (!jobId) return;
     const job = await loadJob(this.env.DB, jobId);
@@ -148,7 +168,7 @@ export class MediaRunner extends DurableObject<Env> {
     try {
       return await work();
     } catch (error) {
-      if (!(error instanceof JobFailure) && !(error instanceof BackendUnavailableError) && !(error instanceof OverrunError)) console.error("job failed", jobId, error instanceof Error ? error.stack : String(error));
+      if (!(error instanceof JobFailure) && !(error instanceof BackendUnavailableError) && !(error instanceof OverrunError) && !(error instanceof DecodeLimitError)) console.error("job failed", jobId, error instanceof Error ? error.stack : String(error));
       await this.finish(jobId, { status: "failed", error: userMessage(error) });
       return "failed";
     }
@@ -175,6 +195,7 @@ export class MediaRunner extends DurableObject<Env> {
     const result = mediaResultOf(prepared);
     const deadlineAt = await this.remember(job, { stage: "ffmpeg", outputKey: result.key, result });
     await dispatchMediaToBackend(this.env, job.id, prepared, deadlineAt - Date.now(), route.reason);
+    await this.dispatched(job.id, "ffmpeg");
     return "dispatched";
   }
 
@@ -185,6 +206,7 @@ export class MediaRunner extends DurableObject<Env> {
     const stage = await planSpeechStage(this.env, job, inputs, plan);
     const deadlineAt = await this.remember(job, { stage: stage.kind, outputKey: stage.outputKey, result: stage.result });
     await dispatchSpeechStage(this.env, job.id, stage, deadlineAt - Date.now());
+    await this.dispatched(job.id, stage.kind);
     return "dispatched";
   }
 
@@ -210,9 +232,70 @@ export class MediaRunner extends DurableObject<Env> {
 
   private async remember(job: JobRow, stage: Omit<PendingStage, "jobId" | "deadlineAt">): Promise<number> {
     const deadlineAt = job.deadlineAt ?? Date.now() + 15 * 60 * 1000;
-    await this.ctx.storage.put("pending", { jobId: job.id, deadlineAt, ...stage } satisfies PendingStage);
-    await this.ctx.storage.setAlarm(deadlineAt);
+    await this.beatLater({ jobId: job.id, deadlineAt, ...stage });
     return deadlineAt;
+  }
+
+  /** Records that the backend accepted the pending stage (a later heartbeat may then take a 404 as a loss). */
+  private async dispatched(jobId: string, stage: StageName): Promise<void> {
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
+    if (pending?.jobId === jobId && pending.stage === stage) await this.ctx.storage.put("pending", { ...pending, dispatched: true });
+  }
+
+  private heartbeatMs(): number {
+    const seconds = Number(this.env.JOB_HEARTBEAT_SECONDS);
+    return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DEFAULT_HEARTBEAT_MS;
+  }
+
+  /** Stores the stage's state and arms the next heartbeat, never past the deadline (the watchdog). */
+  private async beatLater(pending: PendingStage): Promise<void> {
+    await this.ctx.storage.put("pending", pending);
+    await this.ctx.storage.setAlarm(Math.min(pending.deadlineAt, Date.now() + this.heartbeatMs()));
+  }
+
+  private async heartbeat(pending: PendingStage): Promise<void> {
+    const job = await loadJob(this.env.DB, pending.jobId);
+    if (job?.status !== "processing") {
+      await this.ctx.storage.deleteAll();
+      return;
+    }
+    const answer = await backendJobState(this.env, backendJobId(pending.jobId, pending.stage));
+    switch (answer.state) {
+      case "working":
+        return this.beatLater({ ...pending, missedBeats: 0, finishedBeats: 0 });
+      case "unknown":
+        // Not yet accepted: the dispatch is on its way (or failing, which fails the job itself).
+        if (!pending.dispatched) return this.beatLater(pending);
+        return this.resend(job);
+      case "finished": {
+        const finishedBeats = (pending.finishedBeats ?? 0) + 1;
+        if (finishedBeats < CALLBACK_GRACE_BEATS) return this.beatLater({ ...pending, missedBeats: 0, finishedBeats });
+        console.warn("backend callback lost; taking the stage's outcome from the backend", pending.jobId, pending.stage);
+        const error = answer.error ? `The media could not be processed: ${answer.error}` : undefined;
+        await this.backendFinished(pending.jobId, pending.stage, { status: answer.status, error });
+        return;
+      }
+      case "unreachable": {
+        const missedBeats = (pending.missedBeats ?? 0) + 1;
+        if (missedBeats < MAX_MISSED_BEATS) return this.beatLater({ ...pending, missedBeats });
+        console.warn("backend unreachable; failing the job", pending.jobId, answer.why);
+        await cancelBackendJob(this.env, backendJobId(pending.jobId, pending.stage));
+        await this.finish(pending.jobId, { status: "failed", error: "The processing backend stopped answering while it ran the job; credits refunded." });
+        return;
+      }
+    }
+  }
+
+  /** The backend lost the job (a restart): it starts again from its first stage, a bounded number of times. */
+  private async resend(job: JobRow): Promise<void> {
+    const resends = (await this.ctx.storage.get<number>("resends")) ?? 0;
+    if (resends >= MAX_RESENDS) {
+      await this.finish(job.id, { status: "failed", error: `The processing backend lost the job ${resends + 1} times (it restarted); credits refunded.` });
+      return;
+    }
+    await this.ctx.storage.put("resends", resends + 1);
+    console.warn("backend lost the job; sending it again", job.id, resends + 1);
+    await this.attempt(job.id, () => this.start(job));
   }
 
   private async finish(jobId: string, outcome: BackendOutcome): Promise<boolean> {

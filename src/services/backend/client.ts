@@ -22,7 +22,7 @@ type KindRequest<K extends JobKind> = Extract<JobRequestInput, { kind: K }>;
  * when the job is sent.
  */
 export type BackendJobFields = Partial<
-  Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm" | "streamedInputs" | "progressiveInputs" | "measurePass" | "billedInputsMs"> &
+  Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm" | "streamedInputs" | "progressiveInputs" | "measurePass" | "billedInputsMs" | "finish"> &
     Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish"> &
     Pick<KindRequest<"voice-change">, "billedMs">
 >;
@@ -38,7 +38,7 @@ const base64 = (bytes: Uint8Array) => {
  * has one, with its two-pass loudnorm target), its generated files in base64, its fonts, the
  * inputs ffmpeg reads over HTTP and those it reads while they download.
  */
-export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts" | "backend" | "backendStreaming" | "billedInputsMs">, inputs: MediaInput[]): BackendJobFields {
+export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts" | "backend" | "backendStreaming" | "billedInputsMs" | "finish">, inputs: MediaInput[]): BackendJobFields {
   const progressive = progressiveInputs(command, inputs);
   return {
     args: command.backend?.args ?? command.args,
@@ -49,6 +49,7 @@ export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "
     ...(command.backendStreaming ? { streamedInputs: command.backendStreaming.inputs } : {}),
     ...(Object.keys(progressive).length > 0 ? { progressiveInputs: progressive } : {}),
     ...(command.billedInputsMs ? { billedInputsMs: command.billedInputsMs } : {}),
+    ...(command.finish ? { finish: command.finish } : {}),
   };
 }
 
@@ -67,6 +68,38 @@ export async function cancelBackendJob(env: Env, backendJobId: string): Promise<
     await response.body?.cancel();
   } catch (error) {
     console.warn("backend cancel failed", backendJobId, error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** What the backend says of a job it was sent: still working on it, finished, never heard of it, or nothing at all. */
+export type BackendJobState =
+  | { state: "working" }
+  | { state: "finished"; status: "completed" | "failed"; error?: string }
+  | { state: "unknown" }
+  | { state: "unreachable"; why: string };
+
+/** A heartbeat read of the backend's job table (GET /v1/jobs/:id), bounded by a short timeout. */
+export async function backendJobState(env: Env, backendJobId: string, timeoutMs = 5_000): Promise<BackendJobState> {
+  try {
+    const response = await fetch(`${env.BACKEND_URL!.replace(/\/$/, "")}/v1/jobs/${encodeURIComponent(backendJobId)}`, {
+      headers: { authorization: `Bearer ${env.BACKEND_SECRET}` },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (response.status === 404) {
+      await response.body?.cancel();
+      return { state: "unknown" };
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      return { state: "unreachable", why: `HTTP ${response.status}` };
+    }
+    const body = (await response.json()) as { status?: unknown; error?: unknown };
+    if (body.status === "completed" || body.status === "failed") {
+      return { state: "finished", status: body.status, ...(typeof body.error === "string" ? { error: body.error.slice(0, 4000) } : {}) };
+    }
+    return { state: "working" };
+  } catch (error) {
+    return { state: "unreachable", why: error instanceof Error ? error.message : String(error) };
   }
 }
 
