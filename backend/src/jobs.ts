@@ -16,6 +16,7 @@ import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts"
 import { loudnessFinalArgs } from "./loudness.ts";
 import { FONTS_SUBDIR, type JobRequest, type StreamedDemuxer, UPLOAD_INPUT_OPTIONS } from "./protocol.ts";
 import { checkProcessed, OverrunError, PROGRESS_FILE } from "./billed-duration.ts";
+import { OVERSIZED_MESSAGE } from "./decode-limits.ts";
 import { ProgressiveServer } from "./progressive.ts";
 import { DownloadProgress, downloadToFile, TransferError, uploadFile } from "./transfer.ts";
 import { runSpeechJob } from "./speech/jobs.ts";
@@ -25,10 +26,11 @@ import type { SpeechRuntime } from "./speech/runtime.ts";
 // ---------------------------------------------------------------------------------------------
 // Before a run: what the request's schema cannot know (the fonts on this machine), and the argv run
 
-/** The fonts a job places in its work directory: an ffmpeg job's, or a speech job's finish pass's. */
+/** The fonts a job places in its work directory: an ffmpeg job's and its finish pass's. */
 function fontsOf(job: JobRequest): string[] {
-  if (job.kind === "ffmpeg") return job.fonts;
-  return "finish" in job ? (job.finish?.fonts ?? []) : [];
+  const finishFonts = "finish" in job ? (job.finish?.fonts ?? []) : [];
+  if (job.kind === "ffmpeg") return [...new Set([...job.fonts, ...finishFonts])];
+  return finishFonts;
 }
 
 /** The fonts of `job` missing from `fontsDir`. */
@@ -155,6 +157,8 @@ export interface RunnerOptions {
   rememberMs?: number;
   /** Injected faults (soak campaign only). */
   faults?: Faults;
+  /** Address space each ffmpeg process may reserve (FFMPEG_MEMORY_LIMIT_BYTES; 0: none). */
+  ffmpegMemoryLimitBytes?: number;
 }
 
 interface Outcome {
@@ -393,11 +397,14 @@ export class JobRunner {
           cwd: workDir,
           signal: downloadSignal,
           env: this.#childEnv,
+          memoryLimitBytes: this.#options.ffmpegMemoryLimitBytes,
         });
         if (run.aborted) {
           entry.phase = `${phase} (ffmpeg was stopped)`;
           throw signal.aborted ? signal.reason : stopDownloads.signal.reason;
         }
+        // Frames over the pixel cap were refused: the result would lack them (or the run failed for it).
+        if (run.oversizedFrames) throw new JobFailure(OVERSIZED_MESSAGE);
         if (run.exitCode !== 0 && stopDownloads.signal.aborted) throw stopDownloads.signal.reason;
         if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure({ ...run, stderr: withoutUrls(run.stderr, streamed) }));
         return run;
@@ -416,6 +423,11 @@ export class JobRunner {
         await ffmpeg(args, streamed.size > 0 ? "running ffmpeg (reading its input over HTTP)" : "running ffmpeg");
         timings.ffmpegMs = Date.now() - t;
         if (job.billedInputsMs) await checkBilled(job.billedInputsMs, path.join(workDir, PROGRESS_FILE));
+        if (finish) {
+          t = Date.now();
+          await ffmpeg(finish.args, "finishing the result (ffmpeg)");
+          timings.finishMs = Date.now() - t;
+        }
       } else {
         producer = `the ${job.kind} job`;
         const speech = this.#options.speech;

@@ -132,6 +132,19 @@ export const UPLOAD_INPUT_OPTIONS = ["-format_whitelist", UPLOAD_DEMUXERS] as co
 export const STREAMED_DEMUXERS = ["mov", "matroska", "mp3"] as const;
 export type StreamedDemuxer = (typeof STREAMED_DEMUXERS)[number];
 
+/**
+ * An ffmpeg pass over a job's result before it is uploaded (the TEST mark of a test-mode key's
+ * result): the job (its speech stage, or its ffmpeg args) writes `input`, then `args` (argv over
+ * work-directory names, ending with `output.name`; `fonts` placed as for an ffmpeg job) turn it
+ * into the output.
+ */
+export const FinishSchema = z.object({
+  input: FileNameSchema,
+  args: z.array(z.string().max(4_096)).min(1).max(200),
+  fonts: z.array(FileNameSchema).max(8).default([]),
+});
+export type FinishPass = z.output<typeof FinishSchema>;
+
 export const FfmpegJobSchema = z
   .object({
     ...envelope,
@@ -183,6 +196,8 @@ export const FfmpegJobSchema = z
      * is longer than those inputs can honestly make fails the job instead of delivering it.
      */
     billedInputsMs: z.array(z.number().int().nonnegative()).max(64).optional(),
+    /** A pass over what the args wrote (they write `finish.input` instead of the output). */
+    finish: FinishSchema.optional(),
   })
   .superRefine((job, ctx) => {
     if (job.measurePass) {
@@ -202,8 +217,9 @@ export const FfmpegJobSchema = z
     if (!job.loudnorm) return;
     const filters = loudnormFilterCount(job.args);
     if (filters !== 1) ctx.addIssue({ code: "custom", path: ["args"], message: `with loudnorm, the args must hold exactly one loudnorm filter (found ${filters})` });
-    if (job.args.at(-1) !== job.output.name) ctx.addIssue({ code: "custom", path: ["args"], message: "with loudnorm, the last arg must be the output name" });
-  });
+    if (job.args.at(-1) !== (job.finish?.input ?? job.output.name)) ctx.addIssue({ code: "custom", path: ["args"], message: "with loudnorm, the last arg must be the file the args write" });
+  })
+  .superRefine(checkFinish);
 /**
  * What a speech job's media input was billed for (ms): the job reads at most that much of it, plus
  * the tolerance of backend/src/billed-duration.ts, and fails when the input holds more.
@@ -217,17 +233,6 @@ export const TranscribeJobSchema = z.object({
   language: language.default("auto"),
   billedMs,
 });
-/**
- * An ffmpeg pass over a speech job's result before it is uploaded (the TEST mark of a test-mode
- * key's result): the speech stage writes `input`, then `args` (argv over work-directory names,
- * ending with `output.name`; `fonts` placed as for an ffmpeg job) turn it into the output.
- */
-export const FinishSchema = z.object({
-  input: FileNameSchema,
-  args: z.array(z.string().max(4_096)).min(1).max(200),
-  fonts: z.array(FileNameSchema).max(8).default([]),
-});
-export type FinishPass = z.output<typeof FinishSchema>;
 
 function checkFinish(job: { output: { name: string }; finish?: FinishPass }, ctx: z.RefinementCtx): void {
   if (!job.finish) return;
@@ -343,11 +348,13 @@ export function parseJobRequest(body: unknown): ParseResult {
   }
   const job = parsed.data;
   const intermediate = job.kind === "ffmpeg" ? job.measurePass?.writes : undefined;
+  const finishInput = "finish" in job ? job.finish?.input : undefined;
   const names = [
     ...("inputs" in job ? job.inputs.map((input) => input.name) : []),
     ...("files" in job ? Object.keys(job.files) : []),
     ...("fonts" in job ? job.fonts : []),
     ...(intermediate ? [intermediate] : []),
+    ...(finishInput ? [finishInput] : []),
     job.output.name,
   ];
   const seen = new Set<string>();
@@ -357,8 +364,14 @@ export function parseJobRequest(body: unknown): ParseResult {
   }
   if (job.kind !== "ffmpeg") return { ok: true, job };
   seen.delete(job.output.name);
-  const problem = checkFfmpegArgs(job.args, seen, job.output.name);
+  // With a finish pass the args write its input, and the pass reads that alone and writes the output.
+  if (job.finish) seen.delete(job.finish.input);
+  const problem = checkFfmpegArgs(job.args, seen, job.finish?.input ?? job.output.name);
   if (problem) return { ok: false, message: problem };
+  if (job.finish) {
+    const finishProblem = checkFfmpegArgs(job.finish.args, new Set([job.finish.input, ...job.finish.fonts]), job.output.name);
+    if (finishProblem) return { ok: false, message: `finish: ${finishProblem}` };
+  }
   if (job.measurePass) {
     // The measuring pass runs first: it reads what the job brings, not the file it writes.
     seen.delete(job.measurePass.writes);

@@ -60,19 +60,25 @@ function srt(cues: { start: number; end: number; text: string }[]): string {
   return cues.map((cue, i) => `${i + 1}\n${srtTime(cue.start)} --> ${srtTime(Math.max(cue.end, cue.start + 0.001))}\n${cue.text}\n`).join("\n");
 }
 
-/** `mark` (a test key's TEST): one more cue of a second after the last, the others untouched. */
+/**
+ * `mark` (a test key's TEST) stands in front of every cue as `[TEST] `, so no part of a test
+ * key's transcript is usable as delivered, while its timing shows the integration works.
+ */
 export function transcriptToSrt(transcript: Transcript, mode: "phrase" | "mot", mark?: string): string {
   const cues =
     mode === "mot"
       ? cleanWords(transcript.words)
       : phrases(transcript.words).map((group) => ({ start: group[0].start, end: group.at(-1)!.end, text: joinWords(group.map((w) => w.text)) }));
-  if (mark === undefined) return srt(cues);
-  const end = cues.reduce((latest, cue) => Math.max(latest, cue.end), 0);
-  return srt([...cues, { start: end, end: end + 1, text: mark }]);
+  return srt(mark === undefined ? cues : cues.map((cue) => ({ ...cue, text: `[${mark}] ${cue.text}` })));
 }
 
-/** `mark` (a test key's TEST): a last line of its own. */
+/** `mark` (a test key's TEST): the text one sentence a line, each line starting with `[TEST] `. */
 export function transcriptToText(transcript: Transcript, mark?: string): string {
-  const text = transcript.text.trim() || phrases(transcript.words).map((g) => joinWords(g.map((w) => w.text))).join("\n");
-  return mark === undefined ? `${text}\n` : `${text}\n${mark}\n`;
+  const sentences = () => phrases(transcript.words).map((g) => joinWords(g.map((w) => w.text)));
+  if (mark !== undefined) {
+    const lines = transcript.words.length > 0 ? sentences() : transcript.text.split(/\n+/);
+    return `${lines.filter((line) => line.trim() !== "").map((line) => `[${mark}] ${line.trim()}`).join("\n")}\n`;
+  }
+  const text = transcript.text.trim() || sentences().join("\n");
+  return `${text}\n`;
 }

@@ -34,15 +34,15 @@ describe("transcript files", () => {
     expect(transcriptToText(punctuated)).toBe("Bonjour. Ça va ?\n");
   });
 
-  it("marks a test key's transcript with a last TEST cue or line, the rest untouched", async () => {
+  it("marks every cue and every line of a test key's transcript, the timing untouched", async () => {
     for (const mode of ["phrase", "mot"] as const) {
       const plain = (await parseText(transcriptToSrt(unpunctuated, mode), { type: "srt", strict: true })).cues;
       const { cues, errors } = await parseText(transcriptToSrt(unpunctuated, mode, "TEST"), { type: "srt", strict: true });
       expect(errors).toEqual([]);
-      expect(cues.slice(0, -1).map((c) => [c.text, c.startTime, c.endTime])).toEqual(plain.map((c) => [c.text, c.startTime, c.endTime]));
-      expect(cues.at(-1)).toMatchObject({ text: "TEST", startTime: 3, endTime: 4 });
+      expect(cues.map((c) => [c.text, c.startTime, c.endTime])).toEqual(plain.map((c) => [`[TEST] ${c.text}`, c.startTime, c.endTime]));
     }
-    expect(transcriptToText({ ...unpunctuated, text: "the quick brown fox" }, "TEST")).toBe("the quick brown fox\nTEST\n");
+    expect(transcriptToText(unpunctuated, "TEST")).toBe("[TEST] the quick brown fox\n[TEST] jumps over the dog\n");
+    expect(transcriptToText({ language: "en", text: "a line\nanother", words: [] }, "TEST")).toBe("[TEST] a line\n[TEST] another\n");
   });
 
   it("gives one cue per complete sentence when the engine punctuates, however long or paused", async () => {

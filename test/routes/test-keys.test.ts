@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/env";
 import { signWebhook } from "../../src/services/webhooks";
 import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
-import { makeWav } from "../helpers/audio-checks";
+import { makeWav, monoSamples, parseWav, toneLevelDb } from "../helpers/audio-checks";
 import { ADMIN, balanceOf, call, callTool, expectError, expectLedgerConsistent, newAccount, postJson, uploadBytes, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
 
 async function testKey(account: TestAccount): Promise<TestAccount> {
@@ -147,8 +147,8 @@ describe("test-mode keys", () => {
     expect(await balanceOf(account)).toBe(0);
   });
 
-  it("mark audio results in their metadata", async () => {
-    const account = await newAccount({ credits: 0 });
+  it("mark audio results with an audible beep every 3 s and in their metadata", async () => {
+    const account = await newAccount({ credits: 100 });
     const key = await testKey(account);
     const tone = await uploadFixture(key, "tone.mp3");
     const { bytes, envelope } = await resultOf(key, "extract-audio", { uploadId: tone.uploadId, format: "mp3" });
@@ -156,7 +156,17 @@ describe("test-mode keys", () => {
     const meta = await parseBuffer(bytes, { mimeType: "audio/mpeg" }, { duration: true });
     // ffmpeg writes an MP3's comment as an ID3v2 user text frame (TXXX:comment).
     expect(meta.native["ID3v2.4"]).toContainEqual({ id: "TXXX:comment", value: "TEST" });
-    expect(meta.format.duration).toBeGreaterThan(1);
+    expect(meta.format.duration).toBeGreaterThan(2.9);
+    // The same file as WAV from a test key and from a live key: only the test one beeps at 1 kHz,
+    // in its first 0.3 s and again from 3 s; between beeps both carry the 440 Hz tone alone.
+    const marked = parseWav((await resultOf(key, "extract-audio", { uploadId: tone.uploadId, format: "wav" })).bytes);
+    const liveTone = await uploadFixture(account, "tone.mp3");
+    const live = parseWav((await resultOf(account, "extract-audio", { uploadId: liveTone.uploadId, format: "wav" })).bytes);
+    const beep = (wav: ReturnType<typeof parseWav>, from: number, to: number) => toneLevelDb(monoSamples(wav), wav.sampleRate, 1000, from, to);
+    expect(beep(marked, 0.05, 0.25)).toBeGreaterThan(-20);
+    expect(beep(live, 0.05, 0.25)).toBeLessThan(-50);
+    expect(beep(marked, 1, 2)).toBeLessThan(-50);
+    expect(toneLevelDb(monoSamples(marked), marked.sampleRate, 440, 1, 2)).toBeGreaterThan(-30);
   });
 
   it("cannot read or change brands and posts, which are live data, and change nothing", async () => {

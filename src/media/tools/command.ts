@@ -5,7 +5,7 @@
  * ffmpeg) place the same files under the same names and run exactly these arguments; the
  * backend runs the command's `backend` variant instead when it has one (two-pass loudnorm).
  */
-import { FONTS_SUBDIR, type LoudnormTarget, type StreamedDemuxer } from "../../../backend/src/protocol.ts";
+import { FONTS_SUBDIR, type FinishPass, type LoudnormTarget, type StreamedDemuxer } from "../../../backend/src/protocol.ts";
 import type { ProbeResult } from "../types";
 
 /** An uploaded input, placed in the working directory as `name` (e.g. `in0.mp4`). */
@@ -62,6 +62,11 @@ export interface MediaCommand {
    * result is longer than those inputs can honestly make.
    */
   billedInputsMs?: number[];
+  /**
+   * A pass over what the command wrote before it is delivered (a test key's audible mark): the
+   * args write `finish.input`, and the finish args turn it into `outputName`, on both engines.
+   */
+  finish?: FinishPass;
 }
 
 /** Containers the backend can read over HTTP (their index makes a seek one range request), by demuxer. */

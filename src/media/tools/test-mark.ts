@@ -1,13 +1,17 @@
 /**
- * Results of test-mode keys (mk_test_) carry a mark: video shows "TEST" burnt into its top
- * right corner (white on a dark box, an eighth of the frame's height), and every result file
- * says TEST in its `comment` metadata (audio cannot show a mark). The mark is added to the
- * command the tool built, so both engines draw the same thing: appended to the `-vf` chain, or
- * after the final `[v]` of a `-filter_complex` graph. Tools that copy video packets (convert,
- * clean-audio) re-encode instead in test mode, through their `reencodeVideo` option.
+ * Results of test-mode keys (mk_test_) carry a mark that makes them useless in production while
+ * the integration still shows it works: video shows "TEST" burnt into its top right corner (white
+ * on a dark box, an eighth of the frame's height); audio results carry an audible beep (1 kHz,
+ * 0.3 s every 3 s from the start, 14 dB under full scale, over the sound); every result file says
+ * TEST in its `comment` metadata. The video mark is added to the command the tool built, so both
+ * engines draw the same thing: appended to the `-vf` chain, or after the final `[v]` of a
+ * `-filter_complex` graph. Tools that copy video packets (convert, clean-audio) re-encode instead in
+ * test mode, through their `reencodeVideo` option. The beep is a finish pass over the finished
+ * audio, whatever the command did (copied, filtered, normalised), on both engines.
  */
 import type { FinishPass } from "../../../backend/src/protocol.ts";
 import { FONTS_DIR, type MediaCommand } from "./command";
+import { withDecodeLimits } from "../../../backend/src/decode-limits.ts";
 import { EVEN_SIZE_FILTER, videoEncoderArgs } from "./encoders";
 import { WATERMARK_FONT } from "./watermark";
 
@@ -40,8 +44,52 @@ function markArgs(args: string[], outputName: string, video: boolean): string[] 
   return marked;
 }
 
+/** The beep of test keys' audio: `aeval` adds it to every channel, no second input needed. */
+export const TEST_BEEP_FILTER = "aeval=exprs=val(ch)+0.2*sin(2*PI*1000*t)*lt(mod(t\\,3)\\,0.3):c=same";
+
+/** What the beep pass encodes with, by the result's extension: the container stays, the codec is one both engines have (no Opus: it crashes ffmpeg.wasm). */
+const MARKED_AUDIO: Record<string, string[]> = {
+  mp3: ["-c:a", "libmp3lame", "-q:a", "2", "-f", "mp3"],
+  wav: ["-c:a", "pcm_s16le", "-f", "wav"],
+  aac: ["-c:a", "aac", "-b:a", "192k", "-f", "adts"],
+  m4a: ["-c:a", "aac", "-b:a", "192k", "-f", "mp4", "-movflags", "+faststart"],
+  mp4: ["-c:a", "aac", "-b:a", "192k", "-f", "mp4", "-movflags", "+faststart"],
+  mov: ["-c:a", "aac", "-b:a", "192k", "-f", "mov", "-movflags", "+faststart"],
+  mkv: ["-c:a", "flac", "-f", "matroska"],
+  webm: ["-c:a", "libvorbis", "-q:a", "5", "-f", "webm"],
+  ogg: ["-c:a", "libvorbis", "-q:a", "5", "-f", "ogg"],
+  opus: ["-c:a", "libvorbis", "-q:a", "5", "-f", "ogg"],
+  flac: ["-c:a", "flac", "-f", "flac"],
+  avi: ["-c:a", "libmp3lame", "-q:a", "2", "-f", "avi"],
+};
+
+/** The finish pass that beeps an audio result: reads `input`, writes `output` in the same container, marked TEST. */
+export function audioMarkFinish(input: string, output: string): FinishPass {
+  const extension = output.split(".").pop()!.toLowerCase();
+  const encode = MARKED_AUDIO[extension] ?? MARKED_AUDIO.mkv!;
+  return { input, args: ["-hide_banner", "-y", "-i", input, "-map", "0:a:0", "-af", TEST_BEEP_FILTER, ...encode, "-metadata", `comment=${TEST_MARK_TEXT}`, output], fonts: [] };
+}
+
+/** `args` writing `from` instead of `to` (the last argument naming it). */
+function writing(args: string[], from: string, to: string): string[] {
+  const at = args.lastIndexOf(from);
+  return at < 0 ? args : [...args.slice(0, at), to, ...args.slice(at + 1)];
+}
+
 export function withTestMark(command: MediaCommand): MediaCommand {
   const video = command.contentType.startsWith("video/");
+  if (!video) {
+    // The command writes an intermediate, which the beep pass turns into the result.
+    const intermediate = `premark.${command.outputName.split(".").pop()}`;
+    const rename = (args: string[]) => writing(args, command.outputName, intermediate);
+    return {
+      ...command,
+      args: rename(command.args),
+      backend: command.backend && { ...command.backend, args: rename(command.backend.args) },
+      wasmLoudness: command.wasmLoudness && { ...command.wasmLoudness, args: rename(command.wasmLoudness.args) },
+      finish: audioMarkFinish(intermediate, command.outputName),
+    };
+  }
   return {
     ...command,
     args: markArgs(command.args, command.outputName, video),
@@ -56,11 +104,12 @@ export function withTestMark(command: MediaCommand): MediaCommand {
  * The mark of a result the speech backend writes itself (text-to-speech, voice-change), as the
  * backend's finish pass: the speech stage writes `input`, this command writes `output` from it
  * with the same mark as every other result (video re-encoded with TEST drawn on it and its
- * audio copied; audio copied with the comment).
+ * audio copied; audio beeped).
  */
 export function testMarkFinish(input: string, output: string, contentType: string): FinishPass {
   const video = contentType.startsWith("video/");
-  const streams = video ? ["-map", "0:v:0", "-map", "0:a?", "-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs("x264"), "-c:a", "copy", "-movflags", "+faststart"] : ["-c", "copy"];
+  if (!video) return audioMarkFinish(input, output);
+  const streams = ["-map", "0:v:0", "-map", "0:a?", "-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs("x264"), "-c:a", "copy", "-movflags", "+faststart"];
   const marked = withTestMark({
     args: ["-hide_banner", "-y", "-i", input, ...streams, output],
     files: {},
@@ -71,5 +120,6 @@ export function testMarkFinish(input: string, output: string, contentType: strin
     wasmCapable: false,
     wasmHeapBytes: 0,
   });
-  return { input, args: marked.args, fonts: marked.fonts };
+  // The speech stage copied the upload's picture into `input`: it is decoded within the same caps.
+  return { input, args: withDecodeLimits(marked.args, { [input]: "video" }), fonts: marked.fonts };
 }
