@@ -7,27 +7,36 @@ import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import { AppError } from "./errors";
 import { errorResponse, type AppEnv } from "./http";
-import { countRequest, planRateLimit, policyHeaders, rateLimits, refusalHeaders, refusalMessage, type RateLimitPolicy } from "./services/rate-limits";
+import { countRequest, planAccountRateLimit, planRateLimit, policyHeaders, rateLimits, refusalHeaders, refusalMessage, type RateLimitPolicy } from "./services/rate-limits";
 
-async function enforce(c: Context<AppEnv>, next: Next, policy: RateLimitPolicy, subject: string): Promise<Response | void> {
-  const allowed = await countRequest(c.env, policy, subject);
-  if (allowed === null) return next();
-  if (!allowed) {
-    for (const [name, value] of Object.entries(refusalHeaders(policy))) c.header(name, value);
-    return errorResponse(c, new AppError("rate_limited", refusalMessage(policy)));
+/**
+ * Counts the request under each of `counts` (policy and subject); the first one over its limit
+ * refuses it. The answer carries the headers of the first policy (the key's, on /api/v1).
+ */
+async function enforce(c: Context<AppEnv>, next: Next, counts: [RateLimitPolicy, string][]): Promise<Response | void> {
+  const outcomes = await Promise.all(counts.map(([policy, subject]) => countRequest(c.env, policy, subject)));
+  if (outcomes.every((allowed) => allowed === null)) return next();
+  const refused = counts.find((_, i) => outcomes[i] === false);
+  if (refused) {
+    for (const [name, value] of Object.entries(refusalHeaders(refused[0]))) c.header(name, value);
+    return errorResponse(c, new AppError("rate_limited", refusalMessage(refused[0])));
   }
   await next();
-  for (const [name, value] of Object.entries(policyHeaders(policy))) c.header(name, value);
+  for (const [name, value] of Object.entries(policyHeaders(counts[0]![0]))) c.header(name, value);
 }
 
 /**
- * Per API key id, by the account's plan; runs after authentication, so a missing or invalid
- * key is 401 first, and before any handler, so a refused request does no work.
+ * Per API key id and per account, by the account's plan; runs after authentication, so a missing
+ * or invalid key is 401 first, and before any handler, so a refused request does no work. The
+ * account's count keeps someone with many keys from multiplying the key's limit.
  */
 export const limitPerKey = createMiddleware<AppEnv>(async (c, next) => {
   const caller = c.get("caller");
   if (!caller) return next();
-  return enforce(c, next, planRateLimit[caller.plan], caller.keyId);
+  return enforce(c, next, [
+    [planRateLimit[caller.plan], caller.keyId],
+    [planAccountRateLimit[caller.plan], caller.accountId],
+  ]);
 });
 
 /**
@@ -55,7 +64,7 @@ export const limitPerAddress = createMiddleware<AppEnv>(async (c, next) => (exem
 export async function limitAddress(c: Context<AppEnv>, next: Next): Promise<Response | void> {
   const address = c.req.header("cf-connecting-ip");
   if (!address) return next();
-  return enforce(c, next, rateLimits.public, address);
+  return enforce(c, next, [[rateLimits.public, address]]);
 }
 
 type Operation = { responses?: Record<string, { $ref?: string; headers?: Record<string, unknown> }> };

@@ -115,6 +115,28 @@ describe("rate limits per API key", () => {
   });
 });
 
+describe("rate limits per account", () => {
+  it("counts all the keys of an account together: more keys do not buy more requests", async () => {
+    const owner = await newAccount();
+    const keys = [owner, await anotherKey(owner), await anotherKey(owner), await anotherKey(owner)];
+    const stranger = await newAccount();
+    const accountPolicy = rateLimits.account;
+    expect(accountPolicy.limit).toBeLessThan(keys.length * standard.limit);
+    await freshWindow(standard.period, 8_000);
+    // Each key stays under its own limit; together they pass the account's.
+    const perKey = Math.ceil(accountPolicy.limit / keys.length) + 15;
+    const statuses = (await Promise.all(keys.map((key) => repeat(perKey, () => account(key))))).flat();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(accountPolicy.limit);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(keys.length * perKey - accountPolicy.limit);
+    const refused = await account(keys[3]!);
+    const body = (await refused.clone().json()) as { error: { message: string } };
+    expect(body.error.message).toContain("this account's API keys together");
+    await expectRateLimited(refused, accountPolicy);
+    // Another account is unaffected.
+    expect((await account(stranger)).status).toBe(200);
+  });
+});
+
 describe("rate limits per client address", () => {
   it("limits routes without a key per CF-Connecting-IP, more generously, and never the signed callbacks", async () => {
     const policy = rateLimits.public;
