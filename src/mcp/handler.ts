@@ -10,12 +10,13 @@ import { createMcpHandler, type AuthInfo, type McpHttpHandler } from "@modelcont
 import { z } from "zod";
 import type { Env } from "../env";
 import { MAX_JSON_BODY_BYTES } from "../lib/body-limit";
-import { MCP_SCOPE } from "./oauth";
+import { assistantScopes, getConnection } from "../services/connected-apps";
 import { buildMcpServer, type McpContext } from "./server";
 
 /** What the OAuth grant says about the caller. */
 export interface McpProps {
   accountId: string;
+  connectionId?: string;
   grantId?: string;
   clientName?: string;
 }
@@ -23,6 +24,7 @@ export interface McpProps {
 // Grant props come out of storage, maybe written by an older version: checked like any input.
 const McpPropsSchema = z.object({
   accountId: z.string().min(1).max(64),
+  connectionId: z.string().min(1).max(64).optional(),
   grantId: z.string().max(256).optional(),
   clientName: z.string().max(200).optional(),
 });
@@ -52,8 +54,15 @@ export async function handleMcpRequest(request: Request, env: Env, props: McpPro
     console.error("mcp: malformed grant props", parsed.error.message);
     return rpcError(500, "The connection's grant is malformed; reconnect the connector.");
   }
-  const context: McpContext = { env, origin: new URL(request.url).origin, ...parsed.data, waitUntil: ctx ? (task) => ctx.waitUntil(task) : undefined };
-  const authInfo: AuthInfo = { token: "", clientId: parsed.data.clientName ?? "", scopes: [MCP_SCOPE], extra: { context } };
+  // What the owner allows this assistant now (changed on the connected-apps page at any time). A
+  // grant made before scopes existed keeps what it was given then: every tool, no cap of its own.
+  const { connectionId, ...grant } = parsed.data;
+  const connection = connectionId
+    ? await getConnection(env.DB, grant.accountId, connectionId)
+    : { connectionId: null, scopes: [...assistantScopes], dailyCreditCap: null, perCallCreditCap: null };
+  if (!connection) return rpcError(403, "This connection's settings are gone; connect the connector again.");
+  const context: McpContext = { env, origin: new URL(request.url).origin, ...grant, connection, waitUntil: ctx ? (task) => ctx.waitUntil(task) : undefined };
+  const authInfo: AuthInfo = { token: "", clientId: parsed.data.clientName ?? "", scopes: [...connection.scopes], extra: { context } };
   try {
     return await mcpHandler().fetch(request, { authInfo });
   } catch (error) {

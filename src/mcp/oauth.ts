@@ -13,12 +13,16 @@
 import { getOAuthApi, OAuthProvider, type OAuthHelpers, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
 import type { Env } from "../env";
 import { TOKEN_ENDPOINT } from "./refresh-reuse";
+import { assistantScopes } from "../services/connected-apps";
 
 export const MCP_ROUTE = "/api/mcp";
-export const MCP_SCOPE = "media";
+/** The OAuth scopes a person grants on the consent page (src/services/connected-apps.ts assistantScopes). */
+export const MCP_SCOPES = assistantScopes;
 
 export interface McpGrantProps {
   accountId: string;
+  /** What the owner allowed this assistant (assistant_connections); absent on grants made before scopes existed. */
+  connectionId?: string;
 }
 
 interface Handlers {
@@ -49,7 +53,7 @@ export function oauthProviderFor(origin: string, handlers: Handlers): OAuthProvi
       authorizeEndpoint: "/authorize",
       tokenEndpoint: TOKEN_ENDPOINT,
       clientRegistrationEndpoint: "/oauth/register",
-      scopesSupported: [MCP_SCOPE],
+      scopesSupported: [...MCP_SCOPES],
       resourceMetadata: { resource: `${origin}${MCP_ROUTE}`, resource_name: "Media processing API" },
       // Native apps (Cursor, editors) receive the code on their own URI scheme (RFC 8252 7.1);
       // PKCE, required for every client, keeps an app that claims the same scheme from using it.

@@ -20,11 +20,22 @@ import { getClonedVoice } from "../services/voices";
 import { toolNames, tools, type ToolName } from "../tools";
 import type { Rate } from "../tools/definition";
 import { registerSocialTools } from "./social-tools";
+import type { AssistantScope, Connection } from "../services/connected-apps";
 import { mediaToolInput } from "./tool-input";
+
+/** What the account's owner allows this assistant, read at every request (src/services/connected-apps.ts). */
+export interface McpConnection {
+  /** Null for a grant made before scopes existed (every tool, no cap of its own). */
+  connectionId: string | null;
+  scopes: AssistantScope[];
+  dailyCreditCap: number | null;
+  perCallCreditCap: number | null;
+}
 
 export interface McpContext {
   env: Env;
   accountId: string;
+  connection: McpConnection;
   /** Origin the assistant called: download and billing URLs are absolute. */
   origin: string;
   /** The OAuth grant and the name the assistant registered under, when the provider gives them. */
@@ -58,21 +69,35 @@ function failure(error: unknown, context: McpContext): ToolResult {
   return refusal({ code: "internal_error", message: "An unexpected error occurred; nothing was charged for it." });
 }
 
-async function guarded(context: McpContext, work: () => Promise<ToolResult>): Promise<ToolResult> {
+/**
+ * Runs a tool's work, its errors as tool results; a tool outside the scopes the owner granted this
+ * assistant is refused before anything runs.
+ */
+async function guarded(context: McpContext, work: () => Promise<ToolResult>, scope?: AssistantScope): Promise<ToolResult> {
   try {
+    if (scope && !context.connection.scopes.includes(scope)) {
+      const what = scope === "media" ? "process media (run the tools, upload files, read jobs)" : "manage brands and posts or publish to networks";
+      throw new AppError("invalid_request", `The account's owner did not allow this assistant to ${what}. They can allow it in Connected apps (${context.origin}/app/connected).`);
+    }
     return await work();
   } catch (error) {
     return failure(error, context);
   }
 }
 
-/** Jobs made through the connector belong to the account's connector "key", shared by its connections. */
+/**
+ * Jobs made through the connector belong to its connection, as a REST job to its key (a grant made
+ * before connections existed shares the account's connector "key").
+ */
 export const connectorKeyId = (accountId: string) => `mcp:${accountId}`;
 
 async function callerOf(context: McpContext): Promise<Caller> {
   const account = await getAccount(context.env.DB, context.accountId);
-  return { accountId: account.accountId, keyId: connectorKeyId(account.accountId), email: account.email, plan: account.plan, mode: "live" };
+  return { accountId: account.accountId, keyId: context.connection.connectionId ?? connectorKeyId(account.accountId), email: account.email, plan: account.plan, mode: "live" };
 }
+
+/** The caps of the call's assistant, for the debit (none for a grant made before caps existed). */
+const assistantOf = ({ connection }: McpContext): Connection | undefined => (connection.connectionId ? { ...connection, connectionId: connection.connectionId } : undefined);
 
 const priceText = (rate: Rate) =>
   rate.per === "free"
@@ -144,10 +169,14 @@ export function buildMcpServer(context: McpContext): McpServer {
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
       async ({ idempotencyKey, ...params }) =>
-        guarded(context, async () => {
-          const envelope = await createToolJob(context.env, await callerOf(context), { tool, params: params as never, idempotencyKey }, Date.now(), context.waitUntil);
-          return ok({ ...envelope }, `Job ${envelope.jobId} queued: ${envelope.creditsUsed} credits used, ${envelope.creditsRemaining} left, about ${envelope.estimatedSeconds} s.`);
-        }),
+        guarded(
+          context,
+          async () => {
+            const envelope = await createToolJob(context.env, await callerOf(context), { tool, params: params as never, idempotencyKey, assistant: assistantOf(context) }, Date.now(), context.waitUntil);
+            return ok({ ...envelope }, `Job ${envelope.jobId} queued: ${envelope.creditsUsed} credits used, ${envelope.creditsRemaining} left, about ${envelope.estimatedSeconds} s.`);
+          },
+          "media",
+        ),
     );
   }
 
@@ -164,7 +193,7 @@ export function buildMcpServer(context: McpContext): McpServer {
       guarded(context, async () => {
         const policy = { allowPrivate: context.env.ALLOW_PRIVATE_URLS === "true", resolverUrl: context.env.DNS_RESOLVER_URL };
         return ok({ ...(await uploadFromUrl(context.env, context.accountId, url, policy, Date.now())) });
-      }),
+      }, "media"),
   );
 
   server.registerTool(
@@ -176,7 +205,7 @@ export function buildMcpServer(context: McpContext): McpServer {
       outputSchema: z.object({ linkId: z.string(), url: z.string(), expiresAt: z.string() }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    async () => guarded(context, async () => ok(await createUploadLink(context.env.DB, context.accountId, context.origin, Date.now()))),
+    async () => guarded(context, async () => ok(await createUploadLink(context.env.DB, context.accountId, context.origin, Date.now())), "media"),
   );
 
   server.registerTool(
@@ -194,7 +223,7 @@ export function buildMcpServer(context: McpContext): McpServer {
       }),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    async ({ linkId }: { linkId: string }) => guarded(context, async () => ok({ ...(await uploadLinkStatus(context.env.DB, context.accountId, linkId, Date.now())) })),
+    async ({ linkId }: { linkId: string }) => guarded(context, async () => ok({ ...(await uploadLinkStatus(context.env.DB, context.accountId, linkId, Date.now())) }), "media"),
   );
 
   server.registerTool(
@@ -224,7 +253,7 @@ export function buildMcpServer(context: McpContext): McpServer {
           ...(job.result ? { downloadUrl: `${context.origin}${job.result.url}`, filename: job.result.filename } : {}),
           ...(job.error ? { error: job.error } : {}),
         });
-      }),
+      }, "media"),
   );
 
   server.registerTool(
@@ -240,7 +269,7 @@ export function buildMcpServer(context: McpContext): McpServer {
       guarded(context, async () => {
         const job = await cancelJob(context.env, await callerOf(context), jobId, Date.now());
         return ok({ jobId: job.jobId, status: job.status, ...(job.error ? { error: job.error } : {}) });
-      }),
+      }, "media"),
   );
 
   server.registerTool(
@@ -311,6 +340,6 @@ export function buildMcpServer(context: McpContext): McpServer {
       }),
   );
 
-  registerSocialTools(server, context, (work) => guarded(context, work));
+  registerSocialTools(server, context, (work) => guarded(context, work, "social"));
   return server;
 }

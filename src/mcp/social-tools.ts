@@ -27,7 +27,8 @@ const write = { readOnlyHint: false, destructiveHint: false, idempotentHint: fal
 
 export function registerSocialTools(server: McpServer, context: McpContext, guarded: Guard): void {
   const { env, accountId } = context;
-  const author = { accountId, keyId: connectorKeyId(accountId) };
+  // As the media tools' jobs: a post takes a job's result only from the connection that made it.
+  const author = { accountId, keyId: context.connection.connectionId ?? connectorKeyId(accountId) };
   const now = () => Date.now();
   // A post's media as a link the assistant can hand on: no API key needed, valid an hour.
   const linked = (post: PostView) => withMediaLink(env, accountId, post, context.origin, now());

@@ -14,6 +14,9 @@ import { estimateSeconds, tools, type ToolDefinitionOf, type ToolParams } from "
 import type { BillingQuantity, ToolContext } from "../tools/definition";
 import type { Caller } from "./accounts";
 import { accountLimits, secondsToNextUtcDay, utcDay } from "./account-limits";
+import { SPENDING_CAP_CONSTRAINT, spendingStatement, spentToday, type Connection } from "./connected-apps";
+import { isOversizedVideo } from "../../backend/src/decode-limits.ts";
+import { MAX_DEADLINE_MS } from "../../backend/src/protocol.ts";
 import { balanceOf, debitStatements, failAndRefund, isConstraintError } from "./credits";
 import { costOf, type ToolName } from "./pricing";
 import { resolveUpload, type StoredUpload } from "./uploads";
@@ -23,8 +26,15 @@ import { downloadIdOf, downloadTokenOf } from "./downloads";
 
 export const RESULT_TTL_MS = 3 * 3600 * 1000;
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-/** A processing job is failed by the watchdog after max(15 min, 10 x its estimate). */
+/**
+ * A processing job is failed by the watchdog after max(15 min, 10 x its estimate), at most the
+ * backend protocol's cap on a job's deadline (24 h): a deadline past that cap made the backend
+ * refuse every stage of a long job, which was charged and then always failed.
+ */
 export const MIN_DEADLINE_MS = 15 * 60 * 1000;
+export const MAX_JOB_DEADLINE_MS = MAX_DEADLINE_MS;
+/** The work a job may be expected to take: half its longest deadline, so the watchdog still has slack. */
+export const MAX_EXPECTED_WORK_MS = MAX_JOB_DEADLINE_MS / 2;
 
 export type JobStatus = "queued" | "processing" | "completed" | "failed";
 
@@ -84,6 +94,8 @@ export interface CreateJobInput<K extends ToolName> {
   idempotencyKey?: string;
   /** The call's own webhook URL (part of the body, so of the Idempotency-Key comparison). */
   webhookUrl?: string;
+  /** A connected assistant's call: its owner's spending caps apply (src/services/connected-apps.ts). */
+  assistant?: Connection;
 }
 
 /**
@@ -128,6 +140,9 @@ export async function createToolJob<K extends ToolName>(
       throw invalidRequest(`${ref.field}: this tool needs ${ref.accepts.join(" or ")}, the upload is ${upload.kind === "image" ? "an image" : upload.kind}.`);
     }
     if (ref.needsAudio && !upload.probe.hasAudio) throw invalidRequest(`${ref.field}: the upload has no audio track.`);
+    if (upload.kind === "video" && isOversizedVideo(upload.probe.width, upload.probe.height)) {
+      throw invalidRequest(`${ref.field}: the video is ${upload.probe.width}x${upload.probe.height}; frames larger than 8192x4320 (8K) are not processed. Scale it down and upload it again.`);
+    }
     uploads.push(upload);
   }
   const context: ToolContext = { hasClonedVoice: () => hasClonedVoice(db, caller.accountId), speech: () => speechCapabilities(env) };
@@ -141,6 +156,13 @@ export async function createToolJob<K extends ToolName>(
   // A test key spends nothing: the job's debit (and any refund) is of 0 credits.
   const cost = caller.mode === "test" ? 0 : costOf(caller.plan, input.tool, quantity);
   const estimated = estimateSeconds(input.tool, quantity);
+  // Refused before any debit: a job that cannot finish within the limits is never sold.
+  if (estimated * 1000 > MAX_EXPECTED_WORK_MS) {
+    throw invalidRequest(`This call would need about ${Math.ceil(estimated / 3600)} hours of processing; a job may take at most ${MAX_EXPECTED_WORK_MS / 3_600_000} hours. Split the media into shorter parts.`);
+  }
+  if (input.assistant?.perCallCreditCap != null && cost > input.assistant.perCallCreditCap) {
+    throw new AppError("invalid_request", `This call costs ${cost} credits, over the ${input.assistant.perCallCreditCap} credits a call the account's owner allows this assistant; nothing was spent. The owner can change the cap in Connected apps.`, { required: cost, perCallCap: input.assistant.perCallCreditCap });
+  }
   const jobId = newId("job", now);
   const downloadId = await downloadIdOf(env, jobId);
 
@@ -153,8 +175,10 @@ export async function createToolJob<K extends ToolName>(
             .bind(caller.accountId, key, hash, jobId, now),
         ]
       : []),
-    // A test key's job counts toward the account's test jobs of the day; the CHECK refuses the batch past the limit.
+    // A test key's job counts toward the account's test jobs of the day, an assistant's cost toward
+    // its daily cap: each CHECK refuses the whole batch past its limit.
     ...(caller.mode === "test" ? [testJobCountStatement(db, caller.accountId, now)] : []),
+    ...(input.assistant ? [spendingStatement(db, input.assistant, cost, now)] : []),
     ...debitStatements(db, { accountId: caller.accountId, jobId, cost, tool: input.tool, now }),
     db
       .prepare(
@@ -175,6 +199,14 @@ export async function createToolJob<K extends ToolName>(
     created = results.at(-1)?.results[0];
   } catch (error) {
     if (isConstraintError(error, "CHECK") && error instanceof Error && error.message.includes("test_jobs_within_limit")) throw testJobsExhausted(now);
+    if (isConstraintError(error, "CHECK") && error instanceof Error && error.message.includes(SPENDING_CAP_CONSTRAINT) && input.assistant) {
+      const spent = await spentToday(db, input.assistant.connectionId, now);
+      throw new AppError(
+        "invalid_request",
+        `This call costs ${cost} credits; this assistant has spent ${spent} of the ${input.assistant.dailyCreditCap} credits a day the account's owner allows it, so nothing was spent. The cap starts again at midnight UTC, or the owner can raise it in Connected apps.`,
+        { required: cost, dailyCap: input.assistant.dailyCreditCap ?? 0, spentToday: spent },
+      );
+    }
     if (isConstraintError(error, "CHECK")) throw new InsufficientCreditsError(await balanceOf(db, caller.accountId), cost);
     if (key && isConstraintError(error, "UNIQUE")) {
       // A concurrent request with the same key committed first: answer what it answered.
@@ -341,7 +373,7 @@ export async function loadJob(db: D1Database, jobId: string): Promise<JobRow | n
 export async function claimJob(db: D1Database, jobId: string, now: number, minDeadlineMs = MIN_DEADLINE_MS): Promise<JobRow | null> {
   const claimed = await orm(db)
     .update(jobs)
-    .set({ status: "processing", startedAt: now, deadlineAt: sql`${now} + MAX(${minDeadlineMs}, ${jobs.estimatedSeconds} * 10000)` })
+    .set({ status: "processing", startedAt: now, deadlineAt: sql`${now} + MIN(${MAX_JOB_DEADLINE_MS}, MAX(${minDeadlineMs}, ${jobs.estimatedSeconds} * 10000))` })
     .where(and(eq(jobs.id, jobId), eq(jobs.status, "queued")))
     .returning()
     .get();

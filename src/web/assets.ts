@@ -36,6 +36,8 @@ main,h1,.card,.notice{overflow-wrap:anywhere}
 form.stack{display:flex;flex-direction:column;gap:12px}
 form.inline{display:inline}
 label{display:flex;flex-direction:column;gap:4px;font-weight:600;font-size:.9rem}
+fieldset{border:1px solid var(--line);border-radius:8px;padding:10px 12px;margin:0;min-width:0}
+legend{font-weight:600;font-size:.9rem;padding:0 4px}
 label.check{flex-direction:row;align-items:flex-start;gap:8px;font-weight:400}
 label.check input{margin-top:4px;flex:none}
 input,select{font:inherit;padding:9px 10px;border:1px solid #c9ced6;border-radius:7px;background:#fff;min-width:0}

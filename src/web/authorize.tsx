@@ -9,7 +9,9 @@ import { Hono, type Context } from "hono";
 import { csrf } from "hono/csrf";
 import { getAccountDetails } from "../services/accounts";
 import { resolveSession } from "../services/sessions";
-import { MCP_SCOPE, type McpGrantProps } from "../mcp/oauth";
+import type { McpGrantProps } from "../mcp/oauth";
+import { AppError } from "../errors";
+import { assistantScopes, createConnection, DEFAULT_DAILY_CREDIT_CAP, parseConnectionSettings } from "../services/connected-apps";
 import { LINK_PAGES } from "./layout";
 import { LoginPage, MessagePage } from "./pages/auth";
 import { ConsentPage } from "./pages/consent";
@@ -65,10 +67,14 @@ export function authorizeRoutes() {
       if (!session) {
         return c.html(<LoginPage title="Sign in to connect an app" action="/app/login" next={url.pathname + url.search} info="Sign in to your account to let the app use it." />);
       }
+      const account = await getAccountDetails(c.env.DB, session.accountId);
+      // An assistant spends the account's credits and posts in its name: the email must be the owner's.
+      if (!account.emailVerified) {
+        return c.html(<MessagePage title="Confirm your email first" message="Open the link mailed to the account's address (the developer area's overview sends it again), then start the connection again from the app." section={LINK_PAGES.connect.section} />, 400);
+      }
       const details = await oauth.describeConsent(request);
       const consent = await oauth.beginConsent(request);
-      const account = await getAccountDetails(c.env.DB, session.accountId);
-      const page = await c.html(<ConsentPage details={details} handle={consent.handle} email={account.email} accountId={account.accountId} />);
+      const page = await c.html(<ConsentPage details={details} handle={consent.handle} email={account.email} accountId={account.accountId} defaultDailyCap={DEFAULT_DAILY_CREDIT_CAP} />);
       consent.headers.forEach((value, name) => page.headers.append(name, value));
       return page;
     } catch (error) {
@@ -90,13 +96,26 @@ export function authorizeRoutes() {
         const denied = await oauth.denyConsent(c.req.raw, handle);
         return new Response(null, { status: 302, headers: denied.headers });
       }
-      const approved = await oauth.approveConsent(c.req.raw, handle, { scope: [MCP_SCOPE] });
-      const props: McpGrantProps = { accountId: session.accountId };
+      // What the owner allows: checked boxes and caps (an empty cap is none). Refused with a page that says why.
+      let settings;
+      try {
+        settings = parseConnectionSettings({
+          scopes: assistantScopes.filter((scope) => form[`scope_${scope}`] === "on"),
+          dailyCreditCap: form.daily_cap,
+          perCallCreditCap: form.call_cap,
+        });
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return c.html(<MessagePage title="Nothing was connected" message={`${error.message} Start the connection again from the app.`} section={LINK_PAGES.connect.section} />, 400);
+      }
+      const approved = await oauth.approveConsent(c.req.raw, handle, { scope: settings.scopes });
+      const connectionId = await createConnection(c.env.DB, session.accountId, settings, Date.now());
+      const props: McpGrantProps = { accountId: session.accountId, connectionId };
       const { redirectTo } = await oauth.completeAuthorization({
         request: approved.request,
         userId: session.accountId,
-        metadata: { approvedAt: Date.now() },
-        scope: [MCP_SCOPE],
+        metadata: { approvedAt: Date.now(), connectionId },
+        scope: settings.scopes,
         props,
       });
       approved.headers.set("Location", redirectTo);

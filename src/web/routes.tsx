@@ -12,7 +12,7 @@ import { authSecret, signGrant, verifyGrant } from "../lib/signing";
 import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey, type KeyMode } from "../services/accounts";
 import { checkResetToken, limitAttempts, normalizeEmail, requestPasswordReset, resetPassword, signIn, signUp } from "../services/auth";
 import { cancelPlan, choosePlan, listPayments, resumePlan, startCreditCheckout } from "../services/billing";
-import { listConnectedApps, revokeConnectedApp } from "../services/connected-apps";
+import { assistantScopes, listConnectedApps, parseConnectionSettings, revokeConnectedApp, updateConnection } from "../services/connected-apps";
 import { paidPlans, planLookupKey, type PaidPlan } from "../services/catalog";
 import { readDevOutbox } from "../services/mailer";
 import { ACCEPTED_IMAGE_FORMATS } from "../media/sniff";
@@ -109,6 +109,7 @@ const NOTICES: Record<string, string> = {
   "verification-sent": "A new confirmation link is on its way; it works for 24 hours.",
   "webhook-saved": "Webhook URL saved: jobs created from now on notify it.",
   "webhook-removed": "Webhook URL removed: no more events go there.",
+  "connection-saved": "Saved: the app's next call follows the new settings.",
 };
 
 /** Plan prices change rarely: one Stripe call per isolate every 5 minutes, not one per page view. */
@@ -432,11 +433,30 @@ export function webRoutes() {
     return c.html(<PostsPage account={account} brands={sections} />);
   });
 
-  area.get("/connected", async (c) => {
+  const connectedPage = async (c: Context<WebEnv>, extra: { error?: string } = {}, status: 200 | 400 = 200) => {
     const account = c.get("account");
-    const apps = c.env.OAUTH_PROVIDER ? await listConnectedApps(c.env.OAUTH_PROVIDER, account.accountId) : [];
+    const apps = c.env.OAUTH_PROVIDER ? await listConnectedApps(c.env.OAUTH_PROVIDER, account.accountId, c.env.DB) : [];
     const connectorUrl = `${new URL(c.req.url).origin}/api/mcp`;
-    return c.html(<ConnectedAppsPage account={account} apps={apps} connectorUrl={connectorUrl} notice={notice(c)} />);
+    return c.html(<ConnectedAppsPage account={account} apps={apps} connectorUrl={connectorUrl} notice={notice(c)} {...extra} />, status);
+  };
+  area.get("/connected", (c) => connectedPage(c));
+  area.post("/connected/:grantId/settings", async (c) => {
+    const form = await readForm(c);
+    const account = c.get("account");
+    const apps = c.env.OAUTH_PROVIDER ? await listConnectedApps(c.env.OAUTH_PROVIDER, account.accountId, c.env.DB) : [];
+    const connection = apps.find((app) => app.grantId === c.req.param("grantId"))?.connection;
+    if (!connection) return connectedPage(c, { error: "That app is not connected (any more), or was connected before settings existed: nothing was changed." }, 400);
+    try {
+      const settings = parseConnectionSettings({
+        scopes: assistantScopes.filter((scope) => form[`scope_${scope}`] === "on"),
+        dailyCreditCap: form.daily_cap,
+        perCallCreditCap: form.call_cap,
+      });
+      await updateConnection(c.env.DB, account.accountId, connection.connectionId, settings);
+    } catch (error) {
+      return connectedPage(c, { error: userError(error).message }, 400);
+    }
+    return c.redirect("/app/connected?done=connection-saved", 303);
   });
   area.post("/connected/:grantId/revoke", async (c) => {
     // Served without the OAuth provider (plain http on a non-loopback host), no app can be connected.

@@ -51,8 +51,16 @@ export const initialize = (token?: string) =>
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
   });
 
+/** What the consent form sends: the boxes and caps as the page shows them, unless changed. */
+export interface ConsentChoices {
+  media?: boolean;
+  social?: boolean;
+  dailyCap?: string;
+  callCap?: string;
+}
+
 /** Sign-up, consent, code: what a person does in the browser when an assistant connects. */
-export async function connect(name = "Test Assistant") {
+export async function connect(name = "Test Assistant", choices: ConsentChoices = {}) {
   const person = await signedUpClient(undefined, undefined, BASE);
   const clientId = await register(name);
   const { verifier, challenge } = await pkce();
@@ -61,7 +69,11 @@ export async function connect(name = "Test Assistant") {
   const html = await consent.text();
   const handle = html.match(/name="handle" value="([^"]+)"/)![1];
   const account = html.match(/name="account" value="([^"]+)"/)![1];
-  const approved = await person.client.post("/authorize", { handle, account, decision: "approve" });
+  const dailyCap = choices.dailyCap ?? html.match(/name="daily_cap"[^>]*value="([^"]*)"/)![1]!;
+  const form: Record<string, string> = { handle, account, decision: "approve", daily_cap: dailyCap, call_cap: choices.callCap ?? "" };
+  if (choices.media !== false) form.scope_media = "on";
+  if (choices.social !== false) form.scope_social = "on";
+  const approved = await person.client.post("/authorize", form);
   expect(approved.status).toBe(302);
   const location = new URL(approved.headers.get("location")!);
   expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);

@@ -41,7 +41,7 @@ describe("connector OAuth", () => {
     expect(html).toContain("the one that opens <strong>cursor:</strong> links");
     const handle = html.match(/name="handle" value="([^"]+)"/)![1]!;
     const account = html.match(/name="account" value="([^"]+)"/)![1]!;
-    const approved = await person.client.post("/authorize", { handle, account, decision: "approve" });
+    const approved = await person.client.post("/authorize", { handle, account, decision: "approve", scope_media: "on", scope_social: "on", daily_cap: "1000" });
     expect(approved.status).toBe(302);
     const location = new URL(approved.headers.get("location")!);
     expect(`${location.protocol}//${location.host}${location.pathname}`).toBe(callback);
