@@ -75,12 +75,18 @@ async function checkoutCompleted(db: D1Database, event: Stripe.Event, session: S
   const accountId = session.metadata?.account_id ?? session.client_reference_id ?? (await accountByCustomer(db, idOf(session.customer)));
   if (!accountId) return "ignored";
   if (session.mode === "subscription") {
-    // The plan itself starts with the subscription's first invoice.paid.
-    await db
-      .prepare("UPDATE accounts SET stripe_customer_id = COALESCE(stripe_customer_id, ?), stripe_subscription_id = ? WHERE id = ?")
-      .bind(idOf(session.customer), idOf(session.subscription), accountId)
-      .run();
-    return "applied";
+    // The plan itself starts with the subscription's first invoice.paid. The subscription is
+    // attached only to an account without one, and never once it has ended: a redelivered
+    // checkout of a cancelled plan must not bring it back. Recorded as processed either way.
+    return runOnce(db, [
+      recordEvent(db, event, accountId, now),
+      db
+        .prepare(
+          `UPDATE accounts SET stripe_customer_id = COALESCE(stripe_customer_id, ?1), stripe_subscription_id = ?2
+           WHERE id = ?3 AND stripe_subscription_id IS NULL AND NOT EXISTS (SELECT 1 FROM ended_subscriptions WHERE id = ?2)`,
+        )
+        .bind(idOf(session.customer), idOf(session.subscription), accountId),
+    ]);
   }
   const offer = findOffer(session.metadata?.offer);
   if (session.mode !== "payment" || session.payment_status !== "paid" || !offer) return "ignored";
@@ -124,8 +130,10 @@ async function invoicePaid(db: D1Database, event: Stripe.Event, invoice: Stripe.
   const periodEnd = Math.max(0, ...invoice.lines.data.map((line) => line.period.end)) * 1000 || firstPeriodEnd(now);
   const allowance = planAllowance[plan];
   const paidPlan = "plan IN ('starter', 'pro', 'scale')";
-  const newPeriod = `id = ?1 AND (plan_period_end IS NULL OR plan_period_end < ?2 OR stripe_subscription_id IS NOT ?3 OR NOT ${paidPlan})`;
-  const samePeriod = `id = ?1 AND plan_period_end = ?2 AND stripe_subscription_id = ?3 AND ${paidPlan}`;
+  // An invoice of a subscription that has ended (paid late, or redelivered) changes nothing.
+  const live = "NOT EXISTS (SELECT 1 FROM ended_subscriptions WHERE id = ?3)";
+  const newPeriod = `id = ?1 AND ${live} AND (plan_period_end IS NULL OR plan_period_end < ?2 OR stripe_subscription_id IS NOT ?3 OR NOT ${paidPlan})`;
+  const samePeriod = `id = ?1 AND ${live} AND plan_period_end = ?2 AND stripe_subscription_id = ?3 AND ${paidPlan}`;
   const paymentIntent = idOf(invoice.payments?.data?.[0]?.payment?.payment_intent);
   // An upgrade within the period is billed for the days left (Stripe's proration, its lines start
   // at the change): it adds that share of what the larger allowance adds, rounded up. The full
@@ -188,6 +196,7 @@ async function subscriptionDeleted(db: D1Database, event: Stripe.Event, subscrip
   const tag = `stripe:subscription_deleted:${subscription.id}`;
   return runOnce(db, [
     recordEvent(db, event, account.id, now),
+    db.prepare("INSERT INTO ended_subscriptions (id, account_id, ended_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING").bind(subscription.id, account.id, now),
     db
       .prepare(ledgerInsert(`SELECT ?3, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?4, 'paid plan ended', ?5 FROM accounts WHERE ${guard} AND plan_credits > 0`))
       .bind(account.id, subscription.id, newId("led", now), `${tag}:expiry`, now),

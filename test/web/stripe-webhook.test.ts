@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
+import type { Env } from "../../src/env";
 import { describe, expect, inject, it } from "vitest";
-import { ADMIN, call, postJson } from "../helpers/api";
+import { ADMIN, call, fixtureBytes, postJson } from "../helpers/api";
 import { accountRow, expectLedgerMatches, ledgerOf, sendStripeEvent, signedUpClient, stripeEvent, stripeSignature } from "../helpers/web";
 
 const paidSession = (accountId: string, sessionId: string, offer = "pack_10k", amount = 1900) => ({
@@ -140,6 +141,66 @@ describe("credits from Stripe events, exactly once", () => {
     const refused = await call("/api/v1/account", { headers: { authorization: `Bearer ${key.apiKey}` } });
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/not included in the solo plan/);
+  });
+
+  it("never attaches an ended subscription again: a late invoice.paid and a redelivered subscription checkout change nothing", async () => {
+    const { accountId } = await signedUpClient();
+    const subscription = `sub_${uid()}`;
+    const start = Math.floor(Date.now() / 1000);
+    const checkout = stripeEvent("checkout.session.completed", { id: `cs_${uid()}`, object: "checkout.session", mode: "subscription", status: "complete", payment_status: "paid", customer: "cus_test", client_reference_id: accountId, metadata: { account_id: accountId }, subscription });
+    expect((await sendStripeEvent(checkout)).status).toBe(200);
+    // The subscription checkout is recorded as processed.
+    expect(await env.DB.prepare("SELECT type FROM stripe_events WHERE id = ?").bind(checkout.id).first()).toEqual({ type: "checkout.session.completed" });
+    expect((await accountRow(accountId)).stripe_subscription_id).toBe(subscription);
+    await sendStripeEvent(stripeEvent("invoice.paid", paidInvoice(accountId, `in_${uid()}`, "pro", subscription, start)));
+    await sendStripeEvent(stripeEvent("customer.subscription.deleted", { id: subscription, object: "subscription", status: "canceled" }));
+    const ended = await accountRow(accountId);
+    expect([ended.plan, ended.stripe_subscription_id]).toEqual(["solo", null]);
+    const ledgerBefore = (await ledgerOf(accountId)).length;
+
+    // Out of order: the next period's invoice of the ended subscription arrives late, then Stripe
+    // delivers the original checkout again under a new event id.
+    expect((await sendStripeEvent(stripeEvent("invoice.paid", paidInvoice(accountId, `in_${uid()}`, "pro", subscription, start + 30 * DAY)))).status).toBe(200);
+    expect((await sendStripeEvent(stripeEvent("checkout.session.completed", checkout.data.object))).status).toBe(200);
+    const after = await accountRow(accountId);
+    expect([after.plan, after.stripe_subscription_id, after.plan_credits]).toEqual(["solo", null, ended.plan_credits]);
+    expect((await ledgerOf(accountId)).length).toBe(ledgerBefore);
+    await expectLedgerMatches(accountId);
+  });
+
+  it("refunds plan credits into the plan only while the period that paid is current, otherwise into purchased credits", async () => {
+    const { failAndRefund } = await import("../../src/services/credits");
+    const { accountId } = await signedUpClient();
+    const subscription = `sub_${uid()}`;
+    const start = Math.floor(Date.now() / 1000);
+    await sendStripeEvent(stripeEvent("invoice.paid", paidInvoice(accountId, `in_${uid()}`, "pro", subscription, start)));
+    const key = (await (await call(`/api/admin/accounts/${accountId}/keys`, { method: "POST", headers: ADMIN })).json()) as { apiKey: string };
+    const auth = { authorization: `Bearer ${key.apiKey}` };
+    const form = new FormData();
+    form.append("file", new File([await fixtureBytes("long-61s.mp3")], "long.mp3"));
+    const { uploadId } = (await (await call("/api/v1/uploads", { method: "POST", headers: auth, body: form })).json()) as { uploadId: string };
+    // Two clean-audio calls paid from this period's plan credits (11 credits each: 61 s at 10 a minute).
+    // Held in the queue (a queue that drops its messages), so each fails when the test says.
+    const { createToolJob } = await import("../../src/services/jobs");
+    const held = { ...env, JOBS_QUEUE: { send: async () => {} } } as unknown as Env;
+    const caller = { accountId, keyId: "key_held", email: "held@example.com", plan: "pro" as const, mode: "live" as const };
+    const jobIds: string[] = [];
+    for (let i = 0; i < 2; i++) jobIds.push((await createToolJob(held, caller, { tool: "clean-audio", params: { uploadId } }, Date.now())).jobId);
+    expect((await accountRow(accountId)).plan_credits).toBe(9000 - 22);
+    // Failed within the period: back into plan credits.
+    expect(await failAndRefund(env.DB, jobIds[0]!, "failed in the period", Date.now(), 1000)).toBe(true);
+    expect((await accountRow(accountId)).plan_credits).toBe(9000 - 11);
+    // The next period starts (its invoice), then the second job fails: its plan credits expired
+    // with their period, so the refund goes to purchased credits, and the new allowance stays whole.
+    await sendStripeEvent(stripeEvent("invoice.paid", paidInvoice(accountId, `in_${uid()}`, "pro", subscription, start + 30 * DAY)));
+    const renewed = await accountRow(accountId);
+    expect(renewed.plan_credits).toBe(9000);
+    expect(await failAndRefund(env.DB, jobIds[1]!, "failed after the period", Date.now(), 1000)).toBe(true);
+    const after = await accountRow(accountId);
+    expect([after.plan_credits, after.purchased_credits]).toEqual([9000, renewed.purchased_credits + 11]);
+    const refund = await env.DB.prepare("SELECT plan_delta, purchased_delta FROM ledger WHERE idempotency_key = ?").bind(`refund:${jobIds[1]}`).first();
+    expect(refund).toEqual({ plan_delta: 0, purchased_delta: 11 });
+    await expectLedgerMatches(accountId);
   });
 
   it("a plan change within the period grants only what a larger plan adds: switching back and forth never refills", async () => {
