@@ -27,6 +27,8 @@ export interface Config {
    * leaves room for a 4K x264 encode with the decoders' threads capped (measured: 1.3-1.5 GiB).
    */
   ffmpegMemoryLimitBytes: number;
+  /** The resolver of URL ingestion (url-ingest.ts); the system's unless a test gives one. */
+  ingestResolve?: import("./url-ingest.ts").Resolve;
 }
 
 /** Probabilities per job (0 to 1) of the faults the soak campaign injects, and the delay of a slow job. */

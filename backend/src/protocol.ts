@@ -505,3 +505,26 @@ export const FullProbeSchema = z.object({
   rotation: z.union([z.literal(90), z.literal(180), z.literal(270)]).optional(),
 });
 export type FullProbe = z.infer<typeof FullProbeSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// URL ingestion (POST /v1/ingest): the backend fetches a user's URL with each connection pinned to
+// the address it checked (url-ingest.ts) and PUTs the file to `output.url`; 422 {error, message}
+// when the URL is refused or the download fails (the message is the user's, without URLs).
+
+export const IngestRequestSchema = z.object({
+  /** The URL the user gave (checked by the backend, hop by hop). */
+  url: z.string().min(1).max(16_384),
+  output: z.object({ url: httpUrl, contentType: mimeType.optional() }),
+  /** Local development only (ALLOW_PRIVATE_URLS): loopback and private addresses allowed. */
+  allowPrivate: z.boolean().default(false),
+  maxBytes: z.number().int().positive().max(5_000_000_000),
+});
+export type IngestRequest = z.infer<typeof IngestRequestSchema>;
+
+export const IngestResultSchema = z.object({
+  bytes: z.number().int().nonnegative(),
+  /** After redirects: its path names the upload. */
+  finalUrl: z.string(),
+  contentType: z.string().nullable(),
+});
+export type IngestResult = z.infer<typeof IngestResultSchema>;

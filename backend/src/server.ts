@@ -6,6 +6,7 @@
  *   GET  /v1/jobs/:jobId   {jobId, status, error?}          Bearer BACKEND_SECRET
  *   DELETE /v1/jobs/:jobId {jobId, cancelled}               Bearer BACKEND_SECRET (the caller cancelled it)
  *   POST /v1/probe         {durationMs, streams...}         Bearer BACKEND_SECRET (full-read probe)
+ *   POST /v1/ingest        {bytes, finalUrl, contentType}   Bearer BACKEND_SECRET (a URL upload, pinned fetch)
  * The bodies of /v1/jobs, /v1/capabilities and the callbacks are defined in protocol.ts (shared
  * with the Worker). Start: `node src/server.ts` (Node 24 strips the types).
  */
@@ -16,7 +17,8 @@ import { ConfigError, loadConfig, log, type Config } from "./config.ts";
 import { ffmpegVersion } from "./ffmpeg.ts";
 import { fullProbe } from "./probe.ts";
 import { JobRunner, missingFonts } from "./jobs.ts";
-import { JOB_ID, parseJobRequest, type Capabilities, type JobKind } from "./protocol.ts";
+import { IngestRequestSchema, JOB_ID, parseJobRequest, type Capabilities, type JobKind } from "./protocol.ts";
+import { ingestUrl } from "./ingest.ts";
 import { createSpeechRuntime, loadSpeechConfig, speechCapabilities, speechKinds } from "./speech/runtime.ts";
 
 export interface BackendServer {
@@ -134,6 +136,21 @@ export async function startServer(config: Config): Promise<BackendServer> {
       } catch (error) {
         return sendJson(res, 422, { error: "unreadable", message: error instanceof Error ? error.message : String(error) });
       }
+    }
+
+    if (pathname === "/v1/ingest") {
+      if (method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
+      const raw = await readBody(req, 64 * 1024);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.toString("utf8"));
+      } catch {
+        throw new HttpError(400, "invalid_json", "the body is not valid JSON");
+      }
+      const parsed = IngestRequestSchema.safeParse(body);
+      if (!parsed.success) return sendJson(res, 400, { error: "invalid_request", message: parsed.error.issues[0]?.message ?? "invalid request" });
+      const outcome = await ingestUrl(parsed.data, config.ingestResolve);
+      return sendJson(res, outcome.ok ? 200 : 422, outcome.ok ? outcome.result : { error: outcome.error, message: outcome.message });
     }
 
     if (pathname === "/v1/jobs") {

@@ -13,6 +13,7 @@ import { fetchPublic, UnsafeUrlError, type UrlPolicy } from "../lib/public-url";
 import { BodyTooLargeError, streamToR2 } from "../lib/r2-stream";
 import { probeR2Object, UnsupportedMediaError, type MediaKind, type ProbeResult } from "../media/probe";
 import { canProbeOnBackend, probeOnBackend } from "./backend/probe";
+import { canIngestOnBackend, IngestRefusedError, ingestOnBackend } from "./backend/ingest";
 import { DurationUnknownError } from "../media/types";
 import type { Env } from "../env";
 import type { KeyMode } from "./accounts";
@@ -128,7 +129,11 @@ export async function uploadFromMultipart(
   return finishUpload(env, { id, accountId, objectKey, now, mode, ...stored });
 }
 
-/** `{url}`: downloads a public http(s) URL, streamed, under the SSRF rules. */
+/**
+ * `{url}`: downloads a public http(s) URL under the SSRF rules: through the backend when one is
+ * configured, which connects to the address it checked (src/services/backend/ingest.ts), otherwise
+ * streamed by this Worker.
+ */
 export async function uploadFromUrl(
   env: Env,
   accountId: string,
@@ -137,6 +142,7 @@ export async function uploadFromUrl(
   now: number,
   mode: KeyMode = "live",
 ): Promise<UploadResult> {
+  if (canIngestOnBackend(env)) return uploadThroughBackend(env, accountId, rawUrl, policy, now, mode);
   const bucket = env.MEDIA;
   let response: Response;
   try {
@@ -167,6 +173,21 @@ export async function uploadFromUrl(
   }
   const filename = safeFilename(decodedPath(new URL(response.url || rawUrl).pathname), "download");
   return finishUpload(env, { id, accountId, objectKey, filename, size, now, mode, field: "url" });
+}
+
+async function uploadThroughBackend(env: Env, accountId: string, rawUrl: string, policy: UrlPolicy, now: number, mode: KeyMode): Promise<UploadResult> {
+  const id = newId("upl", now);
+  const objectKey = `uploads/${accountId}/${id}`;
+  let ingested;
+  try {
+    ingested = await ingestOnBackend(env, rawUrl, objectKey, MAX_UPLOAD_BYTES, policy.allowPrivate);
+  } catch (error) {
+    await env.MEDIA.delete(objectKey);
+    if (error instanceof IngestRefusedError) throw invalidRequest(`url: ${error.message}.`);
+    throw error;
+  }
+  const filename = safeFilename(decodedPath(new URL(ingested.finalUrl).pathname), "download");
+  return finishUpload(env, { id, accountId, objectKey, filename, size: ingested.bytes, now, mode, field: "url" });
 }
 
 /** A URL path percent-decoded where it is valid UTF-8 (`caf%E9.mp4`, Latin-1, stays as sent). */
