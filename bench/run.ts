@@ -25,6 +25,7 @@ import { describeOutput, FFMPEG, generateSources, probeResult, run, runNative, s
 import { runApiBench, runLatencyBench, runTransferBench } from "./api";
 import { runCalibration } from "./calibrate";
 import { runSpeechBench } from "./speech";
+import { runSafetyBench } from "./safety";
 import { runUploadMemoryBench } from "./upload-memory";
 import { runWebBench } from "./web";
 import { compileWasm, runWasm, type WasmRun } from "./wasm-core";
@@ -97,7 +98,8 @@ function table(header: string[], rows: string[][]): string {
 async function main(): Promise<void> {
   if (!only || only.includes("upload")) await runUploadMemoryBench();
   if (!only || only.includes("web")) await runWebBench();
-  if (!only || only.some((id) => !["speech", "upload", "web", "api", "calibrate", "transfer", "latency"].includes(id))) await mediaBench();
+  if (!only || only.some((id) => !["speech", "upload", "web", "api", "calibrate", "transfer", "latency", "safety"].includes(id))) await mediaBench();
+  if (!only || only.includes("safety")) await runSafetyBench();
   if (only?.includes("calibrate")) await runCalibration();
   if (!only || only.includes("api")) await runApiBench();
   else if (only.includes("latency")) await runLatencyBench();

@@ -22,7 +22,7 @@ const MiB = 1024 * 1024;
 
 
 /** RSS (bytes) of every workerd process under `pid`. */
-function workerdRss(pid: number): number {
+export function workerdRss(pid: number): number {
   let total = 0;
   const children = (parent: number): number[] =>
     readdirSync("/proc")

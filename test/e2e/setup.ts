@@ -161,6 +161,9 @@ export default async function setup(project: TestProject) {
   project.provide("e2eMainUrl", `http://127.0.0.1:${mainPort}`);
   project.provide("e2eStripeUrl", stripe.url);
   project.provide("e2eNoBackendUrl", `http://127.0.0.1:${noBackendPort}`);
+  // Where `nobackend` looks for its backend: a test may start one there, and kill it (security.test.ts).
+  project.provide("e2eNoBackendBackendPort", deadPort);
+  project.provide("e2eBackendSecret", BACKEND_SECRET);
   project.provide("e2eWasmUrl", `http://127.0.0.1:${wasmPort}`);
 
   return async () => {
@@ -176,6 +179,8 @@ declare module "vitest" {
   interface ProvidedContext {
     e2eMainUrl: string;
     e2eNoBackendUrl: string;
+    e2eNoBackendBackendPort: number;
+    e2eBackendSecret: string;
     e2eForcedBackendUrl: string;
     e2eWasmUrl: string;
     e2eStripeUrl: string;
