@@ -716,7 +716,7 @@ export interface components {
             createdAt: string;
         };
         AccountWebhook: {
-            /** @description Default URL notified when a job of this account ends; a call's webhookUrl wins. Null: none. */
+            /** @description Default URL notified when a job of this account ends; a call's webhookUrl wins. Null: none. Live and test keys have settings of their own: a test key reads and sets the URL and secret its test jobs use, never the live ones. */
             url: string | null;
             /**
              * @description Signing secret (whsec_<base64>): verify webhook-signature with it (Standard Webhooks)
@@ -1210,7 +1210,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                /** @description Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1353,7 +1353,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                /** @description Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1446,7 +1446,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                /** @description Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1523,7 +1523,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                /** @description Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1605,7 +1605,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                /** @description Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1687,7 +1687,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                /** @description Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1761,7 +1761,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                /** @description Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1859,7 +1859,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                /** @description Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1940,7 +1940,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                /** @description Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -2020,7 +2020,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Replays the first response of the same body within 24 h without a new debit; a different body answers 400 */
+                /** @description Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400 */
                 "idempotency-key"?: string;
             };
             path?: never;
