@@ -32,6 +32,7 @@ import {
 import { backendJobId, type StageName } from "../services/backend/stage-ids";
 import { claimJob, completeJob, failJob, isEnded, loadJob, MIN_DEADLINE_MS, type JobRow } from "../services/jobs";
 import { faultFires, withFailingWrites } from "../lib/faults";
+import { assertDeployable } from "../lib/deployment-guard";
 import { withResilientD1 } from "../db/resilient-d1";
 
 /** What the object remembers while the backend works on a stage. */
@@ -43,8 +44,14 @@ interface PendingStage {
   /** The job's result, when this stage writes it. */
   result?: JobResult;
   deadlineAt: number;
+  /** One dispatch of the stage (a resend makes a new one): what a heartbeat that awaited compares. */
+  attempt: string;
+  /** The stage's end is being recorded (its callback, or the heartbeat standing in for it): nothing else touches it. */
+  handling?: boolean;
   /** The backend accepted the stage (until then a heartbeat cannot tell a lost job from one on its way). */
   dispatched?: boolean;
+  /** Heartbeats in a row the backend did not know the stage (another instance behind the URL may have answered). */
+  unknownBeats?: number;
   /** Heartbeats in a row the backend did not answer. */
   missedBeats?: number;
   /** Heartbeats since the backend said the stage was finished, its callback not come yet. */
@@ -54,14 +61,16 @@ interface PendingStage {
 /**
  * While a stage runs on the backend the object's alarm is a heartbeat, not only the watchdog: it
  * asks the backend about the stage every JOB_HEARTBEAT_SECONDS (default 15). A stage the backend
- * no longer knows (it restarted) is sent again, from the job's first stage, at most MAX_RESENDS
- * times; a backend that does not answer MAX_MISSED_BEATS times in a row (about a minute) fails the
- * job, refunded; a finished stage whose callback is lost is taken from the backend's answer.
+ * no longer knows (it restarted; asked twice, as another instance behind the URL may answer) is
+ * sent again, from the job's first stage, at most MAX_RESENDS times; a backend that does not
+ * answer MAX_MISSED_BEATS times in a row (about a minute) fails the job, refunded; a finished
+ * stage whose callback is lost is taken from the backend's answer.
  */
 const DEFAULT_HEARTBEAT_MS = 15_000;
 const MAX_MISSED_BEATS = 3;
 const MAX_RESENDS = 2;
 const CALLBACK_GRACE_BEATS = 2;
+const UNKNOWN_BEATS_BEFORE_RESEND = 2;
 
 export interface BackendOutcome {
   status: "completed" | "failed";
@@ -110,6 +119,9 @@ export class MediaRunner extends DurableObject<Env> {
 
   /** Runs the job if it is still queued; a redelivered message finds it taken and returns. */
   async run(jobId: string): Promise<"completed" | "failed" | "dispatched" | "skipped"> {
+    // The media Worker is deployed apart (wrangler.media.jsonc), with settings of its own: it
+    // checks them too, before a job is claimed (the message stays queued, nothing is spent).
+    assertDeployable(this.env);
     const minDeadlineMs = this.env.JOB_MIN_DEADLINE_SECONDS ? Number(this.env.JOB_MIN_DEADLINE_SECONDS) * 1000 : undefined;
     const job = await claimJob(this.env.DB, jobId, Date.now(), minDeadlineMs);
     if (!job) return "skipped";
@@ -124,7 +136,10 @@ export class MediaRunner extends DurableObject<Env> {
   /** The backend's verified callback for one stage: continue the job or record its end. */
   async backendFinished(jobId: string, stage: StageName, outcome: BackendOutcome): Promise<boolean> {
     const pending = await this.ctx.storage.get<PendingStage>("pending");
-    if (!pending || pending.jobId !== jobId || pending.stage !== stage) return false;
+    if (!pending || pending.jobId !== jobId || pending.stage !== stage || pending.handling) return false;
+    // Claimed before any other await (storage alone keeps the input gate closed): a callback and
+    // the heartbeat standing in for a lost one never both record the same stage.
+    await this.ctx.storage.put("pending", { ...pending, handling: true });
     if (outcome.status === "failed") return this.finish(jobId, outcome);
     const head = await this.env.MEDIA.head(pending.outputKey);
     if (!head || head.size === 0) {
@@ -230,16 +245,16 @@ export class MediaRunner extends DurableObject<Env> {
     return "completed";
   }
 
-  private async remember(job: JobRow, stage: Omit<PendingStage, "jobId" | "deadlineAt">): Promise<number> {
+  private async remember(job: JobRow, stage: Omit<PendingStage, "jobId" | "deadlineAt" | "attempt">): Promise<number> {
     const deadlineAt = job.deadlineAt ?? Date.now() + 15 * 60 * 1000;
-    await this.beatLater({ jobId: job.id, deadlineAt, ...stage });
+    await this.beatLater({ jobId: job.id, deadlineAt, attempt: crypto.randomUUID(), ...stage });
     return deadlineAt;
   }
 
   /** Records that the backend accepted the pending stage (a later heartbeat may then take a 404 as a loss). */
   private async dispatched(jobId: string, stage: StageName): Promise<void> {
     const pending = await this.ctx.storage.get<PendingStage>("pending");
-    if (pending?.jobId === jobId && pending.stage === stage) await this.ctx.storage.put("pending", { ...pending, dispatched: true });
+    if (pending?.jobId === jobId && pending.stage === stage && !pending.handling) await this.ctx.storage.put("pending", { ...pending, dispatched: true });
   }
 
   private heartbeatMs(): number {
@@ -253,20 +268,28 @@ export class MediaRunner extends DurableObject<Env> {
     await this.ctx.storage.setAlarm(Math.min(pending.deadlineAt, Date.now() + this.heartbeatMs()));
   }
 
-  private async heartbeat(pending: PendingStage): Promise<void> {
-    const job = await loadJob(this.env.DB, pending.jobId);
+  private async heartbeat(asked: PendingStage): Promise<void> {
+    if (asked.handling) return this.beatLater(asked);
+    const job = await loadJob(this.env.DB, asked.jobId);
+    const answer = await backendJobState(this.env, backendJobId(asked.jobId, asked.stage));
+    // Events ran during those awaits (a callback, the next stage, a dispatch's acknowledgement):
+    // what is decided applies to the stage as it is now, and only if it is still the one asked about.
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
+    if (!pending || pending.attempt !== asked.attempt || pending.handling) return;
     if (job?.status !== "processing") {
       await this.ctx.storage.deleteAll();
       return;
     }
-    const answer = await backendJobState(this.env, backendJobId(pending.jobId, pending.stage));
     switch (answer.state) {
       case "working":
-        return this.beatLater({ ...pending, missedBeats: 0, finishedBeats: 0 });
-      case "unknown":
+        return this.beatLater({ ...pending, missedBeats: 0, finishedBeats: 0, unknownBeats: 0 });
+      case "unknown": {
         // Not yet accepted: the dispatch is on its way (or failing, which fails the job itself).
         if (!pending.dispatched) return this.beatLater(pending);
+        const unknownBeats = (pending.unknownBeats ?? 0) + 1;
+        if (unknownBeats < UNKNOWN_BEATS_BEFORE_RESEND) return this.beatLater({ ...pending, unknownBeats });
         return this.resend(job);
+      }
       case "finished": {
         const finishedBeats = (pending.finishedBeats ?? 0) + 1;
         if (finishedBeats < CALLBACK_GRACE_BEATS) return this.beatLater({ ...pending, missedBeats: 0, finishedBeats });

@@ -3,7 +3,9 @@
  * rows stored before secrets were protected are migrated (plaintext Mastodon tokens sealed by the
  * cron; plaintext download capabilities replaced by migration 0011).
  */
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { MediaRunner } from "../../src/durable-objects/media-runner";
 import { describe, expect, inject, it } from "vitest";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
@@ -34,6 +36,16 @@ describe("a public deployment with development settings", () => {
     expect((await worker.fetch!(new Request("https://api.example.com/api/v1/openapi.json") as never, clean, ctx)).status).toBe(200);
     // The cron does nothing, and queue batches are refused (they stay in the queue).
     await expect(worker.queue!({ queue: "media-jobs", messages: [] } as never, unsafe)).rejects.toThrow(/refusing to run/);
+  });
+
+  it("keeps the media Worker's runner from claiming a job with its own unsafe settings", async () => {
+    const stub = env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName("guarded-runner"));
+    await runInDurableObject(stub, async (_instance, state) => {
+      const faulty = new MediaRunner(state, { ...env, PUBLIC_BASE_URL: "https://api.example.com", FAULT_RUNNER_ABORT_RATE: "0.5" } as Env);
+      await expect(faulty.run("job_unknown")).rejects.toThrow(/refusing to run: .*FAULT_RUNNER_ABORT_RATE=0.5/);
+      // The same runner with clean settings goes on to the claim (nothing to claim here).
+      expect(await new MediaRunner(state, { ...env, PUBLIC_BASE_URL: "https://api.example.com", DEV_MODE: "false", ALLOW_PRIVATE_URLS: "false", PUBLISH_ALLOW_PRIVATE_URLS: "false", FAULT_RUNNER_ABORT_RATE: "0" } as Env).run("job_unknown")).toBe("skipped");
+    });
   });
 });
 
