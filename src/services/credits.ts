@@ -81,37 +81,49 @@ export function debitStatements(db: D1Database, p: { accountId: string; jobId: s
 
 const ACTIVE = "('queued', 'processing')";
 
-/**
- * The plan credits a failed job gives back: what it took from the plan bucket, while the plan
- * period that paid for it is still the account's current one (same plan period, not moved to pay
- * as you go); otherwise 0, and the whole cost goes to purchased credits. Plan credits expire with
- * their period: refunding them into a later period would grow its allowance, and into an ended
- * one would lose them. An SQL expression over the job `j` and its account `a`.
- */
-const REFUNDED_TO_PLAN = `CASE WHEN a.plan != 'payg' AND j.paid_period_end IS NOT NULL AND a.plan_period_end = j.paid_period_end THEN j.plan_debit ELSE 0 END`;
+/** Whether the plan period that paid for the job `j` is still its account `a`'s current one (SQL). */
+const PAID_PERIOD_CURRENT = `(a.plan != 'payg' AND j.paid_period_end IS NOT NULL AND a.plan_period_end = j.paid_period_end)`;
 
 /**
- * Fails a job that is still queued or processing and refunds its cost exactly once, into the
- * buckets of REFUNDED_TO_PLAN: every statement is conditioned on the job still being active,
- * and the ledger key `refund:<job>` is unique. Returns false when the job had already ended.
+ * Fails a job that is still queued or processing and refunds its cost exactly once: every
+ * statement is conditioned on the job still being active, and the ledger key `refund:<job>` is
+ * unique. Returns false when the job had already ended.
+ *
+ * Money follows time: plan credits go back to the plan bucket only while the plan period that paid
+ * for the job is still current; otherwise, for a failure, to purchased credits (refunding them into
+ * a later period would grow its allowance). A job the caller cancels after its paying period ended
+ * gets its plan credits back and expired at once, as they would have at the renewal had the job not
+ * run: otherwise jobs started before a renewal and cancelled after it would carry unused plan
+ * credits over as credits that never expire.
  */
-export async function failAndRefund(db: D1Database, jobId: string, error: string, now: number, retentionMs: number) {
-  // The ledger entry records the split first; the balance update then applies that entry, and
-  // the job's state changes last: each statement is guarded by the state the previous left.
-  const [, , , update] = await db.batch([
+export async function failAndRefund(db: D1Database, jobId: string, error: string, now: number, retentionMs: number, options: { cancelled?: boolean } = {}) {
+  const toPlan = `CASE WHEN ${PAID_PERIOD_CURRENT} OR ?4 THEN j.plan_debit ELSE 0 END`;
+  const refunds = "idempotency_key IN ('refund:' || ?1, 'refund_expiry:' || ?1)";
+  // The ledger entries record the split first (the expiry before the refund, whose absence guards
+  // both); the balance update then applies them, and the job's state changes last: each statement
+  // is guarded by the state the previous ones left.
+  const [, , , , update] = await db.batch([
     db
       .prepare(
         `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, job_id, idempotency_key, reason, created_at)
-         SELECT ?1, j.account_id, 'refund', j.cost, ${REFUNDED_TO_PLAN}, j.cost - ${REFUNDED_TO_PLAN}, j.id, 'refund:' || j.id, 'job failed', ?2
+         SELECT ?1, j.account_id, 'plan_expiry', -j.plan_debit, -j.plan_debit, 0, j.id, 'refund_expiry:' || j.id, 'refunded plan credits of an ended period', ?2
+         FROM jobs j JOIN accounts a ON a.id = j.account_id WHERE j.id = ?3 AND j.status IN ${ACTIVE} AND ?4 AND j.plan_debit > 0 AND NOT ${PAID_PERIOD_CURRENT}
+           AND NOT EXISTS (SELECT 1 FROM ledger WHERE idempotency_key = 'refund:' || ?3)`,
+      )
+      .bind(newId("led", now), now, jobId, options.cancelled ? 1 : 0),
+    db
+      .prepare(
+        `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, job_id, idempotency_key, reason, created_at)
+         SELECT ?1, j.account_id, 'refund', j.cost, ${toPlan}, j.cost - ${toPlan}, j.id, 'refund:' || j.id, 'job failed', ?2
          FROM jobs j JOIN accounts a ON a.id = j.account_id WHERE j.id = ?3 AND j.status IN ${ACTIVE}
            AND NOT EXISTS (SELECT 1 FROM ledger WHERE idempotency_key = 'refund:' || ?3)`,
       )
-      .bind(newId("led", now), now, jobId),
+      .bind(newId("led", now), now, jobId, options.cancelled ? 1 : 0),
     db
       .prepare(
         `UPDATE accounts SET
-           plan_credits = plan_credits + (SELECT plan_delta FROM ledger WHERE idempotency_key = 'refund:' || ?1),
-           purchased_credits = purchased_credits + (SELECT purchased_delta FROM ledger WHERE idempotency_key = 'refund:' || ?1)
+           plan_credits = plan_credits + (SELECT SUM(plan_delta) FROM ledger WHERE ${refunds}),
+           purchased_credits = purchased_credits + (SELECT SUM(purchased_delta) FROM ledger WHERE ${refunds})
          WHERE id = (SELECT account_id FROM jobs WHERE id = ?1 AND status IN ${ACTIVE})
            AND EXISTS (SELECT 1 FROM ledger WHERE idempotency_key = 'refund:' || ?1)`,
       )

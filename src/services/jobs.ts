@@ -410,7 +410,7 @@ export async function cancelJob(env: Env, caller: Caller, jobId: string, now: nu
   const current = await getJobForKey(env, caller, jobId, now);
   const ended = (status: string) => invalidRequest(`Job ${current.jobId} is already ${status}; only a queued or processing job can be cancelled.`);
   if (isEnded(current.status)) throw ended(current.status);
-  if (!(await failAndRefund(env.DB, jobId, "Cancelled at the caller's request; credits refunded.", now, RESULT_TTL_MS))) {
+  if (!(await failAndRefund(env.DB, jobId, "Cancelled at the caller's request; credits refunded.", now, RESULT_TTL_MS, { cancelled: true }))) {
     throw ended((await getJobForKey(env, caller, jobId, now)).status);
   }
   await stopJobRunner(env, jobId);

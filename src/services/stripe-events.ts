@@ -190,7 +190,15 @@ async function subscriptionUpdated(db: D1Database, subscription: Stripe.Subscrip
 /** The paid plan ended (cancelled at period end, or unpaid): the account moves to Solo. */
 async function subscriptionDeleted(db: D1Database, event: Stripe.Event, subscription: Stripe.Subscription, now: number): Promise<EventOutcome> {
   const account = await db.prepare("SELECT id FROM accounts WHERE stripe_subscription_id = ?").bind(subscription.id).first<{ id: string }>();
-  if (!account) return "ignored";
+  if (!account) {
+    // Ahead of the events that attach it (Stripe does not keep their order): still remembered as
+    // ended, so a late checkout or invoice.paid never attaches it to the account.
+    await db
+      .prepare("INSERT INTO ended_subscriptions (id, account_id, ended_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING")
+      .bind(subscription.id, subscription.metadata?.account_id ?? "", now)
+      .run();
+    return "ignored";
+  }
   const guard = "id = ?1 AND stripe_subscription_id = ?2";
   const allowance = planAllowance.solo;
   const tag = `stripe:subscription_deleted:${subscription.id}`;

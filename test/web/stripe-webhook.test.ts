@@ -168,6 +168,22 @@ describe("credits from Stripe events, exactly once", () => {
     await expectLedgerMatches(accountId);
   });
 
+  it("remembers a subscription deleted before the events that attach it, so they never attach it", async () => {
+    const { accountId } = await signedUpClient();
+    const subscription = `sub_${uid()}`;
+    const start = Math.floor(Date.now() / 1000);
+    const before = await accountRow(accountId);
+    // Stripe does not keep order: the deletion comes first, then the checkout and the invoice.
+    expect((await sendStripeEvent(stripeEvent("customer.subscription.deleted", { id: subscription, object: "subscription", status: "canceled", metadata: { account_id: accountId } }))).status).toBe(200);
+    expect(await env.DB.prepare("SELECT account_id FROM ended_subscriptions WHERE id = ?").bind(subscription).first("account_id")).toBe(accountId);
+    const checkout = stripeEvent("checkout.session.completed", { id: `cs_${uid()}`, object: "checkout.session", mode: "subscription", status: "complete", payment_status: "paid", customer: "cus_test", client_reference_id: accountId, metadata: { account_id: accountId }, subscription });
+    expect((await sendStripeEvent(checkout)).status).toBe(200);
+    expect((await sendStripeEvent(stripeEvent("invoice.paid", paidInvoice(accountId, `in_${uid()}`, "pro", subscription, start)))).status).toBe(200);
+    const after = await accountRow(accountId);
+    expect([after.plan, after.stripe_subscription_id, after.plan_credits]).toEqual([before.plan, null, before.plan_credits]);
+    await expectLedgerMatches(accountId);
+  });
+
   it("refunds plan credits into the plan only while the period that paid is current, otherwise into purchased credits", async () => {
     const { failAndRefund } = await import("../../src/services/credits");
     const { accountId } = await signedUpClient();
@@ -185,11 +201,11 @@ describe("credits from Stripe events, exactly once", () => {
     const held = { ...env, JOBS_QUEUE: { send: async () => {} } } as unknown as Env;
     const caller = { accountId, keyId: "key_held", email: "held@example.com", plan: "pro" as const, mode: "live" as const };
     const jobIds: string[] = [];
-    for (let i = 0; i < 2; i++) jobIds.push((await createToolJob(held, caller, { tool: "clean-audio", params: { uploadId } }, Date.now())).jobId);
-    expect((await accountRow(accountId)).plan_credits).toBe(9000 - 22);
+    for (let i = 0; i < 3; i++) jobIds.push((await createToolJob(held, caller, { tool: "clean-audio", params: { uploadId } }, Date.now())).jobId);
+    expect((await accountRow(accountId)).plan_credits).toBe(9000 - 33);
     // Failed within the period: back into plan credits.
     expect(await failAndRefund(env.DB, jobIds[0]!, "failed in the period", Date.now(), 1000)).toBe(true);
-    expect((await accountRow(accountId)).plan_credits).toBe(9000 - 11);
+    expect((await accountRow(accountId)).plan_credits).toBe(9000 - 22);
     // The next period starts (its invoice), then the second job fails: its plan credits expired
     // with their period, so the refund goes to purchased credits, and the new allowance stays whole.
     await sendStripeEvent(stripeEvent("invoice.paid", paidInvoice(accountId, `in_${uid()}`, "pro", subscription, start + 30 * DAY)));
@@ -200,6 +216,16 @@ describe("credits from Stripe events, exactly once", () => {
     expect([after.plan_credits, after.purchased_credits]).toEqual([9000, renewed.purchased_credits + 11]);
     const refund = await env.DB.prepare("SELECT plan_delta, purchased_delta FROM ledger WHERE idempotency_key = ?").bind(`refund:${jobIds[1]}`).first();
     expect(refund).toEqual({ plan_delta: 0, purchased_delta: 11 });
+    // Cancelled by the caller after its period ended: its plan credits come back and expire at once,
+    // as they would have at the renewal; a job that straddles a renewal carries nothing over.
+    expect(await failAndRefund(env.DB, jobIds[2]!, "cancelled", Date.now(), 1000, { cancelled: true })).toBe(true);
+    const cancelled = await accountRow(accountId);
+    expect([cancelled.plan_credits, cancelled.purchased_credits]).toEqual([after.plan_credits, after.purchased_credits]);
+    const entries = await env.DB.prepare("SELECT kind, amount, plan_delta, purchased_delta FROM ledger WHERE job_id = ? AND kind != 'debit' ORDER BY kind").bind(jobIds[2]).all();
+    expect(entries.results).toEqual([
+      { kind: "plan_expiry", amount: -11, plan_delta: -11, purchased_delta: 0 },
+      { kind: "refund", amount: 11, plan_delta: 11, purchased_delta: 0 },
+    ]);
     await expectLedgerMatches(accountId);
   });
 
