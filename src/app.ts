@@ -91,7 +91,7 @@ export function buildApp() {
   app.use(
     "*",
     limitBodies((c, message) => {
-      if (c.req.path.startsWith("/api/v1/") || c.req.path.startsWith("/api/admin/")) return errorResponse(c, invalidRequest(message));
+      if (c.req.path.startsWith("/api/v1/")) return errorResponse(c, invalidRequest(message));
       if ((c.req.header("accept") ?? "").includes("text/html")) return pageError(new HTTPException(413, { message: `${message} Nothing was changed.` }), c, "form", linkPageSection(c.req.path));
       return c.json(errorBody(invalidRequest(message)), 413);
     }),

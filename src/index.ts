@@ -70,13 +70,14 @@ async function withErrorBody(response: Response, path: string): Promise<Response
 }
 
 /**
- * The OAuth endpoints and /api/mcp are read by the provider before the app (and its body bound)
- * sees them: their bodies are bounded here, by the same table (src/lib/body-limit.ts), answered 413.
+ * The OAuth endpoints are read by the provider before the app (and its body bound) sees them:
+ * their bodies are bounded here, by the same table (src/lib/body-limit.ts), answered 413. /api/mcp
+ * is not read before its token is checked; the MCP handler then bounds its body (src/mcp/handler.ts).
  */
 async function bodyBoundedForProvider(request: Request): Promise<Request | Response> {
   const path = new URL(request.url).pathname;
-  if (!(path.startsWith("/oauth/") || path.startsWith("/.well-known/") || path === MCP_ROUTE || path.startsWith(`${MCP_ROUTE}/`))) return request;
-  const limit = bodyLimitFor(request.method, path);
+  if (!(path.startsWith("/oauth/") || path.startsWith("/.well-known/"))) return request;
+  const limit = bodyLimitFor(request.method, path, request.headers.get("content-type") ?? "");
   if (limit === null) return request;
   try {
     return await boundedRequest(request, limit);

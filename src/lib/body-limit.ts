@@ -22,24 +22,28 @@ const MiB = 1024 * KiB;
 export const MAX_JSON_BODY_BYTES = 16 * MiB;
 /** Page forms (sign-in, sign-up, reset, keys, billing, review, consent) carry a few fields. */
 export const MAX_PAGE_FORM_BYTES = 64 * KiB;
-/** A backend callback (its error is at most 4,000 characters), an engagement report, an OAuth request. */
+/** A backend callback (its error is at most 4,000 characters), an engagement report, an OAuth or operator request. */
 export const MAX_SMALL_BODY_BYTES = 64 * KiB;
 /** A Stripe event: an invoice with its lines is tens of kilobytes; well above any. */
 export const MAX_STRIPE_EVENT_BYTES = 1 * MiB;
 
-/** Routes whose body is a file streamed to storage under limits of their own. */
-const STREAMED: [method: string, path: RegExp][] = [
-  ["POST", /^\/api\/v1\/uploads$/],
-  ["PUT", /^\/api\/v1\/uploads\/multipart\/[^/]+\/parts\/[^/]+$/],
-  ["POST", /^\/upload\/[^/]+$/],
-  ["POST", /^\/app\/voice$/],
-  ["PUT", /^\/internal\/media\/[^/]+$/],
+/**
+ * Routes whose body is a file streamed to storage under limits of their own; `multipart`: only a
+ * multipart form streams there (a JSON body, such as `{url}` to /api/v1/uploads, is bounded).
+ */
+const STREAMED: [method: string, path: RegExp, multipart: boolean][] = [
+  ["POST", /^\/api\/v1\/uploads$/, true],
+  ["PUT", /^\/api\/v1\/uploads\/multipart\/[^/]+\/parts\/[^/]+$/, false],
+  ["POST", /^\/upload\/[^/]+$/, true],
+  ["POST", /^\/app\/voice$/, true],
+  ["PUT", /^\/internal\/media\/[^/]+$/, false],
 ];
 
 /** The largest body a request may have, or null for a route that streams its file. */
-export function bodyLimitFor(method: string, path: string): number | null {
-  if (STREAMED.some(([m, pattern]) => m === method && pattern.test(path))) return null;
-  if (path.startsWith("/internal/") || path.startsWith("/api/integrations/") || path.startsWith("/oauth/")) return MAX_SMALL_BODY_BYTES;
+export function bodyLimitFor(method: string, path: string, contentType = ""): number | null {
+  const multipart = /^multipart\/form-data/i.test(contentType);
+  if (STREAMED.some(([m, pattern, needsMultipart]) => m === method && pattern.test(path) && (!needsMultipart || multipart))) return null;
+  if (path.startsWith("/internal/") || path.startsWith("/api/integrations/") || path.startsWith("/oauth/") || path.startsWith("/api/admin/")) return MAX_SMALL_BODY_BYTES;
   if (path.startsWith("/api/webhooks/")) return MAX_STRIPE_EVENT_BYTES;
   if (path.startsWith("/api/")) return MAX_JSON_BODY_BYTES;
   return MAX_PAGE_FORM_BYTES;
@@ -100,7 +104,7 @@ export type RefuseTooLarge = (c: Context, message: string) => Response | Promise
  */
 export function limitBodies(refuse: RefuseTooLarge) {
   return createMiddleware(async (c, next) => {
-    const limit = bodyLimitFor(c.req.method, c.req.path);
+    const limit = bodyLimitFor(c.req.method, c.req.path, c.req.header("content-type"));
     if (limit === null) return next();
     try {
       c.req.raw = await boundedRequest(c.req.raw, limit);

@@ -6,6 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BASE, call } from "../helpers/api";
+import { fetchAt } from "../helpers/mcp";
 import { bodyLimitFor, MAX_JSON_BODY_BYTES, MAX_PAGE_FORM_BYTES, MAX_SMALL_BODY_BYTES, MAX_STRIPE_EVENT_BYTES } from "../../src/lib/body-limit";
 
 const MB = 1_000_000;
@@ -34,7 +35,7 @@ const routes: [method: string, path: string, headers: Record<string, string>][] 
   ["POST", "/api/integrations/engagement", { "content-type": "application/json" }],
   ["POST", "/oauth/register", { "content-type": "application/json" }],
   ["POST", "/oauth/token", { "content-type": "application/x-www-form-urlencoded" }],
-  ["POST", "/api/mcp", { "content-type": "application/json", authorization: "Bearer not-a-token" }],
+  ["POST", "/api/admin/accounts", { "content-type": "application/json" }],
 ];
 
 describe("request bodies", () => {
@@ -44,7 +45,7 @@ describe("request bodies", () => {
     expect(bodyLimitFor("POST", "/api/webhooks/stripe")).toBe(MAX_STRIPE_EVENT_BYTES);
     expect(bodyLimitFor("POST", "/api/v1/trim")).toBe(MAX_JSON_BODY_BYTES);
     for (const [method, path] of [["POST", "/api/v1/uploads"], ["PUT", "/api/v1/uploads/multipart/upl_x/parts/3"], ["POST", "/upload/tok"], ["POST", "/app/voice"], ["PUT", "/internal/media/tok"]]) {
-      expect(bodyLimitFor(method!, path!), `${method} ${path}`).toBeNull();
+      expect(bodyLimitFor(method!, path!, "multipart/form-data; boundary=x"), `${method} ${path}`).toBeNull();
     }
   });
 
@@ -66,6 +67,19 @@ describe("request bodies", () => {
       expect(body.error.message).toMatch(/^The request body is larger than \d+ (KiB|MiB)\.$/);
     });
   }
+
+  it("reads nothing of a connector call before its token is checked", async () => {
+    const body = countedBody();
+    const response = await fetchAt("/api/mcp", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer not-a-token" }, body: body.stream, duplex: "half" } as RequestInit);
+    expect(response.status).toBe(401);
+    expect(body.state.pulled).toBeLessThanOrEqual(CHUNK * 4);
+  });
+
+  it("bounds a JSON body to the upload route, which streams only multipart files", () => {
+    expect(bodyLimitFor("POST", "/api/v1/uploads", "application/json")).toBe(MAX_JSON_BODY_BYTES);
+    expect(bodyLimitFor("POST", "/api/v1/uploads", "multipart/form-data; boundary=x")).toBeNull();
+    expect(bodyLimitFor("POST", "/app/voice", "application/x-www-form-urlencoded")).toBe(MAX_PAGE_FORM_BYTES);
+  });
 
   it("changes nothing on a refused sign-up", async () => {
     const email = `bounded-${Date.now()}@example.com`;
