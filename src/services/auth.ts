@@ -130,7 +130,8 @@ export async function checkResetToken(env: Env, token: string, now: number): Pro
  * password are valid, before the change, so a failure there spends nothing. Opening the link
  * proves the email is the owner's, so it counts as verified. With `secure` (the reset page's box,
  * checked by default) whatever someone else may have set up while they held the account goes too:
- * every API key is revoked and the account's and its brands' webhook URLs are cleared.
+ * every API key is revoked, the account's and its brands' webhook URLs are cleared, both webhook
+ * signing secrets are replaced (the old ones stop at once) and the brands' publishing channels go.
  */
 export async function resetPassword(env: Env, token: string, password: unknown, now: number, options: { secure?: boolean } = {}): Promise<string> {
   const used = () => invalidRequest("This reset link is invalid, expired or already used. Ask for a new one.");
@@ -149,8 +150,17 @@ export async function resetPassword(env: Env, token: string, password: unknown, 
     ...(options.secure
       ? [
           db.prepare(`UPDATE api_keys SET revoked_at = ?3 WHERE revoked_at IS NULL AND account_id = (SELECT id FROM accounts WHERE ${changedBy})`).bind(target.accountId, hash, now),
-          db.prepare(`UPDATE accounts SET webhook_url = NULL, test_webhook_url = NULL WHERE ${changedBy}`).bind(target.accountId, hash),
+          // A new signing secret in both modes, the previous one dropped at once (no rotation overlap):
+          // whoever read it while holding the account cannot sign as us.
+          db
+            .prepare(
+              "UPDATE accounts SET webhook_url = NULL, test_webhook_url = NULL, webhook_secret_version = webhook_secret_version + 1, webhook_secret_rotated_at = NULL, " +
+                `test_webhook_secret_version = test_webhook_secret_version + 1, test_webhook_secret_rotated_at = NULL WHERE ${changedBy}`,
+            )
+            .bind(target.accountId, hash),
           db.prepare(`UPDATE brands SET webhook_url = NULL WHERE account_id = (SELECT id FROM accounts WHERE ${changedBy})`).bind(target.accountId, hash),
+          // Publishing channels send posts wherever they were pointed (a webhook URL, a Mastodon instance).
+          db.prepare(`DELETE FROM brand_channels WHERE brand_id IN (SELECT id FROM brands WHERE account_id = (SELECT id FROM accounts WHERE ${changedBy}))`).bind(target.accountId, hash),
         ]
       : []),
   ]);

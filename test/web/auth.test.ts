@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { hashPassword, verifyPassword } from "../../src/lib/password";
 import { sha256Hex } from "../../src/lib/hash";
 import { checkResetToken, requestPasswordReset } from "../../src/services/auth";
+import { getAccountWebhook, rotateAccountWebhookSecret } from "../../src/services/webhooks";
 import { BASE, call } from "../helpers/api";
 import { accountRow, ledgerOf, mailedLink, PASSWORD, signedUpClient, uniqueEmail, WebClient } from "../helpers/web";
 
@@ -304,9 +305,16 @@ describe("email verification", () => {
     const key = await call(`/api/admin/accounts/${accountId}/keys`, { method: "POST", headers: { authorization: "Bearer test-admin-token" } });
     const { apiKey } = (await key.json()) as { apiKey: string };
     await env.DB.prepare("UPDATE accounts SET webhook_url = 'https://attacker.example/live', test_webhook_url = 'https://attacker.example/test' WHERE id = ?").bind(accountId).run();
+    const brandId = `brd_recover_${Date.now()}`;
     await env.DB.prepare("INSERT INTO brands (id, account_id, name, time_zone, requires_approval, webhook_url, created_at) VALUES (?, ?, 'Owner brand', 'UTC', 0, 'https://attacker.example/brand', ?)")
-      .bind(`brd_recover_${Date.now()}`, accountId, Date.now())
+      .bind(brandId, accountId, Date.now())
       .run();
+    await env.DB.prepare("INSERT INTO brand_channels (id, brand_id, network, config, created_at) VALUES (?, ?, 'webhook', '{\"url\":\"https://attacker.example/posts\"}', ?)")
+      .bind(`chn_recover_${Date.now()}`, brandId, Date.now())
+      .run();
+    // The stranger read both signing secrets, and rotated the live one (its previous one would sign for 24 h more).
+    const secretsBefore = [(await getAccountWebhook(env, accountId, "live")).secret, (await getAccountWebhook(env, accountId, "test")).secret];
+    await rotateAccountWebhookSecret(env, accountId, Date.now());
 
     // The owner reads the mailbox: reset, with the default box (revoke keys, clear webhooks) checked.
     expect((await new WebClient().post("/app/reset", { email })).status).toBe(200);
@@ -322,6 +330,13 @@ describe("email verification", () => {
     expect([row.webhook_url, row.test_webhook_url, row.email_verified_at > 0]).toEqual([null, null, true]);
     const brand = await env.DB.prepare("SELECT webhook_url FROM brands WHERE account_id = ?").bind(accountId).first<{ webhook_url: string | null }>();
     expect(brand!.webhook_url).toBeNull();
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM brand_channels WHERE brand_id = ?").bind(brandId).first("n")).toBe(0);
+    // New secrets in both modes, and no overlap: what the stranger read signs nothing any more.
+    const live = await getAccountWebhook(env, accountId, "live");
+    const test = await getAccountWebhook(env, accountId, "test");
+    expect([live.secret, test.secret]).not.toContain(secretsBefore[0]);
+    expect([live.secret, test.secret]).not.toContain(secretsBefore[1]);
+    expect([row.webhook_secret_rotated_at, row.test_webhook_secret_rotated_at]).toEqual([null, null]);
     // The owner is in, and sees where webhooks go (nowhere now).
     const hooks = await (await owner.get("/app/webhooks")).text();
     expect(hooks).toContain("Live keys");

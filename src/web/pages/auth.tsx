@@ -94,8 +94,8 @@ export const ResetPasswordPage: FC<{ token: string; valid: boolean; error?: stri
         <label class="check">
           <input type="checkbox" name="secure" checked />
           <span>
-            Also revoke every API key and remove the webhook URLs of the account and its brands (recommended if someone else may have used the account). Every browser and
-            connected assistant is signed out either way.
+            Also revoke every API key, remove the webhook URLs of the account and its brands, replace the webhook signing secrets and remove the brands' publishing
+            channels (recommended if someone else may have used the account). Every browser and connected assistant is signed out either way.
           </span>
         </label>
         <button type="submit">Save and sign in</button>
