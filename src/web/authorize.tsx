@@ -8,6 +8,7 @@ import { AuthorizationError, CimdFetchError } from "@cloudflare/workers-oauth-pr
 import { Hono, type Context } from "hono";
 import { csrf } from "hono/csrf";
 import { getAccountDetails } from "../services/accounts";
+import { isEmailVerified } from "../services/email-verification";
 import { resolveSession } from "../services/sessions";
 import type { McpGrantProps } from "../mcp/oauth";
 import { AppError } from "../errors";
@@ -51,6 +52,10 @@ function refusal(c: Context<WebEnv>, error: unknown) {
   throw error;
 }
 
+function unverifiedEmail(c: Context<WebEnv>) {
+  return c.html(<MessagePage title="Confirm your email first" message="Open the link mailed to the account's address (the developer area's overview sends it again), then start the connection again from the app." section={LINK_PAGES.connect.section} />, 400);
+}
+
 export function authorizeRoutes() {
   const routes = new Hono<WebEnv>();
   routes.use("*", csrf());
@@ -69,9 +74,7 @@ export function authorizeRoutes() {
       }
       const account = await getAccountDetails(c.env.DB, session.accountId);
       // An assistant spends the account's credits and posts in its name: the email must be the owner's.
-      if (!account.emailVerified) {
-        return c.html(<MessagePage title="Confirm your email first" message="Open the link mailed to the account's address (the developer area's overview sends it again), then start the connection again from the app." section={LINK_PAGES.connect.section} />, 400);
-      }
+      if (!account.emailVerified) return unverifiedEmail(c);
       const details = await oauth.describeConsent(request);
       const consent = await oauth.beginConsent(request);
       const page = await c.html(<ConsentPage details={details} handle={consent.handle} email={account.email} accountId={account.accountId} defaultDailyCap={DEFAULT_DAILY_CREDIT_CAP} />);
@@ -90,6 +93,8 @@ export function authorizeRoutes() {
     if (form.decision === "approve" && form.account !== session.accountId) {
       return c.html(<MessagePage title="Signed in as another account" message="This page was shown for another account than the one signed in now. Start the connection again from the app." section={LINK_PAGES.connect.section} />, 400);
     }
+    // Checked again at the grant, not only when the page was shown: a post may come without the page.
+    if (form.decision === "approve" && !(await isEmailVerified(c.env.DB, session.accountId))) return unverifiedEmail(c);
     try {
       const oauth = oauthOf(c);
       if (form.decision !== "approve") {

@@ -97,4 +97,18 @@ describe("assistant scopes and spending caps", () => {
     expect(consent.status).toBe(400);
     expect(await consent.text()).toContain("Confirm your email first");
   });
+
+  it("checks the email again at the grant, not only when the consent page was shown", async () => {
+    const person = await signedUpClient(undefined, undefined, BASE);
+    const clientId = await register("Late assistant");
+    const { challenge } = await pkce();
+    const html = await (await person.client.get(authorizeUrl(clientId, challenge))).text();
+    const handle = html.match(/name="handle" value="([^"]+)"/)![1]!;
+    // The address stops counting as confirmed between the page and the approval.
+    await env.DB.prepare("UPDATE accounts SET email_verified_at = NULL WHERE id = ?").bind(person.accountId).run();
+    const approved = await person.client.post("/authorize", { handle, account: person.accountId, decision: "approve", scope_media: "on", daily_cap: "10", call_cap: "" });
+    expect(approved.status).toBe(400);
+    expect(await approved.text()).toContain("Confirm your email first");
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM assistant_connections WHERE account_id = ?").bind(person.accountId).first("n")).toBe(0);
+  });
 });
