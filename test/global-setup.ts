@@ -54,6 +54,8 @@ const fixtures: Record<string, string[] | { from: string; args: string[] }> = {
   "long-150s.mp3": ["-f", "lavfi", "-i", "sine=frequency=300:sample_rate=8000:duration=150", "-ac", "1", "-c:a", "libmp3lame", "-b:a", "8k"],
   // Two frames a little over 8K (37.9 megapixels): the media-bomb tests state smaller sizes in its header.
   "frames-over-8k.mp4": ["-f", "lavfi", "-i", "color=c=gray:size=8704x4352:rate=25:duration=0.08", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.08", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart"],
+  // 3 s of picture over 1 s of sound: a trim past the sound's end leaves the sound stream empty.
+  "short-sound.mp4": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=3", "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-movflags", "+faststart"],
   // Audio-only files in video containers: probed as kind "audio".
   "tone-audio-only.mp4": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac"],
   "tone-audio-only.webm": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "libopus"],

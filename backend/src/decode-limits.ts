@@ -2,9 +2,10 @@
  * What one file may make ffmpeg allocate. A container header can say 64x64 while the stream's
  * own parameter sets, or a frame halfway through, say 8K: the size that matters is the one the
  * decoder sees. So every decoder of an upload runs with `-max_pixels` (frames past it are never
- * allocated), one allocation is capped by `-max_alloc`, and a run that lost a whole stream to
- * those refusals fails (`-abort_on empty_output_stream`) rather than delivering a result without
- * its picture. Refusals of only some frames are found in the log (OVERSIZED_FRAME). On the backend
+ * allocated) and one allocation is capped by `-max_alloc`. Every refusal of a frame is found in
+ * the log (OVERSIZED_FRAME) and fails the run, rather than delivering a result without its
+ * picture; an output stream left empty is not the sign (a trim past the end of a shorter sound
+ * track rightly leaves one), so `-abort_on empty_output_stream` is not used. On the backend
  * each ffmpeg process also runs under an address-space limit (prlimit), so one file cannot take
  * the container down.
  *
@@ -19,7 +20,7 @@ export const MAX_IMAGE_PIXELS = 50_000_000;
 export const MAX_ALLOC_BYTES = 256 * 1024 * 1024;
 
 /** Global options of every run over uploads. */
-export const DECODE_GLOBAL_OPTIONS = ["-max_alloc", String(MAX_ALLOC_BYTES), "-abort_on", "empty_output_stream"] as const;
+export const DECODE_GLOBAL_OPTIONS = ["-max_alloc", String(MAX_ALLOC_BYTES)] as const;
 
 /** Options in front of the `-i` of an upload of this kind. */
 export function decodeInputOptions(kind: "video" | "audio" | "image"): string[] {

@@ -10,14 +10,27 @@ import { describe, expect, it } from "vitest";
 import { MAX_VIDEO_PIXELS, withDecodeLimits } from "../../backend/src/decode-limits";
 import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
 import { forgeMp4Dimensions } from "../helpers/forged-media";
-import { balanceOf, callTool, expectError, expectLedgerConsistent, fixtureBytes, newAccount, uploadBytes, waitForJob } from "../helpers/api";
+import { balanceOf, call, callTool, expectError, expectLedgerConsistent, fixtureBytes, newAccount, uploadBytes, waitForJob } from "../helpers/api";
 
 describe("decode limits", () => {
   it("puts -max_pixels before every upload's -i and the allocation cap in front", () => {
     expect(withDecodeLimits(["-y", "-i", "in0.mp4", "-i", "logo.png", "-f", "lavfi", "-i", "anullsrc", "out.mp4"], { "in0.mp4": "video", "logo.png": "image" })).toEqual([
-      "-max_alloc", "268435456", "-abort_on", "empty_output_stream",
+      "-max_alloc", "268435456",
       "-y", "-max_pixels", String(MAX_VIDEO_PIXELS), "-i", "in0.mp4", "-max_pixels", "50000000", "-i", "logo.png", "-f", "lavfi", "-i", "anullsrc", "out.mp4",
     ]);
+  });
+
+  it("keeps a result whose sound stream is rightly empty: a trim past the end of a shorter sound track", async () => {
+    const account = await newAccount({ credits: 100 });
+    const upload = (await (await uploadBytes(account, await fixtureBytes("short-sound.mp4"), "short-sound.mp4")).json()) as { uploadId: string };
+    const envelope = (await (await callTool(account, "trim", { uploadId: upload.uploadId, start: 1.5, end: 2.5 })).json()) as { jobId: string };
+    const job = await waitForJob(account, envelope.jobId, 120_000);
+    expect(job.status, job.error).toBe("completed");
+    const bytes = new Uint8Array(await (await call(job.result!.url)).arrayBuffer());
+    // One second of the 160x120 picture at 25 frames a second, decoded.
+    const frames = await runFfmpegWasm({ args: ["-i", "in.mp4", "-map", "0:v", "-f", "rawvideo", "-pix_fmt", "rgb24", "out.rgb"], inputs: { "in.mp4": bytes }, outputs: ["out.rgb"] });
+    expect(Math.round(frames.outputs["out.rgb"]!.byteLength / (160 * 120 * 3))).toBeGreaterThanOrEqual(24);
+    expect(Math.round(frames.outputs["out.rgb"]!.byteLength / (160 * 120 * 3))).toBeLessThanOrEqual(26);
   });
 
   it("refuses before any debit a video whose header states more than 8K", async () => {
