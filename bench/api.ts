@@ -81,7 +81,7 @@ export async function startStack(state: string, extraVars: Record<string, string
   const base = `http://127.0.0.1:${port}`;
   const backend = spawn(process.execPath, [path.join(root, "backend/src/server.ts")], {
     cwd: path.join(root, "backend"),
-    env: { ...process.env, PORT: String(backendPort), HOST: "127.0.0.1", BACKEND_SECRET: SECRET, FONTS_DIR: path.join(root, "assets/fonts") },
+    env: { ...process.env, PORT: String(backendPort), HOST: "127.0.0.1", BACKEND_SECRET: SECRET, FONTS_DIR: path.join(root, "assets/fonts"), ALLOW_PRIVATE_URLS: "true" },
     stdio: ["ignore", "pipe", "ignore"],
   });
   const backendJobs: Stack["backendJobs"] = new Map();

@@ -84,7 +84,7 @@ async function memoryUnderBodies(stack: Stack): Promise<void> {
 function startBackend(port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.join(root, "backend/src/server.ts")], {
     cwd: path.join(root, "backend"),
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", BACKEND_SECRET: "bench-backend-secret", FONTS_DIR: path.join(root, "assets/fonts"), ...env },
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", BACKEND_SECRET: "bench-backend-secret", FONTS_DIR: path.join(root, "assets/fonts"), ALLOW_PRIVATE_URLS: "true", ...env },
     stdio: "ignore",
   });
   return (async () => {

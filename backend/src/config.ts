@@ -27,6 +27,11 @@ export interface Config {
    * leaves room for a 4K x264 encode with the decoders' threads capped (measured: 1.3-1.5 GiB).
    */
   ffmpegMemoryLimitBytes: number;
+  /**
+   * ALLOW_PRIVATE_URLS=true (local development only): URL uploads may reach loopback and private
+   * addresses when the Worker asks. Both sides must say so; a production backend never does.
+   */
+  allowPrivateUrls: boolean;
   /** The resolver of URL ingestion (url-ingest.ts); the system's unless a test gives one. */
   ingestResolve?: import("./url-ingest.ts").Resolve;
 }
@@ -81,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxRequestBytes: integer(env, "MAX_REQUEST_BYTES", 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 24 * 3600 * 1000),
     ffmpegMemoryLimitBytes: integer(env, "FFMPEG_MEMORY_LIMIT_BYTES", 3 * 1024 ** 3, 0, 2 ** 48),
+    allowPrivateUrls: env.ALLOW_PRIVATE_URLS === "true",
     faults: {
       slowRate: rate(env, "FAULT_SLOW_RATE"),
       slowMs: integer(env, "FAULT_SLOW_MS", 60_000, 0, 3600 * 1000),

@@ -149,7 +149,8 @@ export async function startServer(config: Config): Promise<BackendServer> {
       }
       const parsed = IngestRequestSchema.safeParse(body);
       if (!parsed.success) return sendJson(res, 400, { error: "invalid_request", message: parsed.error.issues[0]?.message ?? "invalid request" });
-      const outcome = await ingestUrl(parsed.data, config.ingestResolve);
+      // A Worker's request alone never opens private addresses: the backend's own setting must too.
+      const outcome = await ingestUrl({ ...parsed.data, allowPrivate: parsed.data.allowPrivate && config.allowPrivateUrls }, config.ingestResolve);
       return sendJson(res, outcome.ok ? 200 : 422, outcome.ok ? outcome.result : { error: outcome.error, message: outcome.message });
     }
 

@@ -10,14 +10,18 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Backend } from "./helpers.ts";
 import { checkedAddress, downloadPinned, isPublicAddress, RefusedUrlError, type Resolve } from "../src/url-ingest.ts";
 
 let server: http.Server;
 let port: number;
+/** Requests the test server received (method and path). */
+const received: string[] = [];
 const dir = mkdtempSync(path.join(os.tmpdir(), "ingest-test-"));
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
+    received.push(`${req.method} ${req.url}`);
     if (req.url === "/redirect") {
       res.writeHead(302, { location: `http://files.test:${port}/file.bin` });
       return res.end();
@@ -80,5 +84,28 @@ describe("url ingestion", () => {
   it("stops at the size limit, stated or counted", async () => {
     const resolve: Resolve = async () => [{ address: "127.0.0.1", family: 4 }];
     await expect(downloadPinned(`http://files.test:${port}/big`, path.join(dir, "big"), { allowPrivate: true, maxBytes: 1000, resolve })).rejects.toThrow(/larger than the 1,000 bytes limit/);
+  });
+
+  it("opens loopback to a Worker's request only when the backend's own ALLOW_PRIVATE_URLS says so", async () => {
+    const ingest = (backend: Backend) =>
+      backend.fetch("/v1/ingest", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ url: `http://127.0.0.1:${port}/file.bin`, output: { url: `http://127.0.0.1:${port}/put` }, allowPrivate: true, maxBytes: 1000 }),
+      });
+    const production = await Backend.start();
+    const development = await Backend.start({ ALLOW_PRIVATE_URLS: "true" });
+    try {
+      received.length = 0;
+      const refused = await ingest(production);
+      expect(refused.status).toBe(422);
+      expect(await refused.json()).toMatchObject({ error: "refused" });
+      expect(received).toEqual([]);
+      const fetched = await ingest(development);
+      expect(fetched.status).toBe(200);
+      expect(received).toEqual(["GET /file.bin", "PUT /put"]);
+    } finally {
+      await Promise.all([production.stop(), development.stop()]);
+    }
   });
 });

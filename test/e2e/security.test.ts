@@ -236,7 +236,7 @@ describe("a job the service accepts can finish", () => {
 function startBackend(env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.join(root, "backend/src/server.ts")], {
     cwd: path.join(root, "backend"),
-    env: { ...process.env, PORT: String(inject("e2eNoBackendBackendPort")), HOST: "127.0.0.1", BACKEND_SECRET: inject("e2eBackendSecret"), FONTS_DIR: path.join(root, "assets/fonts"), ...env },
+    env: { ...process.env, PORT: String(inject("e2eNoBackendBackendPort")), HOST: "127.0.0.1", BACKEND_SECRET: inject("e2eBackendSecret"), FONTS_DIR: path.join(root, "assets/fonts"), ALLOW_PRIVATE_URLS: "true", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   return new Promise((resolve, reject) => {

@@ -103,7 +103,7 @@ export default async function setup(project: TestProject) {
   const backendPort = await freePort();
   const backend = spawn(process.execPath, [path.join(root, "backend/src/server.ts")], {
     cwd: path.join(root, "backend"),
-    env: { ...process.env, PORT: String(backendPort), HOST: "127.0.0.1", BACKEND_SECRET, FONTS_DIR: path.join(root, "assets/fonts") },
+    env: { ...process.env, PORT: String(backendPort), HOST: "127.0.0.1", BACKEND_SECRET, FONTS_DIR: path.join(root, "assets/fonts"), ALLOW_PRIVATE_URLS: "true" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   backend.stderr?.on("data", (chunk: Buffer) => process.env.E2E_VERBOSE && process.stderr.write(`[backend] ${chunk}`));
