@@ -62,7 +62,7 @@ describe("the loudnorm field of an ffmpeg request", () => {
     const twice = ARGS.map((arg) => (arg === CHAIN ? `${CHAIN},loudnorm` : arg));
     expect(parseJobRequest(wavJob(fixture, "two", { args: twice }))).toMatchObject({ ok: false, message: expect.stringMatching(/found 2/) });
     const outputFirst = ["-hide_banner", "-i", "in0.wav", "-af", CHAIN, "out.wav", "-y"];
-    expect(parseJobRequest(wavJob(fixture, "order", { args: outputFirst }))).toMatchObject({ ok: false, message: expect.stringMatching(/last arg must be the output/) });
+    expect(parseJobRequest(wavJob(fixture, "order", { args: outputFirst }))).toMatchObject({ ok: false, message: expect.stringMatching(/last arg must be the file the args write/) });
     expect(parseJobRequest(wavJob(fixture, "range", { loudnorm: { ...TARGET, integrated: -3 } }))).toMatchObject({ ok: false, message: expect.stringMatching(/loudnorm\.integrated/) });
   });
 });
