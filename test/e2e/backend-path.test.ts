@@ -4,7 +4,7 @@
  */
 import path from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { balance, download, ffprobe, FIXTURES, frameAt, generate, markPixels, newClient, pixel, runTool, stream, testKeyOf, upload, type Client, type FinishedJob } from "./client";
+import { balance, download, ffprobe, FIXTURES, frameAt, generate, markPixels, newClient, pixel, rmsDb, runTool, stream, testKeyOf, upload, type Client, type FinishedJob } from "./client";
 
 let client: Client;
 let clip: { uploadId: string; durationSeconds: number };
@@ -98,7 +98,7 @@ describe("on the native backend", () => {
   it("marks a test key's results TEST as the in-Worker engine does, spending nothing", async () => {
     const key = await testKeyOf(client);
     const before = await balance(client);
-    const black = generate("black-test-key.mp4", ["-f", "lavfi", "-i", "color=c=black:size=320x240:rate=25:duration=2", "-c:v", "libx264", "-pix_fmt", "yuv420p"]);
+    const black = generate("black-test-key.mp4", ["-f", "lavfi", "-i", "color=c=black:size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-shortest", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac"]);
     const source = await upload(key, black);
     for (const [tool, body] of [["trim", { start: 0, end: 1.5 }], ["convert", { format: "mkv" }]] as const) {
       const job = await runTool(key, tool, { uploadId: source.uploadId, ...body });
@@ -111,6 +111,8 @@ describe("on the native backend", () => {
       const { corner, elsewhere } = markPixels(file);
       expect(corner, tool).toBeGreaterThan(100);
       expect(elsewhere, tool).toBe(0);
+      // The source is silent: what the result's sound carries is the beep (0.3 s of -14 dBFS in the first 1.5 s).
+      expect(rmsDb(file), tool).toBeGreaterThan(-30);
     }
     expect(await balance(client)).toBe(before);
   });

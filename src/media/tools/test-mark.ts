@@ -7,7 +7,8 @@
  * engines draw the same thing: appended to the `-vf` chain, or after the final `[v]` of a
  * `-filter_complex` graph. Tools that copy video packets (convert, clean-audio) re-encode instead in
  * test mode, through their `reencodeVideo` option. The beep is a finish pass over the finished
- * audio, whatever the command did (copied, filtered, normalised), on both engines.
+ * audio, whatever the command did (copied, filtered, normalised), on both engines; a video's
+ * finish pass copies its marked picture and beeps its sound, so neither track is usable alone.
  */
 import type { FinishPass } from "../../../backend/src/protocol.ts";
 import { FONTS_DIR, type MediaCommand } from "./command";
@@ -70,6 +71,24 @@ export function audioMarkFinish(input: string, output: string): FinishPass {
   return { input, args: ["-hide_banner", "-y", "-i", input, "-map", "0:a:0", "-af", TEST_BEEP_FILTER, ...encode, "-metadata", `comment=${TEST_MARK_TEXT}`, output], fonts: [] };
 }
 
+/** The audio codec a video container's beeped sound is written with (no Opus: it crashes ffmpeg.wasm). */
+const MARKED_VIDEO_AUDIO: Record<string, string[]> = {
+  webm: ["-c:a", "libvorbis", "-q:a", "5"],
+  avi: ["-c:a", "libmp3lame", "-q:a", "2"],
+};
+
+/**
+ * The finish pass that beeps the sound of a video result whose picture already carries the TEST
+ * mark: the picture is copied, the sound re-encoded with the beep (a video without sound passes
+ * unchanged), so no track of a test key's video is usable on its own.
+ */
+export function videoMarkFinish(input: string, output: string): FinishPass {
+  const extension = output.split(".").pop()!.toLowerCase();
+  const audio = MARKED_VIDEO_AUDIO[extension] ?? ["-c:a", "aac", "-b:a", "160k"];
+  const faststart = ["mp4", "mov", "m4v"].includes(extension) ? ["-movflags", "+faststart"] : [];
+  return { input, args: ["-hide_banner", "-y", "-i", input, "-map", "0:v", "-map", "0:a?", "-c:v", "copy", "-af", TEST_BEEP_FILTER, ...audio, ...faststart, output], fonts: [] };
+}
+
 /** `args` writing `from` instead of `to` (the last argument naming it). */
 function writing(args: string[], from: string, to: string): string[] {
   const at = args.lastIndexOf(from);
@@ -78,25 +97,17 @@ function writing(args: string[], from: string, to: string): string[] {
 
 export function withTestMark(command: MediaCommand): MediaCommand {
   const video = command.contentType.startsWith("video/");
-  if (!video) {
-    // The command writes an intermediate, which the beep pass turns into the result.
-    const intermediate = `premark.${command.outputName.split(".").pop()}`;
-    const rename = (args: string[]) => writing(args, command.outputName, intermediate);
-    return {
-      ...command,
-      args: rename(command.args),
-      backend: command.backend && { ...command.backend, args: rename(command.backend.args) },
-      wasmLoudness: command.wasmLoudness && { ...command.wasmLoudness, args: rename(command.wasmLoudness.args) },
-      finish: audioMarkFinish(intermediate, command.outputName),
-    };
-  }
+  // The command writes an intermediate (its picture marked), which the beep pass turns into the result.
+  const intermediate = `premark.${command.outputName.split(".").pop()}`;
+  const marked = (args: string[]) => writing(video ? markArgs(args, command.outputName, true) : args, command.outputName, intermediate);
   return {
     ...command,
-    args: markArgs(command.args, command.outputName, video),
+    args: marked(command.args),
     fonts: video && !command.fonts.includes(WATERMARK_FONT) ? [...command.fonts, WATERMARK_FONT] : command.fonts,
     wasmHeapBytes: video ? command.wasmHeapBytes + TEST_MARK_HEAP_BYTES : command.wasmHeapBytes,
-    backend: command.backend && { ...command.backend, args: markArgs(command.backend.args, command.outputName, video) },
-    wasmLoudness: command.wasmLoudness && { ...command.wasmLoudness, args: markArgs(command.wasmLoudness.args, command.outputName, video) },
+    backend: command.backend && { ...command.backend, args: marked(command.backend.args) },
+    wasmLoudness: command.wasmLoudness && { ...command.wasmLoudness, args: marked(command.wasmLoudness.args) },
+    finish: video ? videoMarkFinish(intermediate, command.outputName) : audioMarkFinish(intermediate, command.outputName),
   };
 }
 
@@ -104,22 +115,13 @@ export function withTestMark(command: MediaCommand): MediaCommand {
  * The mark of a result the speech backend writes itself (text-to-speech, voice-change), as the
  * backend's finish pass: the speech stage writes `input`, this command writes `output` from it
  * with the same mark as every other result (video re-encoded with TEST drawn on it and its
- * audio copied; audio beeped).
+ * sound beeped; audio beeped).
  */
 export function testMarkFinish(input: string, output: string, contentType: string): FinishPass {
   const video = contentType.startsWith("video/");
   if (!video) return audioMarkFinish(input, output);
-  const streams = ["-map", "0:v:0", "-map", "0:a?", "-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs("x264"), "-c:a", "copy", "-movflags", "+faststart"];
-  const marked = withTestMark({
-    args: ["-hide_banner", "-y", "-i", input, ...streams, output],
-    files: {},
-    fonts: [],
-    outputName: output,
-    resultFilename: output,
-    contentType,
-    wasmCapable: false,
-    wasmHeapBytes: 0,
-  });
+  const streams = ["-map", "0:v:0", "-map", "0:a?", "-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs("x264"), "-af", TEST_BEEP_FILTER, "-c:a", "aac", "-b:a", "160k", "-movflags", "+faststart"];
+  const marked = markArgs(["-hide_banner", "-y", "-i", input, ...streams, output], output, true);
   // The speech stage copied the upload's picture into `input`: it is decoded within the same caps.
-  return { input, args: withDecodeLimits(marked.args, { [input]: "video" }), fonts: marked.fonts };
+  return { input, args: withDecodeLimits(marked, { [input]: "video" }), fonts: [WATERMARK_FONT] };
 }
