@@ -97,6 +97,14 @@ describe("assistant connector end to end", () => {
     await page.fill('input[name="password"]', "assistant password 1");
     await page.click('button[type="submit"]');
     await page.waitForURL(`${base}/app`);
+    // Only a confirmed email connects an assistant: the person opens the mailed link first.
+    await page.goto(auth.authorizationUrl!.toString());
+    expect(await page.locator("h1").innerText()).toBe("Confirm your email first");
+    // The mail leaves after the sign-up's answer: the outbox is read again until it is there.
+    const mailed = page.locator(`div[data-mail-to="${email}"] a[href*="/app/verify/"]`);
+    for (let i = 0; i < 50 && (await mailed.count()) === 0; i++) await page.goto(`${base}/app/dev/outbox`);
+    const confirm = await mailed.first().getAttribute("href");
+    await page.goto(confirm!);
     await page.goto(auth.authorizationUrl!.toString());
     expect(await page.locator("h1").innerText()).toContain("E2E Assistant");
     expect(await page.getByTestId("redirect-host").innerText()).toContain("127.0.0.1");

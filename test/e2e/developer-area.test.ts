@@ -65,6 +65,18 @@ describe("developer area in a browser", () => {
     await page.waitForURL(`${base}/app`);
     expect(await page.getByTestId("balance").innerText()).toBe("100");
     expect(await page.getByTestId("plan").innerText()).toBe("Pay as you go");
+    // Until the email is confirmed, keys, webhooks and payments are closed: the page says so.
+    expect(await page.getByTestId("verify-email").innerText()).toContain(email);
+    await shot(page, "03-overview-unconfirmed");
+    // The mailbox (the dev outbox) holds the link; opening it confirms the address.
+    // The mail leaves after the sign-up's answer: the outbox is read again until it is there.
+    const mailed = page.locator(`div[data-mail-to="${email}"] a[href*="/app/verify/"]`);
+    for (let i = 0; i < 50 && (await mailed.count()) === 0; i++) await page.goto(`${base}/app/dev/outbox`);
+    const confirm = await mailed.first().getAttribute("href");
+    await page.goto(confirm!);
+    expect(await page.locator("h1").innerText()).toBe("Email confirmed");
+    await page.goto(`${base}/app`);
+    expect(await page.getByTestId("verify-email").count()).toBe(0);
     await shot(page, "03-overview");
 
     // Sign out and back in.
