@@ -147,3 +147,25 @@ export const DataTable: FC<{ columns: string[]; empty: string; count: number; ch
     </div>
   );
 };
+
+/**
+ * A one-button form that changes something at once (revoke, remove, cancel): the button asks
+ * `confirm` first where scripts run (assets' data-confirm handler); without them it posts.
+ */
+export const ConfirmedAction: FC<{ action: string; confirm: string; kind: "danger" | "secondary"; fields?: Record<string, string>; inline?: boolean; children?: Child }> = ({
+  action,
+  confirm,
+  kind,
+  fields = {},
+  inline = true,
+  children,
+}) => (
+  <form method="post" action={action} class={inline ? "inline" : undefined}>
+    {Object.entries(fields).map(([name, value]) => (
+      <input type="hidden" name={name} value={value} />
+    ))}
+    <button type="submit" class={kind} data-confirm={confirm}>
+      {children}
+    </button>
+  </form>
+);

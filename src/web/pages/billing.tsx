@@ -3,7 +3,7 @@ import type { AccountDetails } from "../../services/accounts";
 import type { PaymentView } from "../../services/billing";
 import { offerName, packs, paidPlans, planAllowance, planNames, topups, type CreditOffer, type PaidPlan } from "../../services/catalog";
 import { credits, date, dateTime, euros } from "../format";
-import { AppPage, DataTable, Notice } from "../layout";
+import { AppPage, ConfirmedAction, DataTable, Notice } from "../layout";
 
 const OfferCard: FC<{ offer: CreditOffer }> = ({ offer }) => (
   <form method="post" action="/app/billing/checkout" class="offer">
@@ -66,11 +66,9 @@ export const BillingPage: FC<{
       )}
       <div class="row" style="margin-top:10px">
         {account.stripeSubscriptionId && !account.planCancelAtPeriodEnd && (
-          <form method="post" action="/app/billing/cancel" class="inline">
-            <button type="submit" class="danger" data-confirm="Cancel the plan? It stays active until the end of the paid period, then moves to Solo.">
-              Cancel the plan
-            </button>
-          </form>
+          <ConfirmedAction action="/app/billing/cancel" kind="danger" confirm="Cancel the plan? It stays active until the end of the paid period, then moves to Solo.">
+            Cancel the plan
+          </ConfirmedAction>
         )}
         {account.stripeSubscriptionId && account.planCancelAtPeriodEnd && (
           <form method="post" action="/app/billing/resume" class="inline">

@@ -2,7 +2,7 @@ import type { FC } from "hono/jsx";
 import type { AccountDetails } from "../../services/accounts";
 import type { ConnectedAppView } from "../../services/connected-apps";
 import { credits, dateTime, shortName } from "../format";
-import { AppPage, DataTable, Notice } from "../layout";
+import { AppPage, ConfirmedAction, DataTable, Notice } from "../layout";
 
 export type ConnectedApp = ConnectedAppView;
 
@@ -77,11 +77,9 @@ export const ConnectedAppsPage: FC<{ account: AccountDetails; apps: ConnectedApp
           <td>{app.redirectHost}</td>
           <td>{dateTime(app.createdAt)}</td>
           <td>
-            <form method="post" action={`/app/connected/${app.grantId}/revoke`} class="inline">
-              <button type="submit" class="danger" data-confirm={`Disconnect ${shortName(app.clientName)}? Its next call is refused.`}>
-                Disconnect
-              </button>
-            </form>
+            <ConfirmedAction action={`/app/connected/${app.grantId}/revoke`} kind="danger" confirm={`Disconnect ${shortName(app.clientName)}? Its next call is refused.`}>
+              Disconnect
+            </ConfirmedAction>
           </td>
         </tr>
       ))}

@@ -1,7 +1,7 @@
 import type { FC } from "hono/jsx";
 import type { AccountDetails, ApiKeyView, KeyMode } from "../../services/accounts";
 import { dateTime } from "../format";
-import { AppPage, DataTable, Notice } from "../layout";
+import { AppPage, ConfirmedAction, DataTable, Notice } from "../layout";
 
 export const KeysPage: FC<{
   account: AccountDetails;
@@ -81,11 +81,9 @@ export const KeysPage: FC<{
           </td>
           <td>
             {!key.revokedAt && (
-              <form method="post" action={`/app/keys/${key.keyId}/revoke`} class="inline">
-                <button type="submit" class="danger" data-confirm={`Revoke “${key.name}”? Calls with it fail at once.`}>
-                  Revoke
-                </button>
-              </form>
+              <ConfirmedAction action={`/app/keys/${key.keyId}/revoke`} kind="danger" confirm={`Revoke “${key.name}”? Calls with it fail at once.`}>
+                Revoke
+              </ConfirmedAction>
             )}
           </td>
         </tr>

@@ -1,7 +1,7 @@
 import type { FC } from "hono/jsx";
 import type { AccountDetails } from "../../services/accounts";
 import type { ClonedVoiceView } from "../../services/voices";
-import { AppPage, Notice } from "../layout";
+import { AppPage, ConfirmedAction, Notice } from "../layout";
 
 export const VoicePage: FC<{ account: AccountDetails; voice: ClonedVoiceView | null; error?: string; notice?: string }> = ({ account, voice, error, notice }) => (
   <AppPage title="Cloned voice" path="/app/voice" email={account.email}>
@@ -16,11 +16,9 @@ export const VoicePage: FC<{ account: AccountDetails; voice: ClonedVoiceView | n
           <p class="muted">
             Use it with <code>"voice": "clone"</code> on text-to-speech and voice-change. It lasts until you replace or delete it.
           </p>
-          <form method="post" action="/app/voice/delete" class="inline">
-            <button type="submit" class="danger" data-confirm="Delete the cloned voice?">
-              Delete the voice
-            </button>
-          </form>
+          <ConfirmedAction action="/app/voice/delete" kind="danger" confirm="Delete the cloned voice?">
+            Delete the voice
+          </ConfirmedAction>
         </>
       ) : (
         <p data-testid="voice-status">No cloned voice registered.</p>

@@ -6,7 +6,7 @@
 import type { FC } from "hono/jsx";
 import type { AccountDetails, KeyMode } from "../../services/accounts";
 import type { AccountWebhookView } from "../../services/webhooks";
-import { AppPage, DataTable, Notice } from "../layout";
+import { AppPage, ConfirmedAction, DataTable, Notice } from "../layout";
 
 const MODE_LABEL: Record<KeyMode, string> = { live: "Live keys", test: "Test keys" };
 
@@ -41,12 +41,9 @@ const AccountWebhook: FC<{ mode: KeyMode; view: AccountWebhookView; canSet: bool
       </form>
     )}
     {view.url && (
-      <form method="post" action="/app/webhooks/remove">
-        <input type="hidden" name="mode" value={mode} />
-        <button class="secondary" type="submit" data-confirm="Remove this webhook URL? Its events stop at once.">
-          Remove the URL
-        </button>
-      </form>
+      <ConfirmedAction action="/app/webhooks/remove" fields={{ mode }} kind="secondary" inline={false} confirm="Remove this webhook URL? Its events stop at once.">
+        Remove the URL
+      </ConfirmedAction>
     )}
   </div>
 );
@@ -72,11 +69,9 @@ export const WebhooksPage: FC<{
           <td>{brand.webhookUrl ? <code>{brand.webhookUrl}</code> : <span class="muted">none</span>}</td>
           <td>
             {brand.webhookUrl && (
-              <form method="post" action={`/app/webhooks/brands/${brand.brandId}/remove`}>
-                <button class="secondary" type="submit" data-confirm="Remove this brand's webhook URL? Its events stop at once.">
-                  Remove
-                </button>
-              </form>
+              <ConfirmedAction action={`/app/webhooks/brands/${brand.brandId}/remove`} kind="secondary" inline={false} confirm="Remove this brand's webhook URL? Its events stop at once.">
+                Remove
+              </ConfirmedAction>
             )}
           </td>
         </tr>
