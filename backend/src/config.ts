@@ -24,9 +24,15 @@ export interface Config {
   /**
    * FFMPEG_MEMORY_LIMIT_BYTES: address space each ffmpeg process may reserve (default 3 GiB; 0
    * turns it off). Reserved, not resident: thread stacks and malloc arenas count, so the default
-   * leaves room for a 4K x264 encode with the decoders' threads capped (measured: 1.3-1.5 GiB).
+   * leaves room for a 4K x264 encode with its threads capped (FFMPEG_THREADS; measured 1.3-1.5 GiB).
    */
   ffmpegMemoryLimitBytes: number;
+  /**
+   * FFMPEG_THREADS: threads each decoder, filter graph and encoder of one ffmpeg may start
+   * (default 1.5 per CPU, at most 8: ffmpeg's own choice on small hosts, bounded on large ones,
+   * where more threads hold more frames than the memory limit allows; ffmpeg.ts threadCapped).
+   */
+  ffmpegThreads: number;
   /**
    * ALLOW_PRIVATE_URLS=true (local development only): URL uploads may reach loopback and private
    * addresses when the Worker asks. Both sides must say so; a production backend never does.
@@ -86,6 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxRequestBytes: integer(env, "MAX_REQUEST_BYTES", 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 10_000, 0, 24 * 3600 * 1000),
     ffmpegMemoryLimitBytes: integer(env, "FFMPEG_MEMORY_LIMIT_BYTES", 3 * 1024 ** 3, 0, 2 ** 48),
+    ffmpegThreads: integer(env, "FFMPEG_THREADS", Math.min(8, Math.ceil(cpus * 1.5)), 1, 64),
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS === "true",
     faults: {
       slowRate: rate(env, "FAULT_SLOW_RATE"),

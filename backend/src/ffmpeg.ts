@@ -55,6 +55,28 @@ export interface FfmpegOptions {
   stderrLimit?: number;
   /** Address space the process may reserve (prlimit --as); 0 or undefined: none. */
   memoryLimitBytes?: number;
+  /** Threads each decoder, filter graph and encoder may start (threadCapped); undefined: ffmpeg's own choice. */
+  threads?: number;
+}
+
+/**
+ * `args` with every thread pool capped at `threads`: each input's decoder (`-threads` before its
+ * `-i`), the filter graphs, and the output's encoder unless the command chose its own count.
+ * ffmpeg sizes them from the host's cores (x264: 1.5 per core), and every thread holds frames: a
+ * 4K x264 encode under the 3 GiB address-space limit passes with 8 threads and fails with 16, what
+ * an 11-core host would pick (malloc of 44 MB refused). So the limit holds on any host.
+ */
+export function threadCapped(args: string[], threads: number): string[] {
+  const count = String(threads);
+  const lastInput = args.lastIndexOf("-i");
+  const encoderChosen = args.some((arg, i) => arg === "-threads" && i > lastInput);
+  const out = ["-filter_threads", count, "-filter_complex_threads", count];
+  args.forEach((arg, i) => {
+    if (arg === "-i") out.push("-threads", count);
+    if (i === args.length - 1 && !encoderChosen) out.push("-threads", count);
+    out.push(arg);
+  });
+  return out;
 }
 
 /**
@@ -80,7 +102,8 @@ export function runFfmpeg(options: FfmpegOptions): Promise<FfmpegRun> {
       resolve({ exitCode: null, signal: null, stderr: "", oversizedFrames: false, aborted: true, durationMs: 0 });
       return;
     }
-    const [program, argv] = limitedCommand(options.ffmpegPath, ["-nostdin", ...options.args], options.memoryLimitBytes);
+    const args = options.threads ? threadCapped(options.args, options.threads) : options.args;
+    const [program, argv] = limitedCommand(options.ffmpegPath, ["-nostdin", ...args], options.memoryLimitBytes);
     const child = spawn(program, argv, {
       cwd: options.cwd,
       env: { ...(options.env ?? process.env), ...(options.memoryLimitBytes ? LIMITED_ENV : {}) },

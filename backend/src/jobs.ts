@@ -159,6 +159,8 @@ export interface RunnerOptions {
   faults?: Faults;
   /** Address space each ffmpeg process may reserve (FFMPEG_MEMORY_LIMIT_BYTES; 0: none). */
   ffmpegMemoryLimitBytes?: number;
+  /** Threads per decoder, filter graph and encoder of each ffmpeg (FFMPEG_THREADS). */
+  ffmpegThreads?: number;
 }
 
 interface Outcome {
@@ -398,6 +400,7 @@ export class JobRunner {
           signal: downloadSignal,
           env: this.#childEnv,
           memoryLimitBytes: this.#options.ffmpegMemoryLimitBytes,
+          threads: this.#options.ffmpegThreads,
         });
         if (run.aborted) {
           entry.phase = `${phase} (ffmpeg was stopped)`;
@@ -439,6 +442,7 @@ export class JobRunner {
           workDir,
           signal,
           runtime: speech,
+          memoryLimitBytes: this.#options.ffmpegMemoryLimitBytes,
           setPhase: (phase) => (entry.phase = phase),
         });
         Object.assign(timings, speechTimings);

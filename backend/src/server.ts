@@ -90,6 +90,7 @@ export async function startServer(config: Config): Promise<BackendServer> {
     speech,
     faults: config.faults,
     ffmpegMemoryLimitBytes: config.ffmpegMemoryLimitBytes,
+    ffmpegThreads: config.ffmpegThreads,
   });
   const secretHash = sha256(config.secret);
 
