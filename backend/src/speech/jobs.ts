@@ -26,6 +26,8 @@ export interface SpeechContext {
   workDir: string;
   signal: AbortSignal;
   runtime: SpeechRuntime;
+  /** Address space each program reading the upload may reserve (FFMPEG_MEMORY_LIMIT_BYTES). */
+  memoryLimitBytes?: number;
   /** Names what runs now (used in deadline messages). */
   setPhase(phase: string): void;
 }
@@ -82,6 +84,7 @@ async function transcribeJob(job: TranscribeJob, ctx: SpeechContext): Promise<Re
   await toMonoWav(ctx.runtime.ffmpeg, path.join(ctx.workDir, job.inputs[0]!.name), wav, 16_000, {
     signal: ctx.signal,
     env: ctx.runtime.env,
+    memoryLimitBytes: ctx.memoryLimitBytes,
   }, boundOf(job.billedMs));
   const audioSeconds = (await readWav(wav)).samples.length / 16_000;
   checkDecoded(job.billedMs, audioSeconds);
@@ -109,6 +112,7 @@ async function voiceProfileJob(job: VoiceProfileJob, ctx: SpeechContext): Promis
   await toMonoWav(ctx.runtime.ffmpeg, path.join(ctx.workDir, job.inputs[0]!.name), wav, 16_000, {
     signal: ctx.signal,
     env: ctx.runtime.env,
+    memoryLimitBytes: ctx.memoryLimitBytes,
   });
   const pcm = await readWav(wav);
   const seconds = pcm.samples.length / pcm.sampleRate;
@@ -206,15 +210,17 @@ const MIX_RATE = 48_000;
 async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<Record<string, number>> {
   const { runtime, signal, workDir } = ctx;
   const opts = { signal, env: runtime.env };
+  // ffmpeg reads the upload: under the memory limit. Rubberband is not (offline, it holds the whole sound).
+  const ffmpegOpts = { ...opts, memoryLimitBytes: ctx.memoryLimitBytes };
   const input = path.join(workDir, job.inputs[0]!.name);
   const bound = boundOf(job.billedMs);
   ctx.setPhase("reading the input");
-  const info = await probeMedia(runtime.ffmpeg, input, opts, bound);
+  const info = await probeMedia(runtime.ffmpeg, input, ffmpegOpts, bound);
   if (!info.hasAudio) throw new SpeechError(`input '${job.inputs[0]!.name}' has no audio stream: there is no voice to change`);
   if (!(info.durationSeconds > 0)) throw new SpeechError(`the duration of input '${job.inputs[0]!.name}' is unknown`);
   const wav16 = path.join(workDir, ".speech-16k.wav");
   ctx.setPhase("decoding the audio");
-  await toMonoWav(runtime.ffmpeg, input, wav16, 16_000, opts, bound);
+  await toMonoWav(runtime.ffmpeg, input, wav16, 16_000, ffmpegOpts, bound);
   const decodedSeconds = (await readWav(wav16)).samples.length / 16_000;
   checkDecoded(job.billedMs, decodedSeconds);
   // What was decoded, not what the header says, within the bound: the result's length.
@@ -251,7 +257,7 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
             runtime.ffmpeg,
             ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", raw, "-af", atempoChain(factor),
               "-ac", "1", "-ar", String(VOICE_RATE), "-c:a", "pcm_s16le", fitted],
-            { ...opts, label: "ffmpeg" },
+            { ...ffmpegOpts, label: "ffmpeg" },
           );
           pcm = await readWav(fitted);
         }
@@ -293,7 +299,7 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
           `[duck][v]amix=inputs=2:normalize=0:duration=first,apad,atrim=0:${dur},aformat=channel_layouts=${layout}[a]`,
         ...tail,
       ],
-      { ...opts, label: "ffmpeg" },
+      { ...ffmpegOpts, label: "ffmpeg" },
     );
   } else {
     // Signal level: pitch toward the target voice, formants moved a little across genders.
@@ -312,7 +318,7 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
     await runTool(
       runtime.ffmpeg,
       [...common, "-map", "0:a:0", "-vn", "-af", "aresample=first_pts=0", "-ar", String(MIX_RATE), "-c:a", "pcm_s16le", wide],
-      { ...opts, label: "ffmpeg" },
+      { ...ffmpegOpts, label: "ffmpeg" },
     );
     ctx.setPhase("shifting the voice");
     let current = wide;
@@ -331,7 +337,7 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
     await runTool(
       runtime.ffmpeg,
       [...common, "-i", current, "-filter_complex", `[1:a]apad,atrim=0:${dur},aformat=channel_layouts=${layout}[a]`, ...tail],
-      { ...opts, label: "ffmpeg" },
+      { ...ffmpegOpts, label: "ffmpeg" },
     );
     mode = 2;
   }

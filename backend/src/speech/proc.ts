@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { access, constants } from "node:fs/promises";
 import path from "node:path";
-import { TailBuffer } from "../ffmpeg.ts";
+import { limitedCommand, LIMITED_ENV, TailBuffer } from "../ffmpeg.ts";
 import { summarizeFfmpegLog } from "../ffmpeg-log.ts";
 import { UPLOAD_INPUT_OPTIONS } from "../protocol.ts";
 
@@ -29,6 +29,8 @@ export interface ToolOptions {
   label?: string;
   /** Kill the program after this long and fail with a SpeechError (a hung engine must not hold a slot). */
   timeoutMs?: number;
+  /** Address space the program may reserve (prlimit, as the backend's own ffmpeg runs: ffmpeg.ts). */
+  memoryLimitBytes?: number;
 }
 
 /** Runs `program args`; resolves on exit code 0, otherwise rejects with a SpeechError. */
@@ -41,9 +43,10 @@ export function runTool(program: string, args: string[], options: ToolOptions = 
       reject(signal.reason);
       return;
     }
-    const child = spawn(program, args, {
+    const [limited, argv] = limitedCommand(program, args, options.memoryLimitBytes);
+    const child = spawn(limited, argv, {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env: { ...(options.env ?? process.env), ...(options.memoryLimitBytes ? LIMITED_ENV : {}) },
       stdio: ["ignore", "pipe", "pipe"],
       shell: false,
       windowsHide: true,
