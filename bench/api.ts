@@ -13,11 +13,11 @@ import os from "node:os";
 import path from "node:path";
 import { measureR2Ceilings } from "./r2-baseline";
 import { freePort, percentile } from "./util";
-import type { MediaInput } from "../src/media/tools/command";
+import type { MediaInput } from "../src/media/commands/command";
 import { localPresignedR2Vars, startLocalWorkers } from "../scripts/local-workers";
 import { benchCases, type BenchInputs } from "./cases";
 import { FFMPEG, generateSources, probeResult, run, runNative } from "./media";
-import { loudnessFinalArgs } from "../backend/src/loudness.ts";
+import { loudnessFinalArgs } from "@media-credits/wire/loudness";
 
 const root = path.resolve(import.meta.dirname, "..");
 const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
@@ -124,7 +124,7 @@ export async function startStack(state: string, extraVars: Record<string, string
     await sleep(300);
   }
   const admin = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
-  // The Scale plan: its keys may send 1000 requests per 10 s (src/services/rate-limits.ts), room
+  // The Scale plan: its keys may send 1000 requests per 10 s (src/services/platform/rate-limits.ts), room
   // for polling a job every 20 ms and for the 20 calls/s latency burst; the default (payg) is 100.
   const account = (await (await fetch(`${base}/api/admin/accounts`, { method: "POST", headers: admin, body: JSON.stringify({ email: `bench-${Date.now()}@example.com`, credits: 1_000_000, plan: "scale" }) })).json()) as { accountId: string };
   const key = (await (await fetch(`${base}/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: admin })).json()) as { apiKey: string };
@@ -214,7 +214,7 @@ export async function makeInputs(dir: string, size: "720p" | "1080p") {
  * The same command on native ffmpeg, inputs linked under their MediaInput names; a command with a
  * backend variant (two-pass loudness) runs that variant's passes, the work the tool does.
  */
-export async function nativeSeconds(dir: string, build: () => Promise<import("../src/media/tools/command").MediaCommand>, sources: Map<string, string>): Promise<number> {
+export async function nativeSeconds(dir: string, build: () => Promise<import("../src/media/commands/command").MediaCommand>, sources: Map<string, string>): Promise<number> {
   const command = await build();
   const work = await mkdtemp(path.join(dir, "native-"));
   for (const [name, file] of sources) await writeFile(path.join(work, name), await readFile(file));

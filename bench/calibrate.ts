@@ -1,5 +1,5 @@
 /**
- * Routing calibration (src/media/routing.ts CALIBRATION): every media case on the 720p 10 s
+ * Routing calibration (src/media-worker/routing.ts CALIBRATION): every media case on the 720p 10 s
  * clip (and 10 s speech) through the API of a `wrangler dev` session twice, once with every
  * command forced onto ffmpeg.wasm in the media Worker (workerd) and once onto the native
  * backend, plus the same command on native ffmpeg directly; prints the work of each command
@@ -9,8 +9,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { MediaInput } from "../src/media/tools/command";
-import { workloadOf } from "../src/media/routing";
+import type { MediaInput } from "../src/media/commands/command";
+import { workloadOf } from "../src/media-worker/routing";
 import { apiCalls, callTool, makeInputs, nativeSeconds, startStack, uploadFile, type Uploads } from "./api";
 import { benchCases } from "./cases";
 

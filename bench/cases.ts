@@ -1,18 +1,18 @@
 /**
  * The benchmarked commands, built by the real builders from src/media/tools with parameters
  * validated by the real request schemas (src/tools/<tool>.ts, so defaults are the API's),
- * the way src/services/job-stages.ts builds them for a job (through the tool registry).
+ * the way src/media-worker/job-stages.ts builds them for a job (through the tool registry).
  */
-import type { MediaCommand, MediaInput } from "../src/media/tools/command";
-import { buildCleanAudioCommand } from "../src/media/tools/clean-audio";
-import { buildConvertCommand } from "../src/media/tools/convert";
-import { buildExtractAudioCommand } from "../src/media/tools/extract-audio";
-import { buildMergeCommand } from "../src/media/tools/merge";
+import type { MediaCommand, MediaInput } from "../src/media/commands/command";
+import { buildCleanAudioCommand } from "../src/media/commands/clean-audio";
+import { buildConvertCommand } from "../src/media/commands/convert";
+import { buildExtractAudioCommand } from "../src/media/commands/extract-audio";
+import { buildMergeCommand } from "../src/media/commands/merge";
 import { buildAss } from "../src/media/ass";
 import { cuesFromSrt } from "../src/media/captions";
-import { buildSubtitlesCommand } from "../src/media/tools/subtitles";
-import { buildTrimCommand } from "../src/media/tools/trim";
-import { buildWatermarkCommand } from "../src/media/tools/watermark";
+import { buildSubtitlesCommand } from "../src/media/commands/subtitles";
+import { buildTrimCommand } from "../src/media/commands/trim";
+import { buildWatermarkCommand } from "../src/media/commands/watermark";
 import { tools, type ToolParams } from "../src/tools";
 
 export interface BenchInputs {

@@ -17,9 +17,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import v8 from "node:v8";
 import vm from "node:vm";
-import { chooseEngine, DEFAULT_WASM_MAX_CPU_SECONDS, DEFAULT_WASM_MEMORY_BUDGET_BYTES, defaultRoutingConfig, type RoutingDecision } from "../src/media/routing";
-import * as commandModule from "../src/media/tools/command";
-import type { MediaCommand, MediaInput } from "../src/media/tools/command";
+import { chooseEngine, DEFAULT_WASM_MAX_CPU_SECONDS, DEFAULT_WASM_MEMORY_BUDGET_BYTES, defaultRoutingConfig, type RoutingDecision } from "../src/media-worker/routing";
+import * as commandModule from "../src/media/commands/command";
+import type { MediaCommand, MediaInput } from "../src/media/commands/command";
 import { benchCases, type BenchInputs } from "./cases";
 import { describeOutput, FFMPEG, generateSources, probeResult, run, runNative, singleThreadArgs, type NativeRun } from "./media";
 import { runApiBench, runLatencyBench, runTransferBench } from "./api";
@@ -36,7 +36,7 @@ const MiB = 1024 * 1024;
 const TOLERANCE_SECONDS = 0.25;
 /**
  * Where the working directory holds the fonts: `FONTS_DIR` of command.ts when it exports one
- * (src/services/job-stages.ts places them there), else the directory itself (the original contract).
+ * (src/media-worker/job-stages.ts places them there), else the directory itself (the original contract).
  */
 const FONT_SUBDIR = (commandModule as { FONTS_DIR?: string }).FONTS_DIR ?? "";
 const fontPath = (font: string) => (FONT_SUBDIR ? `${FONT_SUBDIR}/${font}` : font);

@@ -13,7 +13,7 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promi
 import os from "node:os";
 import path from "node:path";
 import { pitchStats, readWav } from "../backend/src/speech/audio.ts";
-import { CATALOGUE_VOICES, type CatalogueVoice } from "../backend/src/protocol.ts";
+import { CATALOGUE_VOICES, type CatalogueVoice } from "@media-credits/wire/protocol";
 import { VOICE_F0 } from "../backend/src/speech/engines.ts";
 import { runSpeechJob, type SpeechJob } from "../backend/src/speech/jobs.ts";
 import { LocalSynthesizer, RECIPES } from "../backend/src/speech/local-tts.ts";

@@ -5,7 +5,7 @@
  * is compiled here from the file with WebAssembly.compile; and the core, built for a Web
  * Worker, reads `self.location.href`, so `self` must exist too (workerd defines it).
  *
- * runWasm() mirrors src/media/ffmpeg-wasm.ts runFfmpegWasm (which cannot be imported in Node:
+ * runWasm() mirrors src/media-worker/ffmpeg-wasm.ts runFfmpegWasm (which cannot be imported in Node:
  * its loader imports the .wasm as a module): fresh core per run, files written into /job with
  * `canOwn`, one exec, heap size read after the run (the heap never shrinks: it is the peak).
  */
@@ -73,7 +73,7 @@ export async function runWasm(args: string[], files: Record<string, Uint8Array>,
   core.FS.chdir("/job");
   // Copies, because canOwn hands the array to MEMFS and the same inputs are reused per run.
   const dirs = new Set(Object.keys(files).filter((name) => name.includes("/")).map((name) => name.slice(0, name.lastIndexOf("/"))));
-  for (const dir of dirs) core.FS.mkdir(dir); // fonts/ (one level, as src/media/ffmpeg-wasm.ts)
+  for (const dir of dirs) core.FS.mkdir(dir); // fonts/ (one level, as src/media-worker/ffmpeg-wasm.ts)
   for (const [name, data] of Object.entries(files)) core.FS.writeFile(name, data.slice(), { canOwn: true });
   const execStart = performance.now();
   let exitCode: number;

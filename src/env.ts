@@ -1,8 +1,8 @@
 import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import type { BrandScheduler } from "./durable-objects/brand-scheduler";
-import type { MediaRunner } from "./durable-objects/media-runner";
-import type { PublishMessage } from "./services/publishing";
-import type { WebhookMessage } from "./services/webhooks";
+import type { MediaRunner } from "./media-worker/media-runner";
+import type { PublishMessage } from "./services/social/publishing";
+import type { WebhookMessage } from "./services/webhooks/outbox";
 
 /** Bindings and settings of the Worker (wrangler.toml, .dev.vars, secrets). */
 export interface Env {
@@ -11,7 +11,7 @@ export interface Env {
   JOBS_QUEUE: Queue<JobMessage>;
   JOBS_DLQ: Queue<JobMessage>;
   MEDIA_RUNNER: DurableObjectNamespace<MediaRunner>;
-  /** The media Worker's static assets: the subtitle fonts ffmpeg.wasm reads (src/media/font-data.ts). */
+  /** The media Worker's static assets: the subtitle fonts ffmpeg.wasm reads (src/media-worker/font-data.ts). */
   FONTS?: Fetcher;
   /** One per brand: an alarm at its next due post. */
   BRAND_SCHEDULER: DurableObjectNamespace<BrandScheduler>;
@@ -29,10 +29,10 @@ export interface Env {
   PUBLIC_BASE_URL?: string;
   /** "auto" (default), "wasm" or "backend": forces the media engine (tests, benchmarks). */
   MEDIA_ENGINE?: string;
-  /** Routing thresholds of the in-Worker engine (see src/media/routing.ts for defaults). */
+  /** Routing thresholds of the in-Worker engine (see src/media-worker/routing.ts for defaults). */
   WASM_MEMORY_BUDGET_BYTES?: string;
   WASM_MAX_CPU_SECONDS?: string;
-  /** Seconds between a job runner's checks of its backend stage (default 15; src/durable-objects/media-runner.ts). */
+  /** Seconds between a job runner's checks of its backend stage (default 15; src/media-worker/media-runner.ts). */
   JOB_HEARTBEAT_SECONDS?: string;
   /** Lower bound of a processing job's deadline in seconds (default 900); the soak campaign shortens it. */
   JOB_MIN_DEADLINE_SECONDS?: string;
@@ -59,7 +59,7 @@ export interface Env {
   ALLOW_PRIVATE_URLS?: string;
   /** DNS-over-HTTPS JSON endpoint that URL ingestion uses to refuse names of private hosts. */
   DNS_RESOLVER_URL?: string;
-  /** Job webhook deliveries (src/services/webhooks.ts), one message per attempt. */
+  /** Job webhook deliveries (src/services/webhooks/delivery.ts), one message per attempt. */
   WEBHOOK_QUEUE?: Queue<WebhookMessage>;
   /** Worker secret from which every account's webhook signing secret is derived (never stored in D1). */
   WEBHOOK_SIGNING_KEY?: string;
@@ -72,7 +72,7 @@ export interface Env {
   DEV_MODE?: string;
   /**
    * Worker secret signing password-reset links and capabilities; keys derived from it encrypt
-   * channel access tokens at rest (src/services/channel-config.ts).
+   * channel access tokens at rest (src/services/social/channel-config.ts).
    */
   AUTH_SECRET?: string;
   /** Workers rate-limiting binding for sign-in, sign-up and reset requests, per address and per address and email. */
@@ -81,7 +81,7 @@ export interface Env {
   AUTH_EMAIL_LIMITER?: RateLimit;
   /**
    * Request limits per API key (by plan) and per client address: one binding per row of the
-   * table in src/services/rate-limits.ts, which holds the same limits as wrangler.toml.
+   * table in src/services/platform/rate-limits.ts, which holds the same limits as wrangler.toml.
    */
   API_RATE_LIMIT?: RateLimit;
   API_RATE_LIMIT_PRO?: RateLimit;

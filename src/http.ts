@@ -9,7 +9,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
 import type { Env } from "./env";
 import { AppError, codeForStatus, errorBody, QuotaExceededError, statusOf } from "./errors";
-import { requireLiveKey, type Caller } from "./services/accounts";
+import { requireLiveKey, type Caller } from "./services/accounts/accounts";
 
 export type AppEnv = { Bindings: Env; Variables: { caller: Caller } };
 

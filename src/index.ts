@@ -1,6 +1,6 @@
 /**
  * Entry of the API Worker: HTTP (behind the connector's OAuth provider), queue consumers, cron;
- * exports the BrandScheduler Durable Object. Jobs run in the media Worker (src/media-worker.ts),
+ * exports the BrandScheduler Durable Object. Jobs run in the media Worker (src/media-worker/index.ts),
  * reached through the MEDIA_RUNNER binding.
  */
 import { buildApp } from "./app";
@@ -9,14 +9,15 @@ import { handleMcpRequest } from "./mcp/handler";
 import { MCP_ROUTE, oauthApiFor, oauthProviderFor, REFRESH_TOKEN_TTL_SECONDS } from "./mcp/oauth";
 import { TOKEN_ENDPOINT, tokenEndpointWithReuseDetection } from "./mcp/refresh-reuse";
 import type { Env, JobMessage } from "./env";
-import { consumePublishBatch, dispatchDuePosts, type PublishMessage } from "./services/publishing";
-import { expirePostMedia } from "./services/posts";
-import { deleteExpiredUploadLinks } from "./services/upload-capabilities";
+import { consumePublishBatch, dispatchDuePosts, type PublishMessage } from "./services/social/publishing";
+import { expirePostMedia } from "./services/social/posts";
+import { deleteExpiredUploadLinks } from "./services/media-jobs/upload-capabilities";
 import { consumeDeadLetters, consumeJobs } from "./queues/consumer";
-import { maintainNow } from "./services/audit";
+import { maintainNow } from "./services/billing/audit";
 import { AppError, codeForStatus, errorBody, statusOf } from "./errors";
-import { countRequest, rateLimits, refusalHeaders, refusalMessage } from "./services/rate-limits";
-import { consumeWebhookBatch, sweepWebhooks } from "./services/webhooks";
+import { countRequest, rateLimits, refusalHeaders, refusalMessage } from "./services/platform/rate-limits";
+import { consumeWebhookBatch } from "./services/webhooks/delivery";
+import { sweepWebhooks } from "./services/webhooks/outbox";
 import { assertDeployable, UnsafeDeploymentError } from "./lib/deployment-guard";
 import { bodyLimitFor, BodyTooLargeError, boundedRequest } from "./lib/body-limit";
 

@@ -1,5 +1,5 @@
 /**
- * Rate limits over HTTP (the table and the counting: src/services/rate-limits.ts): one
+ * Rate limits over HTTP (the table and the counting: src/services/platform/rate-limits.ts): one
  * middleware per API key after authentication, one per client address on the routes without
  * a key, and the 429 response and headers added to the OpenAPI document.
  */
@@ -7,7 +7,7 @@ import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import { AppError } from "./errors";
 import { errorResponse, type AppEnv } from "./http";
-import { countRequest, planAccountRateLimit, planRateLimit, policyHeaders, rateLimits, refusalHeaders, refusalMessage, type RateLimitPolicy } from "./services/rate-limits";
+import { countRequest, planAccountRateLimit, planRateLimit, policyHeaders, rateLimits, refusalHeaders, refusalMessage, type RateLimitPolicy } from "./services/platform/rate-limits";
 
 /**
  * Counts the request under each of `counts` (policy and subject); the first one over its limit

@@ -5,4 +5,4 @@
  * `wrangler dev`. Here the binding is pointed at this script (vitest.workers.config.ts).
  */
 export { default, BrandScheduler } from "../src/index";
-export { MediaRunner } from "../src/media-worker";
+export { MediaRunner } from "../src/media-worker/index";

@@ -7,7 +7,7 @@
  * a 4xx is final.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { CALLBACK_ERROR_MAX_CHARS, callbackHeaders, type CallbackBody } from "./protocol.ts";
+import { CALLBACK_ERROR_MAX_CHARS, callbackHeaders, type CallbackBody } from "@media-credits/wire/protocol";
 import { networkReason } from "./transfer.ts";
 
 /** What the runner reports: the wire body, always with the run's duration. */

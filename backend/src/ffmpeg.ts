@@ -4,8 +4,8 @@
  * loudness-normalised job's passes is loudness.ts's.
  */
 import { spawn } from "node:child_process";
-import { describeFfmpegLog } from "./ffmpeg-log.ts";
-import { OVERSIZED_FRAME } from "./decode-limits.ts";
+import { describeFfmpegLog } from "@media-credits/wire/ffmpeg-log";
+import { OVERSIZED_FRAME } from "@media-credits/wire/decode-limits";
 
 export const STDERR_TAIL_BYTES = 64 * 1024;
 

@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { IngestRequest, IngestResult } from "./protocol.ts";
+import type { IngestRequest, IngestResult } from "@media-credits/wire/protocol";
 import { networkReason, TransferError, uploadFile } from "./transfer.ts";
 import { downloadPinned, RefusedUrlError, type Resolve } from "./url-ingest.ts";
 

@@ -13,10 +13,10 @@ import path from "node:path";
 import { sendCallback, type CallbackPayload, type CallbackResult } from "./callback.ts";
 import { log, type Faults } from "./config.ts";
 import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts";
-import { loudnessFinalArgs } from "./loudness.ts";
-import { FONTS_SUBDIR, type JobRequest, type StreamedDemuxer, UPLOAD_INPUT_OPTIONS } from "./protocol.ts";
-import { checkProcessed, OverrunError, PROGRESS_FILE } from "./billed-duration.ts";
-import { OVERSIZED_MESSAGE } from "./decode-limits.ts";
+import { loudnessFinalArgs } from "@media-credits/wire/loudness";
+import { FONTS_SUBDIR, type JobRequest, type StreamedDemuxer, UPLOAD_INPUT_OPTIONS } from "@media-credits/wire/protocol";
+import { checkProcessed, OverrunError, PROGRESS_FILE } from "@media-credits/wire/billed-duration";
+import { OVERSIZED_MESSAGE } from "@media-credits/wire/decode-limits";
 import { ProgressiveServer } from "./progressive.ts";
 import { DownloadProgress, downloadToFile, TransferError, uploadFile } from "./transfer.ts";
 import { runSpeechJob } from "./speech/jobs.ts";
@@ -103,7 +103,7 @@ function withoutUrls(text: string, streamed: ReadonlyMap<string, StreamedInput>)
 
 /**
  * Fails the job when its run wrote more media than its inputs were billed for (their headers
- * understated their length; backend/src/billed-duration.ts); the run's progress report says how much.
+ * understated their length; packages/wire/src/billed-duration.ts); the run's progress report says how much.
  */
 async function checkBilled(billedInputsMs: number[], progressFile: string): Promise<void> {
   const report = await readFile(progressFile, "utf8").catch(() => undefined);

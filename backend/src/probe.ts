@@ -5,11 +5,11 @@
  * URL; only http(s) is allowed as input protocol.
  */
 import { spawn } from "node:child_process";
-import { type FullProbe, UPLOAD_INPUT_OPTIONS } from "./protocol.ts";
-import { decodeInputOptions } from "./decode-limits.ts";
+import { type FullProbe, UPLOAD_INPUT_OPTIONS } from "@media-credits/wire/protocol";
+import { decodeInputOptions } from "@media-credits/wire/decode-limits";
 import { LIMITED_ENV, limitedCommand } from "./ffmpeg.ts";
 
-export type { FullProbe } from "./protocol.ts";
+export type { FullProbe } from "@media-credits/wire/protocol";
 
 /** Only what a signed URL needs, and only an upload container's demuxer (no playlist naming other URLs). */
 const PROTOCOLS = ["-protocol_whitelist", "http,https,tcp,tls,crypto", ...UPLOAD_INPUT_OPTIONS];

@@ -1,7 +1,7 @@
 /**
  * The Worker/backend contract (src/protocol.ts), end to end without a network: every media
- * tool's real ffmpeg command, built by the Worker's builders (src/media/tools/) from realistic
- * probes, sent by the Worker's client (src/services/backend/client.ts, fetch stubbed) and read
+ * tool's real ffmpeg command, built by the Worker's builders (src/media/commands/) from realistic
+ * probes, sent by the Worker's client (src/backend-client/client.ts, fetch stubbed) and read
  * back as the backend reads a POST /v1/jobs body (JSON, parseJobRequest, the fonts on disk).
  * Plus refusals: bad file names, unknown fonts, unsigned, tampered or old callbacks.
  *
@@ -16,16 +16,16 @@ import {
   ffmpegJobFields,
   startBackendJob,
   type BackendTransfer,
-} from "../../src/services/backend/client";
+} from "../../src/backend-client/client";
 import { cuesFromSrt } from "../../src/media/captions";
-import { buildCleanAudioCommand } from "../../src/media/tools/clean-audio";
-import type { MediaCommand, MediaInput } from "../../src/media/tools/command";
-import { buildConvertCommand, type ConvertFormat } from "../../src/media/tools/convert";
-import { buildExtractAudioCommand, extractAudioFormats } from "../../src/media/tools/extract-audio";
-import { buildMergeCommand } from "../../src/media/tools/merge";
-import { buildSubtitlesCommand } from "../../src/media/tools/subtitles";
-import { buildTrimCommand } from "../../src/media/tools/trim";
-import { buildWatermarkCommand } from "../../src/media/tools/watermark";
+import { buildCleanAudioCommand } from "../../src/media/commands/clean-audio";
+import type { MediaCommand, MediaInput } from "../../src/media/commands/command";
+import { buildConvertCommand, type ConvertFormat } from "../../src/media/commands/convert";
+import { buildExtractAudioCommand, extractAudioFormats } from "../../src/media/commands/extract-audio";
+import { buildMergeCommand } from "../../src/media/commands/merge";
+import { buildSubtitlesCommand } from "../../src/media/commands/subtitles";
+import { buildTrimCommand } from "../../src/media/commands/trim";
+import { buildWatermarkCommand } from "../../src/media/commands/watermark";
 import type { ProbeResult } from "../../src/media/types";
 import { loadConfig } from "../src/config.ts";
 import { missingFonts } from "../src/jobs.ts";
@@ -40,7 +40,7 @@ import {
   parseJobRequest,
   verifyCallbackSignature,
   type JobRequest,
-} from "../src/protocol.ts";
+} from "@media-credits/wire/protocol";
 
 const SECRET = "contract-test-secret";
 const env = {

@@ -1,7 +1,7 @@
 /** The HTTP surface: health, auth, capabilities, request validation (nothing gets to run). */
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CapabilitiesSchema } from "../src/protocol.ts";
+import { CapabilitiesSchema } from "@media-credits/wire/protocol";
 import { Backend, BACKEND_DIR, Fixture, jobBody, SECRET } from "./helpers.ts";
 
 let backend: Backend;
@@ -40,7 +40,7 @@ describe("health and auth", () => {
     const res = await backend.fetch("/v1/capabilities", { auth: `bearer ${SECRET}` });
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, any>;
-    expect(CapabilitiesSchema.safeParse(body).error).toBeUndefined(); // what the Worker reads (src/services/speech.ts)
+    expect(CapabilitiesSchema.safeParse(body).error).toBeUndefined(); // what the Worker reads (src/services/media-jobs/speech-capabilities.ts)
     expect(body.engines.ffmpeg).toMatch(/^ffmpeg version \S+/);
     expect(body.transcription).toEqual({ languages: [] });
     expect(body.tts).toEqual({ voices: [] });

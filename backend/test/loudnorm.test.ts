@@ -8,8 +8,8 @@ import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gainArgs, linearGainDb, loudnessMeterArgs, loudnormApplyArgs, loudnormMeasureArgs, parseLoudnessMeasurement, parseLoudnormMeasurement, peakSafeGainDb } from "../src/loudness.ts";
-import { LOUDNORM_FILTER, parseJobRequest, type LoudnormTarget } from "../src/protocol.ts";
+import { gainArgs, linearGainDb, loudnessMeterArgs, loudnormApplyArgs, loudnormMeasureArgs, parseLoudnessMeasurement, parseLoudnormMeasurement, peakSafeGainDb } from "@media-credits/wire/loudness";
+import { LOUDNORM_FILTER, parseJobRequest, type LoudnormTarget } from "@media-credits/wire/protocol";
 import { Backend, ffmpeg, Fixture, jobBody, scratchDir, until, writeScratch } from "./helpers.ts";
 
 const run = promisify(execFile);

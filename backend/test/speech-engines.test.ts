@@ -7,7 +7,7 @@ import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pitchStats, readWav, spectralCentroid } from "../src/speech/audio.ts";
-import { CATALOGUE_VOICES, type CatalogueVoice } from "../src/protocol.ts";
+import { CATALOGUE_VOICES, type CatalogueVoice } from "@media-credits/wire/protocol";
 import { splitSentences, VOICE_F0 } from "../src/speech/engines.ts";
 import { LocalSynthesizer, PICO_MAX_WORD, picoText } from "../src/speech/local-tts.ts";
 import { parsePocketsphinxOutput, PocketsphinxTranscriber } from "../src/speech/pocketsphinx.ts";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseWav, pitchStats, readWav } from "../src/speech/audio.ts";
-import { CapabilitiesSchema } from "../src/protocol.ts";
+import { CapabilitiesSchema } from "@media-credits/wire/protocol";
 import { LocalSynthesizer } from "../src/speech/local-tts.ts";
 import { Backend, ffmpeg, ffprobe, Fixture, hmac, jobBody, scratchDir } from "./helpers.ts";
 import { HAS_PICO, HAS_POCKETSPHINX, SENTENCE_EN, SENTENCE_FR, wer } from "./speech-helpers.ts";

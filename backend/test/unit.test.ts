@@ -1,10 +1,10 @@
 /** Pure parts, in process: argument checks, stderr summaries, signatures, the stderr tail. */
 import { describe, expect, it } from "vitest";
 import { describeFfmpegFailure, TailBuffer } from "../src/ffmpeg.ts";
-import { describeFfmpegLog, summarizeFfmpegLog } from "../src/ffmpeg-log.ts";
+import { describeFfmpegLog, summarizeFfmpegLog } from "@media-credits/wire/ffmpeg-log";
 import { hardenArgs, withoutWorkDir } from "../src/jobs.ts";
 import { rotationOf } from "../src/probe.ts";
-import { checkFfmpegArgs, parseJobRequest, signCallback, UPLOAD_DEMUXERS, verifyCallbackSignature } from "../src/protocol.ts";
+import { checkFfmpegArgs, parseJobRequest, signCallback, UPLOAD_DEMUXERS, verifyCallbackSignature } from "@media-credits/wire/protocol";
 import { hmac, SECRET } from "./helpers.ts";
 
 const declared = new Set(["in0.mp4", "in1.wav", "subs.ass", "list.txt"]);

@@ -351,7 +351,7 @@ export const brandChannels = sqliteTable(
     id: text("id").primaryKey(),
     brandId: text("brand_id").notNull().references(() => brands.id),
     network: text("network", { enum: ["webhook", "mastodon"] }).notNull(),
-    /** Publisher settings (JSON): the endpoint, or the Mastodon instance and its access token, encrypted (src/services/channel-config.ts). */
+    /** Publisher settings (JSON): the endpoint, or the Mastodon instance and its access token, encrypted (src/services/social/channel-config.ts). */
     config: text("config").notNull(),
     createdAt: integer("created_at").notNull(),
   },
@@ -452,7 +452,7 @@ export const uploadLinks = sqliteTable(
 );
 
 /**
- * Job webhooks (src/services/webhooks.ts): one delivery per job and terminal event, written in
+ * Job webhooks (src/services/webhooks/outbox.ts): one delivery per job and terminal event, written in
  * the same batch as the terminal state; `token` names the one queue message allowed to make
  * the next attempt, `lease_until` frees a delivery whose consumer died mid-attempt.
  */
@@ -493,7 +493,7 @@ export const jobWebhookAttempts = sqliteTable(
 );
 
 /**
- * Resumable uploads (src/services/resumable-uploads.ts): an R2 multipart upload the client
+ * Resumable uploads (src/services/media-jobs/resumable-uploads.ts): an R2 multipart upload the client
  * fills part by part. The session id is the upload id the completed file keeps.
  */
 export const uploadSessions = sqliteTable(

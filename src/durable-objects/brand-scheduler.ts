@@ -5,7 +5,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { dispatchDuePosts } from "../services/publishing";
+import { dispatchDuePosts } from "../services/social/publishing";
 import { withResilientD1 } from "../db/resilient-d1";
 
 export class BrandScheduler extends DurableObject<Env> {

@@ -1,7 +1,7 @@
 /**
  * HMAC-SHA256 with the backend secret: short-lived capability tokens for the media URLs the
  * container backend reads and writes (and other expiring tokens). The backend's callbacks are
- * verified with backend/src/protocol.ts (verifyCallbackSignature).
+ * verified with packages/wire/src/protocol.ts (verifyCallbackSignature).
  */
 import { AppError } from "../errors";
 import { fromBase64Url, toBase64Url } from "./base64";

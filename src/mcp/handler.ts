@@ -10,8 +10,9 @@ import { createMcpHandler, type AuthInfo, type McpHttpHandler } from "@modelcont
 import { z } from "zod";
 import type { Env } from "../env";
 import { MAX_JSON_BODY_BYTES } from "../lib/body-limit";
-import { assistantScopes, getConnection } from "../services/connected-apps";
-import { buildMcpServer, type McpContext } from "./server";
+import { assistantScopes, getConnection } from "../services/accounts/connected-apps";
+import { buildMcpServer } from "./server";
+import type { McpContext } from "./tool-context";
 
 /** What the OAuth grant says about the caller. */
 export interface McpProps {

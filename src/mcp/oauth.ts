@@ -13,10 +13,10 @@
 import { getOAuthApi, OAuthProvider, type OAuthHelpers, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
 import type { Env } from "../env";
 import { TOKEN_ENDPOINT } from "./refresh-reuse";
-import { assistantScopes } from "../services/connected-apps";
+import { assistantScopes } from "../services/accounts/connected-apps";
 
 export const MCP_ROUTE = "/api/mcp";
-/** The OAuth scopes a person grants on the consent page (src/services/connected-apps.ts assistantScopes). */
+/** The OAuth scopes a person grants on the consent page (src/services/accounts/connected-apps.ts assistantScopes). */
 export const MCP_SCOPES = assistantScopes;
 
 export interface McpGrantProps {

@@ -4,13 +4,13 @@
  */
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { createBrand, listBrands, updateBrand } from "../services/brands";
-import { deleteBrand } from "../services/brand-deletion";
-import { postStates } from "../services/post-states";
-import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, revokeApprovalLink, updatePost, withMediaLink, type PostView } from "../services/posts";
-import { brandStats, statsPeriod } from "../services/post-stats";
+import { createBrand, listBrands, updateBrand } from "../services/social/brands";
+import { deleteBrand } from "../services/social/brand-deletion";
+import { postStates } from "../services/social/post-states";
+import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, revokeApprovalLink, updatePost, withMediaLink, type PostView } from "../services/social/posts";
+import { brandStats, statsPeriod } from "../services/social/post-stats";
 import { ApprovalLinkSchema, BrandSchema, BrandStatsSchema, PostSchema, socialNetwork } from "../routes/v1/schemas";
-import { connectorKeyId, type McpContext, type ToolResult } from "./server";
+import { connectorKeyId, type McpContext, type ToolResult } from "./tool-context";
 
 type Guard = (work: () => Promise<ToolResult>) => Promise<ToolResult>;
 const ok = (data: unknown, text?: string): ToolResult => ({ content: [{ type: "text", text: text ?? JSON.stringify(data) }], structuredContent: data as Record<string, unknown> });

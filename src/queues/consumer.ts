@@ -6,9 +6,10 @@
  * and a refund happens at most once.
  */
 import type { Env, JobMessage } from "../env";
-import { failJob, jobDispatchStates } from "../services/jobs";
-import { dispatchJobWebhooks } from "../services/webhooks";
-import { eachMessage } from "./batch";
+import { failJob } from "../services/media-jobs/lifecycle";
+import { jobDispatchStates } from "../services/media-jobs/reads";
+import { dispatchJobWebhooks } from "../services/webhooks/outbox";
+import { eachMessage } from "../lib/queue-batch";
 import { JobMessageSchema } from "./messages";
 import { faultFires } from "../lib/faults";
 

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http";
-import { attachmentResponse, downloadResponse, findDownload } from "../services/downloads";
-import { linkedPostMedia } from "../services/posts";
+import { attachmentResponse, downloadResponse, findDownload } from "../services/media-jobs/downloads";
+import { linkedPostMedia } from "../services/social/posts";
 
 /** GET|HEAD /api/download/{id}: the id is the capability; no Authorization header. */
 export const downloadRoutes = new Hono<AppEnv>().on(["GET", "HEAD"], "/:id", async (c) => {

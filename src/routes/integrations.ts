@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http";
 import { invalidRequest } from "../errors";
-import { reportEngagement } from "../services/post-stats";
+import { reportEngagement } from "../services/social/post-stats";
 
 export const integrationRoutes = new Hono<AppEnv>().post("/engagement", async (c) => {
   const body = await c.req.text();

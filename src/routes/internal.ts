@@ -1,17 +1,17 @@
 /**
  * Endpoints the container backend calls: signed media URLs (streamed from and to R2, used when
  * R2 presigned URLs are not configured) and the signed job callback, whose body and signature
- * are backend/src/protocol.ts (shared with the backend). Never used by clients.
+ * are packages/wire/src/protocol.ts (shared with the backend). Never used by clients.
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../http";
 import { notFound, unauthorized, invalidRequest } from "../errors";
 import { verifyGrant } from "../lib/signing";
 import { streamToR2 } from "../lib/r2-stream";
-import { objectResponse } from "../services/downloads";
-import { parseBackendJobId } from "../services/backend/stage-ids";
-import { dispatchJobWebhooks } from "../services/webhooks";
-import { CALLBACK_SIGNATURE_HEADER, CALLBACK_TIMESTAMP_HEADER, CallbackSchema, verifyCallbackSignature } from "../../backend/src/protocol.ts";
+import { objectResponse } from "../services/media-jobs/downloads";
+import { parseBackendJobId } from "../backend-client/stage-ids";
+import { dispatchJobWebhooks } from "../services/webhooks/outbox";
+import { CALLBACK_SIGNATURE_HEADER, CALLBACK_TIMESTAMP_HEADER, CallbackSchema, verifyCallbackSignature } from "@media-credits/wire/protocol";
 
 /** Results are capped like uploads. */
 const MAX_RESULT_BYTES = 5_000_000_000;

@@ -6,8 +6,8 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http";
 import { invalidRequest } from "../errors";
-import { applyStripeEvent } from "../services/stripe-events";
-import { stripeLookups, verifyStripeEvent } from "../services/stripe-client";
+import { applyStripeEvent } from "../services/billing/stripe-events";
+import { stripeLookups, verifyStripeEvent } from "../services/billing/stripe-client";
 
 /** Stripe's events stay well under this; a larger body is refused before verification. */
 const MAX_EVENT_BYTES = 1024 * 1024;

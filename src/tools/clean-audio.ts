@@ -1,6 +1,6 @@
 import * as z from "zod";
 import "../lib/zod-openapi";
-import { buildCleanAudioCommand } from "../media/tools/clean-audio";
+import { buildCleanAudioCommand } from "../media/commands/clean-audio";
 import { defineTool } from "./definition";
 import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
 

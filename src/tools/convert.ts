@@ -1,6 +1,6 @@
 import * as z from "zod";
 import "../lib/zod-openapi";
-import { buildConvertCommand } from "../media/tools/convert";
+import { buildConvertCommand } from "../media/commands/convert";
 import { defineTool } from "./definition";
 import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
 

@@ -7,10 +7,10 @@
  */
 import type * as z from "zod";
 import type { MediaKind } from "../media/probe";
-import type { MediaCommand, MediaInput } from "../media/tools/command";
+import type { MediaCommand, MediaInput } from "../media/commands/command";
 import type { Transcript } from "../media/transcript";
-import type { CapabilityLookup } from "../services/speech";
-import type { StoredUpload } from "../services/uploads";
+import type { CapabilityLookup } from "../services/media-jobs/speech-capabilities";
+import type { StoredUpload } from "../services/media-jobs/uploads";
 
 export type Rate =
   | { per: "minute"; credits: number; clone?: number }
@@ -56,7 +56,7 @@ export type SpeechPlan =
 /** What earlier stages produced for the ffmpeg stage (automatic subtitles use the transcript). */
 export interface BuildContext {
   transcript?: Transcript;
-  /** A test-mode job: its result is marked TEST (src/media/tools/test-mark.ts), so video is never stream-copied. */
+  /** A test-mode job: its result is marked TEST (src/media/commands/test-mark.ts), so video is never stream-copied. */
   testMode?: boolean;
 }
 

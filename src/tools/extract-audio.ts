@@ -1,6 +1,6 @@
 import * as z from "zod";
 import "../lib/zod-openapi";
-import { buildExtractAudioCommand } from "../media/tools/extract-audio";
+import { buildExtractAudioCommand } from "../media/commands/extract-audio";
 import { defineTool } from "./definition";
 import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
 

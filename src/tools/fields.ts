@@ -3,7 +3,7 @@ import * as z from "zod";
 import "../lib/zod-openapi";
 import ISO6391 from "iso-639-1";
 import type { MediaKind } from "../media/probe";
-import type { StoredUpload } from "../services/uploads";
+import type { StoredUpload } from "../services/media-jobs/uploads";
 import type { InputRef } from "./definition";
 
 /** Ids are at most 64 characters: a longer one is refused before any lookup. */

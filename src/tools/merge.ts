@@ -1,6 +1,6 @@
 import * as z from "zod";
 import "../lib/zod-openapi";
-import { buildMergeCommand } from "../media/tools/merge";
+import { buildMergeCommand } from "../media/commands/merge";
 import { defineTool } from "./definition";
 import { totalMs, uploadId, videoOnly } from "./fields";
 

@@ -3,7 +3,7 @@ import "../lib/zod-openapi";
 import { JobFailure } from "../errors";
 import { buildAss } from "../media/ass";
 import { cuesFromSrt, cuesFromWords } from "../media/captions";
-import { buildSubtitlesCommand } from "../media/tools/subtitles";
+import { buildSubtitlesCommand } from "../media/commands/subtitles";
 import { checkSrt, checkTranscriptionAvailable } from "./checks";
 import { defineTool } from "./definition";
 import { hexColor, percent, singleInput, totalMs, uploadId, videoOnly } from "./fields";

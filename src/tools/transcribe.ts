@@ -1,7 +1,7 @@
 import * as z from "zod";
 import "../lib/zod-openapi";
-import { resultName } from "../media/tools/command";
-import { TEST_MARK_TEXT } from "../media/tools/test-mark";
+import { resultName } from "../media/commands/command";
+import { TEST_MARK_TEXT } from "../media/commands/test-mark";
 import { transcriptToSrt, transcriptToText } from "../media/transcript";
 import { checkTranscriptionAvailable } from "./checks";
 import { defineTool } from "./definition";

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import "../lib/zod-openapi";
 import { invalidRequest } from "../errors";
-import { buildTrimCommand } from "../media/tools/trim";
+import { buildTrimCommand } from "../media/commands/trim";
 import { defineTool } from "./definition";
 import { mediaKinds, singleInput, uploadId } from "./fields";
 

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import "../lib/zod-openapi";
-import { resultName } from "../media/tools/command";
+import { resultName } from "../media/commands/command";
 import { requireClone } from "./checks";
 import { defineTool } from "./definition";
 import { languageCode, singleInput, totalMs, uploadId, videoOnly, voice } from "./fields";

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import "../lib/zod-openapi";
-import { buildWatermarkCommand } from "../media/tools/watermark";
+import { buildWatermarkCommand } from "../media/commands/watermark";
 import { defineTool } from "./definition";
 import { singleInput, uploadId, videoOnly } from "./fields";
 

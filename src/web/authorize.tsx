@@ -7,12 +7,12 @@
 import { AuthorizationError, CimdFetchError } from "@cloudflare/workers-oauth-provider";
 import { Hono, type Context } from "hono";
 import { csrf } from "hono/csrf";
-import { getAccountDetails } from "../services/accounts";
-import { isEmailVerified } from "../services/email-verification";
-import { resolveSession } from "../services/sessions";
+import { getAccountDetails } from "../services/accounts/accounts";
+import { isEmailVerified } from "../services/accounts/email-verification";
+import { resolveSession } from "../services/accounts/sessions";
 import type { McpGrantProps } from "../mcp/oauth";
 import { AppError } from "../errors";
-import { assistantScopes, createConnection, DEFAULT_DAILY_CREDIT_CAP, parseConnectionSettings } from "../services/connected-apps";
+import { assistantScopes, createConnection, DEFAULT_DAILY_CREDIT_CAP, parseConnectionSettings } from "../services/accounts/connected-apps";
 import { LINK_PAGES } from "./layout";
 import { LoginPage, MessagePage } from "./pages/auth";
 import { ConsentPage } from "./pages/consent";

@@ -60,7 +60,7 @@ export const tabs = [
 
 /**
  * Until the owner confirms the email, keys, webhooks and payments are refused: the pages that
- * offer them say so and send the link again (src/services/email-verification.ts).
+ * offer them say so and send the link again (src/services/accounts/email-verification.ts).
  */
 export const VerifyEmailNotice: FC<{ email: string }> = ({ email }) => (
   <div class="notice info" role="status" data-testid="verify-email">

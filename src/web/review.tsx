@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import type { FC } from "hono/jsx";
 import { capabilityPageApp } from "./capability-page";
 import { AppError } from "../errors";
-import { postForReview, reviewPost, type PostView } from "../services/posts";
+import { postForReview, reviewPost, type PostView } from "../services/social/posts";
 import { LINK_PAGES, Notice, PublicPage } from "./layout";
 import { MessagePage } from "./pages/auth";
 import { capitalized, known } from "./format";

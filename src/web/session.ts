@@ -7,8 +7,8 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import type { Env } from "../env";
-import { getAccountDetails, type AccountDetails } from "../services/accounts";
-import { createSession, deleteSession, resolveSession, type Session } from "../services/sessions";
+import { getAccountDetails, type AccountDetails } from "../services/accounts/accounts";
+import { createSession, deleteSession, resolveSession, type Session } from "../services/accounts/sessions";
 
 export type WebEnv = { Bindings: Env; Variables: { session: Session; account: AccountDetails } };
 

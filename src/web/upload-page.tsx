@@ -4,7 +4,7 @@
  */
 import { capabilityPageApp } from "./capability-page";
 import { AppError } from "../errors";
-import { openUploadLink, uploadLinkOf, uploadThroughLink } from "../services/upload-capabilities";
+import { openUploadLink, uploadLinkOf, uploadThroughLink } from "../services/media-jobs/upload-capabilities";
 import { LINK_PAGES, Notice, PublicPage } from "./layout";
 import { MessagePage } from "./pages/auth";
 

@@ -3,7 +3,7 @@
  * script, readable on a phone (it scales), each segment with a <title> for hover details.
  */
 import type { FC } from "hono/jsx";
-import type { DailyUsage } from "../services/usage";
+import type { DailyUsage } from "../services/billing/usage";
 import { credits } from "./format";
 
 const palette = ["#3451d1", "#12b76a", "#f79009", "#ee46bc", "#06aed4", "#7a5af8", "#f04438", "#669f2a", "#875bf7", "#98a2b3", "#475467"];

@@ -5,7 +5,7 @@
  * its input: noise-only passages (the first seconds and a pause) must end at least 10 dB lower
  * relative to the voice, the voice band must keep its balance (nothing muffled), the loudness
  * must reach -16 LUFS within 1 LU on both engines (each measures, then applies one gain). The chain
- * and the reasons are in src/media/tools/clean-audio.ts; the wasm side alone, with its heap, in
+ * and the reasons are in src/media/commands/clean-audio.ts; the wasm side alone, with its heap, in
  * test/media/clean-audio-quality.test.ts.
  */
 import { execFileSync, spawnSync } from "node:child_process";

@@ -111,7 +111,7 @@ export default async function setup(project: TestProject) {
   await waitFor(`http://127.0.0.1:${backendPort}/v1/health`, backend, "backend");
 
   // Job webhooks: a signing key, and retries after 1 and 2 s instead of 30 s ... 12 h.
-  // AUTH_SECRET also derives the result download capabilities (src/services/downloads.ts).
+  // AUTH_SECRET also derives the result download capabilities (src/services/media-jobs/downloads.ts).
   const common = { ADMIN_TOKEN, BACKEND_SECRET, AUTH_SECRET: "e2e-auth-secret", ALLOW_PRIVATE_URLS: "true", WEBHOOK_SIGNING_KEY: "e2e-webhook-signing-key", WEBHOOK_RETRY_SCHEDULE: "1,2" };
   const mainPort = await freePort();
   const deadPort = await freePort();

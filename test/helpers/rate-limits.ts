@@ -4,7 +4,7 @@
  * see exactly N requests in one window starts early enough in a window to finish inside it.
  */
 import { expect } from "vitest";
-import type { RateLimitPolicy } from "../../src/services/rate-limits";
+import type { RateLimitPolicy } from "../../src/services/platform/rate-limits";
 
 /** Waits for the next window unless at least `needMs` of the current one remain. */
 export async function freshWindow(periodSeconds: number, needMs = 6_000): Promise<void> {

@@ -7,8 +7,8 @@
  * and the speech engines.
  */
 import { describe, expect, it } from "vitest";
-import { boundInputs, checkProcessed, inputBoundSeconds, maxProcessedMs, OverrunError, progressOutTimeMs } from "../../backend/src/billed-duration";
-import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
+import { boundInputs, checkProcessed, inputBoundSeconds, maxProcessedMs, OverrunError, progressOutTimeMs } from "@media-credits/wire/billed-duration";
+import { runFfmpegWasm } from "../../src/media-worker/ffmpeg-wasm";
 import { forgeMatroskaDuration, forgeMp3Duration, forgeMp4Duration } from "../helpers/forged-media";
 import { ADMIN, balanceOf, call, callTool, expectLedgerConsistent, fixtureBytes, newAccount, uploadBytes, waitForJob, type TestAccount } from "../helpers/api";
 

@@ -2,14 +2,14 @@
  * clean-audio's quality on ffmpeg.wasm, inside workerd (the engine of the media Worker): a voice
  * stand-in (two tones of the voice band) over steady noise, with noise-only passages at the start
  * and in a pause. The same measurements run against both engines through the API in
- * test/e2e/clean-audio-quality.test.ts; the figures and the chain are in src/media/tools/clean-audio.ts.
+ * test/e2e/clean-audio-quality.test.ts; the figures and the chain are in src/media/commands/clean-audio.ts.
  */
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
+import { runFfmpegWasm } from "../../src/media-worker/ffmpeg-wasm";
 import { probeR2Object } from "../../src/media/probe";
-import { buildCleanAudioCommand } from "../../src/media/tools/clean-audio";
-import { runCommandOnWasm } from "../../src/media/wasm-command";
+import { buildCleanAudioCommand } from "../../src/media/commands/clean-audio";
+import { runCommandOnWasm } from "../../src/media-worker/wasm-command";
 import { createFfmpegCore } from "../../wasm/ffmpeg-core";
 import { bandLevelsDb, monoSamples, parseWav, rmsDb, toneLevelDb, voiceToNoiseDb } from "../helpers/audio-checks";
 

@@ -7,8 +7,8 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MAX_VIDEO_PIXELS, withDecodeLimits } from "../../backend/src/decode-limits";
-import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
+import { MAX_VIDEO_PIXELS, withDecodeLimits } from "@media-credits/wire/decode-limits";
+import { runFfmpegWasm } from "../../src/media-worker/ffmpeg-wasm";
 import { forgeMp4Dimensions } from "../helpers/forged-media";
 import { balanceOf, call, callTool, expectError, expectLedgerConsistent, fixtureBytes, newAccount, uploadBytes, waitForJob } from "../helpers/api";
 

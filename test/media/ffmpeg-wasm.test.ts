@@ -1,14 +1,14 @@
 import { env } from "cloudflare:workers";
 import { parseBuffer } from "music-metadata";
 import { beforeAll, describe, expect, it } from "vitest";
-import { FfmpegError, runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
+import { FfmpegError, runFfmpegWasm } from "../../src/media-worker/ffmpeg-wasm";
 import { createFfmpegCore } from "../../wasm/ffmpeg-core";
 import {
   extractAudioArgs,
   extractAudioContentType,
   extractAudioOutputName,
   type ExtractAudioFormat,
-} from "../../src/media/tools/extract-audio";
+} from "../../src/media/commands/extract-audio";
 import { firstMp3FrameOffset, mp3FrameHeader, parseAdts, parseWav, toneFrequency } from "../helpers/audio-checks";
 
 const MiB = 1024 * 1024;

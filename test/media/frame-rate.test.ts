@@ -6,13 +6,13 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
+import { runFfmpegWasm } from "../../src/media-worker/ffmpeg-wasm";
 import { probeR2Object } from "../../src/media/probe";
-import type { MediaInput } from "../../src/media/tools/command";
+import type { MediaInput } from "../../src/media/commands/command";
 import type { ProbeResult } from "../../src/media/types";
-import { buildConvertCommand } from "../../src/media/tools/convert";
-import { buildMergeCommand, frameRateOf } from "../../src/media/tools/merge";
-import { buildTrimCommand } from "../../src/media/tools/trim";
+import { buildConvertCommand } from "../../src/media/commands/convert";
+import { buildMergeCommand, frameRateOf } from "../../src/media/commands/merge";
+import { buildTrimCommand } from "../../src/media/commands/trim";
 import { createFfmpegCore } from "../../wasm/ffmpeg-core";
 import { parseWav } from "../helpers/audio-checks";
 import { recordingBucket } from "./buckets";

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
-import { CALIBRATION, chooseEngine as chooseWithConfig, predictSeconds, workloadOf } from "../../src/media/routing";
-import { routingConfig } from "../../src/services/job-stages";
-import { progressiveInputs, type MediaCommand, type MediaInput } from "../../src/media/tools/command";
-import { buildCleanAudioCommand } from "../../src/media/tools/clean-audio";
-import { buildConvertCommand } from "../../src/media/tools/convert";
-import { buildExtractAudioCommand } from "../../src/media/tools/extract-audio";
-import { buildSubtitlesCommand } from "../../src/media/tools/subtitles";
-import { buildTrimCommand } from "../../src/media/tools/trim";
+import { CALIBRATION, chooseEngine as chooseWithConfig, predictSeconds, workloadOf } from "../../src/media-worker/routing";
+import { routingConfig } from "../../src/media-worker/job-stages";
+import { progressiveInputs, type MediaCommand, type MediaInput } from "../../src/media/commands/command";
+import { buildCleanAudioCommand } from "../../src/media/commands/clean-audio";
+import { buildConvertCommand } from "../../src/media/commands/convert";
+import { buildExtractAudioCommand } from "../../src/media/commands/extract-audio";
+import { buildSubtitlesCommand } from "../../src/media/commands/subtitles";
+import { buildTrimCommand } from "../../src/media/commands/trim";
 import { tools } from "../../src/tools";
 
 const MiB = 1024 * 1024;

@@ -5,13 +5,13 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
-import { loadFont } from "../../src/media/font-data";
+import { runFfmpegWasm } from "../../src/media-worker/ffmpeg-wasm";
+import { loadFont } from "../../src/media-worker/font-data";
 import { fontFamilyName, fontFiles, fontIds, scriptFaces, scripts, subtitleFonts, type FontId, type ScriptSubset } from "../../src/media/fonts";
-import type { MediaInput } from "../../src/media/tools/command";
+import type { MediaInput } from "../../src/media/commands/command";
 import { assColor, assTime, buildAss, escapeAssText, type SubtitleStyleParams } from "../../src/media/ass";
 import { cuesFromSrt, cuesFromWords, SrtError, type Cue, type TimedWord } from "../../src/media/captions";
-import { buildSubtitlesCommand } from "../../src/media/tools/subtitles";
+import { buildSubtitlesCommand } from "../../src/media/commands/subtitles";
 import { SubtitlesParams } from "../../src/tools/subtitles";
 import { createFfmpegCore } from "../../wasm/ffmpeg-core";
 

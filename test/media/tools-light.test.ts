@@ -7,17 +7,17 @@
  */
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
-import { loadFont } from "../../src/media/font-data";
+import { runFfmpegWasm } from "../../src/media-worker/ffmpeg-wasm";
+import { loadFont } from "../../src/media-worker/font-data";
 import { probeR2Object } from "../../src/media/probe";
-import { buildCleanAudioCommand, cleanAudioFilter } from "../../src/media/tools/clean-audio";
-import { runCommandOnWasm } from "../../src/media/wasm-command";
-import type { MediaCommand, MediaInput } from "../../src/media/tools/command";
-import { buildConvertCommand, type ConvertFormat } from "../../src/media/tools/convert";
-import { seconds, wasmHeapEstimate } from "../../src/media/tools/encoders";
-import { buildMergeCommand, frameRateOf } from "../../src/media/tools/merge";
-import { buildTrimCommand } from "../../src/media/tools/trim";
-import { buildWatermarkCommand, WATERMARK_FONT, WATERMARK_TEXT_FILE, type WatermarkParams } from "../../src/media/tools/watermark";
+import { buildCleanAudioCommand, cleanAudioFilter } from "../../src/media/commands/clean-audio";
+import { runCommandOnWasm } from "../../src/media-worker/wasm-command";
+import type { MediaCommand, MediaInput } from "../../src/media/commands/command";
+import { buildConvertCommand, type ConvertFormat } from "../../src/media/commands/convert";
+import { seconds, wasmHeapEstimate } from "../../src/media/commands/encoders";
+import { buildMergeCommand, frameRateOf } from "../../src/media/commands/merge";
+import { buildTrimCommand } from "../../src/media/commands/trim";
+import { buildWatermarkCommand, WATERMARK_FONT, WATERMARK_TEXT_FILE, type WatermarkParams } from "../../src/media/commands/watermark";
 import type { ProbeResult } from "../../src/media/types";
 import { createFfmpegCore } from "../../wasm/ffmpeg-core";
 import { parseWav, toneFrequency } from "../helpers/audio-checks";

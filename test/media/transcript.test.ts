@@ -2,7 +2,7 @@ import { parseText } from "media-captions";
 import { describe, expect, it } from "vitest";
 import { transcriptToSrt, transcriptToText, type Transcript } from "../../src/media/transcript";
 import { guessTextLanguage } from "../../src/media/text-language";
-import { parseBackendJobId } from "../../src/services/backend/stage-ids";
+import { parseBackendJobId } from "../../src/backend-client/stage-ids";
 import { cuesFromWords } from "../../src/media/captions";
 import { joinWords } from "../../src/media/words";
 

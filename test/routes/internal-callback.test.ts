@@ -1,9 +1,9 @@
 /**
  * The backend's job callback as the Worker receives it: signed with the shared protocol
- * (backend/src/protocol.ts, as the backend signs it), body checked with its schema.
+ * (packages/wire/src/protocol.ts, as the backend signs it), body checked with its schema.
  */
 import { describe, expect, it } from "vitest";
-import { callbackHeaders, CALLBACK_MAX_SKEW_MS, CALLBACK_SIGNATURE_HEADER, CALLBACK_TIMESTAMP_HEADER } from "../../backend/src/protocol.ts";
+import { callbackHeaders, CALLBACK_MAX_SKEW_MS, CALLBACK_SIGNATURE_HEADER, CALLBACK_TIMESTAMP_HEADER } from "@media-credits/wire/protocol";
 import { call } from "../helpers/api";
 
 const SECRET = "test-backend-secret"; // vitest.workers.config.ts

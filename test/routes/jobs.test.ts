@@ -13,8 +13,8 @@ import {
   uploadFixture,
   waitForJob,
 } from "../helpers/api";
-import { failStuckJobs, runMaintenance } from "../../src/services/maintenance";
-import { stopJobRunner } from "../../src/services/jobs";
+import { failStuckJobs, runMaintenance } from "../../src/services/platform/maintenance";
+import { stopJobRunner } from "../../src/services/media-jobs/lifecycle";
 import { consumeJobs } from "../../src/queues/consumer";
 import { sha256Hex } from "../../src/lib/hash";
 

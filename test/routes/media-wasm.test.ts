@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { parseBuffer } from "music-metadata";
-import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
+import { runFfmpegWasm } from "../../src/media-worker/ffmpeg-wasm";
 import { probeR2Object } from "../../src/media/probe";
 import { parseWav, toneFrequency } from "../helpers/audio-checks";
 import { beforeAll, describe, expect, it } from "vitest";

@@ -1,11 +1,11 @@
 /**
- * objectResponse reads a large object from R2 one bounded piece at a time (src/services/downloads.ts):
+ * objectResponse reads a large object from R2 one bounded piece at a time (src/services/media-jobs/downloads.ts):
  * the bytes and headers are those of one read, and a client that stops early has made storage read
  * at most one piece past what it took. The bucket is the real R2 binding, wrapped only to count reads.
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { OBJECT_PIECE_BYTES, objectResponse } from "../../src/services/downloads";
+import { OBJECT_PIECE_BYTES, objectResponse } from "../../src/services/media-jobs/downloads";
 
 const SIZE = 2 * OBJECT_PIECE_BYTES + 123_457;
 

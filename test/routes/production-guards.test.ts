@@ -5,14 +5,14 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { MediaRunner } from "../../src/durable-objects/media-runner";
+import { MediaRunner } from "../../src/media-worker/media-runner";
 import { describe, expect, inject, it } from "vitest";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
 import { developmentSettingsInProduction } from "../../src/lib/deployment-guard";
 import { isSealed } from "../../src/lib/sealed-text";
-import { publisherSettings } from "../../src/services/channel-config";
-import { maintainNow } from "../../src/services/audit";
+import { publisherSettings } from "../../src/services/social/channel-config";
+import { maintainNow } from "../../src/services/billing/audit";
 import migration from "../../migrations/0011_public_safety.sql?raw";
 import { newAccount, postJson } from "../helpers/api";
 

@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 import wranglerToml from "../../wrangler.toml?raw";
 import { ADMIN, call, callTool, expectLedgerConsistent, fixtureBytes, newAccount, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
 import { expectPolicyHeaders, expectRateLimited, freshWindow, repeat } from "../helpers/rate-limits";
-import { planRateLimit, rateLimits } from "../../src/services/rate-limits";
-import { plans } from "../../src/services/pricing";
+import { planRateLimit, rateLimits } from "../../src/services/platform/rate-limits";
+import { plans } from "../../src/services/billing/pricing";
 import { fetchAt } from "../helpers/mcp";
 
 const standard = rateLimits.standard;

@@ -6,8 +6,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { balanceOf, call, expectError, newAccount, postJson, type TestAccount } from "../helpers/api";
-import { runMaintenance } from "../../src/services/maintenance";
-import { RESUMABLE_PART_SIZE } from "../../src/services/resumable-uploads";
+import { runMaintenance } from "../../src/services/platform/maintenance";
+import { RESUMABLE_PART_SIZE } from "../../src/services/media-jobs/resumable-uploads";
 import { makeWav } from "../helpers/audio-checks";
 
 async function sha256(data: ArrayBuffer | Uint8Array): Promise<string> {

@@ -7,8 +7,8 @@ import { env } from "cloudflare:workers";
 import { parseBuffer } from "music-metadata";
 import { describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/env";
-import { signWebhook } from "../../src/services/webhooks";
-import { runFfmpegWasm } from "../../src/media/ffmpeg-wasm";
+import { signWebhook } from "../../src/services/webhooks/signing";
+import { runFfmpegWasm } from "../../src/media-worker/ffmpeg-wasm";
 import { makeWav, monoSamples, parseWav, toneLevelDb } from "../helpers/audio-checks";
 import { ADMIN, balanceOf, call, callTool, expectError, expectLedgerConsistent, newAccount, postJson, uploadBytes, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
 
@@ -243,7 +243,7 @@ describe("test-mode keys", () => {
       received.push(new Request(input as string, init));
       return new Response(null, { status: 204 });
     });
-    const { attemptDelivery } = await import("../../src/services/webhooks");
+    const { attemptDelivery } = await import("../../src/services/webhooks/delivery");
     const testEnv = { ...(env as Env), ALLOW_PRIVATE_URLS: "true" } as Env;
     expect(await attemptDelivery(testEnv, { deliveryId: delivery!.id, token: "test-token" }, Date.now())).toBe("delivered");
     vi.restoreAllMocks();

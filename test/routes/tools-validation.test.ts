@@ -107,7 +107,7 @@ const cases: Case[] = [
 
 /**
  * Keys of the account taken in turn: the file's calls stay under each key's rate limit, and the
- * account holds at most 20 unrevoked keys (src/services/account-limits.ts).
+ * account holds at most 20 unrevoked keys (src/services/accounts/limits.ts).
  */
 const pool: TestAccount[] = [];
 let turn = 0;

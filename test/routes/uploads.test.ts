@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { resultName } from "../../src/media/tools/command";
+import { resultName } from "../../src/media/commands/command";
 import { call, expectError, fixtureBytes, newAccount, postJson, uploadBytes, uploadFixture } from "../helpers/api";
 import { headersOnlyPng } from "../helpers/images";
 

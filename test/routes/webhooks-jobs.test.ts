@@ -11,7 +11,9 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import type { Env } from "../../src/env";
 import { newId } from "../../src/lib/ids";
-import { accountWebhookSecret, attemptDelivery, consumeWebhookBatch, signWebhook, type WebhookMessage } from "../../src/services/webhooks";
+import { accountWebhookSecret, signWebhook } from "../../src/services/webhooks/signing";
+import { attemptDelivery, consumeWebhookBatch } from "../../src/services/webhooks/delivery";
+import { type WebhookMessage } from "../../src/services/webhooks/outbox";
 import { balanceOf, call, callTool, expectError, expectLedgerConsistent, newAccount, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
 
 /** Standard Webhooks verification, from the spec: v1 = base64(HMAC-SHA256(base64-decoded secret, "id.ts.body")). */
@@ -216,7 +218,7 @@ describe("deliveries", () => {
     const started = (await (await callTool(account, "convert", { uploadId: clip.uploadId, format: "mkv" })).json()) as { jobId: string };
     expect((await json(account, "POST", `/api/v1/jobs/${started.jobId}/cancel`)).status).toBe(200);
     // A second terminal write (the watchdog, a redelivery) changes nothing.
-    const { failJob } = await import("../../src/services/jobs");
+    const { failJob } = await import("../../src/services/media-jobs/lifecycle");
     expect(await failJob(env.DB, started.jobId, "again", Date.now())).toBe(false);
     const rows = await env.DB.prepare("SELECT event FROM job_webhooks WHERE job_id = ?").bind(started.jobId).all<{ event: string }>();
     expect(rows.results).toEqual([{ event: "job.failed" }]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextState, postStates, transition, type PostAction } from "../../src/services/post-states";
+import { nextState, postStates, transition, type PostAction } from "../../src/services/social/post-states";
 
 describe("post state machine", () => {
   it("follows the approval path of a brand that needs client approval", () => {

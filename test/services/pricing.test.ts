@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { costOf } from "../../src/services/pricing";
+import { costOf } from "../../src/services/billing/pricing";
 
 describe("costs, form A (payg)", () => {
   it.each([

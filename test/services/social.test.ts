@@ -8,9 +8,9 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { inject } from "vitest";
 import { beforeEach, describe, expect, it } from "vitest";
 import { hmacHex } from "../../src/lib/signing";
-import { dispatchDuePosts, publishOne } from "../../src/services/publishing";
-import { expirePostMedia } from "../../src/services/posts";
-import { brandWebhookSecret } from "../../src/services/webhooks";
+import { dispatchDuePosts, publishOne } from "../../src/services/social/publishing";
+import { expirePostMedia } from "../../src/services/social/posts";
+import { brandWebhookSecret } from "../../src/services/webhooks/signing";
 import { balanceOf, call, callTool, newAccount, newKey, postJson, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
 import { WebClient } from "../helpers/web";
 

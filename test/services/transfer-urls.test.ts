@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import { verifyGrant } from "../../src/lib/signing";
-import { mediaUrl } from "../../src/services/backend/transfer-urls";
+import { mediaUrl } from "../../src/backend-client/transfer-urls";
 
 const credentials = { R2_ACCESS_KEY_ID: "key-id", R2_SECRET_ACCESS_KEY: "key-secret", R2_BUCKET_NAME: "bucket" };
 const workerServed = { BACKEND_SECRET: "backend-secret", PUBLIC_BASE_URL: "http://127.0.0.1:8787/" };

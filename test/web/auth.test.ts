@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashPassword, verifyPassword } from "../../src/lib/password";
 import { sha256Hex } from "../../src/lib/hash";
-import { checkResetToken, requestPasswordReset } from "../../src/services/auth";
-import { getAccountWebhook, rotateAccountWebhookSecret } from "../../src/services/webhooks";
+import { checkResetToken, requestPasswordReset } from "../../src/services/accounts/auth";
+import { getAccountWebhook, rotateAccountWebhookSecret } from "../../src/services/webhooks/settings";
 import { BASE, call } from "../helpers/api";
 import { accountRow, ledgerOf, mailedLink, PASSWORD, signedUpClient, uniqueEmail, WebClient } from "../helpers/web";
 
@@ -344,7 +344,7 @@ describe("email verification", () => {
   });
 
   it("needs PUBLIC_BASE_URL for mailed links outside local development", async () => {
-    const { requestPasswordReset } = await import("../../src/services/auth");
+    const { requestPasswordReset } = await import("../../src/services/accounts/auth");
     const { email } = await signedUpClient();
     const production = { ...env, DEV_MODE: "false", PUBLIC_BASE_URL: undefined } as typeof env;
     await expect(requestPasswordReset(production, email, "https://attacker.example", Date.now())).rejects.toThrow(/PUBLIC_BASE_URL/);

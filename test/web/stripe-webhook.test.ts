@@ -185,7 +185,7 @@ describe("credits from Stripe events, exactly once", () => {
   });
 
   it("refunds plan credits into the plan only while the period that paid is current, otherwise into purchased credits", async () => {
-    const { failAndRefund } = await import("../../src/services/credits");
+    const { failAndRefund } = await import("../../src/services/billing/credits");
     const { accountId } = await signedUpClient();
     const subscription = `sub_${uid()}`;
     const start = Math.floor(Date.now() / 1000);
@@ -197,7 +197,7 @@ describe("credits from Stripe events, exactly once", () => {
     const { uploadId } = (await (await call("/api/v1/uploads", { method: "POST", headers: auth, body: form })).json()) as { uploadId: string };
     // Two clean-audio calls paid from this period's plan credits (11 credits each: 61 s at 10 a minute).
     // Held in the queue (a queue that drops its messages), so each fails when the test says.
-    const { createToolJob } = await import("../../src/services/jobs");
+    const { createToolJob } = await import("../../src/services/media-jobs/creation");
     const held = { ...env, JOBS_QUEUE: { send: async () => {} } } as unknown as Env;
     const caller = { accountId, keyId: "key_held", email: "held@example.com", plan: "pro" as const, mode: "live" as const };
     const jobIds: string[] = [];

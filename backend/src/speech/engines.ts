@@ -4,7 +4,7 @@
  *   Synthesizer  local (SVOX Pico + rubberband, CPU) | openai
  * and the catalogue voices the product sells.
  */
-import { CATALOGUE_VOICES, type CatalogueVoice, type VoiceProfile } from "../protocol.ts";
+import { CATALOGUE_VOICES, type CatalogueVoice, type VoiceProfile } from "@media-credits/wire/protocol";
 import { SpeechError } from "./proc.ts";
 
 export interface Word {

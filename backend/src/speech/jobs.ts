@@ -16,10 +16,10 @@ import {
   type VoiceChangeJobRequest,
   type VoiceProfile,
   type VoiceProfileJobRequest,
-} from "../protocol.ts";
+} from "@media-credits/wire/protocol";
 import { nearestVoice, resolveTranscriptionLanguage, VOICE_F0, type Word } from "./engines.ts";
 import { probeMedia, runTool, SpeechError, toMonoWav } from "./proc.ts";
-import { inputBoundSeconds, maxProcessedMs, overrunMessage } from "../billed-duration.ts";
+import { inputBoundSeconds, maxProcessedMs, overrunMessage } from "@media-credits/wire/billed-duration";
 import type { SpeechRuntime } from "./runtime.ts";
 
 export interface SpeechContext {
@@ -69,7 +69,7 @@ const boundOf = (billedMs: number | undefined) => (billedMs === undefined ? unde
 
 /**
  * Fails the job when the decoded audio runs past what the input was billed for: its header
- * understated its length (backend/src/billed-duration.ts). The decode itself was bounded.
+ * understated its length (packages/wire/src/billed-duration.ts). The decode itself was bounded.
  */
 function checkDecoded(billedMs: number | undefined, decodedSeconds: number): void {
   const decodedMs = Math.round(decodedSeconds * 1000);

@@ -20,7 +20,7 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { encodeWav, parseWav } from "./audio.ts";
-import { CATALOGUE_VOICES, type CatalogueVoice, type VoiceProfile } from "../protocol.ts";
+import { CATALOGUE_VOICES, type CatalogueVoice, type VoiceProfile } from "@media-credits/wire/protocol";
 import { baseLanguage, splitSentences, type Synthesizer } from "./engines.ts";
 import { runTool, SpeechError } from "./proc.ts";
 

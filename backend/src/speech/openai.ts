@@ -11,7 +11,7 @@
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { encodeWav, parseWav, type Pcm } from "./audio.ts";
-import { CATALOGUE_VOICES, type CatalogueVoice, type VoiceProfile } from "../protocol.ts";
+import { CATALOGUE_VOICES, type CatalogueVoice, type VoiceProfile } from "@media-credits/wire/protocol";
 import {
   baseLanguage,
   resolveTranscriptionLanguage,

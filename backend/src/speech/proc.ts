@@ -7,8 +7,8 @@ import { spawn } from "node:child_process";
 import { access, constants } from "node:fs/promises";
 import path from "node:path";
 import { limitedCommand, LIMITED_ENV, TailBuffer } from "../ffmpeg.ts";
-import { summarizeFfmpegLog } from "../ffmpeg-log.ts";
-import { UPLOAD_INPUT_OPTIONS } from "../protocol.ts";
+import { summarizeFfmpegLog } from "@media-credits/wire/ffmpeg-log";
+import { UPLOAD_INPUT_OPTIONS } from "@media-credits/wire/protocol";
 
 /** A speech job's expected failure; its message is shown to the user (no URL, no secret). */
 export class SpeechError extends Error {}
@@ -126,7 +126,7 @@ export interface MediaInfo {
   audioLayout?: string;
 }
 
-/** `-t <seconds>` in front of an input read for at most its billed duration (backend/src/billed-duration.ts). */
+/** `-t <seconds>` in front of an input read for at most its billed duration (packages/wire/src/billed-duration.ts). */
 const boundArgs = (boundSeconds: string | undefined) => (boundSeconds === undefined ? [] : ["-t", boundSeconds]);
 
 export async function probeMedia(ffmpegPath: string, file: string, options: ToolOptions = {}, boundSeconds?: string): Promise<MediaInfo> {

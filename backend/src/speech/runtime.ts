@@ -4,7 +4,7 @@
  * container image has none): its job kinds are then refused with a clear error.
  */
 import { access } from "node:fs/promises";
-import { CATALOGUE_VOICES, type Capabilities, type CatalogueVoice, type JobKind } from "../protocol.ts";
+import { CATALOGUE_VOICES, type Capabilities, type CatalogueVoice, type JobKind } from "@media-credits/wire/protocol";
 import type { Synthesizer, Transcriber } from "./engines.ts";
 import { LocalSynthesizer } from "./local-tts.ts";
 import { DEFAULT_OPENAI_LANGUAGES, OpenAiSynthesizer, OpenAiTranscriber, type OpenAiOptions } from "./openai.ts";

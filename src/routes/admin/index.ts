@@ -6,13 +6,13 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import { createRouter, type AppEnv } from "../../http";
 import { notFound, pickErrors, unauthorized } from "../../errors";
-import { auditAccount, findOrphans, maintainNow } from "../../services/audit";
-import { adjustPurchasedCredits } from "../../services/credits";
-import { createAccount, createApiKey, keyModes, revokeApiKey } from "../../services/accounts";
-import { plans } from "../../services/pricing";
+import { auditAccount, findOrphans, maintainNow } from "../../services/billing/audit";
+import { adjustPurchasedCredits } from "../../services/billing/credits";
+import { createAccount, createApiKey, keyModes, revokeApiKey } from "../../services/accounts/accounts";
+import { plans } from "../../services/billing/pricing";
 import { constantTimeEqual } from "../../lib/constant-time";
 import { hashPassword } from "../../lib/password";
-import { MIN_PASSWORD_LENGTH } from "../../services/auth";
+import { MIN_PASSWORD_LENGTH } from "../../services/accounts/auth";
 import { jsonContent, queryInteger } from "../../lib/openapi";
 
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {

@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
-import { getAccount } from "../../services/accounts";
+import { getAccount } from "../../services/accounts/accounts";
 import { AccountSchema } from "./schemas";
 
 const route = createRoute({

@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
-import { cancelJob, MAX_JOB_WAIT_SECONDS, waitForJobForKey } from "../../services/jobs";
+import { cancelJob } from "../../services/media-jobs/lifecycle";
+import { MAX_JOB_WAIT_SECONDS, waitForJobForKey } from "../../services/media-jobs/reads";
 import { queryInteger } from "../../lib/openapi";
 import { JobStatusSchema } from "./schemas";
 

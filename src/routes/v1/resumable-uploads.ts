@@ -6,8 +6,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
-import { MAX_UPLOAD_BYTES } from "../../services/uploads";
-import { abortSession, completeSession, createSession, describeSession, MAX_OPEN_SESSIONS_PER_ACCOUNT, putPart, refuseBody, RESUMABLE_PART_SIZE } from "../../services/resumable-uploads";
+import { MAX_UPLOAD_BYTES } from "../../services/media-jobs/uploads";
+import { abortSession, completeSession, createSession, describeSession, MAX_OPEN_SESSIONS_PER_ACCOUNT, putPart, refuseBody, RESUMABLE_PART_SIZE } from "../../services/media-jobs/resumable-uploads";
 import { UploadResultSchema } from "./schemas";
 import { jsonContent } from "../../lib/openapi";
 

@@ -1,6 +1,6 @@
 /** Response bodies of /api/v1, as the contract shows them. */
 import { z } from "@hono/zod-openapi";
-import { postStates } from "../../services/post-states";
+import { postStates } from "../../services/social/post-states";
 
 export const UploadResultSchema = z
   .object({

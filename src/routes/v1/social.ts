@@ -5,11 +5,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter, liveKeysOnly } from "../../http";
 import { pickErrors } from "../../errors";
-import { createBrand, getBrand, listBrands, updateBrand } from "../../services/brands";
-import { deleteBrand } from "../../services/brand-deletion";
-import { postStates } from "../../services/post-states";
-import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, postMedia, revokeApprovalLink, updatePost } from "../../services/posts";
-import { brandStats, statsPeriod } from "../../services/post-stats";
+import { createBrand, getBrand, listBrands, updateBrand } from "../../services/social/brands";
+import { deleteBrand } from "../../services/social/brand-deletion";
+import { postStates } from "../../services/social/post-states";
+import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, postMedia, revokeApprovalLink, updatePost } from "../../services/social/posts";
+import { brandStats, statsPeriod } from "../../services/social/post-stats";
 import { jsonContent } from "../../lib/openapi";
 import { ApprovalLinkSchema, BrandSchema, BrandStatsSchema, PostSchema, socialNetwork } from "./schemas";
 

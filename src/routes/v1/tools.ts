@@ -5,7 +5,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
-import { createToolJob } from "../../services/jobs";
+import { createToolJob } from "../../services/media-jobs/creation";
 import { toolNames, tools } from "../../tools";
 import { JobEnvelopeSchema } from "./schemas";
 

@@ -6,7 +6,7 @@
 import { z } from "@hono/zod-openapi";
 import { createRouter, describeZodError } from "../../http";
 import { invalidRequest, pickErrors } from "../../errors";
-import { uploadFromMultipart, uploadFromUrl } from "../../services/uploads";
+import { uploadFromMultipart, uploadFromUrl } from "../../services/media-jobs/uploads";
 import { UploadResultSchema } from "./schemas";
 
 const UrlUploadSchema = z

@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
-import { deleteClonedVoice, getClonedVoice, registerClonedVoice } from "../../services/voices";
+import { deleteClonedVoice, getClonedVoice, registerClonedVoice } from "../../services/media-jobs/voices";
 import { jsonContent } from "../../lib/openapi";
 
 const ClonedVoiceSchema = z

@@ -1,11 +1,12 @@
 /**
  * Job webhooks over HTTP: the account's default URL and signing secret, and a job's delivery
- * log. Validation and shaping only; src/services/webhooks.ts signs, schedules and records.
+ * log. Validation and shaping only; src/services/webhooks/ signs, schedules and records.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
-import { getAccountWebhook, MAX_WEBHOOK_URL_LENGTH, rotateAccountWebhookSecret, setAccountWebhookUrl, webhookLogForKey } from "../../services/webhooks";
+import { getAccountWebhook, MAX_WEBHOOK_URL_LENGTH, rotateAccountWebhookSecret, setAccountWebhookUrl } from "../../services/webhooks/settings";
+import { webhookLogForKey } from "../../services/webhooks/delivery-log";
 import { jsonContent } from "../../lib/openapi";
 
 const AccountWebhookSchema = z

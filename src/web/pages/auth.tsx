@@ -1,6 +1,6 @@
 /** Sign-up, sign-in, sign-out and password-reset pages (plain forms, fields `email` and `password`). */
 import type { FC } from "hono/jsx";
-import { MIN_PASSWORD_LENGTH } from "../../services/auth";
+import { MIN_PASSWORD_LENGTH } from "../../services/accounts/auth";
 import { Notice, PublicPage } from "../layout";
 
 export const LoginPage: FC<{ error?: string; info?: string; email?: string; next?: string; action?: string; title?: string }> = (p) => (

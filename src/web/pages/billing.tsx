@@ -1,7 +1,7 @@
 import type { FC } from "hono/jsx";
-import type { AccountDetails } from "../../services/accounts";
-import type { PaymentView } from "../../services/billing";
-import { offerName, packs, paidPlans, planAllowance, planNames, topups, type CreditOffer, type PaidPlan } from "../../services/catalog";
+import type { AccountDetails } from "../../services/accounts/accounts";
+import type { PaymentView } from "../../services/billing/purchases";
+import { offerName, packs, paidPlans, planAllowance, planNames, topups, type CreditOffer, type PaidPlan } from "../../services/billing/catalog";
 import { credits, date, dateTime, euros } from "../format";
 import { AppPage, ConfirmedAction, DataTable, Notice } from "../layout";
 

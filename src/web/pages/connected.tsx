@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
-import type { AccountDetails } from "../../services/accounts";
-import type { ConnectedAppView } from "../../services/connected-apps";
+import type { AccountDetails } from "../../services/accounts/accounts";
+import type { ConnectedAppView } from "../../services/accounts/connected-apps";
 import { credits, dateTime, shortName } from "../format";
 import { AppPage, ConfirmedAction, DataTable, Notice } from "../layout";
 

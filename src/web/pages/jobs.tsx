@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
-import type { AccountDetails } from "../../services/accounts";
-import type { JobListItem } from "../../services/usage";
+import type { AccountDetails } from "../../services/accounts/accounts";
+import type { JobListItem } from "../../services/billing/usage";
 import { credits, dateTime } from "../format";
 import { AppPage, DataTable } from "../layout";
 

@@ -1,5 +1,5 @@
 import type { FC } from "hono/jsx";
-import type { AccountDetails, ApiKeyView, KeyMode } from "../../services/accounts";
+import type { AccountDetails, ApiKeyView, KeyMode } from "../../services/accounts/accounts";
 import { dateTime } from "../format";
 import { AppPage, ConfirmedAction, DataTable, Notice } from "../layout";
 

@@ -1,7 +1,7 @@
 import type { FC } from "hono/jsx";
 import { ledgerKinds } from "../../db/schema";
-import type { AccountDetails } from "../../services/accounts";
-import type { LedgerEntryView, LedgerKind } from "../../services/usage";
+import type { AccountDetails } from "../../services/accounts/accounts";
+import type { LedgerEntryView, LedgerKind } from "../../services/billing/usage";
 import { credits, dateTime, signedCredits } from "../format";
 import { AppPage, DataTable } from "../layout";
 

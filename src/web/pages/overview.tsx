@@ -1,7 +1,7 @@
 import type { FC } from "hono/jsx";
-import type { AccountDetails } from "../../services/accounts";
-import { planNames } from "../../services/catalog";
-import type { DailyUsage } from "../../services/usage";
+import type { AccountDetails } from "../../services/accounts/accounts";
+import { planNames } from "../../services/billing/catalog";
+import type { DailyUsage } from "../../services/billing/usage";
 import { credits, date } from "../format";
 import { AppPage, Notice } from "../layout";
 import { UsageChart } from "../usage-chart";

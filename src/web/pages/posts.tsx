@@ -1,8 +1,8 @@
 import type { FC } from "hono/jsx";
-import type { AccountDetails } from "../../services/accounts";
-import type { BrandView } from "../../services/brands";
-import type { BrandStats } from "../../services/post-stats";
-import type { PostView } from "../../services/posts";
+import type { AccountDetails } from "../../services/accounts/accounts";
+import type { BrandView } from "../../services/social/brands";
+import type { BrandStats } from "../../services/social/post-stats";
+import type { PostView } from "../../services/social/posts";
 import { credits } from "../format";
 import { AppPage, DataTable } from "../layout";
 

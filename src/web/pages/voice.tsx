@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
-import type { AccountDetails } from "../../services/accounts";
-import type { ClonedVoiceView } from "../../services/voices";
+import type { AccountDetails } from "../../services/accounts/accounts";
+import type { ClonedVoiceView } from "../../services/media-jobs/voices";
 import { AppPage, ConfirmedAction, Notice } from "../layout";
 
 export const VoicePage: FC<{ account: AccountDetails; voice: ClonedVoiceView | null; error?: string; notice?: string }> = ({ account, voice, error, notice }) => (

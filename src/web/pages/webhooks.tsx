@@ -4,8 +4,8 @@
  * here whatever someone else pointed elsewhere, and removes it.
  */
 import type { FC } from "hono/jsx";
-import type { AccountDetails, KeyMode } from "../../services/accounts";
-import type { AccountWebhookView } from "../../services/webhooks";
+import type { AccountDetails, KeyMode } from "../../services/accounts/accounts";
+import type { AccountWebhookView } from "../../services/webhooks/settings";
 import { AppPage, ConfirmedAction, DataTable, Notice } from "../layout";
 
 const MODE_LABEL: Record<KeyMode, string> = { live: "Live keys", test: "Test keys" };

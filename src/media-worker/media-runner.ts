@@ -1,0 +1,343 @@
+/**
+ * One Durable Object per job (named by the job id). It claims the job (queued -> processing,
+ * once) and drives it through its stages: an ffmpeg command run here on ffmpeg.wasm (which
+ * blocks this isolate, hence one job per object) or on the container backend, and speech
+ * stages on the backend (transcription, speech, voice change, voice profile), each ending
+ * with a signed callback. An alarm at the job's deadline is the watchdog. Every failure is
+ * refunded exactly once.
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { JobFailure } from "../errors";
+import { BackendUnavailableError, backendJobState, cancelBackendJob } from "../backend-client/client";
+import { FfmpegError } from "./ffmpeg-wasm";
+import { OverrunError } from "@media-credits/wire/billed-duration";
+import { DecodeLimitError } from "@media-credits/wire/decode-limits";
+import type { Transcript } from "../media/transcript";
+import {
+  dispatchMediaToBackend,
+  dispatchSpeechStage,
+  loadJobInputs,
+  mediaResultOf,
+  planSpeechStage,
+  prepareMediaStage,
+  resultIsTranscript,
+  routeMediaStage,
+  runMediaOnWasm,
+  saveVoiceProfile,
+  speechPlanOf,
+  storeTranscriptResult,
+  type JobResult,
+} from "./job-stages";
+import { backendJobId, type StageName } from "../backend-client/stage-ids";
+import { claimJob, completeJob, failJob, MIN_DEADLINE_MS } from "../services/media-jobs/lifecycle";
+import { isEnded, loadJob, type JobRow } from "../services/media-jobs/reads";
+import { faultFires, withFailingWrites } from "../lib/faults";
+import { assertDeployable } from "../lib/deployment-guard";
+import { withResilientD1 } from "../db/resilient-d1";
+
+/** What the object remembers while the backend works on a stage. */
+interface PendingStage {
+  jobId: string;
+  stage: StageName;
+  /** Object the stage writes. */
+  outputKey: string;
+  /** The job's result, when this stage writes it. */
+  result?: JobResult;
+  deadlineAt: number;
+  /** One dispatch of the stage (a resend makes a new one): what a heartbeat that awaited compares. */
+  attempt: string;
+  /** The stage's end is being recorded (its callback, or the heartbeat standing in for it): nothing else touches it. */
+  handling?: boolean;
+  /** The backend accepted the stage (until then a heartbeat cannot tell a lost job from one on its way). */
+  dispatched?: boolean;
+  /** Heartbeats in a row the backend did not know the stage (another instance behind the URL may have answered). */
+  unknownBeats?: number;
+  /** Heartbeats in a row the backend did not answer. */
+  missedBeats?: number;
+  /** Heartbeats since the backend said the stage was finished, its callback not come yet. */
+  finishedBeats?: number;
+}
+
+/**
+ * While a stage runs on the backend the object's alarm is a heartbeat, not only the watchdog: it
+ * asks the backend about the stage every JOB_HEARTBEAT_SECONDS (default 15). A stage the backend
+ * no longer knows (it restarted; asked twice, as another instance behind the URL may answer) is
+ * sent again, from the job's first stage, at most MAX_RESENDS times; a backend that does not
+ * answer MAX_MISSED_BEATS times in a row (about a minute) fails the job, refunded; a finished
+ * stage whose callback is lost is taken from the backend's answer.
+ */
+const DEFAULT_HEARTBEAT_MS = 15_000;
+const MAX_MISSED_BEATS = 3;
+const MAX_RESENDS = 2;
+const CALLBACK_GRACE_BEATS = 2;
+const UNKNOWN_BEATS_BEFORE_RESEND = 2;
+
+export interface BackendOutcome {
+  status: "completed" | "failed";
+  error?: string;
+  outputBytes?: number;
+}
+
+function userMessage(error: unknown): string {
+  if (error instanceof JobFailure) return error.message;
+  if (error instanceof OverrunError || error instanceof DecodeLimitError) return `The media could not be processed: ${error.message}. Credits refunded.`;
+  if (error instanceof FfmpegError) return `The media could not be processed: ${error.message}`;
+  if (error instanceof BackendUnavailableError) return `The job could not be started: ${error.message}. Credits refunded.`;
+  return "Processing failed unexpectedly; credits refunded.";
+}
+
+export class MediaRunner extends DurableObject<Env> {
+  /** Status reads waiting for the job to end (waitForEnd). */
+  readonly #endWaiters = new Set<() => void>();
+  /** This object ended its job (it runs one job, named by its id). */
+  #ended = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    const resilient = withResilientD1(env);
+    super(ctx, env.FAULT_R2_PUT_FAIL_RATE ? { ...resilient, MEDIA: withFailingWrites(env.MEDIA, env.FAULT_R2_PUT_FAIL_RATE) } : resilient);
+  }
+
+  /**
+   * Resolves when this object ends the job (completed, failed, cancelled) or after `timeoutMs`;
+   * at once for a job already ended. For status reads that wait (services/jobs.ts waitForJobForKey).
+   */
+  async waitForEnd(jobId: string, timeoutMs: number): Promise<void> {
+    if (this.#ended) return;
+    const job = await loadJob(this.env.DB, jobId);
+    // Checked again after the read: the job may have ended while it was on its way.
+    if (this.#ended || !job || isEnded(job.status)) return;
+    await new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.#endWaiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, Math.max(0, timeoutMs));
+      this.#endWaiters.add(wake);
+    });
+  }
+
+  /** Runs the job if it is still queued; a redelivered message finds it taken and returns. */
+  async run(jobId: string): Promise<"completed" | "failed" | "dispatched" | "skipped"> {
+    // The media Worker is deployed apart (wrangler.media.jsonc), with settings of its own: it
+    // checks them too, before a job is claimed (the message stays queued, nothing is spent).
+    assertDeployable(this.env);
+    const minDeadlineMs = this.env.JOB_MIN_DEADLINE_SECONDS ? Number(this.env.JOB_MIN_DEADLINE_SECONDS) * 1000 : undefined;
+    const job = await claimJob(this.env.DB, jobId, Date.now(), minDeadlineMs);
+    if (!job) return "skipped";
+    // The watchdog is armed before any work: an object reset mid-job (eviction, crash, a deploy)
+    // keeps its alarm, which fails and refunds the job at its deadline.
+    await this.ctx.storage.put("claimed", jobId);
+    await this.ctx.storage.setAlarm(job.deadlineAt ?? Date.now() + MIN_DEADLINE_MS);
+    if (faultFires(this.env.FAULT_RUNNER_ABORT_RATE, "runner-reset")) this.ctx.abort("reset by FAULT_RUNNER_ABORT_RATE");
+    return this.attempt(jobId, () => this.start(job));
+  }
+
+  /** The backend's verified callback for one stage: continue the job or record its end. */
+  async backendFinished(jobId: string, stage: StageName, outcome: BackendOutcome): Promise<boolean> {
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
+    if (!pending || pending.jobId !== jobId || pending.stage !== stage || pending.handling) return false;
+    // Claimed before any other await (storage alone keeps the input gate closed): a callback and
+    // the heartbeat standing in for a lost one never both record the same stage.
+    await this.ctx.storage.put("pending", { ...pending, handling: true });
+    if (outcome.status === "failed") return this.finish(jobId, outcome);
+    const head = await this.env.MEDIA.head(pending.outputKey);
+    if (!head || head.size === 0) {
+      return this.finish(jobId, { status: "failed", error: "The processing backend reported success but stored no result; credits refunded." });
+    }
+    if (pending.result) return this.finish(jobId, outcome);
+    const job = await loadJob(this.env.DB, jobId);
+    if (job?.status !== "processing") return false;
+    await this.attempt(jobId, () => this.continueAfter(job, pending));
+    return true;
+  }
+
+  /** The caller cancelled the job (already failed and refunded): stop the pending stage and forget it. */
+  async cancel(jobId: string): Promise<void> {
+    this.jobEnded();
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
+    if (!pending || pending.jobId !== jobId) return;
+    await cancelBackendJob(this.env, backendJobId(jobId, pending.stage));
+    await this.env.MEDIA.delete(pending.outputKey);
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+  }
+
+  /** Heartbeat of a pending backend stage, and the watchdog at the job's deadline (the backend never reported, or the object was reset). */
+  async alarm(): Promise<void> {
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
+    if (pending && Date.now() < pending.deadlineAt) return this.heartbeat(pending);
+    const jobId = pending?.jobId ?? (await this.ctx.storage.get<string>("claimed"));
+    if (!jobId) return;
+    const job = await loadJob(this.env.DB, jobId);
+    if (job?.status === "processing") {
+      // Stop the backend first, so a late run does not write a result nobody will read.
+      if (pending) await cancelBackendJob(this.env, backendJobId(jobId, pending.stage));
+      await this.finish(jobId, { status: "failed", error: "Processing did not finish in time; credits refunded." });
+    } else {
+      await this.ctx.storage.deleteAll();
+    }
+  }
+
+  private async attempt<T extends string>(jobId: string, work: () => Promise<T>): Promise<T | "failed"> {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof JobFailure) && !(error instanceof BackendUnavailableError) && !(error instanceof OverrunError) && !(error instanceof DecodeLimitError)) console.error("job failed", jobId, error instanceof Error ? error.stack : String(error));
+      await this.finish(jobId, { status: "failed", error: userMessage(error) });
+      return "failed";
+    }
+  }
+
+  private async start(job: JobRow): Promise<"completed" | "dispatched"> {
+    const inputs = await loadJobInputs(this.env.DB, job);
+    return speechPlanOf(job, inputs) ? this.startSpeech(job) : this.startMedia(job);
+  }
+
+  private async startMedia(job: JobRow, transcript?: Transcript): Promise<"completed" | "dispatched"> {
+    const prepared = await prepareMediaStage(this.env, job, await loadJobInputs(this.env.DB, job), transcript);
+    const route = routeMediaStage(this.env, prepared);
+    console.log("job route", job.id, job.tool, route.engine, route.reason);
+    if (route.engine === "wasm") {
+      const result = await runMediaOnWasm(this.env, prepared);
+      // Cancelled while ffmpeg.wasm ran (it cannot be interrupted): the result is not kept.
+      if (!(await completeJob(this.env.DB, job.id, result, Date.now()))) await this.env.MEDIA.delete(result.key);
+      this.jobEnded();
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      return "completed";
+    }
+    const result = mediaResultOf(prepared);
+    const deadlineAt = await this.remember(job, { stage: "ffmpeg", outputKey: result.key, result });
+    await dispatchMediaToBackend(this.env, job.id, prepared, deadlineAt - Date.now(), route.reason);
+    await this.dispatched(job.id, "ffmpeg");
+    return "dispatched";
+  }
+
+  private async startSpeech(job: JobRow): Promise<"dispatched"> {
+    const inputs = await loadJobInputs(this.env.DB, job);
+    const plan = speechPlanOf(job, inputs);
+    if (!plan) throw new JobFailure(`The ${job.tool} tool has no speech stage; credits refunded.`);
+    const stage = await planSpeechStage(this.env, job, inputs, plan);
+    const deadlineAt = await this.remember(job, { stage: stage.kind, outputKey: stage.outputKey, result: stage.result });
+    await dispatchSpeechStage(this.env, job.id, stage, deadlineAt - Date.now());
+    await this.dispatched(job.id, stage.kind);
+    return "dispatched";
+  }
+
+  /** After a stage that does not produce the result: transcript -> file or burn-in; profile -> speech. */
+  private async continueAfter(job: JobRow, pending: PendingStage): Promise<string> {
+    const object = await this.env.MEDIA.get(pending.outputKey);
+    if (!object) throw new JobFailure("An intermediate result went missing; credits refunded.");
+    const body = await object.text();
+    await this.env.MEDIA.delete(pending.outputKey);
+    if (pending.stage === "voice-profile") {
+      await saveVoiceProfile(this.env.DB, job.accountId, body);
+      return this.startSpeech(job);
+    }
+    const transcript = JSON.parse(body) as Transcript;
+    if (!resultIsTranscript(job)) return this.startMedia(job, transcript);
+    const result = await storeTranscriptResult(this.env, job, await loadJobInputs(this.env.DB, job), transcript);
+    await completeJob(this.env.DB, job.id, result, Date.now());
+    this.jobEnded();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    return "completed";
+  }
+
+  private async remember(job: JobRow, stage: Omit<PendingStage, "jobId" | "deadlineAt" | "attempt">): Promise<number> {
+    const deadlineAt = job.deadlineAt ?? Date.now() + 15 * 60 * 1000;
+    await this.beatLater({ jobId: job.id, deadlineAt, attempt: crypto.randomUUID(), ...stage });
+    return deadlineAt;
+  }
+
+  /** Records that the backend accepted the pending stage (a later heartbeat may then take a 404 as a loss). */
+  private async dispatched(jobId: string, stage: StageName): Promise<void> {
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
+    if (pending?.jobId === jobId && pending.stage === stage && !pending.handling) await this.ctx.storage.put("pending", { ...pending, dispatched: true });
+  }
+
+  private heartbeatMs(): number {
+    const seconds = Number(this.env.JOB_HEARTBEAT_SECONDS);
+    return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DEFAULT_HEARTBEAT_MS;
+  }
+
+  /** Stores the stage's state and arms the next heartbeat, never past the deadline (the watchdog). */
+  private async beatLater(pending: PendingStage): Promise<void> {
+    await this.ctx.storage.put("pending", pending);
+    await this.ctx.storage.setAlarm(Math.min(pending.deadlineAt, Date.now() + this.heartbeatMs()));
+  }
+
+  private async heartbeat(asked: PendingStage): Promise<void> {
+    if (asked.handling) return this.beatLater(asked);
+    const job = await loadJob(this.env.DB, asked.jobId);
+    const answer = await backendJobState(this.env, backendJobId(asked.jobId, asked.stage));
+    // Events ran during those awaits (a callback, the next stage, a dispatch's acknowledgement):
+    // what is decided applies to the stage as it is now, and only if it is still the one asked about.
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
+    if (!pending || pending.attempt !== asked.attempt || pending.handling) return;
+    if (job?.status !== "processing") {
+      await this.ctx.storage.deleteAll();
+      return;
+    }
+    switch (answer.state) {
+      case "working":
+        return this.beatLater({ ...pending, missedBeats: 0, finishedBeats: 0, unknownBeats: 0 });
+      case "unknown": {
+        // Not yet accepted: the dispatch is on its way (or failing, which fails the job itself).
+        if (!pending.dispatched) return this.beatLater(pending);
+        const unknownBeats = (pending.unknownBeats ?? 0) + 1;
+        if (unknownBeats < UNKNOWN_BEATS_BEFORE_RESEND) return this.beatLater({ ...pending, unknownBeats });
+        return this.resend(job);
+      }
+      case "finished": {
+        const finishedBeats = (pending.finishedBeats ?? 0) + 1;
+        if (finishedBeats < CALLBACK_GRACE_BEATS) return this.beatLater({ ...pending, missedBeats: 0, finishedBeats });
+        console.warn("backend callback lost; taking the stage's outcome from the backend", pending.jobId, pending.stage);
+        const error = answer.error ? `The media could not be processed: ${answer.error}` : undefined;
+        await this.backendFinished(pending.jobId, pending.stage, { status: answer.status, error });
+        return;
+      }
+      case "unreachable": {
+        const missedBeats = (pending.missedBeats ?? 0) + 1;
+        if (missedBeats < MAX_MISSED_BEATS) return this.beatLater({ ...pending, missedBeats });
+        console.warn("backend unreachable; failing the job", pending.jobId, answer.why);
+        await cancelBackendJob(this.env, backendJobId(pending.jobId, pending.stage));
+        await this.finish(pending.jobId, { status: "failed", error: "The processing backend stopped answering while it ran the job; credits refunded." });
+        return;
+      }
+    }
+  }
+
+  /** The backend lost the job (a restart): it starts again from its first stage, a bounded number of times. */
+  private async resend(job: JobRow): Promise<void> {
+    const resends = (await this.ctx.storage.get<number>("resends")) ?? 0;
+    if (resends >= MAX_RESENDS) {
+      await this.finish(job.id, { status: "failed", error: `The processing backend lost the job ${resends + 1} times (it restarted); credits refunded.` });
+      return;
+    }
+    await this.ctx.storage.put("resends", resends + 1);
+    console.warn("backend lost the job; sending it again", job.id, resends + 1);
+    await this.attempt(job.id, () => this.start(job));
+  }
+
+  private async finish(jobId: string, outcome: BackendOutcome): Promise<boolean> {
+    const pending = await this.ctx.storage.get<PendingStage>("pending");
+    const now = Date.now();
+    const changed =
+      outcome.status === "completed" && pending?.result
+        ? await completeJob(this.env.DB, jobId, pending.result, now)
+        : await failJob(this.env.DB, jobId, outcome.error ?? "Processing failed; credits refunded.", now);
+    if (outcome.status === "failed" && pending) await this.env.MEDIA.delete(pending.outputKey);
+    this.jobEnded();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    return changed;
+  }
+
+  private jobEnded(): void {
+    this.#ended = true;
+    for (const wake of [...this.#endWaiters]) wake();
+  }
+}
