@@ -90,7 +90,7 @@ export interface Env {
   ACCOUNT_RATE_LIMIT_PRO?: RateLimit;
   ACCOUNT_RATE_LIMIT_SCALE?: RateLimit;
   PUBLIC_RATE_LIMIT?: RateLimit;
-  /** Stripe secret key (sk_live_/sk_test_); locally the key of scripts/local-stripe.ts. */
+  /** Stripe secret key (sk_live_/sk_test_); locally the key of scripts/local-stripe/server.ts. */
   STRIPE_SECRET_KEY?: string;
   /** Signing secret of the Stripe webhook endpoint (whsec_...). */
   STRIPE_WEBHOOK_SECRET?: string;

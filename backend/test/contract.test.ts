@@ -1,5 +1,5 @@
 /**
- * The Worker/backend contract (src/protocol.ts), end to end without a network: every media
+ * The Worker/backend contract (packages/wire/src/protocol.ts), end to end without a network: every media
  * tool's real ffmpeg command, built by the Worker's builders (src/media/commands/) from realistic
  * probes, sent by the Worker's client (src/backend-client/client.ts, fetch stubbed) and read
  * back as the backend reads a POST /v1/jobs body (JSON, parseJobRequest, the fonts on disk).
@@ -70,7 +70,7 @@ const probes = {
 } satisfies Record<string, ProbeResult>;
 type ProbeName = keyof typeof probes;
 
-/** Inputs named as the job runner names them (`in<i>.<container>`, services/job-stages.ts loadJobInputs). */
+/** Inputs named as the job runner names them (`in<i>.<container>`, src/media-worker/job-stages.ts loadJobInputs). */
 function inputs(...names: ProbeName[]): MediaInput[] {
   return names.map((name, index) => {
     const probe: ProbeResult = probes[name];
@@ -174,7 +174,7 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-/** The transfer the job runner hands to the backend client for a media command (services/job-stages.ts). */
+/** The transfer the job runner hands to the backend client for a media command (src/media-worker/job-stages.ts). */
 function mediaTransfer(jobId: string, command: MediaCommand, media: MediaInput[]): BackendTransfer {
   return {
     jobId,

@@ -26,7 +26,7 @@ export const accounts = sqliteTable(
      * grants only what a larger plan adds over it, so switching back and forth grants nothing.
      */
     planPeriodGranted: integer("plan_period_granted").notNull().default(0),
-    /** `scrypt$N$r$p$salt$hash` (see lib/password.ts); null for operator-made accounts without sign-in. */
+    /** `scrypt$N$r$p$salt$hash` (see src/lib/password.ts); null for operator-made accounts without sign-in. */
     passwordHash: text("password_hash"),
     stripeCustomerId: text("stripe_customer_id"),
     /** The Stripe subscription paying the plan; its invoices renew the plan instead of the cron. */
@@ -219,7 +219,7 @@ export const sessions = sqliteTable(
 
 /**
  * Test-mode jobs an account started per UTC day (migration 0011). The limit travels with every
- * count (it lives in the test-mode table, src/services/test-mode.ts), so the CHECK refuses the
+ * count (it lives in the limits table, src/services/accounts/limits.ts), so the CHECK refuses the
  * job's whole batch at the limit whatever the concurrency.
  */
 export const testJobDays = sqliteTable(

@@ -1,6 +1,6 @@
 /**
  * One per brand: keeps an alarm at the brand's next due post. When it fires, the due posts are
- * queued for publication (each network once: see services/publishing.ts) and the alarm moves
+ * queued for publication (each network once: see src/services/social/publishing.ts) and the alarm moves
  * to the next post. A repeated alarm finds nothing new to queue: deliveries are unique.
  */
 import { DurableObject } from "cloudflare:workers";

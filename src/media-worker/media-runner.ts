@@ -100,7 +100,7 @@ export class MediaRunner extends DurableObject<Env> {
 
   /**
    * Resolves when this object ends the job (completed, failed, cancelled) or after `timeoutMs`;
-   * at once for a job already ended. For status reads that wait (services/jobs.ts waitForJobForKey).
+   * at once for a job already ended. For status reads that wait (src/services/media-jobs/reads.ts waitForJobForKey).
    */
   async waitForEnd(jobId: string, timeoutMs: number): Promise<void> {
     if (this.#ended) return;

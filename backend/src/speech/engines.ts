@@ -51,7 +51,7 @@ export interface Synthesizer {
 
 /**
  * Nominal median f0 of each catalogue voice (Hz), for French and for English text, measured on
- * the local engine's output (test/speech-voices.test.ts checks them within 15 %). Used to pick
+ * the local engine's output (test/speech-engines.test.ts checks them within 15 %). Used to pick
  * a clone's nearest voice and the target pitch of signal-level voice change.
  */
 export const VOICE_F0: Record<CatalogueVoice, { gender: "female" | "male"; f0: number }> = {

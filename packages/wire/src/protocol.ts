@@ -272,7 +272,7 @@ export const VoiceProfileJobSchema = z.object({
   language: language.optional(),
 });
 
-/** Job kinds: native ffmpeg, and the speech kinds (src/speech/). */
+/** Job kinds: native ffmpeg, and the speech kinds (backend/src/speech/). */
 export const JobRequestSchema = z.discriminatedUnion("kind", [
   FfmpegJobSchema,
   TranscribeJobSchema,

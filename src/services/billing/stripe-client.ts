@@ -1,6 +1,6 @@
 /**
  * The Stripe SDK on workerd: fetch HTTP client, SubtleCrypto for webhook signatures. With
- * STRIPE_API_BASE (local development and tests) it talks to scripts/local-stripe.ts, which
+ * STRIPE_API_BASE (local development and tests) it talks to scripts/local-stripe/server.ts, which
  * speaks the same wire format; otherwise to api.stripe.com.
  */
 import Stripe from "stripe";
