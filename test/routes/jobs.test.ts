@@ -108,7 +108,7 @@ describe("Idempotency-Key", () => {
     const first = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId }, headers)).json()) as { jobId: string };
     const second = (await (await callTool(other, "extract-audio", { uploadId: clip.uploadId }, headers)).json()) as { jobId: string };
     expect(second.jobId).not.toBe(first.jobId);
-    // Each key reads its own job, and only its own (api-v1: a job is readable only by the key that created it).
+    // Each key reads its own job, and only its own (docs/contract.md: a job is readable only by the key that created it).
     expect((await call(`/api/v1/jobs/${second.jobId}`, { headers: other.auth })).status).toBe(200);
     await expectError(await call(`/api/v1/jobs/${first.jobId}`, { headers: other.auth }), 404, "not_found");
     // Each key replays its own first answer.

@@ -109,7 +109,7 @@ describe("brands and posts", () => {
     expect((await waitForJob(owner, jobId)).status).toBe("completed");
     const b = (await (await postJson("/api/v1/brands", { name: `Brand ${uid()}`, timeZone: "Europe/Paris" }, owner.auth)).json()) as { brandId: string };
     const attach = (caller: TestAccount, id: string) => postJson("/api/v1/posts", { brandId: b.brandId, text: "hello", media: { jobId: id } }, caller.auth);
-    // api-v1: a job is readable only by the key that created it; another key of the same
+    // docs/contract.md: a job is readable only by the key that created it; another key of the same
     // account gets exactly the unknown job's answer, so it learns nothing about it either.
     const unknown = await attach(sibling, "job_01UNKNOWNUNKNOWNUNKNOWNUN");
     const foreign = await attach(sibling, jobId);

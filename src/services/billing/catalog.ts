@@ -1,5 +1,5 @@
 /**
- * What customers can buy, from decisions.md: one table in code that checkout, the webhook
+ * What customers can buy, from docs/contract.md: one table in code that checkout, the webhook
  * and the billing page read. Amounts and credits never come from the client. Plan prices
  * live in Stripe (lookup keys), so they can change without a deploy.
  */
