@@ -7,7 +7,7 @@
  *   DELETE /v1/jobs/:jobId {jobId, cancelled}               Bearer BACKEND_SECRET (the caller cancelled it)
  *   POST /v1/probe         {durationMs, streams...}         Bearer BACKEND_SECRET (full-read probe)
  *   POST /v1/ingest        {bytes, finalUrl, contentType}   Bearer BACKEND_SECRET (a URL upload, pinned fetch)
- * The bodies of /v1/jobs, /v1/capabilities and the callbacks are defined in protocol.ts (shared
+ * The bodies of /v1/jobs, /v1/capabilities and the callbacks are defined in packages/wire/src/protocol.ts (shared
  * with the Worker). Start: `node src/server.ts` (Node 24 strips the types).
  */
 import { createHash, timingSafeEqual } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * Entry of the media Worker (wrangler.media.toml): it only hosts the MediaRunner Durable
+ * Entry of the media Worker (wrangler.media.jsonc): it only hosts the MediaRunner Durable
  * Object, which runs ffmpeg.wasm and drives jobs through their stages. The API Worker
  * (src/index.ts) reaches it through the `MEDIA_RUNNER` binding with `script_name`, so the
  * 32 MB wasm ships here and not with the API, and a job's CPU never competes with API calls
