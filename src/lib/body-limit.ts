@@ -1,13 +1,8 @@
 /**
- * No request body is read before it is bounded. Every route that does not stream a file takes a
- * body of at most its route's size: one stated larger by Content-Length is refused at once, and
- * one sent without a length is counted as it is read and refused when it passes the bound, before
- * any handler parses it or checks its signature. A 20 MB form to the sign-in page, or a 20 MB body
- * on the backend's callback before its signature check, used to be read whole first; near the
- * platform's 100 MB request limit that could exhaust an isolate's 128 MB.
- *
- * Files (multipart uploads, resumable parts, the upload and voice pages, the backend's results)
- * stream into storage and have their own limits.
+ * No request body is read before it is bounded: one stated larger than its route's size is
+ * refused at once, one sent without a length is counted and refused when it passes the bound,
+ * before any handler parses it or checks its signature. Files stream and have their own limits.
+ * Why: docs/decisions/0014-bounded-bodies.md.
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";

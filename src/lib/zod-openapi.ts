@@ -1,13 +1,8 @@
 /**
- * Gives zod schemas their `.openapi()` metadata method (@asteasolutions/zod-to-openapi, as
- * @hono/zod-openapi does) without naming zod's `z` object.
- *
- * Modules that the media Worker bundles too (the tools' schemas, the error shapes, the backend
- * protocol) import zod as a namespace, `import * as z from "zod"`, and this module for its
- * effect. Importing the `z` object instead (`import { z } from "zod"` or from
- * "@hono/zod-openapi", which passes it to `extendZodWithOpenApi`) makes esbuild keep every
- * export of zod, its 50 locales included: about 370 KB more in a Worker whose ffmpeg.wasm already
- * takes 10,025 of the 10,240 KiB a deployed Worker may weigh gzipped.
+ * Gives zod schemas their `.openapi()` metadata method without naming zod's `z` object: modules
+ * the media Worker bundles too import zod as a namespace (`import * as z from "zod"`) and this module
+ * for its effect, which keeps the rest of zod (its locales) out of that Worker.
+ * Why, with the sizes: docs/decisions/0001-two-workers.md.
  */
 import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
 import { ZodType } from "zod";

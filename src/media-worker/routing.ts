@@ -1,19 +1,9 @@
 /**
- * Which engine runs a command: the one predicted to finish first.
- *
- * - ffmpeg.wasm in the media Worker starts at once and reads its inputs from R2 in-process,
- *   but runs single-threaded without SIMD: a video re-encode costs 5-9x native.
- * - The container backend (native ffmpeg, all cores) pays a dispatch, the transfer of the
- *   inputs and of the output, and a callback, then runs at native speed.
- *
- * The prediction uses calibrations measured where the product runs: wasm seconds inside workerd
- * through the API (`BENCH_ONLY=calibrate npm run bench`, bench/calibrate.ts; figures in
- * bench/README.md), native seconds and transfer rates of the local backend in the same run.
- * Hard limits stay in front: a command goes to the backend when its settings cannot run on
- * ffmpeg.wasm, when its memory (wasm heap of the encoder settings + inputs + output) exceeds the
- * isolate's budget, or when its predicted CPU exceeds the configured limit, whatever the
- * prediction says. Without a backend, every command that fits runs in the Worker. Local workerd
- * enforces neither memory nor CPU, so this decision is the only guard.
+ * Which engine runs a command: the one predicted to finish first (ffmpeg.wasm here, or the
+ * container backend), from calibrations measured where the product runs; hard limits (settings
+ * wasm cannot run, the isolate's memory budget, the CPU limit) come first whatever the prediction.
+ * Local workerd enforces neither memory nor CPU, so this decision is the only guard.
+ * Why a race, and the calibration: docs/decisions/0002-engine-routing.md.
  */
 import { progressiveInputs, type MediaCommand, type MediaInput } from "../media/commands/command";
 

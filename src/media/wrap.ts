@@ -1,13 +1,8 @@
 /**
- * Line breaks for captions in Chinese, Japanese and Korean without spaces. libass wraps a line
- * only at spaces (a zero-width space does not count either), so a long line of Han or kana ran
- * off both edges of the frame, cut. These functions choose where such a line breaks, from an
- * estimate of its width in ems: a full-width character (Han, kana, Hangul, CJK punctuation and
- * full-width forms) is one em in every CJK face, the rest is estimated (a Latin letter about
- * 0.55 em). Breaks go between two characters of which one is full-width, never before closing
- * punctuation or small kana nor after opening brackets (the basic kinsoku rules), or after a
- * space, and between words where that fits; the lines come out about equal, as libass's own
- * smart wrapping makes them.
+ * Line breaks for captions in Chinese, Japanese and Korean without spaces, which libass does not
+ * wrap: breaks between full-width characters or words, by an estimate of the width in ems, with
+ * the basic kinsoku rules, into lines of about equal width.
+ * Why, and how widths are estimated: docs/decisions/0015-cjk-line-breaks.md.
  */
 import { wordSegmenter } from "./words";
 

@@ -1,21 +1,9 @@
 /**
- * CPU text to speech: SVOX Pico (`pico2wave`, Debian non-free `libttspico-utils`, Apache-2.0
- * lingware) for the words, rubberband for the male voices' timbre, ffmpeg to resample.
- *
- * Pico has one (female) voice per language. The four catalogue voices are made from it:
- *   lea      Pico as it is (fr-FR ~190 Hz median f0, en-US ~165 Hz)
- *   camille  Pico's own pitch control ×1.2 (fr ~229 Hz, en ~197 Hz), slightly slower: a second,
- *            higher female voice (a rubberband formant shift up was tried: it made the voice
- *            much less intelligible to pocketsphinx, so the timbre is Pico's)
- *   thomas   formants -3 semitones (rubberband without formant preservation: a longer vocal
- *            tract) and Pico's pitch control brought to a ~122 Hz median: a male voice
- *   gilles   formants -4 semitones, ~100 Hz median, slower: a deeper male voice
- * Pico's `<pitch level>` moves f0 without touching the formants, rubberband `-p` without `-F`
- * moves both: together they give f0 and timbre independently. `clone` is the profile's
- * nearest catalogue voice moved to the sample's median f0 (no real voice cloning on CPU).
- *
- * Long text is spoken sentence by sentence (pico2wave has input limits), the pieces joined
- * with short pauses.
+ * CPU text to speech: SVOX Pico (`pico2wave`) for the words, rubberband for the male voices'
+ * timbre, ffmpeg to resample; the four catalogue voices are made from Pico's one voice per
+ * language, and `clone` is the nearest catalogue voice moved to the sample's pitch (no real
+ * cloning on CPU). Long text is spoken sentence by sentence.
+ * How each voice is made, and the measurements: docs/decisions/0010-cpu-speech-engines.md.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";

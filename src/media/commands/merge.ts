@@ -1,15 +1,8 @@
 /**
- * merge: 2 to 20 videos played one after the other, as one H.264/AAC MP4.
- *
- * The concat filter (not the concat demuxer) joins decoded frames, so inputs may differ in
- * codec, container, size, frame rate and audio layout: each one is first brought to the first
- * input's frame size (scaled to fit, aspect ratio kept, black bars, square pixels), frame rate
- * (the first input's as probed, 30 fps when its headers state none) and pixel format (yuv420p),
- * its audio to 48 kHz stereo. Every segment's picture and sound start at the input's start
- * (first_pts / start_time pad a track that starts late, as phones and editors write them, instead
- * of pulling it forward) and last its duration (apad fills an audio track that ends early). An
- * input without audio contributes silence of its own length, so sound stays in sync with the
- * picture of every segment; when no input has audio the result has none.
+ * merge: 2 to 20 videos played one after the other, as one H.264/AAC MP4, through the concat
+ * filter; every input brought to the first one's size, rate and format, each segment's sound kept
+ * on its own picture (late tracks padded, missing audio as silence).
+ * Why: docs/decisions/0009-merge-concat-filter.md.
  */
 import type { MergeInput } from "../../tools/merge";
 import type { ProbeResult } from "../types";

@@ -1,14 +1,7 @@
 /**
- * Results of test-mode keys (mk_test_) carry a mark that makes them useless in production while
- * the integration still shows it works: video shows "TEST" burnt into its top right corner (white
- * on a dark box, an eighth of the frame's height); audio results carry an audible beep (1 kHz,
- * 0.3 s every 3 s from the start, 14 dB under full scale, over the sound); every result file says
- * TEST in its `comment` metadata. The video mark is added to the command the tool built, so both
- * engines draw the same thing: appended to the `-vf` chain, or after the final `[v]` of a
- * `-filter_complex` graph. Tools that copy video packets (convert, clean-audio) re-encode instead in
- * test mode, through their `reencodeVideo` option. The beep is a finish pass over the finished
- * audio, whatever the command did (copied, filtered, normalised), on both engines; a video's
- * finish pass copies its marked picture and beeps its sound, so neither track is usable alone.
+ * Results of test-mode keys (mk_test_) carry a mark that makes them useless in production: "TEST"
+ * burnt into video, a beep over audio, TEST in the file's comment metadata; the same on both
+ * engines. What the mark is, and why neither track is usable alone: docs/decisions/0013-test-mode-marks.md.
  */
 import type { FinishPass } from "@media-credits/wire/protocol";
 import { FONTS_DIR, type MediaCommand } from "./command";

@@ -1,22 +1,8 @@
 /**
- * trim: the segment [start, end) of a video or audio file, in the source's container.
- *
- * Frame accurate: the input is seeked with `-ss` before `-i` (ffmpeg decodes from the
- * keyframe before `start`), `-t` stops at `end - start`, and both streams are re-encoded, so
- * the cut lands on the exact frame and audio sample instead of the surrounding keyframe or
- * packet, and both streams start at 0 in sync. A stream copy would start at the previous
- * keyframe (up to 10 s early on phone video) and cut audio on packet boundaries.
- *
- * A slow source (under 24 fps: slideshows, screen recordings, time-lapses) keeps the picture on
- * screen at `start`: ffmpeg's accurate seek drops every frame that begins before `start`, so a
- * cut inside a frame's display time started on the next frame, up to a second late at 1 fps,
- * and with no video at all when no frame began inside the segment (a 1 fps slideshow cut from
- * 2.5 to 2.9 s came back audio-only). For such a source the frames before `start` are kept (at
- * negative times) and the `fps` filter lays the picture of each instant on a grid from 0, a
- * multiple of the source's rate of at least 24 fps, so every picture still changes at its own
- * time; the audio is cut at `start` to the sample by `atrim`. So is a cut shorter than one frame
- * of any source (one picture, the one on screen at `start`). Faster sources keep ffmpeg's seek
- * (at most one frame late) and their own frame times, variable rates included.
+ * trim: the segment [start, end) of a video or audio file, in the source's container, cut on the
+ * exact frame and audio sample (re-encoded, both streams from 0 in sync); a source under 24 fps, or
+ * a cut shorter than one frame, keeps the picture on screen at `start` on a grid of at least 24 fps.
+ * Why not a stream copy, and the slideshow cases: docs/decisions/0007-frame-accurate-trim.md.
  */
 import type { TrimInput } from "../../tools/trim";
 import type { ProbeResult } from "../types";

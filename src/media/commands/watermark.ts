@@ -1,21 +1,8 @@
 /**
- * watermark: an image (the second input) or a text mark over a video, as an H.264 MP4.
- *
- * - `fixe` tiles the mark over the whole frame: a grid of copies, one centred in each cell
- *   (4x3 cells in landscape, 3x4 in portrait), each mark at most half its cell.
- * - `flottant` shows one mark that jumps to a new position every `interval` seconds. Positions
- *   follow a low-discrepancy sequence (R2: fractional parts of k*0.7549 and k*0.5698 for the
- *   k-th interval), which looks random yet spreads the mark over the whole frame instead of
- *   clustering; the expression is evaluated per frame by overlay / drawtext.
- *
- * Opacity 10-100 becomes the mark's alpha. User text never enters the filter graph: it is
- * written to `mark.txt` and read with `textfile=`, and drawtext's `%{...}` expansion is off.
- *
- * The result is MP4 whatever the source container: the frames have to be re-encoded anyway,
- * and H.264 with the low-memory x264 settings is the encoder ffmpeg.wasm runs in the least
- * memory and time (VP8 for a WebM source would need ~20 % more heap and plays in fewer
- * places). The audio is copied untouched when MP4 carries it as is (AAC, MP3); other audio
- * (Opus, Vorbis, PCM, FLAC...) is encoded to AAC, which every MP4 player decodes.
+ * watermark: an image (the second input) or a text mark over a video, as an H.264 MP4. `fixe`
+ * tiles the mark over a grid, `flottant` moves one mark every `interval` seconds over a
+ * low-discrepancy sequence. User text never enters the filter graph (`mark.txt`, expansion off).
+ * Why these choices: docs/decisions/0008-watermark-output.md.
  */
 import { DRAWTEXT_FONT, drawtextFontFor } from "../fonts";
 import type { WatermarkInput } from "../../tools/watermark";

@@ -1,15 +1,9 @@
 /**
- * Rate limits: the one table of who may send how many requests, enforced by Cloudflare's
- * Workers Rate Limiting bindings (`[[ratelimits]]` in wrangler.toml, one binding per row,
- * limit and period fixed there; test/routes/rate-limits.test.ts checks both agree). Each row
- * is counted per API key id (never the secret) on /api/v1, or per client address
- * (`CF-Connecting-IP`) on the routes that take no key. The OpenAPI description and the
+ * Rate limits: the one table of who may send how many requests, enforced by Cloudflare's Workers
+ * Rate Limiting bindings (`[[ratelimits]]` in wrangler.toml, one binding per row;
+ * test/routes/rate-limits.test.ts checks both agree). The OpenAPI description and the
  * `RateLimit-*` headers are generated from this table.
- *
- * The binding answers only "allowed or not", counts per Cloudflare location and is
- * eventually consistent, so the limits are approximate and no exact remaining count or
- * window position is known: answers carry the policy and limit, and a refusal says to retry
- * after one whole window (an upper bound).
+ * Why bindings, and why answers are approximate: docs/decisions/0012-rate-limits-on-platform-bindings.md.
  */
 import type { Env } from "../../env";
 import { planNames } from "../billing/catalog";

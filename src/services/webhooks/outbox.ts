@@ -1,19 +1,9 @@
 /**
- * The outbox of job webhooks, signed as Standard Webhooks (standardwebhooks.com): when a job ends, a POST of
- * `{type: "job.completed" | "job.failed", timestamp, data: <the job status view>}` to the
- * call's `webhookUrl` or the account's default, with `webhook-id`, `webhook-timestamp` and
- * `webhook-signature: v1,<base64 HMAC-SHA256(secret, "{id}.{timestamp}.{body}")>`.
- *
- * Exactly once per job and terminal event: the delivery row is an outbox written in the same
- * D1 batch as the terminal state (`outboxStatement`, unique per job and event), whichever
- * Worker writes it (the media Worker has no queue binding). The API Worker then hands pending
- * rows to the queue (`dispatchWebhooks`: after the runner calls it makes, and from the cron as
- * the safety net). Each queue message carries a one-use token: only the message holding the
- * row's current token makes the next attempt, so redelivered messages do nothing. Failures are
- * retried on WEBHOOK_RETRY_SCHEDULE (default 24 h over 9 attempts); every attempt is
- * logged. Secrets are derived from the WEBHOOK_SIGNING_KEY Worker secret, the account id and a
- * version that rotation bumps: D1 holds no secret. Brands' secrets are derived the same way
- * (`brandWebhookSecret`).
+ * The outbox of job webhooks, signed as Standard Webhooks: the delivery row is written in the same
+ * D1 batch as the job's terminal state (unique per job and event), so a job notifies exactly once
+ * whichever Worker ends it; the API Worker hands pending rows to the queue, where only the
+ * message holding the row's current token may attempt. Secrets are derived, never stored.
+ * Why: docs/decisions/0011-webhook-outbox.md.
  */
 import * as z from "zod";
 import type { Env } from "../../env";
