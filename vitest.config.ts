@@ -1,9 +1,15 @@
 import { defineConfig } from "vitest/config";
 
-// Three suites: inside workerd (routes, services, ffmpeg.wasm), end to end against `wrangler dev`
-// plus the container backend as real processes, and the backend's own tests.
+// Four suites: inside workerd (routes, services, ffmpeg.wasm), end to end against `wrangler dev`
+// plus the container backend as real processes, the backend's own tests, and checks of the
+// repository itself (test/repo/: every path cited in docs and comments exists).
 export default defineConfig({
   test: {
-    projects: ["./vitest.workers.config.ts", "./test/e2e/vitest.config.ts", "./backend/vitest.config.ts"],
+    projects: [
+      "./vitest.workers.config.ts",
+      "./test/e2e/vitest.config.ts",
+      "./backend/vitest.config.ts",
+      "./test/repo/vitest.config.ts",
+    ],
   },
 });

@@ -54,7 +54,7 @@ export default defineConfig({
     globalSetup: ["./test/global-setup.ts"],
     setupFiles: ["./test/apply-migrations.ts"],
     include: ["test/**/*.test.ts"],
-    exclude: ["test/e2e/**"],
+    exclude: ["test/e2e/**", "test/repo/**"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
