@@ -21,10 +21,13 @@ import { createUploadLink, uploadLinkStatus } from "../services/media-jobs/uploa
 import { getClonedVoice } from "../services/media-jobs/voices";
 import { toolNames, tools, type ToolName } from "../tools";
 import type { Rate } from "../tools/definition";
-import { registerSocialTools } from "./social-tools";
+import { socialTools } from "./social-tools";
+import { registerTools } from "./tool-table";
 import { assistantOf, callerOf, guarded, ok, type McpContext, type ToolResult } from "./tool-context";
 import type { AssistantScope, Connection } from "../services/accounts/connected-apps";
 import { mediaToolInput } from "./tool-input";
+import { ConnectorJobSchema, connectorJobView, JobEnvelopeSchema } from "../contract/jobs";
+import { catalogueText, VoiceListSchema, voiceList } from "../contract/voices";
 
 const priceText = (rate: Rate) =>
   rate.per === "free"
@@ -55,14 +58,6 @@ const guidance: Record<ToolName, string> = {
   "voice-change": "Use it to replace the voice in a video with a catalogue voice or the user's cloned voice.",
 };
 
-const JobEnvelope = z.object({
-  jobId: z.string(),
-  status: z.literal("queued"),
-  creditsUsed: z.number().int(),
-  creditsRemaining: z.number().int(),
-  estimatedSeconds: z.number().int(),
-});
-
 const mcpName = (tool: ToolName) => tool.replace(/-/g, "_");
 
 /** A worked example of a per-minute price (pay as you go), from the same function that bills. */
@@ -92,7 +87,7 @@ export function buildMcpServer(context: McpContext): McpServer {
         description: `${definition.summary}. ${guidance[tool]} Cost: ${priceText(definition.rates.payg)} on pay as you go; ${priceText(definition.rates.plans)} on monthly plans (get_balance tells which applies).${billedSeconds[tool] ?? ""}${example(tool)} Credits are taken when the job starts. Returns a jobId: call get_job (with waitSeconds) until it is completed. A failed job is refunded automatically.`,
         // Checked by the registry's own schema (refinements and defaults included), REST's messages.
         inputSchema: mediaToolInput(tool),
-        outputSchema: JobEnvelope,
+        outputSchema: JobEnvelopeSchema,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
       async ({ idempotencyKey, ...params }) =>
@@ -162,24 +157,13 @@ export function buildMcpServer(context: McpContext): McpServer {
         jobId: z.string().min(1).max(64),
         waitSeconds: z.number().int().min(0).max(MAX_JOB_WAIT_SECONDS).optional().describe(`Seconds to wait for the job to end before answering (0-${MAX_JOB_WAIT_SECONDS}, default 0).`),
       }),
-      outputSchema: z.object({
-        jobId: z.string(),
-        status: z.enum(["queued", "processing", "completed", "failed"]),
-        downloadUrl: z.string().optional(),
-        filename: z.string().optional(),
-        error: z.string().optional(),
-      }),
+      outputSchema: ConnectorJobSchema,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     async ({ jobId, waitSeconds }: { jobId: string; waitSeconds?: number }) =>
       guarded(context, async () => {
         const job = await waitForJobForKey(context.env, await callerOf(context), jobId, (waitSeconds ?? 0) * 1000);
-        return ok({
-          jobId: job.jobId,
-          status: job.status,
-          ...(job.result ? { downloadUrl: `${context.origin}${job.result.url}`, filename: job.result.filename } : {}),
-          ...(job.error ? { error: job.error } : {}),
-        });
+        return ok(connectorJobView(job, context.origin));
       }, "media"),
   );
 
@@ -226,9 +210,9 @@ export function buildMcpServer(context: McpContext): McpServer {
     "list_voices",
     {
       title: "Voices for speech",
-      description: "The voices text_to_speech and voice_change accept: lea, camille, thomas, gilles, and clone when the account has registered its own voice (in the developer area).",
+      description: `The voices text_to_speech and voice_change accept: ${catalogueText}, and clone when the account has registered its own voice (in the developer area).`,
       inputSchema: z.object({}),
-      outputSchema: z.object({ voices: z.array(z.object({ voice: z.string(), kind: z.enum(["catalogue", "clone"]), status: z.string() })) }),
+      outputSchema: VoiceListSchema,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     async () =>
@@ -237,11 +221,7 @@ export function buildMcpServer(context: McpContext): McpServer {
           if (error instanceof AppError && error.code === "not_found") return null;
           throw error;
         });
-        const voices = [
-          ...["lea", "camille", "thomas", "gilles"].map((voice) => ({ voice, kind: "catalogue" as const, status: "ready" })),
-          ...(clone ? [{ voice: "clone", kind: "clone" as const, status: clone.status }] : []),
-        ];
-        return ok({ voices });
+        return ok({ voices: voiceList(clone) });
       }),
   );
 
@@ -267,6 +247,6 @@ export function buildMcpServer(context: McpContext): McpServer {
       }),
   );
 
-  registerSocialTools(server, context, (work) => guarded(context, work, "social"));
+  registerTools(server, context, socialTools);
   return server;
 }

@@ -2,6 +2,7 @@
 import * as z from "zod";
 import "../lib/zod-openapi";
 import ISO6391 from "iso-639-1";
+import { CATALOGUE_VOICES } from "@media-credits/wire/protocol";
 import type { MediaKind } from "../media/probe";
 import type { StoredUpload } from "../services/media-jobs/uploads";
 import type { InputRef } from "./definition";
@@ -18,7 +19,7 @@ export const hexColor = (fallback: string, description: string) =>
 
 export const percent = (fallback: number, description: string) => z.number().min(0).max(100).default(fallback).openapi({ description });
 
-export const voice = z.enum(["lea", "camille", "thomas", "gilles", "clone"]).default("lea").openapi({
+export const voice = z.enum([...CATALOGUE_VOICES, "clone"]).default("lea").openapi({
   description: "Catalogue voice, or `clone` for the account's cloned voice (400 when none is registered)",
 });
 

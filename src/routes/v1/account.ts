@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
 import { getAccount } from "../../services/accounts/accounts";
-import { AccountSchema } from "./schemas";
+import { AccountSchema } from "../../contract/account";
 
 const route = createRoute({
   method: "get",

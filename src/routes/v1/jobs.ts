@@ -4,7 +4,7 @@ import { pickErrors } from "../../errors";
 import { cancelJob } from "../../services/media-jobs/lifecycle";
 import { MAX_JOB_WAIT_SECONDS, waitForJobForKey } from "../../services/media-jobs/reads";
 import { queryInteger } from "../../lib/openapi";
-import { JobStatusSchema } from "./schemas";
+import { JobStatusSchema } from "../../contract/jobs";
 
 const route = createRoute({
   method: "get",

@@ -8,7 +8,7 @@ import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
 import { MAX_UPLOAD_BYTES } from "../../services/media-jobs/uploads";
 import { abortSession, completeSession, createSession, describeSession, MAX_OPEN_SESSIONS_PER_ACCOUNT, putPart, refuseBody, RESUMABLE_PART_SIZE } from "../../services/media-jobs/resumable-uploads";
-import { UploadResultSchema } from "./schemas";
+import { UploadResultSchema } from "../../contract/account";
 import { jsonContent } from "../../lib/openapi";
 
 const common = { tags: ["Uploads"], security: [{ ApiKey: [] }] };

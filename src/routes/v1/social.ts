@@ -7,39 +7,32 @@ import { createRouter, liveKeysOnly } from "../../http";
 import { pickErrors } from "../../errors";
 import { createBrand, getBrand, listBrands, updateBrand } from "../../services/social/brands";
 import { deleteBrand } from "../../services/social/brand-deletion";
-import { postStates } from "../../services/social/post-states";
 import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, postMedia, revokeApprovalLink, updatePost } from "../../services/social/posts";
 import { brandStats, statsPeriod } from "../../services/social/post-stats";
 import { jsonContent } from "../../lib/openapi";
-import { ApprovalLinkSchema, BrandSchema, BrandStatsSchema, PostSchema, socialNetwork } from "./schemas";
-
-const id = z.string().min(1).max(64);
-const Channel = z.discriminatedUnion("network", [
-  z.object({ network: z.literal("webhook"), url: z.string().max(2048).openapi({ description: "Endpoint of the brand's automation; receives signed POSTs" }) }),
-  z.object({ network: z.literal("mastodon"), instanceUrl: z.string().max(2048), accessToken: z.string().min(1).max(512).openapi({ description: "Token with write:statuses and write:media" }) }),
-]);
-const BrandInput = z
-  .object({
-    // 100 characters, counted by the service in code points (an emoji is one; two UTF-16 units here).
-    name: z.string().min(1).max(200).openapi({ description: "1 to 100 characters" }),
-    timeZone: z.string().min(1).max(64).openapi({ example: "Europe/Paris", description: "IANA time zone of the brand's schedule" }),
-    // No zod default: it would also fill a PATCH that leaves the field out (partial() keeps
-    // defaults) and switch approval off; createBrand applies the default of false.
-    requiresApproval: z.boolean().optional().openapi({ default: false, description: "Posts need a client's approval before they can be scheduled (default false; a PATCH without it keeps the current setting)" }),
-    webhookUrl: z.string().max(2048).nullable().optional().openapi({ description: "Receives signed events: post.approved, post.changes_requested, post.published, post.failed" }),
-    channels: z.array(Channel).max(5).optional(),
-  })
-  .openapi("BrandInput");
-const Media = z.object({ uploadId: id.optional(), jobId: id.optional() }).openapi({ description: "An upload or a completed job's result, copied into the post's storage" });
-const PostInput = z
-  .object({
-    brandId: id,
-    text: z.string().min(1).max(5000),
-    networks: z.array(socialNetwork).max(5).optional().openapi({ description: "Default: every network of the brand" }),
-    scheduledAt: z.string().max(40).nullable().optional().openapi({ example: "2026-12-01T09:30", description: "Local time in the brand's zone, an ISO time with offset, or now; before the year 10000" }),
-    media: Media.nullable().optional(),
-  })
-  .openapi("PostInput");
+import {
+  ApprovalLinkSchema,
+  BrandChanges,
+  BrandDeleted,
+  BrandInput,
+  BrandList,
+  BrandRef,
+  BrandSchema,
+  BrandStatsSchema,
+  LinkRef,
+  LinkRevoked,
+  PostActionBody,
+  PostChanges,
+  PostDeleted,
+  PostInput,
+  PostList,
+  PostListQuery,
+  PostRef,
+  PostSchema,
+  postActions,
+  StatsQuery,
+  id,
+} from "../../contract/social";
 
 const body = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
 const tags = ["Brands and posts"];
@@ -60,7 +53,7 @@ router.openAPIRegistry.registerPath({
   tags,
   security,
   summary: "The media file of a post (its own copy, kept while the post exists)",
-  request: { params: z.object({ postId: id }) },
+  request: { params: PostRef },
   responses: {
     200: { description: "The file, with its type and length", content: { "application/octet-stream": { schema: z.any().openapi({ type: "string", format: "binary" }) } } },
     ...pickErrors(400, 401, 404),
@@ -71,14 +64,14 @@ export const socialRoutes = router
   .openapi(route({ method: "post", path: "/brands", operationId: "createBrand", summary: "Create a brand", request: body(BrandInput), responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401) } }), async (c) =>
     c.json(await createBrand(c.env, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
   )
-  .openapi(route({ method: "get", path: "/brands", operationId: "listBrands", summary: "List the account's brands", responses: { 200: jsonContent(z.object({ brands: z.array(BrandSchema) }), "Brands"), ...pickErrors(401) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/brands", operationId: "listBrands", summary: "List the account's brands", responses: { 200: jsonContent(BrandList, "Brands"), ...pickErrors(401) } }), async (c) =>
     c.json({ brands: await listBrands(c.env, c.get("caller").accountId) }, 200),
   )
-  .openapi(route({ method: "get", path: "/brands/{brandId}", operationId: "getBrand", summary: "A brand", request: { params: z.object({ brandId: id }) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(401, 404) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/brands/{brandId}", operationId: "getBrand", summary: "A brand", request: { params: BrandRef }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(401, 404) } }), async (c) =>
     c.json(await getBrand(c.env, c.get("caller").accountId, c.req.valid("param").brandId), 200),
   )
   .openapi(
-    route({ method: "patch", path: "/brands/{brandId}", operationId: "updateBrand", summary: "Change a brand (channels, when given, replace its networks)", request: { params: z.object({ brandId: id }), ...body(BrandInput.partial()) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "patch", path: "/brands/{brandId}", operationId: "updateBrand", summary: "Change a brand (channels, when given, replace its networks)", request: { params: BrandRef, ...body(BrandChanges) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await updateBrand(c.env, c.get("caller").accountId, c.req.valid("param").brandId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
@@ -87,11 +80,7 @@ export const socialRoutes = router
       path: "/brands/{brandId}/stats",
       operationId: "getBrandStats",
       summary: "Statistics of a brand over a period (default: the last 30 days)",
-      request: { params: z.object({ brandId: id }), query: z.object({
-          from: z.string().max(40).optional().openapi({ description: "ISO date or time (default: 30 days before to)" }),
-          to: z.string().max(40).optional().openapi({ description: "ISO date or time (default: now); a bare date includes that whole day" }),
-        }),
-      },
+      request: { params: BrandRef, query: StatsQuery },
       responses: { 200: jsonContent(BrandStatsSchema, "Statistics"), ...pickErrors(400, 401, 404) },
     }),
     async (c) => {
@@ -104,14 +93,14 @@ export const socialRoutes = router
     c.json(await createPost(c.env, c.get("caller"), c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
-    route({ method: "get", path: "/posts", operationId: "listPosts", summary: "List posts", request: { query: z.object({ brandId: id.optional(), state: z.enum(postStates).optional() }) }, responses: { 200: jsonContent(z.object({ posts: z.array(PostSchema) }), "Posts"), ...pickErrors(400, 401) } }),
+    route({ method: "get", path: "/posts", operationId: "listPosts", summary: "List posts", request: { query: PostListQuery }, responses: { 200: jsonContent(PostList, "Posts"), ...pickErrors(400, 401) } }),
     async (c) => c.json({ posts: await listPosts(c.env.DB, c.get("caller").accountId, c.req.valid("query")) }, 200),
   )
-  .openapi(route({ method: "get", path: "/posts/{postId}", operationId: "getPost", summary: "A post, with its reviews and deliveries", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(401, 404) } }), async (c) =>
+  .openapi(route({ method: "get", path: "/posts/{postId}", operationId: "getPost", summary: "A post, with its reviews and deliveries", request: { params: PostRef }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(401, 404) } }), async (c) =>
     c.json(await getPost(c.env.DB, c.get("caller").accountId, c.req.valid("param").postId), 200),
   )
   .openapi(
-    route({ method: "patch", path: "/posts/{postId}", operationId: "updatePost", summary: "Edit a post (an approved post of a brand that needs approval goes back to draft)", request: { params: z.object({ postId: id }), ...body(PostInput.omit({ brandId: true }).partial()) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "patch", path: "/posts/{postId}", operationId: "updatePost", summary: "Edit a post (an approved post of a brand that needs approval goes back to draft)", request: { params: PostRef, ...body(PostChanges) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await updatePost(c.env, c.get("caller"), c.req.valid("param").postId, c.req.valid("json") as never, Date.now()), 200),
   )
   .openapi(
@@ -120,20 +109,20 @@ export const socialRoutes = router
       path: "/brands/{brandId}",
       operationId: "deleteBrand",
       summary: "Delete a brand with its posts and their media (refused while a post is scheduled)",
-      request: { params: z.object({ brandId: id }) },
-      responses: { 200: jsonContent(z.object({ brandId: z.string(), deleted: z.literal(true) }), "Deleted"), ...pickErrors(400, 401, 404) },
+      request: { params: BrandRef },
+      responses: { 200: jsonContent(BrandDeleted, "Deleted"), ...pickErrors(400, 401, 404) },
     }),
     async (c) => {
       await deleteBrand(c.env, c.get("caller").accountId, c.req.valid("param").brandId);
       return c.json({ brandId: c.req.valid("param").brandId, deleted: true as const }, 200);
     },
   )
-  .openapi(route({ method: "delete", path: "/posts/{postId}", operationId: "deletePost", summary: "Delete a post and its media", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(z.object({ postId: z.string(), deleted: z.literal(true) }), "Deleted"), ...pickErrors(400, 401, 404) } }), async (c) => {
+  .openapi(route({ method: "delete", path: "/posts/{postId}", operationId: "deletePost", summary: "Delete a post and its media", request: { params: PostRef }, responses: { 200: jsonContent(PostDeleted, "Deleted"), ...pickErrors(400, 401, 404) } }), async (c) => {
     await deletePost(c.env, c.get("caller").accountId, c.req.valid("param").postId);
     return c.json({ postId: c.req.valid("param").postId, deleted: true as const }, 200);
   })
   .openapi(
-    route({ method: "post", path: "/posts/{postId}/approval-links", operationId: "createApprovalLink", summary: "A shareable review link for the client (valid 14 days, revocable, no account needed)", request: { params: z.object({ postId: id }) }, responses: { 200: jsonContent(ApprovalLinkSchema, "Link"), ...pickErrors(400, 401, 404) } }),
+    route({ method: "post", path: "/posts/{postId}/approval-links", operationId: "createApprovalLink", summary: "A shareable review link for the client (valid 14 days, revocable, no account needed)", request: { params: PostRef }, responses: { 200: jsonContent(ApprovalLinkSchema, "Link"), ...pickErrors(400, 401, 404) } }),
     async (c) => c.json(await createApprovalLink(c.env, c.get("caller").accountId, c.req.valid("param").postId, new URL(c.req.url).origin, Date.now()), 200),
   )
   .openapi(
@@ -142,7 +131,7 @@ export const socialRoutes = router
       path: "/posts/{postId}/{action}",
       operationId: "changePostState",
       summary: "Move a post: submit (for approval), schedule, unschedule, cancel; 400 names the state when the move is not allowed",
-      request: { params: z.object({ postId: id, action: z.enum(["submit", "schedule", "unschedule", "cancel"]) }), body: { required: false, content: { "application/json": { schema: z.object({ scheduledAt: z.string().max(40).optional().openapi({ description: "Local time in the brand's zone, an ISO time with offset, or now (publish at once)" }) }) } } } },
+      request: { params: z.object({ postId: id, action: z.enum(postActions) }), body: { required: false, content: { "application/json": { schema: PostActionBody } } } },
       responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) },
     }),
     async (c) => {
@@ -152,7 +141,7 @@ export const socialRoutes = router
       return c.json(await actOnPost(c.env, c.get("caller").accountId, postId, action, { scheduledAt }, Date.now()), 200);
     },
   )
-  .openapi(route({ method: "delete", path: "/approval-links/{linkId}", operationId: "revokeApprovalLink", summary: "Revoke a review link", request: { params: z.object({ linkId: id }) }, responses: { 200: jsonContent(z.object({ linkId: z.string(), revoked: z.literal(true) }), "Revoked"), ...pickErrors(401, 404) } }), async (c) => {
+  .openapi(route({ method: "delete", path: "/approval-links/{linkId}", operationId: "revokeApprovalLink", summary: "Revoke a review link", request: { params: LinkRef }, responses: { 200: jsonContent(LinkRevoked, "Revoked"), ...pickErrors(401, 404) } }), async (c) => {
     await revokeApprovalLink(c.env.DB, c.get("caller").accountId, c.req.valid("param").linkId, Date.now());
     return c.json({ linkId: c.req.valid("param").linkId, revoked: true as const }, 200);
   })

@@ -7,7 +7,7 @@ import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
 import { createToolJob } from "../../services/media-jobs/creation";
 import { toolNames, tools } from "../../tools";
-import { JobEnvelopeSchema } from "./schemas";
+import { JobEnvelopeSchema } from "../../contract/jobs";
 
 const IdempotencyHeader = z.object({
   "idempotency-key": z.string().optional().openapi({

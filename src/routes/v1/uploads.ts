@@ -7,7 +7,7 @@ import { z } from "@hono/zod-openapi";
 import { createRouter, describeZodError } from "../../http";
 import { invalidRequest, pickErrors } from "../../errors";
 import { uploadFromMultipart, uploadFromUrl } from "../../services/media-jobs/uploads";
-import { UploadResultSchema } from "./schemas";
+import { UploadResultSchema } from "../../contract/account";
 
 const UrlUploadSchema = z
   .object({ url: z.string().min(1).max(4096).openapi({ description: "Public http(s) URL of the media, 5 GB maximum; at most 4096 characters", format: "uri" }) })

@@ -1,17 +1,10 @@
-/** /api/v1/voices/clone: an extension of the contract (decisions.md), documented in OpenAPI. */
-import { createRoute, z } from "@hono/zod-openapi";
+/** /api/v1/voices/clone: an extension of the contract (docs/contract.md), documented in OpenAPI. */
+import { createRoute } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
 import { deleteClonedVoice, getClonedVoice, registerClonedVoice } from "../../services/media-jobs/voices";
 import { jsonContent } from "../../lib/openapi";
-
-const ClonedVoiceSchema = z
-  .object({
-    voice: z.literal("clone"),
-    status: z.string().openapi({ description: "ready: usable as voice clone" }),
-    createdAt: z.string().openapi({ description: "ISO 8601" }),
-  })
-  .openapi("ClonedVoice");
+import { ClonedVoiceDeleted, ClonedVoiceSchema, RegisterVoiceInput } from "../../contract/voices";
 
 const tags = ["Voices"];
 const security = [{ ApiKey: [] }];
@@ -24,7 +17,7 @@ const register = createRoute({
   security,
   summary: "Register or replace the account's cloned voice (free)",
   description: "uploadId of an audio or video sample with at least 10 s of speech. The voice lasts until replaced or removed. CPU engines match the sample's pitch with the nearest catalogue voice; GPU engines clone it.",
-  request: { body: { required: true, content: { "application/json": { schema: z.object({ uploadId: z.string().min(1).max(64) }) } } } },
+  request: { body: { required: true, content: { "application/json": { schema: RegisterVoiceInput } } } },
   responses: { 200: jsonContent(ClonedVoiceSchema, "Registered"), ...pickErrors(400, 401) },
 });
 const show = createRoute({
@@ -43,7 +36,7 @@ const remove = createRoute({
   tags,
   security,
   summary: "Remove the account's cloned voice",
-  responses: { 200: jsonContent(z.object({ voice: z.literal("clone"), status: z.literal("deleted") }), "Removed"), ...pickErrors(401, 404) },
+  responses: { 200: jsonContent(ClonedVoiceDeleted, "Removed"), ...pickErrors(401, 404) },
 });
 
 export const voiceRoutes = createRouter()

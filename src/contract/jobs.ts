@@ -1,0 +1,55 @@
+/**
+ * A tool call's answer (the job envelope) and a job's status, declared once: REST answers them
+ * (src/routes/v1/tools.ts, jobs.ts) and the connector's tools return them (src/mcp/server.ts),
+ * the connector's job view being REST's with an absolute download address.
+ */
+import { z } from "@hono/zod-openapi";
+
+export const jobStates = ["queued", "processing", "completed", "failed"] as const;
+
+export const JobEnvelopeSchema = z
+  .object({
+    jobId: z.string().openapi({ description: "Used in GET /api/v1/jobs/{id}" }),
+    status: z.literal("queued"),
+    creditsUsed: z.int().openapi({ description: "Credits debited by this call" }),
+    creditsRemaining: z.int().openapi({ description: "Balance after the debit" }),
+    estimatedSeconds: z.int().openapi({ description: "Indicative estimate (>= 1); never affects billing" }),
+  })
+  .openapi("JobEnvelope");
+export type JobEnvelope = z.output<typeof JobEnvelopeSchema>;
+
+export const JobStatusSchema = z
+  .object({
+    jobId: z.string(),
+    status: z.enum(jobStates),
+    progress: z.null().openapi({ description: "Always null in v1" }),
+    result: z
+      .object({
+        url: z.string().openapi({ description: "Relative download path /api/download/<id>; prefix with the base URL. No Authorization needed; Range supported." }),
+        filename: z.string(),
+      })
+      .optional()
+      .openapi({ description: "Present when the job has a result" }),
+    error: z.string().optional().openapi({ description: "Present only when status is failed; the credits were refunded" }),
+  })
+  .openapi("JobStatus");
+export type JobStatus = z.output<typeof JobStatusSchema>;
+
+/** A job as the connector shows it: REST's status, the result as an absolute downloadUrl. */
+export const ConnectorJobSchema = z.object({
+  jobId: z.string(),
+  status: z.enum(jobStates),
+  downloadUrl: z.string().optional(),
+  filename: z.string().optional(),
+  error: z.string().optional(),
+});
+
+/** REST's job status in the connector's shape (`origin` prefixes the download path). */
+export function connectorJobView(job: { jobId: string; status: (typeof jobStates)[number]; result?: { url: string; filename: string }; error?: string }, origin: string) {
+  return {
+    jobId: job.jobId,
+    status: job.status,
+    ...(job.result ? { downloadUrl: `${origin}${job.result.url}`, filename: job.result.filename } : {}),
+    ...(job.error ? { error: job.error } : {}),
+  };
+}
