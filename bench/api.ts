@@ -42,7 +42,7 @@ export const apiCalls: Record<string, (u: Uploads) => { tool: string; body: Reco
   subtitles: (u) => ({ tool: "subtitles", body: { uploadId: u.clip, srtContent: SRT } }),
 };
 
-/** The phases of a backend job's log line (backend/src/jobs.ts), ms and bytes. */
+/** The phases of a backend job's log line (backend/src/job-runner.ts), ms and bytes. */
 interface BackendJobLog {
   queuedMs?: number;
   downloadMs?: number;

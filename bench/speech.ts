@@ -15,7 +15,7 @@ import path from "node:path";
 import { pitchStats, readWav } from "../backend/src/speech/audio.ts";
 import { CATALOGUE_VOICES, type CatalogueVoice } from "@media-credits/wire/protocol";
 import { VOICE_F0 } from "../backend/src/speech/engines.ts";
-import { runSpeechJob, type SpeechJob } from "../backend/src/speech/jobs.ts";
+import { runSpeechJob, type SpeechJob } from "../backend/src/speech/speech-job.ts";
 import { LocalSynthesizer, RECIPES } from "../backend/src/speech/local-tts.ts";
 import { PocketsphinxTranscriber } from "../backend/src/speech/pocketsphinx.ts";
 import { hasProgram } from "../backend/src/speech/proc.ts";
@@ -325,7 +325,7 @@ export async function runSpeechBench(): Promise<string[]> {
 
     console.log("\n" + speechTable(rows));
     console.log(
-      "\nprocessing s = wall time of runSpeechJob (backend/src/speech/jobs.ts), child processes included; transcribe" +
+      "\nprocessing s = wall time of runSpeechJob (backend/src/speech/speech-job.ts), child processes included; transcribe" +
         " and voice-change include their own ffmpeg decode to 16 kHz. RTF = processing s / audio s (output audio for tts," +
         " input audio otherwise). Ratio = processing s / native ffmpeg decoding the same file to 16 kHz mono WAV" +
         " (toMonoWav's arguments, best of 3, in brackets). f0 = median of backend/src/speech/audio.ts pitchStats.",

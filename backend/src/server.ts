@@ -16,7 +16,7 @@ import type { AddressInfo } from "node:net";
 import { ConfigError, loadConfig, log, type Config } from "./config.ts";
 import { ffmpegVersion } from "./ffmpeg.ts";
 import { fullProbe } from "./probe.ts";
-import { JobRunner, missingFonts } from "./jobs.ts";
+import { JobRunner, missingFonts } from "./job-runner.ts";
 import { IngestRequestSchema, JOB_ID, parseJobRequest, type Capabilities, type JobKind } from "@media-credits/wire/protocol";
 import { ingestUrl } from "./ingest.ts";
 import { createSpeechRuntime, loadSpeechConfig, speechCapabilities, speechKinds } from "./speech/runtime.ts";

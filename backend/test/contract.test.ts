@@ -28,7 +28,7 @@ import { buildTrimCommand } from "../../src/media/commands/trim";
 import { buildWatermarkCommand } from "../../src/media/commands/watermark";
 import type { ProbeResult } from "../../src/media/types";
 import { loadConfig } from "../src/config.ts";
-import { missingFonts } from "../src/jobs.ts";
+import { missingFonts } from "../src/job-runner.ts";
 import {
   CALLBACK_MAX_SKEW_MS,
   CALLBACK_SIGNATURE_HEADER,

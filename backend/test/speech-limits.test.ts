@@ -5,7 +5,7 @@
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runSpeechJob } from "../src/speech/jobs.ts";
+import { runSpeechJob } from "../src/speech/speech-job.ts";
 import { SpeechError } from "../src/speech/proc.ts";
 import { ffmpeg, scratchDir } from "./helpers.ts";
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { describeFfmpegFailure, TailBuffer } from "../src/ffmpeg.ts";
 import { describeFfmpegLog, summarizeFfmpegLog } from "@media-credits/wire/ffmpeg-log";
-import { hardenArgs, withoutWorkDir } from "../src/jobs.ts";
+import { hardenArgs, withoutWorkDir } from "../src/job-runner.ts";
 import { rotationOf } from "../src/probe.ts";
 import { checkFfmpegArgs, parseJobRequest, signCallback, UPLOAD_DEMUXERS, verifyCallbackSignature } from "@media-credits/wire/protocol";
 import { hmac, SECRET } from "./helpers.ts";

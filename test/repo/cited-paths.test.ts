@@ -1,7 +1,7 @@
 /**
  * Every repository path cited in prose exists: links and `code` spans of the Markdown files, and
  * the comments of source files. A path is cited from the repository's root, the citing file's
- * folder or its package's folder (backend/README.md says `src/server.ts`); any of the three counts.
+ * folder or its package's folder (backend/README.md cites the backend's entry as src-relative); any of the three counts.
  * Not checked: URLs, globs, placeholders (`<tool>`, `{id}`, `...`) and words that merely contain
  * a slash (`audio/mpeg`, `queued -> processing`): a path starts with a top-level folder of the
  * repository or ends with a file extension the repository uses.

@@ -19,7 +19,7 @@ import { checkProcessed, OverrunError, PROGRESS_FILE } from "@media-credits/wire
 import { OVERSIZED_MESSAGE } from "@media-credits/wire/decode-limits";
 import { ProgressiveServer } from "./progressive.ts";
 import { DownloadProgress, downloadToFile, TransferError, uploadFile } from "./transfer.ts";
-import { runSpeechJob } from "./speech/jobs.ts";
+import { runSpeechJob } from "./speech/speech-job.ts";
 import { SpeechError } from "./speech/proc.ts";
 import type { SpeechRuntime } from "./speech/runtime.ts";
 
