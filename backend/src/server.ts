@@ -75,6 +75,129 @@ async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffe
   return Buffer.concat(chunks);
 }
 
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
+
+/** A JSON body of at most `limit` bytes; anything else is a 400 (or the 413 of readBody). */
+async function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
+  const raw = await readBody(req, limit);
+  try {
+    return JSON.parse(raw.toString("utf8"));
+  } catch {
+    throw new HttpError(400, "invalid_json", "the body is not valid JSON");
+  }
+}
+
+interface RouterContext {
+  config: Config;
+  speech: Awaited<ReturnType<typeof createSpeechRuntime>>;
+  kinds: JobKind[];
+  runner: JobRunner;
+  version: string;
+  secretHash: Buffer;
+}
+
+/** The backend's HTTP routes: a table of paths, then the job path; every error is an HttpError. */
+function router({ config, speech, kinds, runner, version, secretHash }: RouterContext): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
+  /** One row per path: the methods it answers (the first names the 405's hint) and its handler. */
+  const routes: Record<string, { methods: string[]; allow: string; open?: boolean; handle: Handler }> = {
+    "/v1/health": { methods: ["GET", "HEAD"], allow: "use GET", open: true, handle: (_req, res) => sendJson(res, 200, { ok: true }) },
+    "/v1/capabilities": {
+      methods: ["GET"],
+      allow: "use GET",
+      handle: (_req, res) => {
+        const { engines, ...speechFields } = speechCapabilities(speech);
+        const capabilities: Capabilities = {
+          engines: { ffmpeg: version, ...engines },
+          kinds,
+          ...speechFields,
+          limits: {
+            maxConcurrentJobs: config.maxConcurrentJobs,
+            maxRequestBytes: config.maxRequestBytes,
+          },
+          load: runner.stats(),
+        };
+        sendJson(res, 200, capabilities);
+      },
+    },
+    "/v1/probe": {
+      methods: ["POST"],
+      allow: "use POST",
+      handle: async (req, res) => {
+        const { url } = ((await readJson(req, 64 * 1024)) ?? {}) as { url?: unknown };
+        if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new HttpError(400, "invalid_request", "url must be an http(s) URL");
+        try {
+          sendJson(res, 200, await fullProbe(url, config.ffmpegPath, undefined, config.ffmpegMemoryLimitBytes));
+        } catch (error) {
+          sendJson(res, 422, { error: "unreadable", message: error instanceof Error ? error.message : String(error) });
+        }
+      },
+    },
+    "/v1/ingest": {
+      methods: ["POST"],
+      allow: "use POST",
+      handle: async (req, res) => {
+        const parsed = IngestRequestSchema.safeParse(await readJson(req, 64 * 1024));
+        if (!parsed.success) return sendJson(res, 400, { error: "invalid_request", message: parsed.error.issues[0]?.message ?? "invalid request" });
+        // A Worker's request alone never opens private addresses: the backend's own setting must too.
+        const outcome = await ingestUrl({ ...parsed.data, allowPrivate: parsed.data.allowPrivate && config.allowPrivateUrls }, config.ingestResolve);
+        sendJson(res, outcome.ok ? 200 : 422, outcome.ok ? outcome.result : { error: outcome.error, message: outcome.message });
+      },
+    },
+    "/v1/jobs": {
+      methods: ["POST"],
+      allow: "use POST",
+      handle: async (req, res) => {
+        const parsed = parseJobRequest(await readJson(req, config.maxRequestBytes));
+        if (!parsed.ok) {
+          return sendJson(res, 400, { error: "invalid_request", message: parsed.message, issues: parsed.issues });
+        }
+        if (!kinds.includes(parsed.job.kind)) {
+          const why = parsed.job.kind === "transcribe" ? speech.missing.transcription : speech.missing.tts;
+          return sendJson(res, 400, {
+            error: "unsupported_kind",
+            message: `job kind '${parsed.job.kind}' is not available on this media backend${why ? ` (${why})` : ""}`,
+          });
+        }
+        const missing = await missingFonts(parsed.job, config.fontsDir);
+        if (missing.length > 0) {
+          throw new HttpError(400, "unknown_font", `fonts not available on the backend: ${missing.join(", ")}`);
+        }
+        const result = runner.submit(parsed.job);
+        if (result === "closing") throw new HttpError(503, "shutting_down", "the media backend is shutting down");
+        sendJson(res, 202, { accepted: true });
+      },
+    },
+  };
+
+  /** GET a job's state, DELETE to cancel it. */
+  function jobRoute(jobId: string, method: string, res: http.ServerResponse): void {
+    if (method === "DELETE") return sendJson(res, 200, { jobId, cancelled: JOB_ID.test(jobId) && runner.cancel(jobId) });
+    if (method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET or DELETE");
+    const status = JOB_ID.test(jobId) ? runner.status(jobId) : undefined;
+    if (!status) throw new HttpError(404, "not_found", "unknown job");
+    sendJson(res, 200, status);
+  }
+
+  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const { pathname } = new URL(req.url ?? "/", "http://backend");
+    const method = req.method ?? "GET";
+    const row = Object.hasOwn(routes, pathname) ? routes[pathname] : undefined;
+    // Only the health check answers without the bearer token.
+    if (!row?.open && !isAuthorized(req.headers.authorization, secretHash)) {
+      throw new HttpError(401, "unauthorized", "missing or invalid bearer token");
+    }
+    if (row) {
+      if (!row.methods.includes(method)) throw new HttpError(405, "method_not_allowed", row.allow);
+      return await row.handle(req, res);
+    }
+    const jobMatch = /^\/v1\/jobs\/([^/]+)$/.exec(pathname);
+    if (jobMatch) return jobRoute(decodeURIComponent(jobMatch[1]!), method, res);
+    throw new HttpError(404, "not_found", "no such route");
+  }
+
+  return route;
+}
+
 export async function startServer(config: Config): Promise<BackendServer> {
   const version = await ffmpegVersion(config.ffmpegPath);
   const childEnv = { ...process.env };
@@ -94,108 +217,7 @@ export async function startServer(config: Config): Promise<BackendServer> {
   });
   const secretHash = sha256(config.secret);
 
-  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const { pathname } = new URL(req.url ?? "/", "http://backend");
-    const method = req.method ?? "GET";
-
-    if (pathname === "/v1/health") {
-      if (method !== "GET" && method !== "HEAD") throw new HttpError(405, "method_not_allowed", "use GET");
-      return sendJson(res, 200, { ok: true });
-    }
-    if (!isAuthorized(req.headers.authorization, secretHash)) {
-      throw new HttpError(401, "unauthorized", "missing or invalid bearer token");
-    }
-
-    if (pathname === "/v1/capabilities") {
-      if (method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
-      const { engines, ...speechFields } = speechCapabilities(speech);
-      const capabilities: Capabilities = {
-        engines: { ffmpeg: version, ...engines },
-        kinds,
-        ...speechFields,
-        limits: {
-          maxConcurrentJobs: config.maxConcurrentJobs,
-          maxRequestBytes: config.maxRequestBytes,
-        },
-        load: runner.stats(),
-      };
-      return sendJson(res, 200, capabilities);
-    }
-
-    if (pathname === "/v1/probe") {
-      if (method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
-      const raw = await readBody(req, 64 * 1024);
-      let url: unknown;
-      try {
-        url = (JSON.parse(raw.toString("utf8")) as { url?: unknown }).url;
-      } catch {
-        throw new HttpError(400, "invalid_json", "the body is not valid JSON");
-      }
-      if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new HttpError(400, "invalid_request", "url must be an http(s) URL");
-      try {
-        return sendJson(res, 200, await fullProbe(url, config.ffmpegPath, undefined, config.ffmpegMemoryLimitBytes));
-      } catch (error) {
-        return sendJson(res, 422, { error: "unreadable", message: error instanceof Error ? error.message : String(error) });
-      }
-    }
-
-    if (pathname === "/v1/ingest") {
-      if (method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
-      const raw = await readBody(req, 64 * 1024);
-      let body: unknown;
-      try {
-        body = JSON.parse(raw.toString("utf8"));
-      } catch {
-        throw new HttpError(400, "invalid_json", "the body is not valid JSON");
-      }
-      const parsed = IngestRequestSchema.safeParse(body);
-      if (!parsed.success) return sendJson(res, 400, { error: "invalid_request", message: parsed.error.issues[0]?.message ?? "invalid request" });
-      // A Worker's request alone never opens private addresses: the backend's own setting must too.
-      const outcome = await ingestUrl({ ...parsed.data, allowPrivate: parsed.data.allowPrivate && config.allowPrivateUrls }, config.ingestResolve);
-      return sendJson(res, outcome.ok ? 200 : 422, outcome.ok ? outcome.result : { error: outcome.error, message: outcome.message });
-    }
-
-    if (pathname === "/v1/jobs") {
-      if (method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
-      const raw = await readBody(req, config.maxRequestBytes);
-      let body: unknown;
-      try {
-        body = JSON.parse(raw.toString("utf8"));
-      } catch {
-        throw new HttpError(400, "invalid_json", "the body is not valid JSON");
-      }
-      const parsed = parseJobRequest(body);
-      if (!parsed.ok) {
-        return sendJson(res, 400, { error: "invalid_request", message: parsed.message, issues: parsed.issues });
-      }
-      if (!kinds.includes(parsed.job.kind)) {
-        const why = parsed.job.kind === "transcribe" ? speech.missing.transcription : speech.missing.tts;
-        return sendJson(res, 400, {
-          error: "unsupported_kind",
-          message: `job kind '${parsed.job.kind}' is not available on this media backend${why ? ` (${why})` : ""}`,
-        });
-      }
-      const missing = await missingFonts(parsed.job, config.fontsDir);
-      if (missing.length > 0) {
-        throw new HttpError(400, "unknown_font", `fonts not available on the backend: ${missing.join(", ")}`);
-      }
-      const result = runner.submit(parsed.job);
-      if (result === "closing") throw new HttpError(503, "shutting_down", "the media backend is shutting down");
-      return sendJson(res, 202, { accepted: true });
-    }
-
-    const jobMatch = /^\/v1\/jobs\/([^/]+)$/.exec(pathname);
-    if (jobMatch) {
-      const jobId = decodeURIComponent(jobMatch[1]!);
-      if (method === "DELETE") return sendJson(res, 200, { jobId, cancelled: JOB_ID.test(jobId) && runner.cancel(jobId) });
-      if (method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET or DELETE");
-      const status = JOB_ID.test(jobId) ? runner.status(jobId) : undefined;
-      if (!status) throw new HttpError(404, "not_found", "unknown job");
-      return sendJson(res, 200, status);
-    }
-
-    throw new HttpError(404, "not_found", "no such route");
-  }
+  const route = router({ config, speech, kinds, runner, version, secretHash });
 
   const server = http.createServer((req, res) => {
     route(req, res).catch((err: unknown) => {
