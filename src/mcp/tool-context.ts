@@ -3,10 +3,9 @@
  * assistant, origin), the success and error results, and the guard that checks the grant's scopes
  * and turns any error into an `isError` result.
  */
-import { z } from "zod";
 import type { Env } from "../env";
-import { AppError, InsufficientCreditsError } from "../errors";
-import { describeZodError } from "../http";
+import { AppError } from "../errors";
+import { toolError, translateError } from "../error-translator";
 import { getAccount, type Caller } from "../services/accounts/accounts";
 import type { AssistantScope, Connection } from "../services/accounts/connected-apps";
 
@@ -45,16 +44,8 @@ export const ok = (data: Record<string, unknown>, text?: string): ToolResult => 
  */
 const refusal = (data: { code: string; message: string } & Record<string, unknown>): ToolResult => ({ content: [{ type: "text", text: JSON.stringify(data) }], isError: true });
 
-function failure(error: unknown, context: McpContext): ToolResult {
-  if (error instanceof InsufficientCreditsError) {
-    const billingUrl = `${context.origin}/app/billing`;
-    return refusal({ code: error.code, message: `${error.message} Buy credits or change the plan at ${billingUrl}.`, ...error.details, billingUrl });
-  }
-  if (error instanceof z.ZodError) return refusal({ code: "invalid_request", message: describeZodError(error) });
-  if (error instanceof AppError) return refusal({ code: error.code, message: error.message, ...error.details });
-  console.error("mcp tool failed", error instanceof Error ? error.stack : String(error));
-  return refusal({ code: "internal_error", message: "An unexpected error occurred; nothing was charged for it." });
-}
+/** Any error as the connector's tool error: the translation REST answers with (src/error-translator.ts). */
+const failure = (error: unknown, context: McpContext): ToolResult => refusal(toolError(translateError(error, "mcp tool failed"), context.origin));
 
 /**
  * Runs a tool's work, its errors as tool results; a tool outside the scopes the owner granted this

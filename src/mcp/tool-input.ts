@@ -13,7 +13,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { ZodError } from "zod";
-import { zodIssueMessages } from "../http";
+import { zodIssueMessages } from "../error-translator";
 import { toolNames, tools, type ToolName, type ToolParams } from "../tools";
 
 export const idempotencyKeyField = z

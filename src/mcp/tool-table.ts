@@ -11,6 +11,7 @@ import type { McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/se
 import { getOpenApiMetadata } from "@asteasolutions/zod-to-openapi";
 import type * as z from "zod";
 import type { AssistantScope } from "../services/accounts/connected-apps";
+import { invalidInput } from "../error-translator";
 import { guarded, ok, type McpContext, type ToolResult } from "./tool-context";
 
 export interface ToolAnnotations {
@@ -95,7 +96,16 @@ export function registerTools(server: McpServer, context: McpContext, rows: read
     server.registerTool(
       row.name,
       { title: row.title, description: row.description, inputSchema: advertisedInput(row), outputSchema: row.output as unknown as StandardSchemaWithJSON, annotations: row.annotations },
-      async (args: unknown) => guarded(context, async () => answered(await row.run(row.input.parse(args ?? {}), context)), row.scope),
+      async (args: unknown) =>
+        guarded(
+          context,
+          async () => {
+            const parsed = row.input.safeParse(args ?? {});
+            if (!parsed.success) throw invalidInput(parsed.error);
+            return answered(await row.run(parsed.data, context));
+          },
+          row.scope,
+        ),
     );
   }
 }

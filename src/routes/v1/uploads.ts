@@ -4,7 +4,8 @@
  * body instead, and the operation is documented in the registry by hand.
  */
 import { z } from "@hono/zod-openapi";
-import { createRouter, describeZodError } from "../../http";
+import { createRouter } from "../../http";
+import { invalidInput } from "../../error-translator";
 import { invalidRequest, pickErrors } from "../../errors";
 import { uploadFromMultipart, uploadFromUrl } from "../../services/media-jobs/uploads";
 import { UploadResultSchema } from "../../contract/account";
@@ -53,7 +54,7 @@ export function uploadRoutes() {
         throw invalidRequest("Malformed JSON in request body.");
       });
       const parsed = UrlUploadSchema.safeParse(body);
-      if (!parsed.success) throw invalidRequest(describeZodError(parsed.error));
+      if (!parsed.success) throw invalidInput(parsed.error);
       const policy = { allowPrivate: c.env.ALLOW_PRIVATE_URLS === "true", resolverUrl: c.env.DNS_RESOLVER_URL };
       return c.json(await uploadFromUrl(c.env, caller.accountId, parsed.data.url, policy, now, caller.mode), 200);
     }
