@@ -1,9 +1,7 @@
 /**
- * Input schemas of the ten registry tools as the connector advertises and checks them.
- *
- * Checking: the registry's own zod schema (refinements and defaults included), never a copy,
- * with REST's messages ("end: must be greater than start", "uploadId: Required"), so a bad call
- * comes back as an `isError` result naming the field, before anything is charged.
+ * Input schemas of the ten registry tools as the connector advertises them. (Checking is the
+ * registry's own zod schema plus `idempotencyKey`, in the tool's row: media-tools.ts, with REST's
+ * messages, "end: must be greater than start", before anything is charged.)
  *
  * Advertising: zod's JSON Schema of that schema (input side: fields with defaults are optional)
  * plus each field's description (and integer type) from the OpenAPI metadata REST publishes (`.openapi({description})`
@@ -12,9 +10,7 @@
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
-import type { ZodError } from "zod";
-import { zodIssueMessages } from "../error-translator";
-import { toolNames, tools, type ToolName, type ToolParams } from "../tools";
+import { toolNames, tools, type ToolName } from "../tools";
 
 export const idempotencyKeyField = z
   .string()
@@ -22,10 +18,7 @@ export const idempotencyKeyField = z
   .max(255)
   .describe("Optional. Send the same key to retry a call safely: within 24 hours the first answer is replayed and nothing is charged twice.");
 
-export type MediaToolInput<K extends ToolName> = ToolParams[K] & { idempotencyKey?: string };
-
 type JsonObject = Record<string, unknown>;
-type Issue = { message: string; path?: PropertyKey[] };
 
 /** Wording of the REST descriptions that does not fit an assistant. */
 const forAssistants = (description: string) =>
@@ -78,31 +71,16 @@ function describedJsonSchema(tool: ToolName, options: { target: string; libraryO
   return schema;
 }
 
-const issuesOf = (error: ZodError, prefix: PropertyKey[] = []): Issue[] =>
-  // One message per field, worded as REST words it (the path is inside the message): a string
-  // for uploadIds is "expected array", not also a string too long.
-  zodIssueMessages({ issues: error.issues.map((issue) => ({ ...issue, path: [...prefix, ...issue.path] })) } as unknown as ZodError).map((message) => ({ message }));
-
 /**
- * The MCP input schema of a registry tool: validated by the tool's own schema, described for
- * assistants. The handler receives the parsed parameters (defaults applied) and the key.
+ * The MCP input schema of a registry tool as advertised: zod's JSON Schema of the tool's own
+ * schema, described for assistants. Validation lets everything through: the row checks it.
  */
-export function mediaToolInput<K extends ToolName>(tool: K): StandardSchemaWithJSON<unknown, MediaToolInput<K>> {
-  const params = tools[tool].params as unknown as z.ZodType<ToolParams[K]>;
+export function mediaToolInput(tool: ToolName): StandardSchemaWithJSON {
   return {
     "~standard": {
       version: 1,
       vendor: "zod",
-      validate(value: unknown) {
-        const { idempotencyKey, ...body } = value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { idempotencyKey: undefined };
-        const issues: Issue[] = [];
-        const parsed = params.safeParse(body);
-        if (!parsed.success) issues.push(...issuesOf(parsed.error));
-        const key = idempotencyKey === undefined ? undefined : idempotencyKeyField.safeParse(idempotencyKey);
-        if (key && !key.success) issues.push(...issuesOf(key.error, ["idempotencyKey"]));
-        if (issues.length > 0 || !parsed.success) return { issues };
-        return { value: { ...parsed.data, ...(key?.success ? { idempotencyKey: key.data } : {}) } as MediaToolInput<K> };
-      },
+      validate: (value: unknown) => ({ value }),
       jsonSchema: {
         input: (options) => describedJsonSchema(tool, options),
         output: (options) => describedJsonSchema(tool, options),
