@@ -8,8 +8,7 @@ import { ConnectorJobSchema, connectorJobView, JobEnvelopeSchema } from "../cont
 import { catalogueText, VoiceListSchema, voiceList } from "../contract/voices";
 import { AppError } from "../errors";
 import { getAccountDetails } from "../services/accounts/accounts";
-import { costOf } from "../services/billing/pricing";
-import type { Rate } from "../tools/definition";
+import { costOf, rateText } from "../services/billing/pricing";
 import { cancelJob } from "../services/media-jobs/lifecycle";
 import { createToolJob } from "../services/media-jobs/creation";
 import { MAX_JOB_WAIT_SECONDS, waitForJobForKey } from "../services/media-jobs/reads";
@@ -21,35 +20,6 @@ import { assistantOf, callerOf, type McpContext } from "./tool-context";
 import { idempotencyKeyField, mediaToolInput } from "./tool-input";
 import { readOnly, tool, Worded, writes, type ConnectorTool } from "./tool-table";
 
-const priceText = (rate: Rate) =>
-  rate.per === "free"
-    ? "free"
-    : rate.per === "call"
-      ? `${rate.credits} credits per call`
-      : rate.per === "minute"
-        ? `${rate.credits} credits per minute, pro rata (max(1, ceil(${rate.credits} x seconds / 60)))${rate.clone ? ` (${rate.clone} a minute with the cloned voice)` : ""}`
-        : `${rate.credits} credits per 1000 characters (${rate.clone} with the cloned voice)`;
-
-/** The seconds a per-minute tool bills. */
-const billedSeconds: Partial<Record<ToolName, string>> = {
-  trim: " The seconds billed are those kept (end - start).",
-  merge: " The seconds billed are the inputs' durations added up.",
-};
-
-/** When an assistant should reach for each tool, beyond the summary. */
-const guidance: Record<ToolName, string> = {
-  subtitles: "Use it to burn captions into a video, from an SRT the user gives or from automatic transcription.",
-  transcribe: "Use it when the user wants the words of a recording as text or an .srt file.",
-  "clean-audio": "Use it when a recording has background noise or a weak voice.",
-  "extract-audio": "Use it when the user wants only the sound of a video.",
-  convert: "Use it to change the container or format (mp4, webm, mov, avi, mkv).",
-  merge: "Use it to join several videos, in order, into one.",
-  watermark: "Use it to put a logo (an uploaded image) or a text mark on a video.",
-  trim: "Use it to keep only a part of a video or audio file.",
-  "text-to-speech": "Use it to turn text into spoken audio (.wav).",
-  "voice-change": "Use it to replace the voice in a video with a catalogue voice or the user's cloned voice.",
-};
-
 const mcpName = (name: ToolName) => name.replace(/-/g, "_");
 
 /** A worked example of a per-minute price (pay as you go), from the same function that bills. */
@@ -60,8 +30,8 @@ function example(name: ToolName): string {
 
 /** What an assistant reads of a registry tool: all of it from the tool's definition. */
 export function mediaToolDescription(name: ToolName): string {
-  const { summary, rates } = tools[name];
-  return `${summary}. ${guidance[name]} Cost: ${priceText(rates.payg)} on pay as you go; ${priceText(rates.plans)} on monthly plans (get_balance tells which applies).${billedSeconds[name] ?? ""}${example(name)} Credits are taken when the job starts. Returns a jobId: call get_job (with waitSeconds) until it is completed. A failed job is refunded automatically.`;
+  const { summary, guidance, billedOn, rates } = tools[name];
+  return `${summary}. ${guidance} Cost: ${rateText(rates.payg)} on pay as you go; ${rateText(rates.plans)} on monthly plans (get_balance tells which applies).${billedOn ? ` ${billedOn}` : ""}${example(name)} Credits are taken when the job starts. Returns a jobId: call get_job (with waitSeconds) until it is completed. A failed job is refunded automatically.`;
 }
 
 const mediaTool = (name: ToolName) =>

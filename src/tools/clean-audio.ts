@@ -9,6 +9,7 @@ export type CleanAudioInput = z.output<typeof CleanAudioParams>;
 
 export const cleanAudio = defineTool({
   summary: "Remove background noise and improve the voice",
+  guidance: "Use it when a recording has background noise or a weak voice.",
   params: CleanAudioParams,
   rates: { payg: { per: "minute", credits: 10 }, plans: { per: "minute", credits: 10 } },
   inputs: (p) => singleInput(p.uploadId, mediaKinds, true),

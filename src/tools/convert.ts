@@ -9,6 +9,7 @@ export type ConvertInput = z.output<typeof ConvertParams>;
 
 export const convert = defineTool({
   summary: "Convert to mp4, webm, mov, avi or mkv",
+  guidance: "Use it to change the container or format (mp4, webm, mov, avi, mkv).",
   params: ConvertParams,
   rates: { payg: { per: "minute", credits: 5 }, plans: { per: "free" } },
   inputs: (p) => singleInput(p.uploadId, mediaKinds),

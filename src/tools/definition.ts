@@ -1,6 +1,6 @@
 /**
- * What a tool is, in one place: its request schema (validation and OpenAPI), a summary, its
- * price under both pricing forms, the uploads it reads and what it bills on, the checks that
+ * What a tool is, in one place: its request schema (validation and OpenAPI), a summary, when
+ * an assistant should use it, its price under both pricing forms, the uploads it reads and what it bills on, the checks that
  * need the probed media, an estimate of the work, and how it runs (a speech stage first, an
  * ffmpeg command, or both). `src/tools/index.ts` lists the tools; pricing, routes, the OpenAPI
  * document, job creation and execution all derive from it.
@@ -62,6 +62,10 @@ export interface BuildContext {
 
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   summary: string;
+  /** When an assistant should reach for the tool, beyond the summary (the connector's description). */
+  guidance: string;
+  /** What a per-minute tool bills when it is not its input's duration, as a sentence for assistants. */
+  billedOn?: string;
   params: Schema;
   /** Form A (`payg`) and form B (monthly plans). */
   rates: { payg: Rate; plans: Rate };

@@ -9,6 +9,7 @@ export type ExtractAudioInput = z.output<typeof ExtractAudioParams>;
 
 export const extractAudio = defineTool({
   summary: "Extract the audio track as mp3, wav or aac",
+  guidance: "Use it when the user wants only the sound of a video.",
   params: ExtractAudioParams,
   rates: { payg: { per: "call", credits: 3 }, plans: { per: "free" } },
   inputs: (p) => singleInput(p.uploadId, mediaKinds, true),

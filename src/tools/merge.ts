@@ -13,6 +13,8 @@ export type MergeInput = z.output<typeof MergeParams>;
 
 export const merge = defineTool({
   summary: "Merge 2 to 20 videos in the given order",
+  guidance: "Use it to join several videos, in order, into one.",
+  billedOn: "The seconds billed are the inputs' durations added up.",
   params: MergeParams,
   rates: { payg: { per: "minute", credits: 5 }, plans: { per: "free" } },
   inputs: (p) => p.uploadIds.map((id, i) => ({ field: `uploadIds.${i}`, uploadId: id, accepts: videoOnly })),

@@ -34,6 +34,7 @@ export type SubtitlesInput = z.output<typeof SubtitlesParams>;
 
 export const subtitles = defineTool({
   summary: "Burn styled subtitles into a video (automatic transcription or srtContent)",
+  guidance: "Use it to burn captions into a video, from an SRT the user gives or from automatic transcription.",
   params: SubtitlesParams,
   rates: { payg: { per: "minute", credits: 20 }, plans: { per: "minute", credits: 20 } },
   // Automatic captions come from the speech: a video without sound needs srtContent.

@@ -29,6 +29,7 @@ export type TextToSpeechInput = z.output<typeof TextToSpeechParams>;
 
 export const textToSpeech = defineTool({
   summary: "Generate a .wav file from text",
+  guidance: "Use it to turn text into spoken audio (.wav).",
   params: TextToSpeechParams,
   rates: { payg: { per: "1000chars", credits: 5, clone: 40 }, plans: { per: "1000chars", credits: 15, clone: 40 } },
   inputs: () => [],

@@ -22,6 +22,7 @@ export type TranscribeInput = z.output<typeof TranscribeParams>;
 
 export const transcribe = defineTool({
   summary: "Transcribe speech to plain text or SRT",
+  guidance: "Use it when the user wants the words of a recording as text or an .srt file.",
   params: TranscribeParams,
   rates: { payg: { per: "minute", credits: 15 }, plans: { per: "minute", credits: 15 } },
   inputs: (p) => singleInput(p.uploadId, mediaKinds, true),

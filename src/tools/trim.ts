@@ -26,6 +26,8 @@ function exactMs(seconds: number): number {
 
 export const trim = defineTool({
   summary: "Extract the segment from start to end (seconds)",
+  guidance: "Use it to keep only a part of a video or audio file.",
+  billedOn: "The seconds billed are those kept (end - start).",
   params: TrimParams,
   rates: { payg: { per: "minute", credits: 3 }, plans: { per: "free" } },
   inputs: (p) => singleInput(p.uploadId, mediaKinds),

@@ -16,6 +16,7 @@ export type VoiceChangeInput = z.output<typeof VoiceChangeParams>;
 
 export const voiceChange = defineTool({
   summary: "Replace the voice of a video with a catalogue or cloned voice",
+  guidance: "Use it to replace the voice in a video with a catalogue voice or the user's cloned voice.",
   params: VoiceChangeParams,
   rates: { payg: { per: "minute", credits: 15, clone: 60 }, plans: { per: "minute", credits: 25, clone: 60 } },
   inputs: (p) => singleInput(p.uploadId, videoOnly, true),

@@ -27,6 +27,7 @@ export type WatermarkInput = z.output<typeof WatermarkParams>;
 
 export const watermark = defineTool({
   summary: "Add an image or text watermark, tiled (fixe) or moving (flottant)",
+  guidance: "Use it to put a logo (an uploaded image) or a text mark on a video.",
   params: WatermarkParams,
   rates: { payg: { per: "minute", credits: 5 }, plans: { per: "free" } },
   inputs: (p) => [

@@ -62,3 +62,35 @@ export function describePrices(): string {
     "Form B (plans solo, starter, pro, scale): " + toolNames.map((t) => line(t, rateOf("solo", t))).join("; ") + ".",
   ].join("\n\n");
 }
+
+/** A rate in words for an assistant ("3 credits per call", "5 credits per minute, pro rata (...)"). */
+export function rateText(rate: Rate): string {
+  return rate.per === "free"
+    ? "free"
+    : rate.per === "call"
+      ? `${rate.credits} credits per call`
+      : rate.per === "minute"
+        ? `${rate.credits} credits per minute, pro rata (max(1, ceil(${rate.credits} x seconds / 60)))${rate.clone ? ` (${rate.clone} a minute with the cloned voice)` : ""}`
+        : `${rate.credits} credits per 1000 characters (${rate.clone} with the cloned voice)`;
+}
+
+const listed = (items: string[]) => (items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`);
+
+/**
+ * What monthly plans change, for the billing page: the tools they make free and the prices they
+ * change ("On plans, extract-audio, convert, ... are free; text-to-speech costs 15 credits per
+ * 1,000 characters and voice-change 25 per minute.").
+ */
+export function plansDifferences(): string {
+  const free = toolNames.filter((tool) => tools[tool].rates.plans.per === "free");
+  const changed = toolNames.filter((tool) => {
+    const { payg, plans } = tools[tool].rates;
+    return plans.per !== "free" && (plans.per !== payg.per || ("credits" in payg && plans.credits !== payg.credits));
+  });
+  const unit = (rate: Rate) => (rate.per === "minute" ? "minute" : rate.per === "call" ? "call" : "1,000 characters");
+  const prices = changed.map((tool, index) => {
+    const rate = tools[tool].rates.plans as Exclude<Rate, { per: "free" }>;
+    return index === 0 ? `${tool} costs ${rate.credits} credits per ${unit(rate)}` : `${tool} ${rate.credits} per ${unit(rate)}`;
+  });
+  return `On plans, ${listed(free)} ${free.length === 1 ? "is" : "are"} free${prices.length > 0 ? `; ${listed(prices)}` : ""}.`;
+}

@@ -2,6 +2,7 @@ import type { FC } from "hono/jsx";
 import type { AccountDetails } from "../../services/accounts/accounts";
 import type { PaymentView } from "../../services/billing/purchases";
 import { offerName, packs, paidPlans, planAllowance, planNames, topups, type CreditOffer, type PaidPlan } from "../../services/billing/catalog";
+import { plansDifferences } from "../../services/billing/pricing";
 import { credits, date, dateTime, euros } from "../format";
 import { AppPage, ConfirmedAction, DataTable, Notice } from "../layout";
 
@@ -111,8 +112,7 @@ export const BillingPage: FC<{
 
     <h2>Monthly plans</h2>
     <p class="muted">
-      Plans reset their credits each month. On plans, convert, trim, merge, watermark and extract-audio are free; text-to-speech costs 15 credits per 1,000
-      characters and voice-change 25 per minute.
+      Plans reset their credits each month. {plansDifferences()}
     </p>
     <div class="offers">
       <PlanCard plan="solo" account={account} price={null} />
