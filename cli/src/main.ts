@@ -14,6 +14,18 @@ import { abandonDownload, downloadResult, isFolder, waitForJob } from "./jobs.ts
 import { buildBody, describeTool, fetchTools } from "./tool-fields.ts";
 import { uploadFile, resumableUpload } from "./upload.ts";
 import { UsageError } from "./usage-error.ts";
+import { toolNames } from "./api-types.ts";
+
+/** `words` joined by ", " after `first`, on lines of at most `width` characters, each indented by `indent`. */
+function wrapped(first: string, words: readonly string[], indent: number, width: number): string {
+  const lines = [first];
+  words.forEach((word, index) => {
+    const piece = index < words.length - 1 ? `${word},` : word;
+    if (indent + lines.at(-1)!.length + 1 + piece.length > width) lines.push(piece);
+    else lines[lines.length - 1] += ` ${piece}`;
+  });
+  return lines.join(`\n${" ".repeat(indent)}`);
+}
 
 const USAGE = `Usage: media-credits <command> [arguments] [--options]
 
@@ -22,8 +34,7 @@ const USAGE = `Usage: media-credits <command> [arguments] [--options]
                                       upload a file; files over 95 MB go in resumable parts
   upload-url <url>                    the API downloads the file itself
   <tool> [ids or text] [--field value ...] [--wait] [--out FILE] [--idempotency-key KEY]
-                                      call a tool: ${"extract-audio, convert, trim, merge, watermark, clean-audio,"}
-                                      subtitles, transcribe, text-to-speech, voice-change
+                                      ${wrapped("call a tool:", toolNames, 38, 100)}
   tools | help <command>              the tools and their fields (from the API's OpenAPI document)
   job <jobId> [--wait] [--out FILE]   a job's status; wait for its end; download its result
   cancel <jobId>                      cancel a queued or processing job (refunded)

@@ -7,8 +7,15 @@ const HEADER = `/**
  */
 `;
 
+/** The tools (the POST operations tagged Tools, /api/v1/<tool>), in the document's order. */
+export function toolNamesOf(document: object): string[] {
+  const paths = (document as { paths?: Record<string, { post?: { tags?: string[] } }> }).paths ?? {};
+  return Object.entries(paths).flatMap(([path, item]) => (item.post?.tags?.includes("Tools") ? [path.replace(/^\/api\/v1\//, "")] : []));
+}
+
 export async function renderTypes(document: object): Promise<string> {
   // The servers entry names the host the document was fetched from; it is not part of the API.
   const { servers: _servers, ...stable } = document as { servers?: unknown };
-  return HEADER + astToString(await openapiTS(stable as Parameters<typeof openapiTS>[0]));
+  const tools = `\n/** The API's tools (POST /api/v1/<tool>), read from the same document: the CLI's list of them. */\nexport const toolNames = ${JSON.stringify(toolNamesOf(document))} as const;\n`;
+  return HEADER + astToString(await openapiTS(stable as Parameters<typeof openapiTS>[0])) + tools;
 }
