@@ -62,7 +62,7 @@ router.openAPIRegistry.registerPath({
 
 export const socialRoutes = router
   .openapi(route({ method: "post", path: "/brands", operationId: "createBrand", summary: "Create a brand", request: body(BrandInput), responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401) } }), async (c) =>
-    c.json(await createBrand(c.env, c.get("caller").accountId, c.req.valid("json") as never, Date.now()), 200),
+    c.json(await createBrand(c.env, c.get("caller").accountId, c.req.valid("json"), Date.now()), 200),
   )
   .openapi(route({ method: "get", path: "/brands", operationId: "listBrands", summary: "List the account's brands", responses: { 200: jsonContent(BrandList, "Brands"), ...pickErrors(401) } }), async (c) =>
     c.json({ brands: await listBrands(c.env, c.get("caller").accountId) }, 200),
@@ -72,7 +72,7 @@ export const socialRoutes = router
   )
   .openapi(
     route({ method: "patch", path: "/brands/{brandId}", operationId: "updateBrand", summary: "Change a brand (channels, when given, replace its networks)", request: { params: BrandRef, ...body(BrandChanges) }, responses: { 200: jsonContent(BrandSchema, "Brand"), ...pickErrors(400, 401, 404) } }),
-    async (c) => c.json(await updateBrand(c.env, c.get("caller").accountId, c.req.valid("param").brandId, c.req.valid("json") as never, Date.now()), 200),
+    async (c) => c.json(await updateBrand(c.env, c.get("caller").accountId, c.req.valid("param").brandId, c.req.valid("json"), Date.now()), 200),
   )
   .openapi(
     route({
@@ -90,7 +90,7 @@ export const socialRoutes = router
     },
   )
   .openapi(route({ method: "post", path: "/posts", operationId: "createPost", summary: "Create a post (a draft); an unknown brandId is a 400 naming it", request: body(PostInput), responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401) } }), async (c) =>
-    c.json(await createPost(c.env, c.get("caller"), c.req.valid("json") as never, Date.now()), 200),
+    c.json(await createPost(c.env, c.get("caller"), c.req.valid("json"), Date.now()), 200),
   )
   .openapi(
     route({ method: "get", path: "/posts", operationId: "listPosts", summary: "List posts", request: { query: PostListQuery }, responses: { 200: jsonContent(PostList, "Posts"), ...pickErrors(400, 401) } }),
@@ -101,7 +101,7 @@ export const socialRoutes = router
   )
   .openapi(
     route({ method: "patch", path: "/posts/{postId}", operationId: "updatePost", summary: "Edit a post (an approved post of a brand that needs approval goes back to draft)", request: { params: PostRef, ...body(PostChanges) }, responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) } }),
-    async (c) => c.json(await updatePost(c.env, c.get("caller"), c.req.valid("param").postId, c.req.valid("json") as never, Date.now()), 200),
+    async (c) => c.json(await updatePost(c.env, c.get("caller"), c.req.valid("param").postId, c.req.valid("json"), Date.now()), 200),
   )
   .openapi(
     route({
