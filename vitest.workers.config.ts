@@ -3,6 +3,44 @@ import { defineConfig } from "vitest/config";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 
+/**
+ * `npm run test:fast` (TEST_FAST=1): the inner loop, the workerd tests that run no media through
+ * ffmpeg.wasm, in under 2 minutes on 2 cores (`npm test` still runs every file, ~17 minutes).
+ * Left out: the files below, which load the wasm core or start a job that the queue consumer runs
+ * to its end in ffmpeg.wasm (even a test that only checks the 200 of an accepted job makes the
+ * next tests of its file wait for that job). A new test file that does either belongs here.
+ * The remaining files also share one workerd (`isolate: false`), which saves the ~7 s that
+ * starting one per file costs (12 small files: 88 s one workerd each, 13 s shared); they can,
+ * since each test makes its own account and ids; test/fast-setup.ts clears the one global the
+ * wasm loader leaves behind.
+ */
+const WASM_MEDIA_FILES = [
+  "test/media/billed-duration.test.ts",
+  "test/media/clean-audio-quality.test.ts",
+  "test/media/decode-limits.test.ts",
+  "test/media/ffmpeg-wasm.test.ts",
+  "test/media/frame-rate.test.ts",
+  "test/media/subtitles.test.ts",
+  "test/media/tools-light.test.ts",
+  "test/mcp/assistant-limits.test.ts",
+  "test/mcp/handler.test.ts",
+  "test/mcp/parity.test.ts",
+  "test/mcp/tools.test.ts",
+  "test/routes/admin-audit.test.ts",
+  "test/routes/cancel.test.ts",
+  "test/routes/fuzz.test.ts",
+  "test/routes/input-findings.test.ts",
+  "test/routes/job-wait.test.ts",
+  "test/routes/jobs.test.ts",
+  "test/routes/media-wasm.test.ts",
+  "test/routes/rate-limits.test.ts",
+  "test/routes/test-keys.test.ts",
+  "test/routes/webhooks-jobs.test.ts",
+  "test/services/social.test.ts",
+  "test/web/pages.test.ts",
+];
+const fast = Boolean(process.env.TEST_FAST);
+
 export default defineConfig({
   plugins: [
     cloudflareTest(async (ctx) => ({
@@ -52,9 +90,10 @@ export default defineConfig({
   test: {
     name: "workers",
     globalSetup: ["./test/global-setup.ts"],
-    setupFiles: ["./test/apply-migrations.ts"],
+    setupFiles: ["./test/apply-migrations.ts", ...(fast ? ["./test/fast-setup.ts"] : [])],
     include: ["test/**/*.test.ts"],
-    exclude: ["test/e2e/**", "test/repo/**"],
+    exclude: ["test/e2e/**", "test/repo/**", ...(fast ? WASM_MEDIA_FILES : [])],
+    isolate: !fast,
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
