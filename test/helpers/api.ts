@@ -4,6 +4,7 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { eventually } from "./eventually";
 
 export const BASE = "http://api.test";
 export const ADMIN = { authorization: "Bearer test-admin-token" };
@@ -97,15 +98,15 @@ type JobStatus = { jobId: string; status: string; progress: null; result?: { url
  * second: well inside a key's rate limit (100 per 10 s) even across a long job.
  */
 export async function waitForJob(account: TestAccount, jobId: string, timeoutMs = 60_000): Promise<JobStatus> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const response = await call(`/api/v1/jobs/${jobId}`, { headers: account.auth });
-    expect(response.status).toBe(200);
-    const job = (await response.json()) as JobStatus;
-    if (job.status === "completed" || job.status === "failed") return job;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} still ${job.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  return eventually(
+    async () => {
+      const response = await call(`/api/v1/jobs/${jobId}`, { headers: account.auth });
+      expect(response.status).toBe(200);
+      return (await response.json()) as JobStatus;
+    },
+    (job) => job.status === "completed" || job.status === "failed",
+    { timeoutMs, intervalMs: 250, what: `job ${jobId} to end` },
+  );
 }
 
 export async function expectError(response: Response, status: number, code: string, messageMatch?: RegExp) {

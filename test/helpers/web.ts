@@ -5,6 +5,7 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { BASE, call } from "./api";
+import { eventually } from "./eventually";
 
 export class WebClient {
   constructor(readonly base = BASE) {}
@@ -76,15 +77,13 @@ export async function signedUpClient(email = uniqueEmail(), password = PASSWORD,
 
 /** The newest link under `path` mailed to `email` (the dev outbox; mails leave after the answer, so it is waited for). */
 export async function mailedLink(email: string, path: string): Promise<string> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const mails = await env.DB.prepare("SELECT body FROM dev_outbox WHERE to_email = ? ORDER BY created_at DESC, id DESC").bind(email).all<{ body: string }>();
-    for (const mail of mails.results) {
-      const link = mail.body.match(new RegExp(`https?://\\S+${path.replace(/\//g, "\\/")}\\S+`))?.[0];
-      if (link) return link;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`no mail with a ${path} link for ${email}`);
+  const linkIn = (body: string) => body.match(new RegExp(`https?://\\S+${path.replace(/\//g, "\\/")}\\S+`))?.[0];
+  const mails = await eventually(
+    async () => (await env.DB.prepare("SELECT body FROM dev_outbox WHERE to_email = ? ORDER BY created_at DESC, id DESC").bind(email).all<{ body: string }>()).results,
+    (found) => found.some((mail) => linkIn(mail.body) !== undefined),
+    { timeoutMs: 2_000, intervalMs: 20, what: `a mail with a ${path} link for ${email}` },
+  );
+  return mails.map((mail) => linkIn(mail.body)).find((link) => link !== undefined)!;
 }
 
 export async function accountRow(accountId: string) {

@@ -15,6 +15,7 @@ import { accountWebhookSecret, signWebhook } from "../../src/services/webhooks/s
 import { attemptDelivery, consumeWebhookBatch } from "../../src/services/webhooks/delivery";
 import { type WebhookMessage } from "../../src/services/webhooks/outbox";
 import { balanceOf, call, callTool, expectError, expectLedgerConsistent, newAccount, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
+import { eventually } from "../helpers/eventually";
 
 /** Standard Webhooks verification, from the spec: v1 = base64(HMAC-SHA256(base64-decoded secret, "id.ts.body")). */
 function verifyStandardWebhook(secret: string, headers: Headers, body: string, nowSeconds: number, toleranceSeconds = 300): boolean {
@@ -39,15 +40,6 @@ async function settings(account: TestAccount) {
   const response = await json(account, "GET", "/api/v1/account/webhook");
   expect(response.status).toBe(200);
   return (await response.json()) as { url: string | null; secret: string; secretVersion: number };
-}
-
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 interface Log {
@@ -192,9 +184,10 @@ describe("deliveries", () => {
     const clip = await uploadFixture(account, "clip.mp4");
     const started = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId })).json()) as { jobId: string };
     expect((await waitForJob(account, started.jobId)).status).toBe("completed");
-    const log = await waitFor(
+    const log = await eventually(
       async () => (await (await json(account, "GET", `/api/v1/jobs/${started.jobId}/webhooks`)).json()) as Log,
       (l) => l.deliveries[0]?.status === "failed",
+      { intervalMs: 200, what: "the delivery failed" },
     );
     expect(log.deliveries).toHaveLength(1);
     const [delivery] = log.deliveries;
