@@ -3,7 +3,9 @@
  * second cancel (or a cancel of an ended job) answers 400 naming the state; other keys get 404.
  */
 import { env } from "cloudflare:workers";
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import worker from "../../src/index";
 import { balanceOf, call, callTool, expectError, expectLedgerConsistent, newAccount, uploadFixture, waitForJob } from "../helpers/api";
 
 const cancel = (auth: { authorization: string }, jobId: string) => call(`/api/v1/jobs/${jobId}/cancel`, { method: "POST", headers: auth });
@@ -20,8 +22,12 @@ describe("cancelling a job", () => {
     expect(await response.json()).toEqual({ jobId: started.jobId, status: "failed", progress: null, error: "Cancelled at the caller's request; credits refunded." });
     expect(await balanceOf(account)).toBe(100);
     await expectError(await cancel(account.auth, started.jobId), 400, "invalid_request", /already failed/);
-    // Once the consumer has seen the message, the job is still the cancelled one, refunded once.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // The job's message reaches the consumer (here at once, as the queue delivers it after its
+    // batch timeout): acknowledged, and the job is still the cancelled one, refunded once.
+    const batch = createMessageBatch("media-jobs", [{ id: "cancelled-job", timestamp: new Date(), attempts: 1, body: { jobId: started.jobId } }]);
+    const ctx = createExecutionContext();
+    await worker.queue!(batch, env);
+    expect(await getQueueResult(batch, ctx)).toMatchObject({ explicitAcks: ["cancelled-job"], retryMessages: [] });
     expect((await waitForJob(account, started.jobId)).error).toMatch(/^Cancelled/);
     const refunds = await env.DB.prepare("SELECT COUNT(*) AS n FROM ledger WHERE job_id = ? AND kind = 'refund'").bind(started.jobId).first<{ n: number }>();
     expect(refunds!.n).toBe(1);

@@ -12,6 +12,7 @@ import { dispatchDuePosts, publishOne } from "../../src/services/social/publishi
 import { expirePostMedia } from "../../src/services/social/posts";
 import { brandWebhookSecret } from "../../src/services/webhooks/signing";
 import { balanceOf, call, callTool, newAccount, newKey, postJson, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
+import { eventually } from "../helpers/eventually";
 import { WebClient } from "../helpers/web";
 
 const mastodon = inject("mastodonBaseUrl");
@@ -29,15 +30,6 @@ const hookLog = async (name: string) => (await (await fetch(`${hooks}/${name}/lo
 const uid = () => Math.random().toString(36).slice(2, 10);
 const storedMastodonConfig = async (brandId: string) =>
   (await env.DB.prepare("SELECT config FROM brand_channels WHERE brand_id = ? AND network = 'mastodon'").bind(brandId).first<{ config: string }>())!.config;
-
-async function until<T>(probe: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (ok(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function brand(options: { requiresApproval?: boolean; hook?: string; channels?: unknown[] } = {}) {
   return json(
@@ -334,7 +326,7 @@ describe("brands and posts", () => {
     expect((await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: "{}" }))).state).toBe("scheduled");
 
     // The decisions reached the brand's webhook, signed with its secret.
-    const events = await until(() => hookLog(new URL(b.webhookUrl).pathname.slice(1)), (log) => log.length >= 2);
+    const events = await eventually(() => hookLog(new URL(b.webhookUrl).pathname.slice(1)), (log) => log.length >= 2, { what: "two review events at the brand's webhook" });
     expect(events.map((e) => JSON.parse(e.body).type)).toEqual(["post.changes_requested", "post.approved"]);
     const first = events[0];
     expect(first.headers["webhook-signature"]).toBe(`v1=${await hmacHex(b.webhookSecret, `${first.headers["webhook-timestamp"]}.${first.body}`)}`);
@@ -363,7 +355,7 @@ describe("brands and posts", () => {
     await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: at }) }));
     // Not before its time.
     expect(await publishOne(env, post.postId, "mastodon", Date.now())).toBe("skipped");
-    const published = await until(async () => json(await api(`/api/v1/posts/${post.postId}`)), (p) => p.state === "published");
+    const published = await eventually(async () => json(await api(`/api/v1/posts/${post.postId}`)), (p) => p.state === "published", { what: "the post published" });
     expect(published.state).toBe("published");
     expect(Date.parse(published.publishedAt)).toBeGreaterThanOrEqual(Date.parse(at));
     expect(published.deliveries.map((d: any) => [d.network, d.status]).sort()).toEqual([["mastodon", "sent"], ["webhook", "sent"]]);
@@ -372,8 +364,9 @@ describe("brands and posts", () => {
     const scheduler = env.BRAND_SCHEDULER.get(env.BRAND_SCHEDULER.idFromName(b.brandId));
     await runDurableObjectAlarm(scheduler);
     await dispatchDuePosts(env, null, Date.now());
-    await Promise.all([publishOne(env, post.postId, "mastodon", Date.now()), publishOne(env, post.postId, "webhook", Date.now())]);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Nothing is in flight to publish it again: a sweep queues no message for it, and messages are skipped.
+    expect(await dispatchDuePosts(env, b.brandId, Date.now())).toMatchObject({ queued: 0 });
+    expect(await Promise.all([publishOne(env, post.postId, "mastodon", Date.now()), publishOne(env, post.postId, "webhook", Date.now())])).toEqual(["skipped", "skipped"]);
     const mine = (await statuses()).slice(before).filter((s) => s.content.includes(post.text.split(" ")[1]));
     expect(mine).toHaveLength(1);
     expect(mine[0].media_attachments).toHaveLength(1);
@@ -416,7 +409,7 @@ describe("brands and posts", () => {
     const publish = async (brandId: string, text: string) => {
       const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId, text }) }));
       await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: new Date(Date.now() + 500).toISOString() }) }));
-      return until(async () => json(await api(`/api/v1/posts/${post.postId}`)), (p) => p.state !== "scheduled");
+      return eventually(async () => json(await api(`/api/v1/posts/${post.postId}`)), (p) => p.state !== "scheduled", { what: "the post out of scheduled" });
     };
     const legacy = await brand({ requiresApproval: false });
     const plain = JSON.stringify({ instanceUrl: mastodon, accessToken: "mastodon-test-token" });
@@ -442,7 +435,7 @@ describe("brands and posts", () => {
     const b = await brand({ requiresApproval: false, channels: [{ network: "mastodon", instanceUrl: mastodon, accessToken: "wrong-token" }] });
     const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "refusé" }) }));
     await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: new Date(Date.now() + 500).toISOString() }) }));
-    const failed = await until(async () => json(await api(`/api/v1/posts/${post.postId}`)), (p) => p.state === "failed");
+    const failed = await eventually(async () => json(await api(`/api/v1/posts/${post.postId}`)), (p) => p.state === "failed", { what: "the post failed" });
     expect(failed.state).toBe("failed");
     expect(failed.failure).toMatch(/401/);
     expect(failed.deliveries[0]).toMatchObject({ network: "mastodon", status: "failed" });
@@ -484,10 +477,13 @@ describe("brands and posts", () => {
     const b = await brand({ requiresApproval: false });
     const before = (await statuses()).length;
     const post = await json(await api("/api/v1/posts", { method: "POST", body: JSON.stringify({ brandId: b.brandId, text: "annulé" }) }));
-    await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: new Date(Date.now() + 800).toISOString() }) }));
+    const at = Date.now() + 800;
+    await json(await api(`/api/v1/posts/${post.postId}/schedule`, { method: "POST", body: JSON.stringify({ scheduledAt: new Date(at).toISOString() }) }));
     expect((await json(await api(`/api/v1/posts/${post.postId}/cancel`, { method: "POST", body: "{}" }))).state).toBe("cancelled");
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await dispatchDuePosts(env, null, Date.now());
+    // Past its time, what the brand's alarm and the sweep run queues nothing, and a message sent
+    // before the cancel would be skipped: no wait for the clock.
+    expect(await dispatchDuePosts(env, b.brandId, at + 1000)).toMatchObject({ queued: 0 });
+    expect(await publishOne(env, post.postId, "mastodon", at + 1000)).toBe("skipped");
     expect((await statuses()).length).toBe(before);
     expect((await api(`/api/v1/posts/${post.postId}`, { method: "DELETE" })).status).toBe(200);
     expect((await api(`/api/v1/posts/${post.postId}`)).status).toBe(404);
