@@ -271,6 +271,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/quotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Price a tool call without making it
+         * @description Checks the call as POST /api/v1/{tool} would (the same 400s, on the same uploads) and answers what it would debit now for the caller's plan, its estimate, the balance and whether it covers the call. Nothing is debited and no job is created. A call made next with the same inputs costs exactly creditsRequired; send it with maxCredits to make sure.
+         */
+        post: operations["createQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/jobs/{id}": {
         parameters: {
             query?: never;
@@ -685,6 +705,34 @@ export interface components {
                 balance: number;
                 /** @description Credits this processing needs */
                 required: number;
+            };
+        };
+        Quote: {
+            /** @enum {string} */
+            tool: "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
+            /** @description Credits the call would debit now, for the caller's plan (0 with a test key) */
+            creditsRequired: number;
+            /** @description Indicative estimate (>= 1), as the job envelope gives it */
+            estimatedSeconds: number;
+            /** @description The account's balance now (plan and purchased credits) */
+            balance: number;
+            /** @description The balance covers the call */
+            sufficient: boolean;
+            /**
+             * @description The plan the price is for
+             * @enum {string}
+             */
+            plan: "payg" | "solo" | "starter" | "pro" | "scale";
+        };
+        QuoteRequest: {
+            /**
+             * @description The tool to price, as in its path (POST /api/v1/{tool})
+             * @enum {string}
+             */
+            tool: "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
+            /** @description The tool call's body, checked as the call checks it (webhookUrl and maxCredits apart) */
+            params: {
+                [key: string]: unknown;
             };
         };
         JobStatus: {
@@ -1295,6 +1343,11 @@ export interface operations {
                      * @example https://example.com/hooks/media
                      */
                     webhookUrl?: string;
+                    /**
+                     * @description The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.
+                     * @example 50
+                     */
+                    maxCredits?: number;
                 };
             };
         };
@@ -1388,6 +1441,11 @@ export interface operations {
                      * @example https://example.com/hooks/media
                      */
                     webhookUrl?: string;
+                    /**
+                     * @description The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.
+                     * @example 50
+                     */
+                    maxCredits?: number;
                 };
             };
         };
@@ -1465,6 +1523,11 @@ export interface operations {
                      * @example https://example.com/hooks/media
                      */
                     webhookUrl?: string;
+                    /**
+                     * @description The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.
+                     * @example 50
+                     */
+                    maxCredits?: number;
                 };
             };
         };
@@ -1547,6 +1610,11 @@ export interface operations {
                      * @example https://example.com/hooks/media
                      */
                     webhookUrl?: string;
+                    /**
+                     * @description The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.
+                     * @example 50
+                     */
+                    maxCredits?: number;
                 };
             };
         };
@@ -1629,6 +1697,11 @@ export interface operations {
                      * @example https://example.com/hooks/media
                      */
                     webhookUrl?: string;
+                    /**
+                     * @description The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.
+                     * @example 50
+                     */
+                    maxCredits?: number;
                 };
             };
         };
@@ -1703,6 +1776,11 @@ export interface operations {
                      * @example https://example.com/hooks/media
                      */
                     webhookUrl?: string;
+                    /**
+                     * @description The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.
+                     * @example 50
+                     */
+                    maxCredits?: number;
                 };
             };
         };
@@ -1801,6 +1879,11 @@ export interface operations {
                      * @example https://example.com/hooks/media
                      */
                     webhookUrl?: string;
+                    /**
+                     * @description The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.
+                     * @example 50
+                     */
+                    maxCredits?: number;
                 };
             };
         };
@@ -1882,6 +1965,11 @@ export interface operations {
                      * @example https://example.com/hooks/media
                      */
                     webhookUrl?: string;
+                    /**
+                     * @description The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.
+                     * @example 50
+                     */
+                    maxCredits?: number;
                 };
             };
         };
@@ -1962,6 +2050,11 @@ export interface operations {
                      * @example https://example.com/hooks/media
                      */
                     webhookUrl?: string;
+                    /**
+                     * @description The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.
+                     * @example 50
+                     */
+                    maxCredits?: number;
                 };
             };
         };
@@ -2050,6 +2143,11 @@ export interface operations {
                      * @example https://example.com/hooks/media
                      */
                     webhookUrl?: string;
+                    /**
+                     * @description The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.
+                     * @example 50
+                     */
+                    maxCredits?: number;
                 };
             };
         };
@@ -2102,6 +2200,51 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+        };
+    };
+    createQuote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuoteRequest"];
+            };
+        };
+        responses: {
+            /** @description The price of the call */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quote"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
         };
     };
     getJob: {
@@ -3455,4 +3598,4 @@ export interface operations {
 }
 
 /** The API's tools (POST /api/v1/<tool>), read from the same document: the CLI's list of them. */
-export const toolNames = ["subtitles","transcribe","clean-audio","extract-audio","convert","merge","watermark","trim","text-to-speech","voice-change"] as const;
+export const toolNames = ["subtitles","transcribe","clean-audio","extract-audio","convert","merge","watermark","trim","text-to-speech","voice-change","quotes"] as const;

@@ -35,6 +35,8 @@ const USAGE = `Usage: media-credits <command> [arguments] [--options]
   upload-url <url>                    the API downloads the file itself
   <tool> [ids or text] [--field value ...] [--wait] [--out FILE] [--idempotency-key KEY]
                                       ${wrapped("call a tool:", toolNames, 38, 100)}
+  quote <tool> [ids or text] [--field value ...]
+                                      the exact price of a tool call, spending nothing
   tools | help <command>              the tools and their fields (from the API's OpenAPI document)
   job <jobId> [--wait] [--out FILE]   a job's status; wait for its end; download its result
   cancel <jobId>                      cancel a queued or processing job (refunded)
@@ -64,6 +66,7 @@ const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   deliveries: { usage: "deliveries <jobId>: the webhook deliveries of a job (attempts, answers)", options: ["json"] },
   webhook: { usage: "webhook [set <url> | delete | rotate-secret]: the account's default webhook (URL and signing secret): shows it, sets its URL, removes it, or issues a new secret", options: ["json"] },
   voice: { usage: "voice [clone <uploadId> | delete]: the account's cloned voice: shows it, registers an uploaded sample, or removes it", options: ["json"] },
+  quote: { usage: "quote <tool> [ids or text] [--field value ...] [--json]: what the call would cost now, checked as the call is; nothing is spent", options: ["json"] },
   tools: { usage: "tools: the tools and what they do", options: [] },
   help: { usage: "help <command>: a command's usage, or a tool's fields", options: [] },
 };
@@ -177,7 +180,8 @@ async function run(argv: string[]): Promise<number> {
       print(commandUsage(builtIn));
       return 0;
     }
-    checkOptions(command, builtIn.options, flags, options);
+    // A quote's flags are its tool's fields, checked by buildBody.
+    checkOptions(command, builtIn.options, command === "quote" ? new Map() : flags, options);
   }
   switch (command) {
     case "login": {
@@ -256,6 +260,18 @@ async function run(argv: string[]): Promise<number> {
       if (action === undefined) print(unwrap(await api.GET("/api/v1/voices/clone")));
       else if (action === "clone") print(unwrap(await api.POST("/api/v1/voices/clone", { body: { uploadId: uploadId! } })));
       else print(unwrap(await api.DELETE("/api/v1/voices/clone")));
+      return 0;
+    }
+    case "quote": {
+      const [name, ...inputs] = positionals;
+      const config = loadConfig();
+      const tools = await fetchTools(config.baseUrl);
+      const tool = name ? tools.get(name) : undefined;
+      if (!tool) throw new UsageError(`quote takes a tool: ${[...tools.keys()].join(", ")}`);
+      const params = buildBody(tool, inputs, flags);
+      const quote = unwrap(await createApi(config).POST("/api/v1/quotes", { body: { tool: tool.name, params } as never }));
+      if (options.has("json")) print(quote);
+      else print(`${quote.tool}: ${quote.creditsRequired} credit${quote.creditsRequired === 1 ? "" : "s"} (about ${quote.estimatedSeconds} s); balance ${quote.balance}${quote.sufficient ? "" : ", not enough"}`);
       return 0;
     }
     case "tools":

@@ -5,17 +5,20 @@
  */
 import { z } from "zod";
 import { ConnectorJobSchema, connectorJobView, JobEnvelopeSchema } from "../contract/jobs";
+import { MaxCreditsField, QuoteRequestSchema, QuoteSchema } from "../contract/quotes";
 import { catalogueText, VoiceListSchema, voiceList } from "../contract/voices";
 import { AppError } from "../errors";
 import { getAccountDetails } from "../services/accounts/accounts";
 import { costOf, rateText } from "../services/billing/pricing";
 import { cancelJob } from "../services/media-jobs/lifecycle";
 import { createToolJob } from "../services/media-jobs/creation";
+import { quoteCall } from "../services/media-jobs/quotes";
 import { MAX_JOB_WAIT_SECONDS, waitForJobForKey } from "../services/media-jobs/reads";
 import { uploadFromUrl } from "../services/media-jobs/uploads";
 import { createUploadLink, uploadLinkStatus } from "../services/media-jobs/upload-capabilities";
 import { getClonedVoice } from "../services/media-jobs/voices";
 import { toolNames, tools, type ToolName } from "../tools";
+import { invalidInput } from "../error-translator";
 import { assistantOf, callerOf, type McpContext } from "./tool-context";
 import { idempotencyKeyField, mediaToolInput } from "./tool-input";
 import { readOnly, tool, Worded, writes, type ConnectorTool } from "./tool-table";
@@ -31,7 +34,7 @@ function example(name: ToolName): string {
 /** What an assistant reads of a registry tool: all of it from the tool's definition. */
 export function mediaToolDescription(name: ToolName): string {
   const { summary, guidance, billedOn, rates } = tools[name];
-  return `${summary}. ${guidance} Cost: ${rateText(rates.payg)} on pay as you go; ${rateText(rates.plans)} on monthly plans (get_balance tells which applies).${billedOn ? ` ${billedOn}` : ""}${example(name)} Credits are taken when the job starts. Returns a jobId: call get_job (with waitSeconds) until it is completed. A failed job is refunded automatically.`;
+  return `${summary}. ${guidance} Cost: ${rateText(rates.payg)} on pay as you go; ${rateText(rates.plans)} on monthly plans (get_balance tells which applies).${billedOn ? ` ${billedOn}` : ""}${example(name)} Credits are taken when the job starts; for long media or many inputs, call quote first (the exact cost, nothing spent) and pass maxCredits so the call never costs more. Returns a jobId: call get_job (with waitSeconds) until it is completed. A failed job is refunded automatically.`;
 }
 
 const mediaTool = (name: ToolName) =>
@@ -41,13 +44,13 @@ const mediaTool = (name: ToolName) =>
     description: mediaToolDescription(name),
     // The registry's own schema (refinements and defaults included), REST's messages; advertised
     // with REST's field descriptions worded for assistants (tool-input.ts).
-    input: (tools[name].params as unknown as z.ZodObject).safeExtend({ idempotencyKey: idempotencyKeyField.optional() }),
+    input: (tools[name].params as unknown as z.ZodObject).safeExtend({ idempotencyKey: idempotencyKeyField.optional(), maxCredits: MaxCreditsField.optional() }),
     advertised: mediaToolInput(name),
     output: JobEnvelopeSchema,
     annotations: writes,
     scope: "media",
-    run: async ({ idempotencyKey, ...params }: { idempotencyKey?: string } & Record<string, unknown>, context) => {
-      const envelope = await createToolJob(context.env, await callerOf(context), { tool: name, params: params as never, idempotencyKey, assistant: assistantOf(context) }, Date.now(), context.waitUntil);
+    run: async ({ idempotencyKey, maxCredits, ...params }: { idempotencyKey?: string; maxCredits?: number } & Record<string, unknown>, context) => {
+      const envelope = await createToolJob(context.env, await callerOf(context), { tool: name, params: params as never, idempotencyKey, maxCredits, assistant: assistantOf(context) }, Date.now(), context.waitUntil);
       return new Worded(envelope, `Job ${envelope.jobId} queued: ${envelope.creditsUsed} credits used, ${envelope.creditsRemaining} left, about ${envelope.estimatedSeconds} s.`);
     },
   });
@@ -128,6 +131,26 @@ export const mediaTools: readonly ConnectorTool[] = [
     run: async ({ jobId }, context) => {
       const job = await cancelJob(context.env, await callerOf(context), jobId, Date.now());
       return { jobId: job.jobId, status: job.status, ...(job.error ? { error: job.error } : {}) };
+    },
+  }),
+  tool({
+    name: "quote",
+    title: "Price a media tool call",
+    description:
+      "The exact credits a media tool call would take now, for the account's plan, without running it or spending anything: the same checks as the call (a bad input is refused the same way), its estimate, the balance and whether it covers the call. Use it before long or large jobs and tell the person the price; then make the call with maxCredits set to it.",
+    input: z.object({ tool: z.string().min(1).max(40), params: z.record(z.string(), z.unknown()) }),
+    fields: {
+      tool: "The media tool's name, e.g. clean_audio or clean-audio",
+      params: "The arguments the tool would be called with (uploadId, ...)",
+    },
+    output: QuoteSchema,
+    annotations: readOnly,
+    scope: "media",
+    run: async ({ tool: name, params }, context) => {
+      const request = QuoteRequestSchema.safeParse({ tool: name.replace(/_/g, "-"), params });
+      if (!request.success) throw invalidInput(request.error);
+      const quote = await quoteCall(context.env, await callerOf(context), request.data, Date.now());
+      return new Worded(quote, `${quote.tool} would cost ${quote.creditsRequired} credits (about ${quote.estimatedSeconds} s); the balance is ${quote.balance}${quote.sufficient ? "" : ", not enough"}.`);
     },
   }),
   tool({

@@ -66,6 +66,11 @@ function describedJsonSchema(tool: ToolName, options: { target: string; libraryO
   }
   properties.idempotencyKey = { ...(idempotencyKeyField["~standard"].jsonSchema.input(options as never) as JsonObject) };
   delete properties.idempotencyKey.$schema;
+  properties.maxCredits = {
+    type: "integer",
+    minimum: 0,
+    description: "Optional. The most this call may cost, in credits (the price quote gave): a call that would cost more is refused and nothing is spent.",
+  };
   schema.properties = properties;
   jsonSchemas.set(cacheKey, schema);
   return schema;

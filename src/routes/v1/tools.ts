@@ -8,6 +8,7 @@ import { pickErrors } from "../../errors";
 import { createToolJob } from "../../services/media-jobs/creation";
 import { toolNames, tools } from "../../tools";
 import { JobEnvelopeSchema } from "../../contract/jobs";
+import { MaxCreditsField } from "../../contract/quotes";
 
 const IdempotencyHeader = z.object({
   "idempotency-key": z.string().optional().openapi({
@@ -26,6 +27,7 @@ const CallFields = z.object({
         "Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.",
       example: "https://example.com/hooks/media",
     }),
+  maxCredits: MaxCreditsField.optional(),
 });
 
 export function toolRoutes() {
@@ -51,11 +53,11 @@ export function toolRoutes() {
       },
     });
     router.openapi(route, async (c) => {
-      const { webhookUrl, ...params } = c.req.valid("json") as { webhookUrl?: string };
+      const { webhookUrl, maxCredits, ...params } = c.req.valid("json") as { webhookUrl?: string; maxCredits?: number };
       const envelope = await createToolJob(
         c.env,
         c.get("caller"),
-        { tool, params: params as never, idempotencyKey: c.req.header("idempotency-key"), webhookUrl },
+        { tool, params: params as never, idempotencyKey: c.req.header("idempotency-key"), webhookUrl, maxCredits },
         Date.now(),
         (task) => c.executionCtx.waitUntil(task),
       );

@@ -80,6 +80,8 @@ export interface CreateJobInput<K extends ToolName> {
   webhookUrl?: string;
   /** A connected assistant's call: its owner's spending caps apply (src/services/accounts/connected-apps.ts). */
   assistant?: Connection;
+  /** The most the caller agrees to pay for this call; a call that would cost more is refused (402). */
+  maxCredits?: number;
 }
 
 /**
@@ -103,47 +105,25 @@ export async function createToolJob<K extends ToolName>(
   // separator is a control character, which an Idempotency-Key may not contain.
   const key = input.idempotencyKey === undefined ? undefined : `${caller.keyId}\n${input.idempotencyKey}`;
   // Compared after validation: a body that spells out a default is the same request.
-  // The hash of the body as sent: without webhookUrl it is the hash of the tool's parameters.
-  const hashed = input.webhookUrl === undefined ? input.params : { ...input.params, webhookUrl: input.webhookUrl };
+  // The hash of the body as sent: without webhookUrl and maxCredits it is the hash of the tool's parameters.
+  const hashed = {
+    ...input.params,
+    ...(input.webhookUrl === undefined ? {} : { webhookUrl: input.webhookUrl }),
+    ...(input.maxCredits === undefined ? {} : { maxCredits: input.maxCredits }),
+  };
   const hash = key ? await bodyHash(input.tool, hashed) : "";
   if (key) {
     const previous = await replay(db, caller, key, hash, now);
     if (previous) return previous;
   }
 
-  const spec = tools[input.tool] as unknown as ToolDefinitionOf<K>;
-  const refs = spec.inputs(input.params);
-  // Looked up side by side (one round trip's wait, not one per input); refused in field order.
-  const lookups = await Promise.allSettled(refs.map((ref) => resolveUpload(db, caller.accountId, ref.uploadId, ref.field, now, caller.mode)));
-  const uploads: StoredUpload[] = [];
-  for (const [index, ref] of refs.entries()) {
-    const lookup = lookups[index]!;
-    if (lookup.status === "rejected") throw lookup.reason;
-    const upload = lookup.value;
-    if (!ref.accepts.includes(upload.kind)) {
-      throw invalidRequest(`${ref.field}: this tool needs ${ref.accepts.join(" or ")}, the upload is ${upload.kind === "image" ? "an image" : upload.kind}.`);
-    }
-    if (ref.needsAudio && !upload.probe.hasAudio) throw invalidRequest(`${ref.field}: the upload has no audio track.`);
-    if (upload.kind === "video" && isOversizedVideo(upload.probe.width, upload.probe.height)) {
-      throw invalidRequest(`${ref.field}: the video is ${upload.probe.width}x${upload.probe.height}; frames larger than 8192x4320 (8K) are not processed. Scale it down and upload it again.`);
-    }
-    uploads.push(upload);
-  }
-  const context: ToolContext = { hasClonedVoice: () => hasClonedVoice(db, caller.accountId), speech: () => speechCapabilities(env) };
-  await spec.check?.(input.params, uploads, context);
+  const { uploads, cost, estimatedSeconds: estimated } = await priceToolCall(env, caller, input.tool, input.params, now);
   // A refused webhookUrl is a 400 like any other field: nothing debited, no job. Without one
   // (null), the insert below takes the account's default.
   const webhookUrl = input.webhookUrl === undefined ? null : await checkCallWebhookUrl(env, caller.accountId, input.webhookUrl);
-
-  const quantity = spec.quantity(input.params, uploads);
-  if (caller.mode === "test") checkTestModeBounds(quantity);
-  // A test key spends nothing: the job's debit (and any refund) is of 0 credits.
-  const cost = caller.mode === "test" ? 0 : costOf(caller.plan, input.tool, quantity);
-  const estimated = estimateSeconds(input.tool, quantity);
-  // Refused before any debit: a job that cannot finish within the limits is never sold.
-  if (estimated * 1000 > MAX_EXPECTED_WORK_MS) {
-    throw invalidRequest(`This call would need about ${Math.ceil(estimated / 3600)} hours of processing; a job may take at most ${MAX_EXPECTED_WORK_MS / 3_600_000} hours. Split the media into shorter parts.`);
-  }
+  // The caller's ceiling: a call that would cost more is refused before any debit (a 402 that
+  // says what it would cost), so a client never pays more than it agreed to.
+  if (input.maxCredits !== undefined && cost > input.maxCredits) throw overCeiling(cost, input.maxCredits);
   if (input.assistant?.perCallCreditCap != null && cost > input.assistant.perCallCreditCap) {
     throw new AppError("invalid_request", `This call costs ${cost} credits, over the ${input.assistant.perCallCreditCap} credits a call the account's owner allows this assistant; nothing was spent. The owner can change the cap in Connected apps.`, { required: cost, perCallCap: input.assistant.perCallCreditCap });
   }
@@ -216,6 +196,61 @@ export async function createToolJob<K extends ToolName>(
   // if this call never reached the runner.
   waitUntil?.(startJobNow(env, jobId, created.webhook_url !== null));
   return { jobId, status: "queued", creditsUsed: cost, creditsRemaining: created.balance_after, estimatedSeconds: estimated };
+}
+
+/** What a valid call costs and how long it should take, for the caller's plan and key mode. */
+export interface PricedCall {
+  uploads: StoredUpload[];
+  quantity: BillingQuantity;
+  /** Credits the call debits (0 for a test key). */
+  cost: number;
+  estimatedSeconds: number;
+}
+
+/**
+ * Everything a tool call is checked against before money moves, and its price: the caller's
+ * uploads (kind, audio, size), the tool's own checks, a test key's bounds, the longest work a job
+ * may take. A call and its quote both go through here, so a quote refuses what the call would
+ * refuse, with the same error, and prices exactly what the call then debits.
+ */
+export async function priceToolCall<K extends ToolName>(env: Env, caller: Caller, tool: K, params: ToolParams[K], now: number): Promise<PricedCall> {
+  const db = env.DB;
+  const spec = tools[tool] as unknown as ToolDefinitionOf<K>;
+  const refs = spec.inputs(params);
+  // Looked up side by side (one round trip's wait, not one per input); refused in field order.
+  const lookups = await Promise.allSettled(refs.map((ref) => resolveUpload(db, caller.accountId, ref.uploadId, ref.field, now, caller.mode)));
+  const uploads: StoredUpload[] = [];
+  for (const [index, ref] of refs.entries()) {
+    const lookup = lookups[index]!;
+    if (lookup.status === "rejected") throw lookup.reason;
+    const upload = lookup.value;
+    if (!ref.accepts.includes(upload.kind)) {
+      throw invalidRequest(`${ref.field}: this tool needs ${ref.accepts.join(" or ")}, the upload is ${upload.kind === "image" ? "an image" : upload.kind}.`);
+    }
+    if (ref.needsAudio && !upload.probe.hasAudio) throw invalidRequest(`${ref.field}: the upload has no audio track.`);
+    if (upload.kind === "video" && isOversizedVideo(upload.probe.width, upload.probe.height)) {
+      throw invalidRequest(`${ref.field}: the video is ${upload.probe.width}x${upload.probe.height}; frames larger than 8192x4320 (8K) are not processed. Scale it down and upload it again.`);
+    }
+    uploads.push(upload);
+  }
+  const context: ToolContext = { hasClonedVoice: () => hasClonedVoice(db, caller.accountId), speech: () => speechCapabilities(env) };
+  await spec.check?.(params, uploads, context);
+
+  const quantity = spec.quantity(params, uploads);
+  if (caller.mode === "test") checkTestModeBounds(quantity);
+  // A test key spends nothing: the job's debit (and any refund) is of 0 credits.
+  const cost = caller.mode === "test" ? 0 : costOf(caller.plan, tool, quantity);
+  const estimated = estimateSeconds(tool, quantity);
+  // Refused before any debit: a job that cannot finish within the limits is never sold.
+  if (estimated * 1000 > MAX_EXPECTED_WORK_MS) {
+    throw invalidRequest(`This call would need about ${Math.ceil(estimated / 3600)} hours of processing; a job may take at most ${MAX_EXPECTED_WORK_MS / 3_600_000} hours. Split the media into shorter parts.`);
+  }
+  return { uploads, quantity, cost, estimatedSeconds: estimated };
+}
+
+/** The 402 of a call over its caller's `maxCredits`: the contract's error shape, with both figures. */
+export function overCeiling(cost: number, maxCredits: number): AppError {
+  return new AppError("insufficient_credits", `This call costs ${cost} credit${cost === 1 ? "" : "s"}, over the maxCredits of ${maxCredits} it was sent with; nothing was spent.`, { required: cost, maxCredits });
 }
 
 /** Test keys run real jobs for free, so what one call may process is bounded (src/services/accounts/limits.ts). */
