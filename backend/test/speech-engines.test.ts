@@ -13,7 +13,7 @@ import { LocalSynthesizer, PICO_MAX_WORD, picoText } from "../src/speech/local-t
 import { parsePocketsphinxOutput, PocketsphinxTranscriber } from "../src/speech/pocketsphinx.ts";
 import { runTool, SpeechError, toMonoWav } from "../src/speech/proc.ts";
 import { ffmpeg, scratchDir } from "./helpers.ts";
-import { HAS_PICO, HAS_POCKETSPHINX, HAS_TESTDATA, SENTENCE_EN, SENTENCE_EN_2, SENTENCE_FR, TESTDATA, wer } from "./speech-helpers.ts";
+import { HAS_PICO, HAS_POCKETSPHINX, HAS_TESTDATA, SENTENCE_EN, SENTENCE_EN_2, SENTENCE_FR, skipUnlessEngine, TESTDATA, wer } from "./speech-helpers.ts";
 
 let scratch: string;
 beforeAll(() => {
@@ -74,7 +74,7 @@ describe("text helpers", () => {
   });
 });
 
-describe.skipIf(!HAS_PICO || !HAS_POCKETSPHINX)("local TTS + pocketsphinx", () => {
+describe.skipIf(skipUnlessEngine("pico", HAS_PICO) || skipUnlessEngine("pocketsphinx", HAS_POCKETSPHINX))("local TTS + pocketsphinx", () => {
   const tts = new LocalSynthesizer({ ffmpeg: "ffmpeg" });
   const asr = new PocketsphinxTranscriber();
   const measured: Record<string, { f0: number; centroid: number; wer: number; seconds: number }> = {};
@@ -176,7 +176,7 @@ describe.skipIf(!HAS_PICO || !HAS_POCKETSPHINX)("local TTS + pocketsphinx", () =
   });
 });
 
-describe.skipIf(!HAS_POCKETSPHINX || !HAS_TESTDATA)("pocketsphinx on Debian's pocketsphinx-testdata recordings", () => {
+describe.skipIf(skipUnlessEngine("pocketsphinx", HAS_POCKETSPHINX) || skipUnlessEngine("pocketsphinx-testdata", HAS_TESTDATA))("pocketsphinx on Debian's pocketsphinx-testdata recordings", () => {
   it("transcribes goforward.raw", async () => {
     const wav = path.join(scratch, "goforward.wav");
     await ffmpeg(["-f", "s16le", "-ar", "16000", "-ac", "1", "-i", `${TESTDATA}/goforward.raw`, wav]);

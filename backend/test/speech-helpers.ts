@@ -2,6 +2,9 @@
 import { existsSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 
+/** Skips on a missing engine, fails on CI instead (one rule for the whole repository). */
+export { skipUnlessEngine } from "../../test/helpers/engines.ts";
+
 /** Lower-case words without punctuation. */
 export function words(text: string): string[] {
   return text

@@ -12,7 +12,7 @@ import { parseWav, pitchStats, readWav } from "../src/speech/audio.ts";
 import { CapabilitiesSchema } from "@media-credits/wire/protocol";
 import { LocalSynthesizer } from "../src/speech/local-tts.ts";
 import { Backend, ffmpeg, ffprobe, Fixture, hmac, jobBody, scratchDir } from "./helpers.ts";
-import { HAS_PICO, HAS_POCKETSPHINX, SENTENCE_EN, SENTENCE_FR, wer } from "./speech-helpers.ts";
+import { HAS_PICO, HAS_POCKETSPHINX, SENTENCE_EN, SENTENCE_FR, skipUnlessEngine, wer } from "./speech-helpers.ts";
 
 const run = promisify(execFile);
 
@@ -58,7 +58,7 @@ function speechBody(key: string, fields: Record<string, unknown>): Record<string
   };
 }
 
-describe.skipIf(!HAS_PICO || !HAS_POCKETSPHINX)("speech jobs", () => {
+describe.skipIf(skipUnlessEngine("pico", HAS_PICO) || skipUnlessEngine("pocketsphinx", HAS_POCKETSPHINX))("speech jobs", () => {
   beforeAll(async () => {
     scratch = scratchDir();
     const tts = new LocalSynthesizer({ ffmpeg: "ffmpeg" });

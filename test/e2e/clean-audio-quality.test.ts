@@ -13,6 +13,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { skipUnlessEngine } from "../helpers/engines";
 import { bandLevelsDb, rmsDb, toneLevelDb, voiceToNoiseDb } from "../helpers/audio-checks";
 import { download, generate, newClient, runTool, upload, type Client } from "./client";
 
@@ -122,7 +123,7 @@ describe("a voice stand-in (400 Hz + 3 kHz tones) over white noise 23 dB down", 
 
 const hasFlite = spawnSync("flite", ["-lv"]).status === 0;
 
-describe.skipIf(!hasFlite)("flite speech over pink noise about 17 dB down", () => {
+describe.skipIf(skipUnlessEngine("flite", hasFlite))("flite speech over pink noise about 17 dB down", () => {
   // Noise only for 3 s, a sentence, a 2.5 s pause, a sentence, 1 s of noise.
   const c: Case = { file: "", voice: [0, 0], noise: { start: [0.5, 2.5], pause: [0, 0] }, balance: () => 0 };
   beforeAll(() => {
