@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { renderTypes } from "../../cli/src/types-source";
+import { eventually } from "../helpers/eventually";
 import { balance, ffprobe, FIXTURES, newClient, stream, type Client } from "./client";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -269,13 +270,15 @@ describe("media-credits CLI", () => {
     const queued = await cli(["extract-audio", uploaded.stdout, "--format", "wav", "--json", "--quiet"]);
     expect(queued.code, queued.stderr).toBe(0);
     const jobId = (JSON.parse(queued.stdout) as { jobId: string }).jobId;
-    let log: { deliveries: { event: string; status: string; attempts: { responseStatus: number | null }[] }[] } = { deliveries: [] };
-    for (const deadline = Date.now() + 30_000; log.deliveries[0]?.status !== "delivered" && Date.now() < deadline; ) {
-      const deliveries = await cli(["deliveries", jobId]);
-      expect(deliveries.code, deliveries.stderr).toBe(0);
-      log = JSON.parse(deliveries.stdout);
-      if (log.deliveries[0]?.status !== "delivered") await new Promise((resolve) => setTimeout(resolve, 300));
-    }
+    const log = await eventually(
+      async () => {
+        const deliveries = await cli(["deliveries", jobId]);
+        expect(deliveries.code, deliveries.stderr).toBe(0);
+        return JSON.parse(deliveries.stdout) as { deliveries: { event: string; status: string; attempts: { responseStatus: number | null }[] }[] };
+      },
+      (read) => read.deliveries[0]?.status === "delivered",
+      { timeoutMs: 30_000, intervalMs: 300, what: `job ${jobId}'s webhook delivered` },
+    );
     expect(log.deliveries).toHaveLength(1);
     expect(log.deliveries[0]).toMatchObject({ event: "job.completed", status: "delivered" });
     expect(log.deliveries[0]!.attempts.map((a) => a.responseStatus)).toEqual([200]);

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
+import { eventually } from "../helpers/eventually";
 
 export const FIXTURES = path.resolve(import.meta.dirname, "../.fixtures");
 const ADMIN = { authorization: "Bearer e2e-admin-token", "content-type": "application/json" };
@@ -56,12 +57,16 @@ export async function runTool(client: Client, tool: string, body: unknown, timeo
   const envelope = (await response.json()) as { jobId: string; creditsUsed: number };
   expect(response.status, JSON.stringify(envelope)).toBe(200);
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const wait = Math.max(0, Math.min(50, Math.ceil((deadline - Date.now()) / 1000)));
-    const job = (await (await fetch(`${client.base}/api/v1/jobs/${envelope.jobId}?wait=${wait}`, { headers: client.auth })).json()) as FinishedJob;
-    if (job.status === "completed" || job.status === "failed") return { ...job, creditsUsed: envelope.creditsUsed };
-    if (Date.now() > deadline) throw new Error(`job ${envelope.jobId} still ${job.status}`);
-  }
+  // No pause between reads: each one waits on the server until the job ends (at most 50 s).
+  const job = await eventually(
+    async () => {
+      const wait = Math.max(0, Math.min(50, Math.ceil((deadline - Date.now()) / 1000)));
+      return (await (await fetch(`${client.base}/api/v1/jobs/${envelope.jobId}?wait=${wait}`, { headers: client.auth })).json()) as FinishedJob;
+    },
+    (read) => read.status === "completed" || read.status === "failed",
+    { timeoutMs, intervalMs: 0, what: `job ${envelope.jobId} to end` },
+  );
+  return { ...job, creditsUsed: envelope.creditsUsed };
 }
 
 /** Downloads a completed job's result to a scratch file. */
@@ -128,4 +133,19 @@ export function generate(name: string, args: string[]): string {
   const file = path.join(scratch, name);
   execFileSync("ffmpeg", ["-v", "error", "-y", ...args, file]);
   return file;
+}
+
+/**
+ * Until the browser sees `mailed` (a locator) in the dev outbox at `outboxUrl`, read again after
+ * each load: the mail leaves after the answer that sends it.
+ */
+export async function untilMailed(page: { goto(url: string): Promise<unknown> }, outboxUrl: string, mailed: { count(): Promise<number> }): Promise<void> {
+  await eventually(
+    async () => {
+      await page.goto(outboxUrl);
+      return mailed.count();
+    },
+    (count) => count > 0,
+    { timeoutMs: 15_000, intervalMs: 0, what: `the mail in the outbox (${String(mailed)})` },
+  );
 }

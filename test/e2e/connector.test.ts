@@ -15,7 +15,8 @@ import path from "node:path";
 import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/client";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ffprobe } from "./client";
+import { ffprobe, untilMailed } from "./client";
+import { eventually } from "../helpers/eventually";
 
 const base = inject("e2eMainUrl");
 const mastodon = inject("mastodonBaseUrl");
@@ -102,7 +103,7 @@ describe("assistant connector end to end", () => {
     expect(await page.locator("h1").innerText()).toBe("Confirm your email first");
     // The mail leaves after the sign-up's answer: the outbox is read again until it is there.
     const mailed = page.locator(`div[data-mail-to="${email}"] a[href*="/app/verify/"]`);
-    for (let i = 0; i < 50 && (await mailed.count()) === 0; i++) await page.goto(`${base}/app/dev/outbox`);
+    await untilMailed(page, `${base}/app/dev/outbox`, mailed);
     const confirm = await mailed.first().getAttribute("href");
     await page.goto(confirm!);
     await page.goto(auth.authorizationUrl!.toString());
@@ -127,12 +128,11 @@ describe("assistant connector end to end", () => {
     expect(upload.isError, upload.content[0].text).toBeFalsy();
     const started = await call("extract_audio", { uploadId: upload.structuredContent!.uploadId, format: "mp3" });
     expect(started.structuredContent).toMatchObject({ creditsUsed: 3, creditsRemaining: 97 });
-    let job: Result;
-    for (let i = 0; ; i++) {
-      job = await call("get_job", { jobId: started.structuredContent!.jobId });
-      if (["completed", "failed"].includes(job.structuredContent!.status) || i > 200) break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    const job = await eventually(
+      () => call("get_job", { jobId: started.structuredContent!.jobId }),
+      (read) => ["completed", "failed"].includes(read.structuredContent!.status),
+      { timeoutMs: 50_000, intervalMs: 250, what: "the job to end" },
+    );
     expect(job.structuredContent!.status).toBe("completed");
     const file = path.join(tmpdir(), `connector-${Date.now()}.mp3`);
     writeFileSync(file, new Uint8Array(await (await fetch(job.structuredContent!.downloadUrl)).arrayBuffer()));
@@ -165,11 +165,11 @@ describe("assistant connector end to end", () => {
     await reviewer.close();
 
     await call("schedule_post", { postId, scheduledAt: new Date(Date.now() + 2000).toISOString() });
-    let state = "";
-    for (let i = 0; i < 120 && state !== "published"; i++) {
-      state = (await call("get_post", { postId })).structuredContent!.state;
-      if (state !== "published") await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    const state = await eventually(async () => (await call("get_post", { postId })).structuredContent!.state, (read) => read === "published", {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      what: "the post published",
+    });
     expect(state).toBe("published");
     const statuses = (await (await fetch(`${mastodon}/_test/statuses`)).json()) as { content: string; media_attachments: unknown[] }[];
     const mine = statuses.filter((s) => s.content.includes(post.structuredContent!.text));

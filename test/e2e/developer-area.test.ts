@@ -8,6 +8,8 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { eventually } from "../helpers/eventually";
+import { untilMailed } from "./client";
 
 const base = inject("e2eMainUrl");
 const stripeUrl = inject("e2eStripeUrl");
@@ -35,12 +37,16 @@ async function apiAccount(key: string) {
 
 /** Webhooks are delivered before the checkout page redirects back, but allow for a slow machine. */
 async function waitForText(page: Page, url: string, selector: string, expected: string) {
-  for (let i = 0; i < 20; i++) {
-    await page.goto(url);
-    if ((await page.locator(selector).innerText()).includes(expected)) return;
-    await page.waitForTimeout(250);
-  }
-  expect(await page.locator(selector).innerText()).toContain(expected);
+  await eventually(
+    async () => {
+      await page.goto(url);
+      return page.locator(selector).innerText();
+    },
+    (text) => {
+      expect(text).toContain(expected);
+    },
+    { timeoutMs: 10_000, intervalMs: 250, what: `${selector} at ${url} to show ${expected}` },
+  );
 }
 
 describe("developer area in a browser", () => {
@@ -71,7 +77,7 @@ describe("developer area in a browser", () => {
     // The mailbox (the dev outbox) holds the link; opening it confirms the address.
     // The mail leaves after the sign-up's answer: the outbox is read again until it is there.
     const mailed = page.locator(`div[data-mail-to="${email}"] a[href*="/app/verify/"]`);
-    for (let i = 0; i < 50 && (await mailed.count()) === 0; i++) await page.goto(`${base}/app/dev/outbox`);
+    await untilMailed(page, `${base}/app/dev/outbox`, mailed);
     const confirm = await mailed.first().getAttribute("href");
     await page.goto(confirm!);
     expect(await page.locator("h1").innerText()).toBe("Email confirmed");

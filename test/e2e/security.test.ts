@@ -10,6 +10,7 @@ import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { eventually } from "../helpers/eventually";
 import { forgeMatroskaDuration, forgeMp3Duration, forgeMp4Dimensions, forgeMp4Duration } from "../helpers/forged-media";
 import { balance, FIXTURES, newClient, runTool, testKeyOf, type Client } from "./client";
 
@@ -138,12 +139,14 @@ describe("an email belongs to whoever can read it", () => {
     // The owner asks for a reset and reads it in the mailbox (the dev outbox).
     const owner = new Browser(base);
     expect((await owner.post("/app/reset", { email })).status).toBe(200);
-    let link: string | undefined;
-    for (let i = 0; i < 50 && !link; i++) {
-      const outbox = await (await owner.request("/app/dev/outbox")).text();
-      link = [...outbox.matchAll(/href="(http[^"]+\/app\/reset\/[^"]+)"/g)].map((m) => m[1]!).find((href) => outbox.includes(email));
-      if (!link) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const link = await eventually(
+      async () => {
+        const outbox = await (await owner.request("/app/dev/outbox")).text();
+        return [...outbox.matchAll(/href="(http[^"]+\/app\/reset\/[^"]+)"/g)].map((m) => m[1]!).find((href) => outbox.includes(email));
+      },
+      (found) => found !== undefined,
+      { timeoutMs: 10_000, intervalMs: 100, what: `a reset link mailed to ${email}` },
+    );
     const resetPath = new URL(link!).pathname;
     expect(await (await owner.request(resetPath)).text()).toContain('name="secure" checked');
     expect((await owner.post(resetPath, { password: "the owner's new password", secure: "on" })).status).toBe(303);
@@ -252,21 +255,32 @@ function startBackend(env: Record<string, string> = {}): Promise<ChildProcess> {
     env: { ...process.env, PORT: String(inject("e2eNoBackendBackendPort")), HOST: "127.0.0.1", BACKEND_SECRET: inject("e2eBackendSecret"), FONTS_DIR: path.join(root, "assets/fonts"), ALLOW_PRIVATE_URLS: "true", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + 30_000;
-    const poll = async () => {
-      try {
-        if ((await fetch(`http://127.0.0.1:${inject("e2eNoBackendBackendPort")}/v1/health`)).ok) return resolve(child);
-      } catch {}
-      if (Date.now() > deadline || child.exitCode !== null) return reject(new Error("backend did not start"));
-      setTimeout(poll, 200);
-    };
-    void poll();
-  });
+  return eventually(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`backend did not start: it exited with ${child.exitCode}`);
+      return fetch(`http://127.0.0.1:${inject("e2eNoBackendBackendPort")}/v1/health`).then((response) => response.ok, () => false);
+    },
+    (ok) => ok,
+    { timeoutMs: 30_000, intervalMs: 200, what: "the backend to start" },
+  ).then(() => child);
 }
 
 async function jobStatus(client: Client, jobId: string) {
   return (await (await fetch(`${client.base}/api/v1/jobs/${jobId}`, { headers: client.auth })).json()) as { status: string; error?: string };
+}
+
+/** Until the job is processing and the `nobackend` stack's backend holds it (GET /v1/jobs/:id answers). */
+async function heldByBackend(client: Client, jobId: string): Promise<void> {
+  await eventually(() => jobStatus(client, jobId), (job) => job.status === "processing", { timeoutMs: 10_000, what: `job ${jobId} processing` });
+  // A convert is one ffmpeg stage, whose backend job id is the job's own.
+  const backendJob = () =>
+    fetch(`http://127.0.0.1:${inject("e2eNoBackendBackendPort")}/v1/jobs/${jobId}`, { headers: { authorization: `Bearer ${inject("e2eBackendSecret")}` } }).then((response) => response.status);
+  await eventually(backendJob, (status) => status === 200, { timeoutMs: 10_000, what: `the backend to hold job ${jobId}` });
+}
+
+/** Until the job leaves processing, within two minutes. */
+function ended(client: Client, jobId: string) {
+  return eventually(() => jobStatus(client, jobId), (job) => job.status !== "processing", { timeoutMs: 120_000, intervalMs: 500, what: `job ${jobId} to leave processing` });
 }
 
 describe("nothing stuck", () => {
@@ -283,15 +297,10 @@ describe("nothing stuck", () => {
     started.push(slow);
     const envelope = (await (await postJson(client, "convert", { uploadId: clip.uploadId, format: "webm" })).json()) as { jobId: string; creditsUsed: number };
     expect(envelope.creditsUsed).toBe(1);
-    for (let i = 0; i < 100 && (await jobStatus(client, envelope.jobId)).status !== "processing"; i++) await new Promise((resolve) => setTimeout(resolve, 100));
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await heldByBackend(client, envelope.jobId);
     slow.kill("SIGKILL");
     const killedAt = Date.now();
-    let job = await jobStatus(client, envelope.jobId);
-    while (job.status === "processing" && Date.now() - killedAt < 120_000) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      job = await jobStatus(client, envelope.jobId);
-    }
+    const job = await ended(client, envelope.jobId);
     const terminalAfter = (Date.now() - killedAt) / 1000;
     console.log(`security: job terminal ${terminalAfter.toFixed(1)} s after its backend was killed`);
     expect(job.status).toBe("failed");
@@ -303,16 +312,11 @@ describe("nothing stuck", () => {
     const second = await startBackend({ FAULT_SLOW_RATE: "1", FAULT_SLOW_MS: "60000" });
     started.push(second);
     const again = (await (await postJson(client, "convert", { uploadId: clip.uploadId, format: "webm" })).json()) as { jobId: string };
-    for (let i = 0; i < 100 && (await jobStatus(client, again.jobId)).status !== "processing"; i++) await new Promise((resolve) => setTimeout(resolve, 100));
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await heldByBackend(client, again.jobId);
     second.kill("SIGKILL");
     const restartedAt = Date.now();
     started.push(await startBackend());
-    let resent = await jobStatus(client, again.jobId);
-    while (resent.status === "processing" && Date.now() - restartedAt < 120_000) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      resent = await jobStatus(client, again.jobId);
-    }
+    const resent = await ended(client, again.jobId);
     console.log(`security: job ${resent.status} ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after its backend restarted`);
     expect(resent.status, resent.error).toBe("completed");
     expect(await balance(client)).toBe(99);

@@ -15,6 +15,7 @@ import type { TestProject } from "vitest/node";
 import fixtureSetup from "../global-setup";
 import { startLocalStripe } from "../../scripts/local-stripe/server";
 import { localPresignedR2Vars, startLocalWorkers } from "../../scripts/local-workers";
+import { eventually } from "../helpers/eventually";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
@@ -34,17 +35,20 @@ function freePort(): Promise<number> {
 
 /** Until `url` answers 2xx. */
 async function waitFor(url: string, child: ChildProcess, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
-    try {
-      const response = await fetch(url);
-      await response.body?.cancel();
-      if (response.ok) return;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-  throw new Error(`${what} did not answer at ${url}`);
+  await eventually(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
+      try {
+        const response = await fetch(url);
+        await response.body?.cancel();
+        return response.status;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    },
+    (status) => typeof status === "number" && status >= 200 && status < 300,
+    { timeoutMs, intervalMs: 300, what: `${what} to answer at ${url}` },
+  );
 }
 
 /** The last lines a child printed, to say why it stopped when it does. */

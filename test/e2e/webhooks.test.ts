@@ -9,6 +9,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { eventually } from "../helpers/eventually";
 import { FIXTURES, newClient, runTool, upload, type Client } from "./client";
 
 interface Received {
@@ -70,12 +71,11 @@ interface Log {
 }
 
 async function logOnceDelivered(client: Client, jobId: string, timeoutMs = 30_000): Promise<Log> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const log = (await (await fetch(`${client.base}/api/v1/jobs/${jobId}/webhooks`, { headers: client.auth })).json()) as Log;
-    if (log.deliveries[0]?.status === "delivered" || Date.now() > deadline) return log;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
+  return eventually(
+    async () => (await (await fetch(`${client.base}/api/v1/jobs/${jobId}/webhooks`, { headers: client.auth })).json()) as Log,
+    (log) => log.deliveries[0]?.status === "delivered",
+    { timeoutMs, intervalMs: 300, what: `job ${jobId}'s webhook delivered` },
+  );
 }
 
 async function jobIdOf(client: Client, tool: string, body: unknown): Promise<string> {
@@ -94,9 +94,7 @@ describe("job webhooks", () => {
     const job = await runTool(client, "extract-audio", { uploadId: clip.uploadId, webhookUrl });
     expect(job.status).toBe("completed");
 
-    const deadline = Date.now() + 30_000;
-    while (received.filter((r) => r.path === "/completed").length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-    const attempts = received.filter((r) => r.path === "/completed");
+    const attempts = await eventually(() => received.filter((r) => r.path === "/completed"), (found) => found.length >= 2, { timeoutMs: 30_000, intervalMs: 200, what: "two attempts at /completed" });
     expect(attempts).toHaveLength(2);
     expect(attempts.every((a) => a.verified)).toBe(true);
     expect(attempts[0].headers["webhook-id"]).toBe(attempts[1].headers["webhook-id"]);
