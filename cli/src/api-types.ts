@@ -3598,4 +3598,4 @@ export interface operations {
 }
 
 /** The API's tools (POST /api/v1/<tool>), read from the same document: the CLI's list of them. */
-export const toolNames = ["subtitles","transcribe","clean-audio","extract-audio","convert","merge","watermark","trim","text-to-speech","voice-change","quotes"] as const;
+export const toolNames = ["subtitles","transcribe","clean-audio","extract-audio","convert","merge","watermark","trim","text-to-speech","voice-change"] as const;

@@ -9,7 +9,8 @@ const route = createRoute({
   method: "post",
   path: "/quotes",
   operationId: "createQuote",
-  tags: ["Tools"],
+  // Not "Tools": that tag lists the tools themselves (the CLI reads its commands from it).
+  tags: ["Quotes"],
   summary: "Price a tool call without making it",
   description:
     "Checks the call as POST /api/v1/{tool} would (the same 400s, on the same uploads) and answers what it would debit now for the caller's plan, its estimate, the balance and whether it covers the call. Nothing is debited and no job is created. A call made next with the same inputs costs exactly creditsRequired; send it with maxCredits to make sure.",
