@@ -13,7 +13,7 @@ import { cuesFromSrt } from "../src/media/captions";
 import { buildSubtitlesCommand } from "../src/media/commands/subtitles";
 import { buildTrimCommand } from "../src/media/commands/trim";
 import { buildWatermarkCommand } from "../src/media/commands/watermark";
-import { tools, type ToolParams } from "../src/tools";
+import { tools } from "../src/tools";
 
 export interface BenchInputs {
   clip: MediaInput;
@@ -31,7 +31,6 @@ export interface BenchCase {
   inputs: MediaInput[];
   build: () => Promise<MediaCommand>;
 }
-
 
 const SRT = `1
 00:00:00,500 --> 00:00:03,000
@@ -56,7 +55,8 @@ export function benchCases(inputs: BenchInputs): BenchCase[] {
       label: "extract-audio mp3",
       expectSeconds: 10,
       inputs: [clip],
-      build: async () => buildExtractAudioCommand(tools["extract-audio"].params.parse({ uploadId: id, format: "mp3" }), [clip]),
+      build: async () =>
+        buildExtractAudioCommand(tools["extract-audio"].params.parse({ uploadId: id, format: "mp3" }), [clip]),
     },
     {
       id: "convert-webm",
@@ -92,7 +92,10 @@ export function benchCases(inputs: BenchInputs): BenchCase[] {
       expectSeconds: 10,
       inputs: [clip],
       build: async () =>
-        buildWatermarkCommand(tools.watermark.params.parse({ uploadId: id, watermarkText: "© Démo 2026", type: "fixe" }), [clip]),
+        buildWatermarkCommand(
+          tools.watermark.params.parse({ uploadId: id, watermarkText: "© Démo 2026", type: "fixe" }),
+          [clip],
+        ),
     },
     {
       id: "watermark-image-flottant",
@@ -120,7 +123,10 @@ export function benchCases(inputs: BenchInputs): BenchCase[] {
       build: async () => {
         // As the subtitles tool (src/tools/subtitles.ts) does for a job with srtContent.
         const params = tools.subtitles.params.parse({ uploadId: id, srtContent: SRT });
-        const ass = buildAss(params, await cuesFromSrt(params.srtContent!), { width: clip.probe.width ?? 1280, height: clip.probe.height ?? 720 });
+        const ass = buildAss(params, await cuesFromSrt(params.srtContent!), {
+          width: clip.probe.width ?? 1280,
+          height: clip.probe.height ?? 720,
+        });
         return buildSubtitlesCommand(params, [clip], ass);
       },
     },

@@ -30,7 +30,8 @@ export function run(program: string, args: string[], cwd?: string): Promise<Exec
 
 async function must(program: string, args: string[], cwd?: string): Promise<Exec> {
   const result = await run(program, args, cwd);
-  if (result.code !== 0) throw new Error(`${program} ${args.join(" ")} failed (${result.code}):\n${result.stderr.slice(-2000)}`);
+  if (result.code !== 0)
+    throw new Error(`${program} ${args.join(" ")} failed (${result.code}):\n${result.stderr.slice(-2000)}`);
   return result;
 }
 
@@ -46,18 +47,53 @@ export async function generateSources(dir: string): Promise<Sources> {
   const logo = path.join(dir, "logo.png");
   const speech = path.join(dir, "speech.wav");
   await must(FFMPEG, [
-    "-hide_banner", "-nostdin", "-y",
-    "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25:duration=10",
-    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=10",
-    "-map", "0:v", "-map", "1:a",
-    "-c:v", "libx264", "-preset", "medium", "-crf", "23", "-g", "50", "-pix_fmt", "yuv420p",
-    "-c:a", "aac", "-b:a", "128k", "-ac", "2",
-    "-movflags", "+faststart", "-shortest", clip,
+    "-hide_banner",
+    "-nostdin",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=1280x720:rate=25:duration=10",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:sample_rate=48000:duration=10",
+    "-map",
+    "0:v",
+    "-map",
+    "1:a",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "medium",
+    "-crf",
+    "23",
+    "-g",
+    "50",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+    "-b:a",
+    "128k",
+    "-ac",
+    "2",
+    "-movflags",
+    "+faststart",
+    "-shortest",
+    clip,
   ]);
   await must(FFMPEG, [
-    "-hide_banner", "-nostdin", "-y",
-    "-f", "lavfi", "-i", "testsrc=size=64x64:rate=1,format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='if(lt(hypot(X-32,Y-32),30),255,0)'",
-    "-frames:v", "1", logo,
+    "-hide_banner",
+    "-nostdin",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc=size=64x64:rate=1,format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='if(lt(hypot(X-32,Y-32),30),255,0)'",
+    "-frames:v",
+    "1",
+    logo,
   ]);
   // A voice-like signal (140 Hz fundamental and harmonics, ~4 syllables per second, pauses)
   // under white noise about 20 dB down, mono 44.1 kHz (clean-audio resamples to 48 kHz).
@@ -65,11 +101,24 @@ export async function generateSources(dir: string): Promise<Sources> {
     "aevalsrc=exprs='0.5*(0.6*sin(2*PI*(140+15*sin(2*PI*0.7*t))*t)+0.3*sin(2*PI*280*t)+0.2*sin(2*PI*420*t)+0.12*sin(2*PI*700*t)+0.08*sin(2*PI*1100*t))" +
     "*(0.55+0.45*sin(2*PI*4*t))*gt(sin(2*PI*0.35*t),-0.6)':sample_rate=44100:duration=10";
   await must(FFMPEG, [
-    "-hide_banner", "-nostdin", "-y",
-    "-f", "lavfi", "-i", voice,
-    "-f", "lavfi", "-i", "anoisesrc=color=white:amplitude=0.04:sample_rate=44100:duration=10",
-    "-filter_complex", "[0:a][1:a]amix=inputs=2:normalize=0,aformat=channel_layouts=mono[a]",
-    "-map", "[a]", "-c:a", "pcm_s16le", speech,
+    "-hide_banner",
+    "-nostdin",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    voice,
+    "-f",
+    "lavfi",
+    "-i",
+    "anoisesrc=color=white:amplitude=0.04:sample_rate=44100:duration=10",
+    "-filter_complex",
+    "[0:a][1:a]amix=inputs=2:normalize=0,aformat=channel_layouts=mono[a]",
+    "-map",
+    "[a]",
+    "-c:a",
+    "pcm_s16le",
+    speech,
   ]);
   return { clip, logo, speech };
 }
@@ -139,7 +188,10 @@ export async function describeOutput(file: string): Promise<{ seconds?: number; 
     const [num, den] = (video?.avg_frame_rate ?? "0/0").split("/").map(Number);
     const fps = video && num && den ? ` ${Math.round((num / den) * 100) / 100}fps` : "";
     const size = (await stat(file)).size;
-    return { seconds, text: `${Number.isFinite(seconds) ? seconds.toFixed(2) : "?"} s ${codecs}${fps} ${(size / 1024).toFixed(0)} KiB` };
+    return {
+      seconds,
+      text: `${Number.isFinite(seconds) ? seconds.toFixed(2) : "?"} s ${codecs}${fps} ${(size / 1024).toFixed(0)} KiB`,
+    };
   } catch (error) {
     return { text: `unreadable (${error instanceof Error ? error.message.split("\n")[0] : String(error)})` };
   }

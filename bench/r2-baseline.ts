@@ -36,24 +36,44 @@ async function put(base: string, key: string, file: string, size: number): Promi
     duplex: "half",
   } as RequestInit);
   const body = (await response.json()) as { size?: number };
-  if (!response.ok || body.size !== size) throw new Error(`r2 baseline put ${key}: ${response.status} ${JSON.stringify(body)}`);
+  if (!response.ok || body.size !== size)
+    throw new Error(`r2 baseline put ${key}: ${response.status} ${JSON.stringify(body)}`);
 }
 
 async function drain(base: string, key: string, size: number): Promise<void> {
   const response = await fetch(`${base}/${key}`);
   let bytes = 0;
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
-  if (!response.ok || bytes !== size) throw new Error(`r2 baseline get ${key}: ${response.status}, ${bytes} of ${size} bytes`);
+  if (!response.ok || bytes !== size)
+    throw new Error(`r2 baseline get ${key}: ${response.status}, ${bytes} of ${size} bytes`);
 }
 
 export async function measureR2Ceilings(file: string, size: number): Promise<R2Ceiling[]> {
   const state = await mkdtemp(path.join(os.tmpdir(), "bench-r2-baseline-"));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [wranglerJs, "dev", "-c", path.join(root, "bench/r2-baseline/wrangler.toml"), "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--persist-to", state, "--show-interactive-dev-session=false"], {
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_REGISTRY_PATH: path.join(state, "registry") },
-    stdio: ["ignore", "ignore", "ignore"],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      wranglerJs,
+      "dev",
+      "-c",
+      path.join(root, "bench/r2-baseline/wrangler.toml"),
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(await freePort()),
+      "--persist-to",
+      state,
+      "--show-interactive-dev-session=false",
+    ],
+    {
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_REGISTRY_PATH: path.join(state, "registry") },
+      stdio: ["ignore", "ignore", "ignore"],
+    },
+  );
   try {
     for (let i = 0; ; i++) {
       if (child.exitCode !== null || i > 400) throw new Error("r2 baseline: wrangler dev did not start");

@@ -17,11 +17,26 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import v8 from "node:v8";
 import vm from "node:vm";
-import { chooseEngine, DEFAULT_WASM_MAX_CPU_SECONDS, DEFAULT_WASM_MEMORY_BUDGET_BYTES, defaultRoutingConfig, type RoutingDecision } from "../src/media-worker/routing";
+import {
+  chooseEngine,
+  DEFAULT_WASM_MAX_CPU_SECONDS,
+  DEFAULT_WASM_MEMORY_BUDGET_BYTES,
+  defaultRoutingConfig,
+  type RoutingDecision,
+} from "../src/media-worker/routing";
 import * as commandModule from "../src/media/commands/command";
 import type { MediaCommand, MediaInput } from "../src/media/commands/command";
 import { benchCases, type BenchInputs } from "./cases";
-import { describeOutput, FFMPEG, generateSources, probeResult, run, runNative, singleThreadArgs, type NativeRun } from "./media";
+import {
+  describeOutput,
+  FFMPEG,
+  generateSources,
+  probeResult,
+  run,
+  runNative,
+  singleThreadArgs,
+  type NativeRun,
+} from "./media";
 import { runApiBench, runLatencyBench, runTransferBench } from "./api";
 import { runCalibration } from "./calibrate";
 import { runSpeechBench } from "./speech";
@@ -44,7 +59,9 @@ const fontPath = (font: string) => (FONT_SUBDIR ? `${FONT_SUBDIR}/${font}` : fon
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
 
-const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim()).filter(Boolean);
+const only = process.env.BENCH_ONLY?.split(",")
+  .map((s) => s.trim())
+  .filter(Boolean);
 const verbose = process.env.BENCH_VERBOSE === "1";
 
 interface Row {
@@ -86,7 +103,8 @@ async function ensureFonts(names: string[]): Promise<string | undefined> {
   return still.length > 0 ? `font files missing after build-fonts: ${still.join(", ")}` : undefined;
 }
 
-const fmt = (value: number | undefined, digits = 2) => (value === undefined || !Number.isFinite(value) ? "-" : value.toFixed(digits));
+const fmt = (value: number | undefined, digits = 2) =>
+  value === undefined || !Number.isFinite(value) ? "-" : value.toFixed(digits);
 const mib = (bytes: number | undefined, digits = 1) => (bytes === undefined ? "-" : (bytes / MiB).toFixed(digits));
 
 function table(header: string[], rows: string[][]): string {
@@ -98,7 +116,11 @@ function table(header: string[], rows: string[][]): string {
 async function main(): Promise<void> {
   if (!only || only.includes("upload")) await runUploadMemoryBench();
   if (!only || only.includes("web")) await runWebBench();
-  if (!only || only.some((id) => !["speech", "upload", "web", "api", "calibrate", "transfer", "latency", "safety"].includes(id))) await mediaBench();
+  if (
+    !only ||
+    only.some((id) => !["speech", "upload", "web", "api", "calibrate", "transfer", "latency", "safety"].includes(id))
+  )
+    await mediaBench();
   if (!only || only.includes("safety")) await runSafetyBench();
   if (only?.includes("calibrate")) await runCalibration();
   if (!only || only.includes("api")) await runApiBench();
@@ -119,7 +141,9 @@ async function mediaBench(): Promise<void> {
   const ffmpegVersion = (await run(FFMPEG, ["-hide_banner", "-version"])).stdout.split("\n")[0] ?? "?";
   const cpus = os.cpus();
   console.log(`media bench ${new Date().toISOString()}`);
-  console.log(`machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? "?"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; Node ${process.version}`);
+  console.log(
+    `machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? "?"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; Node ${process.version}`,
+  );
   console.log(`native: ${ffmpegVersion}; wasm: @ffmpeg/core 0.12.10 (FFmpeg 5.1.4, single thread, no SIMD asm)`);
 
   const dir = await mkdtemp(path.join(os.tmpdir(), "media-bench-"));
@@ -148,22 +172,42 @@ async function mediaBench(): Promise<void> {
     ]);
     for (const [key, value] of Object.entries(inputs)) {
       const { probe } = value as MediaInput;
-      console.log(`  ${key.padEnd(6)} ${(value as MediaInput).name.padEnd(8)} ${((value as MediaInput).sizeBytes / 1024).toFixed(0).padStart(5)} KiB  ${JSON.stringify(probe)}`);
+      console.log(
+        `  ${key.padEnd(6)} ${(value as MediaInput).name.padEnd(8)} ${((value as MediaInput).sizeBytes / 1024).toFixed(0).padStart(5)} KiB  ${JSON.stringify(probe)}`,
+      );
     }
 
     t = performance.now();
     await compileWasm();
-    console.log(`ffmpeg.wasm compiled in ${((performance.now() - t) / 1000).toFixed(1)} s (once; workerd does this once per isolate)`);
+    console.log(
+      `ffmpeg.wasm compiled in ${((performance.now() - t) / 1000).toFixed(1)} s (once; workerd does this once per isolate)`,
+    );
     // The first exec in a process pays V8's lazy compilation of the functions it reaches
     // (~0.8 s more for a 0.15 s mp3 extraction); a fresh isolate pays it on its first job.
     // The timed runs below come after this warm-up; each still uses a fresh core (memory).
     {
       const warm = await runWasm(
-        ["-hide_banner", "-y", "-i", inputs.clip.name, "-map", "0:a:0", "-t", "2", "-c:a", "libmp3lame", "-f", "mp3", "warm.mp3"],
+        [
+          "-hide_banner",
+          "-y",
+          "-i",
+          inputs.clip.name,
+          "-map",
+          "0:a:0",
+          "-t",
+          "2",
+          "-c:a",
+          "libmp3lame",
+          "-f",
+          "mp3",
+          "warm.mp3",
+        ],
         { [inputs.clip.name]: new Uint8Array(await readFile(sources.clip)) },
         "warm.mp3",
       );
-      console.log(`wasm warm-up (first exec in this process, 2 s mp3 extraction): ${fmt(warm.seconds)} s, exit ${warm.exitCode}\n`);
+      console.log(
+        `wasm warm-up (first exec in this process, 2 s mp3 extraction): ${fmt(warm.seconds)} s, exit ${warm.exitCode}\n`,
+      );
     }
 
     const rows: Row[] = [];
@@ -184,7 +228,8 @@ async function mediaBench(): Promise<void> {
       }
       row.command = command;
       row.route = chooseEngine(defaultRoutingConfig, command, bench.inputs, true);
-      if (verbose) console.log(`\n  ffmpeg ${command.args.map((a) => (/[\s;'"\[\]]/.test(a) ? `'${a}'` : a)).join(" ")}`);
+      if (verbose)
+        console.log(`\n  ffmpeg ${command.args.map((a) => (/[\s;'"\[\]]/.test(a) ? `'${a}'` : a)).join(" ")}`);
 
       const fontProblem = command.fonts.length > 0 ? await ensureFonts(command.fonts) : undefined;
       if (fontProblem) {
@@ -209,13 +254,20 @@ async function mediaBench(): Promise<void> {
       }
       const outputPath = path.join(work, command.outputName);
 
-      row.native = await bestOf(() => runNative(command.args, work), (r) => r.code === 0);
+      row.native = await bestOf(
+        () => runNative(command.args, work),
+        (r) => r.code === 0,
+      );
       const nativeOut = row.native.code === 0 ? await describeOutput(outputPath) : undefined;
       if (row.native.code !== 0) row.problems.push(`native exit ${row.native.code}: ${row.native.stderrTail}`);
       process.stdout.write(` native ${fmt(row.native.seconds)} s`);
 
-      row.native1 = await bestOf(() => runNative(singleThreadArgs(command.args), work), (r) => r.code === 0);
-      if (row.native1.code !== 0) row.problems.push(`native -threads 1 exit ${row.native1.code}: ${row.native1.stderrTail}`);
+      row.native1 = await bestOf(
+        () => runNative(singleThreadArgs(command.args), work),
+        (r) => r.code === 0,
+      );
+      if (row.native1.code !== 0)
+        row.problems.push(`native -threads 1 exit ${row.native1.code}: ${row.native1.stderrTail}`);
       process.stdout.write(`, 1 thread ${fmt(row.native1.seconds)} s`);
       // Kept beside the wasm output (BENCH_KEEP=1) for a look; the name is free for the wasm run.
       if (existsSync(outputPath)) await rename(outputPath, path.join(work, `native-${command.outputName}`));
@@ -242,14 +294,28 @@ async function mediaBench(): Promise<void> {
       const durations = [nativeOut?.seconds, wasmOut?.seconds];
       const good = durations.every((d) => d !== undefined && Math.abs(d - bench.expectSeconds) <= TOLERANCE_SECONDS);
       row.check = `${nativeOut?.text ?? "no native output"}; wasm ${wasmOut ? `${fmt(wasmOut.seconds)} s` : "no output"} ${good ? "ok" : `MISMATCH (want ${bench.expectSeconds} s)`}`;
-      if (!good) row.problems.push(`output duration: native ${fmt(nativeOut?.seconds)} s, wasm ${fmt(wasmOut?.seconds)} s, expected ${bench.expectSeconds} s`);
+      if (!good)
+        row.problems.push(
+          `output duration: native ${fmt(nativeOut?.seconds)} s, wasm ${fmt(wasmOut?.seconds)} s, expected ${bench.expectSeconds} s`,
+        );
     }
 
-    const ratio = (a?: number, b?: number) => (a === undefined || b === undefined || b <= 0 ? "-" : `${(a / b).toFixed(1)}x`);
+    const ratio = (a?: number, b?: number) =>
+      a === undefined || b === undefined || b <= 0 ? "-" : `${(a / b).toFixed(1)}x`;
     const okWasm = (r: Row) => (r.wasm && r.wasm.exitCode === 0 ? r.wasm.seconds : undefined);
     const okNative = (n?: NativeRun) => (n && n.code === 0 ? n.seconds : undefined);
     const main = table(
-      ["tool", "native s", "native 1-thread s", "wasm s", "wasm/native", "wasm/native-1t", "wasm heap MiB", "output check (native; wasm)", "route"],
+      [
+        "tool",
+        "native s",
+        "native 1-thread s",
+        "wasm s",
+        "wasm/native",
+        "wasm/native-1t",
+        "wasm heap MiB",
+        "output check (native; wasm)",
+        "route",
+      ],
       rows.map((r) =>
         r.skipped
           ? [r.label, "-", "-", "-", "-", "-", "-", r.skipped, r.route?.engine ?? "-"]
@@ -267,7 +333,17 @@ async function mediaBench(): Promise<void> {
       ),
     );
     const detail = table(
-      ["tool", "route: reason", "router memory MiB", "builder heap MiB", "measured heap MiB", "RSS delta MiB", "router wasm CPU s", "wasm exec s", "native CPU s (1t)"],
+      [
+        "tool",
+        "route: reason",
+        "router memory MiB",
+        "builder heap MiB",
+        "measured heap MiB",
+        "RSS delta MiB",
+        "router wasm CPU s",
+        "wasm exec s",
+        "native CPU s (1t)",
+      ],
       rows.map((r) => [
         r.label,
         r.route ? `${r.route.engine}: ${r.route.reason}` : "-",

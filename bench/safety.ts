@@ -26,7 +26,13 @@ function sendBody(base: string, route: string, bytes: number): Promise<number> {
   return new Promise((resolve) => {
     let written = 0;
     let answered = false;
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: base } });
+    const req = http.request({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: base },
+    });
     req.on("response", (res) => {
       answered = true;
       // The server closes the connection after its early answer: a reset then is expected.
@@ -61,7 +67,10 @@ async function memoryUnderBodies(stack: Stack): Promise<void> {
   for (const route of routes) await sendBody(stack.base, route, 1024);
   await sleep(500);
   const rows: string[] = [];
-  for (const [label, bytes] of [["1 KiB bodies", 1024], ["20 MB bodies", 20_000_000]] as const) {
+  for (const [label, bytes] of [
+    ["1 KiB bodies", 1024],
+    ["20 MB bodies", 20_000_000],
+  ] as const) {
     const before = sample();
     let peak = before;
     const statuses = new Map<number, number>();
@@ -73,9 +82,13 @@ async function memoryUnderBodies(stack: Stack): Promise<void> {
     }
     const seconds = (performance.now() - started) / 1000;
     await sleep(500);
-    rows.push(`| ${label} | ${rounds} | ${[...statuses].map(([s, n]) => `${n} x ${s}`).join(", ")} | ${before.toFixed(0)} | ${peak.toFixed(0)} | ${sample().toFixed(0)} | ${((seconds / rounds) * 1000).toFixed(0)} |`);
+    rows.push(
+      `| ${label} | ${rounds} | ${[...statuses].map(([s, n]) => `${n} x ${s}`).join(", ")} | ${before.toFixed(0)} | ${peak.toFixed(0)} | ${sample().toFixed(0)} | ${((seconds / rounds) * 1000).toFixed(0)} |`,
+    );
   }
-  console.log("\nAPI Worker memory under oversized bodies (workerd RSS, MiB; /app/login and /internal/jobs/*/callback alternately, 64 KiB limit)");
+  console.log(
+    "\nAPI Worker memory under oversized bodies (workerd RSS, MiB; /app/login and /internal/jobs/*/callback alternately, 64 KiB limit)",
+  );
   console.log("| bodies | requests | answers | RSS before | RSS peak | RSS after | ms per request |");
   console.log("| --- | --- | --- | --- | --- | --- | --- |");
   for (const row of rows) console.log(row);
@@ -84,7 +97,15 @@ async function memoryUnderBodies(stack: Stack): Promise<void> {
 function startBackend(port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.join(root, "backend/src/server.ts")], {
     cwd: path.join(root, "backend"),
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", BACKEND_SECRET: "bench-backend-secret", FONTS_DIR: path.join(root, "assets/fonts"), ALLOW_PRIVATE_URLS: "true", ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      BACKEND_SECRET: "bench-backend-secret",
+      FONTS_DIR: path.join(root, "assets/fonts"),
+      ALLOW_PRIVATE_URLS: "true",
+      ...env,
+    },
     stdio: "ignore",
   });
   return (async () => {
@@ -99,12 +120,18 @@ function startBackend(port: number, env: Record<string, string> = {}): Promise<C
 }
 
 async function statusOf(stack: Stack, jobId: string): Promise<string> {
-  return ((await (await fetch(`${stack.base}/api/v1/jobs/${jobId}`, { headers: stack.auth })).json()) as { status: string }).status;
+  return (
+    (await (await fetch(`${stack.base}/api/v1/jobs/${jobId}`, { headers: stack.auth })).json()) as { status: string }
+  ).status;
 }
 
 /** Calls convert (webm, on the backend) and waits until the backend holds the job (processing). */
 async function jobOnBackend(stack: Stack, uploadId: string): Promise<string> {
-  const response = await fetch(`${stack.base}/api/v1/convert`, { method: "POST", headers: { ...stack.auth, "content-type": "application/json" }, body: JSON.stringify({ uploadId, format: "webm" }) });
+  const response = await fetch(`${stack.base}/api/v1/convert`, {
+    method: "POST",
+    headers: { ...stack.auth, "content-type": "application/json" },
+    body: JSON.stringify({ uploadId, format: "webm" }),
+  });
   const { jobId } = (await response.json()) as { jobId: string };
   while ((await statusOf(stack, jobId)) !== "processing") await sleep(100);
   await sleep(1500);
@@ -122,15 +149,41 @@ async function untilEnded(stack: Stack, jobId: string): Promise<{ status: string
 
 async function backendCrashes(dir: string): Promise<void> {
   const backendPort = await freePort();
-  const stack = await startStack(path.join(dir, "crash"), { BACKEND_URL: `http://127.0.0.1:${backendPort}`, MEDIA_ENGINE: "backend", BACKEND_SECRET: "bench-backend-secret" });
+  const stack = await startStack(path.join(dir, "crash"), {
+    BACKEND_URL: `http://127.0.0.1:${backendPort}`,
+    MEDIA_ENGINE: "backend",
+    BACKEND_SECRET: "bench-backend-secret",
+  });
   const rows: string[] = [];
   try {
     const clip = path.join(dir, "clip.mp4");
-    const made = spawn("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=3", "-f", "lavfi", "-i", "sine=duration=3", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest", clip]);
+    const made = spawn("ffmpeg", [
+      "-v",
+      "error",
+      "-y",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=320x240:rate=25:duration=3",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=duration=3",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-c:a",
+      "aac",
+      "-shortest",
+      clip,
+    ]);
     await new Promise((resolve) => made.on("close", resolve));
     const form = new FormData();
     form.append("file", new Blob([await (await import("node:fs/promises")).readFile(clip)]), "clip.mp4");
-    const { uploadId } = (await (await fetch(`${stack.base}/api/v1/uploads`, { method: "POST", headers: stack.auth, body: form })).json()) as { uploadId: string };
+    const { uploadId } = (await (
+      await fetch(`${stack.base}/api/v1/uploads`, { method: "POST", headers: stack.auth, body: form })
+    ).json()) as { uploadId: string };
     for (let round = 1; round <= 3; round++) {
       // Killed for good: the job fails, refunded.
       const slow = await startBackend(backendPort, { FAULT_SLOW_RATE: "1", FAULT_SLOW_MS: "120000" });
@@ -145,12 +198,16 @@ async function backendCrashes(dir: string): Promise<void> {
       const restarted = await untilEnded(stack, resent);
       fresh.kill("SIGKILL");
       await sleep(300);
-      rows.push(`| ${round} | ${died.status}, ${died.seconds.toFixed(1)} s | ${restarted.status}, ${restarted.seconds.toFixed(1)} s |`);
+      rows.push(
+        `| ${round} | ${died.status}, ${died.seconds.toFixed(1)} s | ${restarted.status}, ${restarted.seconds.toFixed(1)} s |`,
+      );
     }
   } finally {
     await stack.stop();
   }
-  console.log("\nJobs whose backend dies (heartbeat every 15 s; three missed beats fail the job; a job the backend lost is sent again)");
+  console.log(
+    "\nJobs whose backend dies (heartbeat every 15 s; three missed beats fail the job; a job the backend lost is sent again)",
+  );
   console.log("| round | backend killed: terminal after | backend restarted at once: terminal after |");
   console.log("| --- | --- | --- |");
   for (const row of rows) console.log(row);

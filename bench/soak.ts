@@ -31,7 +31,14 @@ export interface SoakOptions {
   minutes: number;
   killEverySeconds: number;
   /** Probabilities per event. */
-  faults: { slow: number; callbackDrop: number; callbackDuplicate: number; queueRedeliver: number; runnerReset: number; r2PutFail: number };
+  faults: {
+    slow: number;
+    callbackDrop: number;
+    callbackDuplicate: number;
+    queueRedeliver: number;
+    runnerReset: number;
+    r2PutFail: number;
+  };
   log?: (line: string) => void;
 }
 
@@ -81,14 +88,51 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const deadline = started + options.minutes * 60_000;
   const dir = await mkdtemp(path.join(os.tmpdir(), "soak-"));
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
-  const faults: Record<string, number> = { "backend-killed": 0, "backend-slow": 0, "callback-dropped": 0, "callback-duplicated": 0, "queue-redelivered": 0, "runner-reset": 0, "r2-put-failed": 0 };
+  const faults: Record<string, number> = {
+    "backend-killed": 0,
+    "backend-slow": 0,
+    "callback-dropped": 0,
+    "callback-duplicated": 0,
+    "queue-redelivered": 0,
+    "runner-reset": 0,
+    "r2-put-failed": 0,
+  };
   const count = (kind: string) => (faults[kind] = (faults[kind] ?? 0) + 1);
 
   // Inputs: a 2 s 320x240 clip with sound and a 2 s tone, made by native ffmpeg.
   const clip = path.join(dir, "clip.mp4");
   const tone = path.join(dir, "tone.mp3");
-  spawnSync("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-shortest", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", clip]);
-  spawnSync("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=300:duration=2", "-c:a", "libmp3lame", tone]);
+  spawnSync("ffmpeg", [
+    "-v",
+    "error",
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=320x240:rate=25:duration=2",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:duration=2",
+    "-shortest",
+    "-c:v",
+    "libx264",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+    clip,
+  ]);
+  spawnSync("ffmpeg", [
+    "-v",
+    "error",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=300:duration=2",
+    "-c:a",
+    "libmp3lame",
+    tone,
+  ]);
 
   const backendPort = await freePort();
   const port = await freePort();
@@ -119,7 +163,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     });
   };
   startBackend();
-  spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", path.join(dir, "state")], { cwd: root, env });
+  spawnSync(
+    process.execPath,
+    [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", path.join(dir, "state")],
+    { cwd: root, env },
+  );
   const { api, media } = await startLocalWorkers({
     port,
     mediaPort: await freePort(),
@@ -134,12 +182,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       JOB_MIN_DEADLINE_SECONDS: "30",
       FAULT_QUEUE_REDELIVER_RATE: String(options.faults.queueRedeliver),
     },
-    mediaVars: { FAULT_RUNNER_ABORT_RATE: String(options.faults.runnerReset), FAULT_R2_PUT_FAIL_RATE: String(options.faults.r2PutFail) },
+    mediaVars: {
+      FAULT_RUNNER_ABORT_RATE: String(options.faults.runnerReset),
+      FAULT_R2_PUT_FAIL_RATE: String(options.faults.r2PutFail),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   // The Workers' error lines (an uncaught exception's message and stack), kept to explain a 5xx.
   const workerErrors: string[] = [];
-  for (const [name, worker] of [["api", api], ["media", media]] as const) {
+  for (const [name, worker] of [
+    ["api", api],
+    ["media", media],
+  ] as const) {
     lines(worker, (line) => {
       const match = /fault injected: ([\w-]+)/.exec(line);
       if (match) count(match[1]!);
@@ -180,21 +234,41 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     }
     // Accounts, each with a key and its own uploads.
     const initial = 100_000;
-    const accounts: { accountId: string; auth: Record<string, string>; uploads: Record<"clip" | "tone", string>; spent: number }[] = [];
+    const accounts: {
+      accountId: string;
+      auth: Record<string, string>;
+      uploads: Record<"clip" | "tone", string>;
+      spent: number;
+    }[] = [];
     for (let i = 0; i < options.accounts; i++) {
-      const created = (await (await call("/api/admin/accounts", { method: "POST", headers: admin, body: JSON.stringify({ email: `soak-${i}-${Date.now()}@example.com`, credits: initial }) })).json()) as { accountId: string };
-      const key = (await (await call(`/api/admin/accounts/${created.accountId}/keys`, { method: "POST", headers: admin })).json()) as { apiKey: string };
+      const created = (await (
+        await call("/api/admin/accounts", {
+          method: "POST",
+          headers: admin,
+          body: JSON.stringify({ email: `soak-${i}-${Date.now()}@example.com`, credits: initial }),
+        })
+      ).json()) as { accountId: string };
+      const key = (await (
+        await call(`/api/admin/accounts/${created.accountId}/keys`, { method: "POST", headers: admin })
+      ).json()) as { apiKey: string };
       const auth = { authorization: `Bearer ${key.apiKey}` };
       const uploads = {} as Record<"clip" | "tone", string>;
-      for (const [name, file] of [["clip", clip], ["tone", tone]] as const) {
+      for (const [name, file] of [
+        ["clip", clip],
+        ["tone", tone],
+      ] as const) {
         const form = new FormData();
         form.append("file", new Blob([await readFile(file)]), path.basename(file));
-        const body = (await (await call("/api/v1/uploads", { method: "POST", headers: auth, body: form })).json()) as { uploadId: string };
+        const body = (await (await call("/api/v1/uploads", { method: "POST", headers: auth, body: form })).json()) as {
+          uploadId: string;
+        };
         uploads[name] = body.uploadId;
       }
       accounts.push({ ...created, auth, uploads, spent: 0 });
     }
-    log(`soak: ${options.accounts} accounts ready, ${options.jobs} jobs to run, concurrency ${options.concurrency}, faults ${JSON.stringify(options.faults)}`);
+    log(
+      `soak: ${options.accounts} accounts ready, ${options.jobs} jobs to run, concurrency ${options.concurrency}, faults ${JSON.stringify(options.faults)}`,
+    );
 
     // The backend is killed (SIGKILL: jobs in flight are lost) and restarted a second later.
     const killer = setInterval(() => {
@@ -228,7 +302,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         }
         for (;;) {
           await sleep(500);
-          const job = (await (await call(`/api/v1/jobs/${envelope.jobId}`, { headers: account.auth })).json()) as { status: string };
+          const job = (await (await call(`/api/v1/jobs/${envelope.jobId}`, { headers: account.auth })).json()) as {
+            status: string;
+          };
           if (job.status === "completed") {
             outcomes.completed++;
             account.spent += envelope.creditsUsed ?? 0;
@@ -243,11 +319,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             break;
           }
         }
-        if ((index + 1) % 100 === 0) log(`soak: ${index + 1} jobs submitted, ${JSON.stringify(outcomes)}, faults ${JSON.stringify(faults)}`);
+        if ((index + 1) % 100 === 0)
+          log(`soak: ${index + 1} jobs submitted, ${JSON.stringify(outcomes)}, faults ${JSON.stringify(faults)}`);
       }
     };
     // The operator's watchdog sweep, as the cron runs it, every 15 s during the campaign.
-    const sweeper = setInterval(() => void call("/api/admin/maintenance", { method: "POST", headers: admin }).catch(() => {}), 15_000);
+    const sweeper = setInterval(
+      () => void call("/api/admin/maintenance", { method: "POST", headers: admin }).catch(() => {}),
+      15_000,
+    );
     await Promise.all(Array.from({ length: options.concurrency }, worker));
     clearInterval(killer);
     clearInterval(sweeper);
@@ -255,9 +335,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 
     // Cleanup: wait for late callbacks and alarms, then maintenance with no orphan grace.
     await sleep(5_000);
-    const orphansBefore = (await (await call("/api/admin/storage/orphans?graceSeconds=0", { headers: admin })).json()) as { count: number };
+    const orphansBefore = (await (
+      await call("/api/admin/storage/orphans?graceSeconds=0", { headers: admin })
+    ).json()) as { count: number };
     await call("/api/admin/maintenance?orphanGraceSeconds=0", { method: "POST", headers: admin });
-    const orphansAfter = (await (await call("/api/admin/storage/orphans?graceSeconds=0", { headers: admin })).json()) as { count: number; orphans: string[] };
+    const orphansAfter = (await (
+      await call("/api/admin/storage/orphans?graceSeconds=0", { headers: admin })
+    ).json()) as { count: number; orphans: string[] };
 
     let ledgerMismatches = 0;
     let balanceMismatches = 0;
@@ -265,8 +349,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     let refundedNotFailed = 0;
     let notTerminal = 0;
     for (const account of accounts) {
-      const audit = (await (await call(`/api/admin/accounts/${account.accountId}/audit`, { headers: admin })).json()) as {
-        balance: number; ledgerTotal: number; jobs: Record<string, number>; failedNotRefunded: number; refundedNotFailed: number;
+      const audit = (await (
+        await call(`/api/admin/accounts/${account.accountId}/audit`, { headers: admin })
+      ).json()) as {
+        balance: number;
+        ledgerTotal: number;
+        jobs: Record<string, number>;
+        failedNotRefunded: number;
+        refundedNotFailed: number;
       };
       if (audit.balance !== audit.ledgerTotal) ledgerMismatches++;
       // Uploads are free: what the account has left is what it started with minus its completed jobs.
@@ -303,8 +393,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 export function violations(report: SoakReport): string[] {
   const problems: string[] = [];
   if (report.notTerminal > 0) problems.push(`${report.notTerminal} jobs not terminal`);
-  if (report.ledgerMismatches > 0) problems.push(`${report.ledgerMismatches} accounts whose balance differs from the ledger`);
-  if (report.balanceMismatches > 0) problems.push(`${report.balanceMismatches} accounts whose balance differs from the expected figure`);
+  if (report.ledgerMismatches > 0)
+    problems.push(`${report.ledgerMismatches} accounts whose balance differs from the ledger`);
+  if (report.balanceMismatches > 0)
+    problems.push(`${report.balanceMismatches} accounts whose balance differs from the expected figure`);
   if (report.failedNotRefunded > 0) problems.push(`${report.failedNotRefunded} failed jobs not refunded`);
   if (report.refundedNotFailed > 0) problems.push(`${report.refundedNotFailed} refunds of jobs that did not fail`);
   if (report.orphansAfterCleanup > 0) problems.push(`${report.orphansAfterCleanup} orphan objects after cleanup`);
@@ -332,6 +424,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   console.log(JSON.stringify(report, null, 2));
   const problems = violations(report);
   if (problems.length > 0) console.error(`soak: ${problems.join("; ")}`);
-  else console.log("soak: every job terminal, every failure refunded once, balances = ledgers = expected, no orphan, no 5xx");
+  else
+    console.log(
+      "soak: every job terminal, every failure refunded once, balances = ledgers = expected, no orphan, no 5xx",
+    );
   process.exit(problems.length > 0 ? 1 : 0);
 }

@@ -56,7 +56,8 @@ export interface SpeechRow {
   skipped?: string;
 }
 
-const fmt = (value: number | undefined, digits = 2) => (value === undefined || !Number.isFinite(value) ? "-" : value.toFixed(digits));
+const fmt = (value: number | undefined, digits = 2) =>
+  value === undefined || !Number.isFinite(value) ? "-" : value.toFixed(digits);
 
 /** Lower-case words without punctuation, for the word error rate. */
 function words(text: string): string[] {
@@ -85,7 +86,8 @@ export function wordErrorRate(reference: string, hypothesis: string): { wer: num
 
 async function must(program: string, args: string[]): Promise<void> {
   const result = await run(program, args);
-  if (result.code !== 0) throw new Error(`${program} ${args.join(" ")} failed (${result.code}):\n${result.stderr.slice(-1500)}`);
+  if (result.code !== 0)
+    throw new Error(`${program} ${args.join(" ")} failed (${result.code}):\n${result.stderr.slice(-1500)}`);
 }
 
 /** Seconds of a WAV file's audio. */
@@ -96,7 +98,25 @@ async function wavSeconds(file: string): Promise<number> {
 
 /** Median f0 (Hz) of any media file's audio, through a 16 kHz mono WAV (not timed). */
 async function medianF0(file: string, scratch: string): Promise<number> {
-  await must(FFMPEG, ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", file, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", scratch]);
+  await must(FFMPEG, [
+    "-nostdin",
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-i",
+    file,
+    "-map",
+    "0:a:0",
+    "-vn",
+    "-ac",
+    "1",
+    "-ar",
+    "16000",
+    "-c:a",
+    "pcm_s16le",
+    scratch,
+  ]);
   return pitchStats(await readWav(scratch)).median;
 }
 
@@ -110,9 +130,27 @@ async function decodeBaseline(file: string, dir: string): Promise<number> {
   for (let i = 0; i < 3; i++) {
     const t = performance.now();
     await must(FFMPEG, [
-      "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-      "-protocol_whitelist", "file", "-i", file,
-      "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav", out,
+      "-nostdin",
+      "-hide_banner",
+      "-loglevel",
+      "error",
+      "-y",
+      "-protocol_whitelist",
+      "file",
+      "-i",
+      file,
+      "-map",
+      "0:a:0",
+      "-vn",
+      "-ac",
+      "1",
+      "-ar",
+      "16000",
+      "-c:a",
+      "pcm_s16le",
+      "-f",
+      "wav",
+      out,
     ]);
     best = Math.min(best, (performance.now() - t) / 1000);
   }
@@ -155,7 +193,9 @@ export function speechTable(rows: SpeechRow[]): string {
             fmt(r.audioSeconds),
             fmt(r.seconds),
             r.seconds !== undefined && r.audioSeconds ? fmt(r.seconds / r.audioSeconds, 3) : "-",
-            r.seconds !== undefined && r.baselineSeconds ? `${(r.seconds / r.baselineSeconds).toFixed(1)}x (${fmt(r.baselineSeconds, 3)} s)` : "-",
+            r.seconds !== undefined && r.baselineSeconds
+              ? `${(r.seconds / r.baselineSeconds).toFixed(1)}x (${fmt(r.baselineSeconds, 3)} s)`
+              : "-",
             r.quality,
           ],
     ),
@@ -169,7 +209,9 @@ export async function runSpeechBench(): Promise<string[]> {
   const rows: SpeechRow[] = [];
   const cpus = os.cpus();
   console.log(`\nspeech engines bench ${new Date().toISOString()}`);
-  console.log(`machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? "?"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; Node ${process.version}`);
+  console.log(
+    `machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? "?"}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; Node ${process.version}`,
+  );
 
   // What createSpeechRuntime (runtime.ts) builds with the default configuration
   // (TRANSCRIBE_ENGINE=pocketsphinx, TTS_ENGINE=local), built here directly so that the bench
@@ -183,13 +225,26 @@ export async function runSpeechBench(): Promise<string[]> {
   ]);
   if (rubberband) runtime.rubberband = "rubberband";
   else runtime.missing.rubberband = "rubberband not found (Debian package rubberband-cli)";
-  if (pico && rubberband) runtime.synthesizer = new LocalSynthesizer({ pico2wave: "pico2wave", rubberband: "rubberband", ffmpeg: FFMPEG, env });
-  else runtime.missing.tts = pico ? runtime.missing.rubberband : "pico2wave not found (Debian non-free libttspico-utils)";
-  if (sphinx && existsSync(POCKETSPHINX_MODEL)) runtime.transcriber = new PocketsphinxTranscriber({ program: "pocketsphinx_continuous", env });
-  else runtime.missing.transcription = sphinx ? "pocketsphinx-en-us model not installed" : "pocketsphinx_continuous not found (Debian pocketsphinx)";
+  if (pico && rubberband)
+    runtime.synthesizer = new LocalSynthesizer({
+      pico2wave: "pico2wave",
+      rubberband: "rubberband",
+      ffmpeg: FFMPEG,
+      env,
+    });
+  else
+    runtime.missing.tts = pico ? runtime.missing.rubberband : "pico2wave not found (Debian non-free libttspico-utils)";
+  if (sphinx && existsSync(POCKETSPHINX_MODEL))
+    runtime.transcriber = new PocketsphinxTranscriber({ program: "pocketsphinx_continuous", env });
+  else
+    runtime.missing.transcription = sphinx
+      ? "pocketsphinx-en-us model not installed"
+      : "pocketsphinx_continuous not found (Debian pocketsphinx)";
   const versions = (await run(FFMPEG, ["-hide_banner", "-version"])).stdout.split("\n")[0] ?? "?";
-  console.log(`engines: tts ${runtime.synthesizer ? runtime.synthesizer.describe() : `missing (${runtime.missing.tts})`}; ` +
-    `transcription ${runtime.transcriber ? runtime.transcriber.describe() : `missing (${runtime.missing.transcription})`}; ${versions}`);
+  console.log(
+    `engines: tts ${runtime.synthesizer ? runtime.synthesizer.describe() : `missing (${runtime.missing.tts})`}; ` +
+      `transcription ${runtime.transcriber ? runtime.transcriber.describe() : `missing (${runtime.missing.transcription})`}; ${versions}`,
+  );
 
   const root = await mkdtemp(path.join(os.tmpdir(), "speech-bench-"));
   try {
@@ -197,7 +252,11 @@ export async function runSpeechBench(): Promise<string[]> {
     const ttsOut: Partial<Record<string, string>> = {};
     for (const language of ["fr", "en"] as const) {
       for (const voice of CATALOGUE_VOICES) {
-        const row: SpeechRow = { engine: "tts local (Pico+rubberband)", input: `${voice} ${language} (${words(TEXTS[language]).length} words)`, quality: "-" };
+        const row: SpeechRow = {
+          engine: "tts local (Pico+rubberband)",
+          input: `${voice} ${language} (${words(TEXTS[language]).length} words)`,
+          quality: "-",
+        };
         rows.push(row);
         if (!runtime.synthesizer) {
           row.skipped = `skipped: ${runtime.missing.tts}`;
@@ -226,29 +285,82 @@ export async function runSpeechBench(): Promise<string[]> {
     // --- Transcription: the English TTS outputs and pocketsphinx-testdata ----------------
     const transcribeInputs: { label: string; file?: string; reference: string; missing?: string }[] = [];
     for (const voice of CATALOGUE_VOICES) {
-      transcribeInputs.push({ label: `tts ${voice} en`, file: ttsOut[`${voice}-en`], reference: TEXTS.en, missing: "no TTS output" });
+      transcribeInputs.push({
+        label: `tts ${voice} en`,
+        file: ttsOut[`${voice}-en`],
+        reference: TEXTS.en,
+        missing: "no TTS output",
+      });
     }
     const goforward = path.join(TESTDATA, "goforward.raw");
     if (existsSync(goforward)) {
       // 16 kHz mono s16le raw: wrapped in a WAV header (lossless, untimed) so that the job can read it.
       const wav = path.join(root, "goforward.wav");
-      await must(FFMPEG, ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-f", "s16le", "-ar", "16000", "-ac", "1", "-i", goforward, "-c:a", "pcm_s16le", wav]);
+      await must(FFMPEG, [
+        "-nostdin",
+        "-hide_banner",
+        "-loglevel",
+        "error",
+        "-y",
+        "-f",
+        "s16le",
+        "-ar",
+        "16000",
+        "-ac",
+        "1",
+        "-i",
+        goforward,
+        "-c:a",
+        "pcm_s16le",
+        wav,
+      ]);
       transcribeInputs.push({ label: "testdata goforward.raw", file: wav, reference: "go forward ten meters" });
     } else {
-      transcribeInputs.push({ label: "testdata goforward.raw", reference: "", missing: "pocketsphinx-testdata not installed" });
+      transcribeInputs.push({
+        label: "testdata goforward.raw",
+        reference: "",
+        missing: "pocketsphinx-testdata not installed",
+      });
     }
     const librivox = path.join(TESTDATA, "librivox");
     if (existsSync(path.join(librivox, "transcription"))) {
       // The five LibriVox utterances of the test data joined into one file, their transcriptions as reference.
-      const lines = (await readFile(path.join(librivox, "transcription"), "utf8")).split("\n").filter((l) => l.includes("("));
-      const parts = lines.map((l) => ({ id: /\(([^)]+)\)\s*$/.exec(l)![1]!, text: l.replace(/<\/?s>/g, "").replace(/\([^)]*\)\s*$/, "").trim() }));
+      const lines = (await readFile(path.join(librivox, "transcription"), "utf8"))
+        .split("\n")
+        .filter((l) => l.includes("("));
+      const parts = lines.map((l) => ({
+        id: /\(([^)]+)\)\s*$/.exec(l)![1]!,
+        text: l
+          .replace(/<\/?s>/g, "")
+          .replace(/\([^)]*\)\s*$/, "")
+          .trim(),
+      }));
       const present = parts.filter((p) => existsSync(path.join(librivox, `${p.id}.wav`)));
       if (present.length > 0) {
         const joined = path.join(root, "librivox.wav");
         const list = path.join(root, "librivox.txt");
         await writeFile(list, present.map((p) => `file '${path.join(librivox, `${p.id}.wav`)}'`).join("\n"));
-        await must(FFMPEG, ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-f", "concat", "-safe", "0", "-i", list, "-c:a", "pcm_s16le", joined]);
-        transcribeInputs.push({ label: `testdata librivox (${present.length} utterances)`, file: joined, reference: present.map((p) => p.text).join(" ") });
+        await must(FFMPEG, [
+          "-nostdin",
+          "-hide_banner",
+          "-loglevel",
+          "error",
+          "-y",
+          "-f",
+          "concat",
+          "-safe",
+          "0",
+          "-i",
+          list,
+          "-c:a",
+          "pcm_s16le",
+          joined,
+        ]);
+        transcribeInputs.push({
+          label: `testdata librivox (${present.length} utterances)`,
+          file: joined,
+          reference: present.map((p) => p.text).join(" "),
+        });
       }
     }
     for (const item of transcribeInputs) {
@@ -266,7 +378,9 @@ export async function runSpeechBench(): Promise<string[]> {
       try {
         const name = `in${path.extname(item.file)}`;
         const job: SpeechJob = { kind: "transcribe", inputs: [{ name }], language: "en", output: { name: "out.json" } };
-        const { seconds, workDir, stats } = await timeJob(runtime, root, `transcribe-${rows.length}`, job, { [name]: item.file });
+        const { seconds, workDir, stats } = await timeJob(runtime, root, `transcribe-${rows.length}`, job, {
+          [name]: item.file,
+        });
         const transcript = JSON.parse(await readFile(path.join(workDir, "out.json"), "utf8")) as { text: string };
         const { wer, errors, n } = wordErrorRate(item.reference, transcript.text);
         row.seconds = seconds;
@@ -299,22 +413,60 @@ export async function runSpeechBench(): Promise<string[]> {
       try {
         const clip = path.join(root, `talk-${change.language}.mp4`);
         await must(FFMPEG, [
-          "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-          "-f", "lavfi", "-i", "color=c=black:s=320x240:r=25",
-          "-i", change.source,
-          "-map", "0:v", "-map", "1:a", "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p",
-          "-c:a", "aac", "-b:a", "128k", "-shortest", "-movflags", "+faststart", clip,
+          "-nostdin",
+          "-hide_banner",
+          "-loglevel",
+          "error",
+          "-y",
+          "-f",
+          "lavfi",
+          "-i",
+          "color=c=black:s=320x240:r=25",
+          "-i",
+          change.source,
+          "-map",
+          "0:v",
+          "-map",
+          "1:a",
+          "-c:v",
+          "libx264",
+          "-preset",
+          "veryfast",
+          "-pix_fmt",
+          "yuv420p",
+          "-c:a",
+          "aac",
+          "-b:a",
+          "128k",
+          "-shortest",
+          "-movflags",
+          "+faststart",
+          clip,
         ]);
-        const job: SpeechJob = { kind: "voice-change", inputs: [{ name: "in.mp4" }], voice: change.voice, language: change.language, output: { name: "out.mp4" } };
-        const { seconds, workDir, stats } = await timeJob(runtime, root, `voice-change-${change.language}`, job, { "in.mp4": clip });
+        const job: SpeechJob = {
+          kind: "voice-change",
+          inputs: [{ name: "in.mp4" }],
+          voice: change.voice,
+          language: change.language,
+          output: { name: "out.mp4" },
+        };
+        const { seconds, workDir, stats } = await timeJob(runtime, root, `voice-change-${change.language}`, job, {
+          "in.mp4": clip,
+        });
         row.seconds = seconds;
         row.audioSeconds = (stats.audioMs ?? 0) / 1000;
         row.baselineSeconds = await decodeBaseline(clip, root);
-        const mode = stats.voiceChangeMode === 1 ? "resynthesis" : stats.voiceChangeMode === 2 ? "signal level" : `mode ${stats.voiceChangeMode}`;
+        const mode =
+          stats.voiceChangeMode === 1
+            ? "resynthesis"
+            : stats.voiceChangeMode === 2
+              ? "signal level"
+              : `mode ${stats.voiceChangeMode}`;
         const before = await medianF0(clip, path.join(root, "f0-before.wav"));
         const after = await medianF0(path.join(workDir, "out.mp4"), path.join(root, "f0-after.wav"));
         row.quality = `f0 ${before.toFixed(0)} -> ${after.toFixed(0)} Hz (target ${VOICE_F0[change.voice].f0}); ran ${mode}`;
-        if ((change.language === "en") !== (stats.voiceChangeMode === 1)) problems.push(`voice-change ${change.label}: ran ${mode}`);
+        if ((change.language === "en") !== (stats.voiceChangeMode === 1))
+          problems.push(`voice-change ${change.label}: ran ${mode}`);
         console.log(` ${fmt(seconds)} s, ${mode}`);
       } catch (error) {
         row.skipped = `FAILED: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`;

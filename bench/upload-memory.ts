@@ -20,7 +20,6 @@ const wranglerJs = path.join(root, "node_modules/wrangler/bin/wrangler.js");
 const ADMIN = "bench-admin-token";
 const MiB = 1024 * 1024;
 
-
 /** RSS (bytes) of every workerd process under `pid`. */
 export function workerdRss(pid: number): number {
   let total = 0;
@@ -61,17 +60,37 @@ interface Source {
 const WAV_MAX_BYTES = 4 * 1024 * MiB - 1;
 
 async function sourceOf(bytes: number, scratch: string): Promise<Source> {
-  if (bytes <= WAV_MAX_BYTES) return { filename: "big.wav", bytes, open: (boundary, field) => wavStream(bytes, boundary, field) };
+  if (bytes <= WAV_MAX_BYTES)
+    return { filename: "big.wav", bytes, open: (boundary, field) => wavStream(bytes, boundary, field) };
   const file = path.join(scratch, "big.mkv");
   const seconds = Math.floor(bytes / (SAMPLE_RATE * 4));
-  const made = spawnSync("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", `anullsrc=r=${SAMPLE_RATE}:cl=stereo`, "-t", String(seconds), "-c:a", "pcm_s16le", "-f", "matroska", file]);
+  const made = spawnSync("ffmpeg", [
+    "-v",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `anullsrc=r=${SAMPLE_RATE}:cl=stereo`,
+    "-t",
+    String(seconds),
+    "-c:a",
+    "pcm_s16le",
+    "-f",
+    "matroska",
+    file,
+  ]);
   if (made.status !== 0) throw new Error(`ffmpeg could not write ${file}: ${made.stderr}`);
   const size = statSync(file).size;
   return { filename: "big.mkv", bytes: size, open: (boundary, field) => fileStream(file, boundary, field) };
 }
 
 const multipartEnvelope = (boundary: string | undefined, field: string, filename: string, contentType: string) => ({
-  preamble: boundary ? Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: ${contentType}\r\n\r\n`) : Buffer.alloc(0),
+  preamble: boundary
+    ? Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: ${contentType}\r\n\r\n`,
+      )
+    : Buffer.alloc(0),
   epilogue: boundary ? Buffer.from(`\r\n--${boundary}--\r\n`) : Buffer.alloc(0),
 });
 
@@ -136,7 +155,11 @@ async function waitFor(url: string, child: ChildProcess): Promise<void> {
 }
 
 /** Reads exactly `length` bytes from a reader into chunks (a resumable part, streamed). */
-function take(reader: ReadableStreamDefaultReader<Uint8Array>, length: number, leftover: { bytes: Uint8Array }): ReadableStream<Uint8Array> {
+function take(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  length: number,
+  leftover: { bytes: Uint8Array },
+): ReadableStream<Uint8Array> {
   let remaining = length;
   return new ReadableStream({
     async pull(controller) {
@@ -157,7 +180,12 @@ function take(reader: ReadableStreamDefaultReader<Uint8Array>, length: number, l
 
 type UploadPath = "multipart, drained (no R2)" | "multipart to R2" | "resumable parts to R2";
 
-async function upload(base: string, apiKey: string, source: Source, path: UploadPath): Promise<{ status: number; durationSeconds?: number }> {
+async function upload(
+  base: string,
+  apiKey: string,
+  source: Source,
+  path: UploadPath,
+): Promise<{ status: number; durationSeconds?: number }> {
   const auth = { authorization: `Bearer ${apiKey}` };
   const { bytes } = source;
   if (path !== "resumable parts to R2") {
@@ -171,7 +199,11 @@ async function upload(base: string, apiKey: string, source: Source, path: Upload
     const body = (await response.json()) as { durationSeconds?: number };
     return { status: response.status, durationSeconds: body.durationSeconds };
   }
-  const opened = await fetch(`${base}/api/v1/uploads/multipart`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ filename: source.filename, size: bytes }) });
+  const opened = await fetch(`${base}/api/v1/uploads/multipart`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ filename: source.filename, size: bytes }),
+  });
   const session = (await opened.json()) as { uploadId: string; partSize: number; partCount: number };
   const reader = source.open().getReader();
   const leftover = { bytes: new Uint8Array(0) };
@@ -186,27 +218,63 @@ async function upload(base: string, apiKey: string, source: Source, path: Upload
     await response.body?.cancel();
     if (!response.ok) return { status: response.status };
   }
-  const completed = await fetch(`${base}/api/v1/uploads/multipart/${session.uploadId}/complete`, { method: "POST", headers: auth });
+  const completed = await fetch(`${base}/api/v1/uploads/multipart/${session.uploadId}/complete`, {
+    method: "POST",
+    headers: auth,
+  });
   const body = (await completed.json()) as { durationSeconds?: number };
   return { status: completed.status, durationSeconds: body.durationSeconds };
 }
 
-export async function runUploadMemoryBench(sizesMiB = (process.env.BENCH_UPLOAD_MIB ?? "16,256,1024").split(",").map(Number)): Promise<void> {
+export async function runUploadMemoryBench(
+  sizesMiB = (process.env.BENCH_UPLOAD_MIB ?? "16,256,1024").split(",").map(Number),
+): Promise<void> {
   const state = mkdtempSync(path.join(os.tmpdir(), "bench-upload-"));
   const port = await freePort();
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
-  spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: root, env });
-  const child = spawn(process.execPath, [wranglerJs, "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", "0", "--persist-to", state, "--var", `ADMIN_TOKEN:${ADMIN}`, "--show-interactive-dev-session=false"], { cwd: root, env, stdio: "ignore" });
+  spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
+    cwd: root,
+    env,
+  });
+  const child = spawn(
+    process.execPath,
+    [
+      wranglerJs,
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      "0",
+      "--persist-to",
+      state,
+      "--var",
+      `ADMIN_TOKEN:${ADMIN}`,
+      "--show-interactive-dev-session=false",
+    ],
+    { cwd: root, env, stdio: "ignore" },
+  );
   const base = `http://127.0.0.1:${port}`;
   try {
     await waitFor(`${base}/api/v1/openapi.json`, child);
     const admin = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
-    const account = (await (await fetch(`${base}/api/admin/accounts`, { method: "POST", headers: admin, body: JSON.stringify({ email: `bench-${Date.now()}@example.com` }) })).json()) as { accountId: string };
-    const { apiKey } = (await (await fetch(`${base}/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: admin })).json()) as { apiKey: string };
+    const account = (await (
+      await fetch(`${base}/api/admin/accounts`, {
+        method: "POST",
+        headers: admin,
+        body: JSON.stringify({ email: `bench-${Date.now()}@example.com` }),
+      })
+    ).json()) as { accountId: string };
+    const { apiKey } = (await (
+      await fetch(`${base}/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: admin })
+    ).json()) as { apiKey: string };
     await new Promise((r) => setTimeout(r, 1000));
     const idle = workerdRss(child.pid!);
     console.log(`\nupload memory (wrangler dev, local R2): workerd idle RSS ${(idle / MiB).toFixed(0)} MiB`);
-    console.log("| path | body MiB | upload s | MiB/s | workerd RSS before -> peak MiB | peak - before MiB | (peak - before) / body | status |");
+    console.log(
+      "| path | body MiB | upload s | MiB/s | workerd RSS before -> peak MiB | peak - before MiB | (peak - before) / body | status |",
+    );
     console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
     const paths: UploadPath[] = ["multipart, drained (no R2)", "multipart to R2", "resumable parts to R2"];
     for (const size of sizesMiB) {
@@ -222,7 +290,9 @@ export async function runUploadMemoryBench(sizesMiB = (process.env.BENCH_UPLOAD_
         peak = Math.max(peak, workerdRss(child.pid!));
         const status = `${result.status}${result.durationSeconds ? ` (${result.durationSeconds} s)` : ""}`;
         const mib = source.bytes / MiB;
-        console.log(`| ${uploadPath} (${source.filename}) | ${mib.toFixed(0)} | ${seconds.toFixed(1)} | ${(mib / seconds).toFixed(0)} | ${(before / MiB).toFixed(0)} -> ${(peak / MiB).toFixed(0)} | ${((peak - before) / MiB).toFixed(0)} | ${((peak - before) / source.bytes).toFixed(2)} | ${status} |`);
+        console.log(
+          `| ${uploadPath} (${source.filename}) | ${mib.toFixed(0)} | ${seconds.toFixed(1)} | ${(mib / seconds).toFixed(0)} | ${(before / MiB).toFixed(0)} -> ${(peak / MiB).toFixed(0)} | ${((peak - before) / MiB).toFixed(0)} | ${((peak - before) / source.bytes).toFixed(2)} | ${status} |`,
+        );
       }
     }
   } finally {

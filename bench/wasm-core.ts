@@ -15,7 +15,9 @@ import type { FFmpegCoreModule } from "@ffmpeg/core";
 import createFFmpegCore from "@ffmpeg/core";
 
 /** The file wasm/ffmpeg-core.ts imports, by the same relative path from the repository root. */
-export const WASM_PATH = fileURLToPath(new URL("../node_modules/@ffmpeg/core/dist/esm/ffmpeg-core.wasm", import.meta.url));
+export const WASM_PATH = fileURLToPath(
+  new URL("../node_modules/@ffmpeg/core/dist/esm/ffmpeg-core.wasm", import.meta.url),
+);
 
 /** The module type the Worker uses (wasm/modules.d.ts). */
 type Core = FFmpegCoreModule;
@@ -72,7 +74,11 @@ export async function runWasm(args: string[], files: Record<string, Uint8Array>,
   core.FS.mkdir("/job");
   core.FS.chdir("/job");
   // Copies, because canOwn hands the array to MEMFS and the same inputs are reused per run.
-  const dirs = new Set(Object.keys(files).filter((name) => name.includes("/")).map((name) => name.slice(0, name.lastIndexOf("/"))));
+  const dirs = new Set(
+    Object.keys(files)
+      .filter((name) => name.includes("/"))
+      .map((name) => name.slice(0, name.lastIndexOf("/"))),
+  );
   for (const dir of dirs) core.FS.mkdir(dir); // fonts/ (one level, as src/media-worker/ffmpeg-wasm.ts)
   for (const [name, data] of Object.entries(files)) core.FS.writeFile(name, data.slice(), { canOwn: true });
   const execStart = performance.now();
@@ -93,6 +99,9 @@ export async function runWasm(args: string[], files: Record<string, Uint8Array>,
   }
   const seconds = (performance.now() - start) / 1000;
   const rssDeltaBytes = process.memoryUsage.rss() - rssBefore;
-  const logTail = lines.filter((line) => !/^\s*(size|frame)=.*speed=/.test(line)).slice(-8).join("\n");
+  const logTail = lines
+    .filter((line) => !/^\s*(size|frame)=.*speed=/.test(line))
+    .slice(-8)
+    .join("\n");
   return { seconds, execSeconds, exitCode, heapBytes, rssDeltaBytes, output, logTail };
 }

@@ -20,7 +20,6 @@ const SESSIONS = 50;
 const ROUNDS = 6;
 const PAGES = ["/app", "/app/keys", "/app/ledger", "/app/jobs", "/app/billing"];
 
-
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 async function timed(run: () => Promise<Response>): Promise<number> {
@@ -35,11 +34,36 @@ export async function runWebBench(): Promise<void> {
   const state = mkdtempSync(path.join(tmpdir(), "bench-web-"));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const stripe = await startLocalStripe({ secretKey: "sk_test_bench", webhookSecret: "whsec_bench", webhookUrl: `${base}/api/webhooks/stripe` });
+  const stripe = await startLocalStripe({
+    secretKey: "sk_test_bench",
+    webhookSecret: "whsec_bench",
+    webhookUrl: `${base}/api/webhooks/stripe`,
+  });
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
-  spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: root, env });
-  const vars = { ADMIN_TOKEN: ADMIN, AUTH_SECRET: "bench", STRIPE_SECRET_KEY: "sk_test_bench", STRIPE_WEBHOOK_SECRET: "whsec_bench", STRIPE_API_BASE: stripe.url };
-  const args = [wranglerJs, "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", "0", "--persist-to", state, "--show-interactive-dev-session=false"];
+  spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
+    cwd: root,
+    env,
+  });
+  const vars = {
+    ADMIN_TOKEN: ADMIN,
+    AUTH_SECRET: "bench",
+    STRIPE_SECRET_KEY: "sk_test_bench",
+    STRIPE_WEBHOOK_SECRET: "whsec_bench",
+    STRIPE_API_BASE: stripe.url,
+  };
+  const args = [
+    wranglerJs,
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    "0",
+    "--persist-to",
+    state,
+    "--show-interactive-dev-session=false",
+  ];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: "ignore" });
   try {
@@ -55,8 +79,16 @@ export async function runWebBench(): Promise<void> {
     for (let i = 0; i < SESSIONS; i++) {
       const email = `bench${i}-${Date.now()}@example.com`;
       const admin = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
-      const account = (await (await fetch(`${base}/api/admin/accounts`, { method: "POST", headers: admin, body: JSON.stringify({ email, password, credits: 1000 }) })).json()) as { accountId: string };
-      const key = (await (await fetch(`${base}/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: admin })).json()) as { apiKey: string };
+      const account = (await (
+        await fetch(`${base}/api/admin/accounts`, {
+          method: "POST",
+          headers: admin,
+          body: JSON.stringify({ email, password, credits: 1000 }),
+        })
+      ).json()) as { accountId: string };
+      const key = (await (
+        await fetch(`${base}/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: admin })
+      ).json()) as { apiKey: string };
       accounts.push({ email, apiKey: key.apiKey });
     }
 
@@ -66,7 +98,11 @@ export async function runWebBench(): Promise<void> {
       const response = await fetch(`${base}/app/login`, {
         method: "POST",
         redirect: "manual",
-        headers: { origin: base, "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": `2001:db8::${i.toString(16)}` },
+        headers: {
+          origin: base,
+          "content-type": "application/x-www-form-urlencoded",
+          "cf-connecting-ip": `2001:db8::${i.toString(16)}`,
+        },
         body: new URLSearchParams({ email, password }),
       });
       const elapsed = performance.now() - start;
@@ -96,7 +132,8 @@ export async function runWebBench(): Promise<void> {
       cookies.map(async (cookie, i) => {
         const headers = { cookie, "cf-connecting-ip": `2001:db8::${i.toString(16)}` };
         for (let round = 0; round < ROUNDS; round++) {
-          for (const page of PAGES) pageTimes.get(page)!.push(await timed(() => fetch(`${base}${page}`, { headers, redirect: "manual" })));
+          for (const page of PAGES)
+            pageTimes.get(page)!.push(await timed(() => fetch(`${base}${page}`, { headers, redirect: "manual" })));
         }
       }),
     );
@@ -105,19 +142,33 @@ export async function runWebBench(): Promise<void> {
     const apiStarted = performance.now();
     await Promise.all(
       accounts.map(async ({ apiKey }) => {
-        for (let i = 0; i < ROUNDS * PAGES.length; i++) apiTimes.push(await timed(() => fetch(`${base}/api/v1/account`, { headers: { authorization: `Bearer ${apiKey}` } })));
+        for (let i = 0; i < ROUNDS * PAGES.length; i++)
+          apiTimes.push(
+            await timed(() => fetch(`${base}/api/v1/account`, { headers: { authorization: `Bearer ${apiKey}` } })),
+          );
       }),
     );
     const apiWall = (performance.now() - apiStarted) / 1000;
 
     const all = [...pageTimes.values()].flat();
-    console.log(`\ndeveloper area on wrangler dev (${SESSIONS} concurrent sessions, ${ROUNDS} rounds of ${PAGES.length} pages)`);
+    console.log(
+      `\ndeveloper area on wrangler dev (${SESSIONS} concurrent sessions, ${ROUNDS} rounds of ${PAGES.length} pages)`,
+    );
     console.log(`| measure | p50 | p99 | baseline p50 | ratio |`);
     console.log(`| --- | --- | --- | --- | --- |`);
-    console.log(`| sign-in (POST /app/login, scrypt N=2^15) | ${ms(percentile(signIns, 50))} | ${ms(percentile(signIns, 99))} | ${ms(percentile(nodeHash, 50))} (scrypt alone in Node) | ${(percentile(signIns, 50) / percentile(nodeHash, 50)).toFixed(2)}x |`);
-    for (const [page, times] of pageTimes) console.log(`| GET ${page} | ${ms(percentile(times, 50))} | ${ms(percentile(times, 99))} | ${ms(percentile(apiTimes, 50))} (GET /api/v1/account) | ${(percentile(times, 50) / percentile(apiTimes, 50)).toFixed(2)}x |`);
-    console.log(`| all pages | ${ms(percentile(all, 50))} | ${ms(percentile(all, 99))} | ${ms(percentile(apiTimes, 50))} p50, ${ms(percentile(apiTimes, 99))} p99 | ${(percentile(all, 50) / percentile(apiTimes, 50)).toFixed(2)}x |`);
-    console.log(`throughput: pages ${(all.length / pagesWall).toFixed(0)} req/s, API baseline ${(apiTimes.length / apiWall).toFixed(0)} req/s`);
+    console.log(
+      `| sign-in (POST /app/login, scrypt N=2^15) | ${ms(percentile(signIns, 50))} | ${ms(percentile(signIns, 99))} | ${ms(percentile(nodeHash, 50))} (scrypt alone in Node) | ${(percentile(signIns, 50) / percentile(nodeHash, 50)).toFixed(2)}x |`,
+    );
+    for (const [page, times] of pageTimes)
+      console.log(
+        `| GET ${page} | ${ms(percentile(times, 50))} | ${ms(percentile(times, 99))} | ${ms(percentile(apiTimes, 50))} (GET /api/v1/account) | ${(percentile(times, 50) / percentile(apiTimes, 50)).toFixed(2)}x |`,
+      );
+    console.log(
+      `| all pages | ${ms(percentile(all, 50))} | ${ms(percentile(all, 99))} | ${ms(percentile(apiTimes, 50))} p50, ${ms(percentile(apiTimes, 99))} p99 | ${(percentile(all, 50) / percentile(apiTimes, 50)).toFixed(2)}x |`,
+    );
+    console.log(
+      `throughput: pages ${(all.length / pagesWall).toFixed(0)} req/s, API baseline ${(apiTimes.length / apiWall).toFixed(0)} req/s`,
+    );
   } finally {
     child.kill("SIGTERM");
     await stripe.close();

@@ -39,20 +39,29 @@ const option = (name) => {
 switch (command) {
   case "create-account": {
     const credits = option("credits");
-    await request("POST", "/accounts", { email: rest[0], credits: credits === undefined ? undefined : Number(credits), plan: option("plan") });
+    await request("POST", "/accounts", {
+      email: rest[0],
+      credits: credits === undefined ? undefined : Number(credits),
+      plan: option("plan"),
+    });
     break;
   }
   case "create-key":
     await request("POST", `/accounts/${rest[0]}/keys`);
     break;
   case "credit":
-    await request("POST", `/accounts/${rest[0]}/credits`, { amount: Number(rest[1]), reason: rest.slice(2).join(" ") || "operator" });
+    await request("POST", `/accounts/${rest[0]}/credits`, {
+      amount: Number(rest[1]),
+      reason: rest.slice(2).join(" ") || "operator",
+    });
     break;
   case "revoke":
     await request("DELETE", `/keys/${rest[0]}`);
     break;
   default:
     // The usage is this file's opening comment.
-    console.log(/\/\*\*\n([\s\S]*?)\n \*\//.exec(readFileSync(new URL(import.meta.url), "utf8"))[1].replace(/^ \* ?/gm, ""));
+    console.log(
+      /\/\*\*\n([\s\S]*?)\n \*\//.exec(readFileSync(new URL(import.meta.url), "utf8"))[1].replace(/^ \* ?/gm, ""),
+    );
     process.exit(command ? 1 : 0);
 }

@@ -48,13 +48,55 @@ const SCRIPT_SUBSETS = ["latin-ext", "cyrillic", "cyrillic-ext", "greek", "greek
  * family name is checked against the one the ASS asks for.
  */
 export const SCRIPT_FACES = [
-  { pkg: "@fontsource/noto-sans-arabic", subset: "arabic", name: "NotoSansArabic", family: "Noto Sans Arabic", drawtext: "merged" },
-  { pkg: "@fontsource/noto-sans-hebrew", subset: "hebrew", name: "NotoSansHebrew", family: "Noto Sans Hebrew", drawtext: "merged" },
-  { pkg: "@fontsource/noto-sans-devanagari", subset: "devanagari", name: "NotoSansDevanagari", family: "Noto Sans Devanagari", drawtext: "none" },
-  { pkg: "@fontsource/noto-sans-thai", subset: "thai", name: "NotoSansThai", family: "Noto Sans Thai", drawtext: "merged" },
-  { pkg: "@fontsource/noto-sans-jp", subset: "japanese", name: "NotoSansJP", family: "Noto Sans JP Thin", drawtext: "same" },
-  { pkg: "@fontsource/noto-sans-sc", subset: "chinese-simplified", name: "NotoSansSC", family: "Noto Sans SC Thin", drawtext: "same" },
-  { pkg: "@fontsource/noto-sans-kr", subset: "korean", name: "NotoSansKR", family: "Noto Sans KR Thin", drawtext: "same" },
+  {
+    pkg: "@fontsource/noto-sans-arabic",
+    subset: "arabic",
+    name: "NotoSansArabic",
+    family: "Noto Sans Arabic",
+    drawtext: "merged",
+  },
+  {
+    pkg: "@fontsource/noto-sans-hebrew",
+    subset: "hebrew",
+    name: "NotoSansHebrew",
+    family: "Noto Sans Hebrew",
+    drawtext: "merged",
+  },
+  {
+    pkg: "@fontsource/noto-sans-devanagari",
+    subset: "devanagari",
+    name: "NotoSansDevanagari",
+    family: "Noto Sans Devanagari",
+    drawtext: "none",
+  },
+  {
+    pkg: "@fontsource/noto-sans-thai",
+    subset: "thai",
+    name: "NotoSansThai",
+    family: "Noto Sans Thai",
+    drawtext: "merged",
+  },
+  {
+    pkg: "@fontsource/noto-sans-jp",
+    subset: "japanese",
+    name: "NotoSansJP",
+    family: "Noto Sans JP Thin",
+    drawtext: "same",
+  },
+  {
+    pkg: "@fontsource/noto-sans-sc",
+    subset: "chinese-simplified",
+    name: "NotoSansSC",
+    family: "Noto Sans SC Thin",
+    drawtext: "same",
+  },
+  {
+    pkg: "@fontsource/noto-sans-kr",
+    subset: "korean",
+    name: "NotoSansKR",
+    family: "Noto Sans KR Thin",
+    drawtext: "same",
+  },
 ];
 /**
  * Emoji in captions: Noto Emoji, the monochrome outline face (libass draws outlines, not colour
@@ -63,7 +105,13 @@ export const SCRIPT_FACES = [
  * splits it into 12 subsets and the ZWJ sequences, flags and skin tones are ligatures (GSUB)
  * that only a whole face keeps.
  */
-const EMOJI_FACE = { pkg: "@expo-google-fonts/noto-emoji", file: "400Regular/NotoEmoji_400Regular.ttf", license: "LICENSE_FONT", name: "NotoEmoji", family: "Noto Emoji" };
+const EMOJI_FACE = {
+  pkg: "@expo-google-fonts/noto-emoji",
+  file: "400Regular/NotoEmoji_400Regular.ttf",
+  license: "LICENSE_FONT",
+  name: "NotoEmoji",
+  family: "Noto Emoji",
+};
 /**
  * Subsets of the same package merged into a script's drawtext face, so a text mark in that
  * script can also hold Latin: as `<name>-Regular.merged.ttf` beside the caption face
@@ -98,7 +146,8 @@ export function woffToSfnt(woff) {
     if (offset + compLength > src.length) throw new Error(`WOFF table ${tag} runs past the end of the file`);
     const stored = src.subarray(offset, offset + compLength);
     const data = compLength < origLength ? inflateSync(stored) : Buffer.from(stored);
-    if (data.length !== origLength) throw new Error(`WOFF table ${tag}: ${data.length} bytes after inflate, ${origLength} expected`);
+    if (data.length !== origLength)
+      throw new Error(`WOFF table ${tag}: ${data.length} bytes after inflate, ${origLength} expected`);
     tables.push({ tag, data, checksum });
   }
   for (const table of tables) {
@@ -106,14 +155,15 @@ export function woffToSfnt(woff) {
     if (table.tag === "head") continue;
     const checksum = tableChecksum(table.data);
     if (checksum !== table.checksum) {
-      throw new Error(`table ${table.tag}: checksum ${hex(checksum)} differs from the WOFF directory's ${hex(table.checksum)}`);
+      throw new Error(
+        `table ${table.tag}: checksum ${hex(checksum)} differs from the WOFF directory's ${hex(table.checksum)}`,
+      );
     }
   }
   if (!tables.some((table) => table.tag === "head")) throw new Error("font has no head table");
   const out = writeSfnt(flavor, tables);
   return new Uint8Array(out.buffer, out.byteOffset, out.length);
 }
-
 
 const hex = (n) => `0x${n.toString(16).padStart(8, "0")}`;
 
@@ -131,10 +181,13 @@ export function sfntNames(sfnt) {
   const names = {};
   for (let i = 0; i < count; i++) {
     const r = nameOffset + 6 + i * 12;
-    const [platform, encoding, language, nameId, length, offset] = [0, 2, 4, 6, 8, 10].map((d) => buf.readUInt16BE(r + d));
+    const [platform, encoding, language, nameId, length, offset] = [0, 2, 4, 6, 8, 10].map((d) =>
+      buf.readUInt16BE(r + d),
+    );
     const raw = buf.subarray(strings + offset, strings + offset + length);
     // Windows, Unicode BMP, US English: the record libass (FreeType) reads first.
-    if (platform === 3 && encoding === 1 && language === 0x409) names[nameId] = Buffer.from(raw).swap16().toString("utf16le");
+    if (platform === 3 && encoding === 1 && language === 0x409)
+      names[nameId] = Buffer.from(raw).swap16().toString("utf16le");
   }
   return names;
 }
@@ -164,13 +217,16 @@ function main() {
     const file = `${font.name}-Regular.ttf`;
     writeFileSync(path.join(outDir, file), sfnt);
     writeFileSync(path.join(outDir, `OFL-${font.name}.txt`), readFileSync(path.join(pkgDir, "LICENSE")));
-    console.log(`${file}: ${sfnt.byteLength} bytes from ${font.pkg}@${version}/files/${woffName}; family "${names[1]}", full name "${names[4]}", PostScript "${names[6]}"${names[16] ? `, typographic family "${names[16]}"` : ""}`);
+    console.log(
+      `${file}: ${sfnt.byteLength} bytes from ${font.pkg}@${version}/files/${woffName}; family "${names[1]}", full name "${names[4]}", PostScript "${names[6]}"${names[16] ? `, typographic family "${names[16]}"` : ""}`,
+    );
     const faces = [];
     for (const subset of SCRIPT_SUBSETS) {
       const subsetWoff = path.join(pkgDir, "files", `${font.id}-${subset}-${font.weight}-normal.woff`);
       if (!existsSync(subsetWoff)) continue;
       const face = woffToSfnt(readFileSync(subsetWoff));
-      if (sfntNames(face)[1] !== names[1]) throw new Error(`${subsetWoff}: family "${sfntNames(face)[1]}", not "${names[1]}"`);
+      if (sfntNames(face)[1] !== names[1])
+        throw new Error(`${subsetWoff}: family "${sfntNames(face)[1]}", not "${names[1]}"`);
       writeFileSync(path.join(outDir, `${font.name}-Regular.${subset}.ttf`), face);
       faces.push(face);
     }
@@ -178,7 +234,9 @@ function main() {
       const merged = mergeFaces(sfnt, faces);
       drawtextFace = { name: font.name, merged };
       writeFileSync(path.join(outDir, `${font.name}-Regular.merged.ttf`), merged);
-      console.log(`${font.name}-Regular.merged.ttf: ${merged.byteLength} bytes, the latin face and its ${faces.length} script subsets in one face (drawtext)`);
+      console.log(
+        `${font.name}-Regular.merged.ttf: ${merged.byteLength} bytes, the latin face and its ${faces.length} script subsets in one face (drawtext)`,
+      );
     }
   }
   for (const face of SCRIPT_FACES) {
@@ -187,34 +245,47 @@ function main() {
     const sfnt = woffToSfnt(readFileSync(path.join(pkgDir, "files", woff(face.subset))));
     const family = sfntNames(sfnt)[1];
     if (family !== face.family) throw new Error(`${woff(face.subset)}: family "${family}", not "${face.family}"`);
-    const latin = face.drawtext === "none" ? [] : DRAWTEXT_LATIN_SUBSETS.map((subset) => woffToSfnt(readFileSync(path.join(pkgDir, "files", woff(subset)))));
+    const latin =
+      face.drawtext === "none"
+        ? []
+        : DRAWTEXT_LATIN_SUBSETS.map((subset) => woffToSfnt(readFileSync(path.join(pkgDir, "files", woff(subset)))));
     const file = `${face.name}-Regular.ttf`;
     const captionFace = face.drawtext === "same" ? mergeFaces(sfnt, latin) : sfnt;
     writeFileSync(path.join(outDir, file), captionFace);
     writeFileSync(path.join(outDir, `OFL-${face.name}.txt`), readFileSync(path.join(pkgDir, "LICENSE")));
-    const withLatin = face.drawtext === "same" ? ` with ${DRAWTEXT_LATIN_SUBSETS.join(" and ")} (captions and drawtext)` : "";
-    console.log(`${file}: ${captionFace.byteLength} bytes from ${face.pkg}/files/${woff(face.subset)}${withLatin}; family "${family}"`);
+    const withLatin =
+      face.drawtext === "same" ? ` with ${DRAWTEXT_LATIN_SUBSETS.join(" and ")} (captions and drawtext)` : "";
+    console.log(
+      `${file}: ${captionFace.byteLength} bytes from ${face.pkg}/files/${woff(face.subset)}${withLatin}; family "${family}"`,
+    );
     if (face.drawtext !== "merged") continue;
     const merged = mergeFaces(sfnt, latin);
     writeFileSync(path.join(outDir, `${face.name}-Regular.merged.ttf`), merged);
-    console.log(`${face.name}-Regular.merged.ttf: ${merged.byteLength} bytes, the ${face.subset} face with ${DRAWTEXT_LATIN_SUBSETS.join(" and ")} (drawtext)`);
+    console.log(
+      `${face.name}-Regular.merged.ttf: ${merged.byteLength} bytes, the ${face.subset} face with ${DRAWTEXT_LATIN_SUBSETS.join(" and ")} (drawtext)`,
+    );
   }
   const emoji = buildEmojiFace();
   // A text mark with emoji: drawtext takes one file, so the emoji are appended to the merged face.
   const withEmoji = mergeFaces(drawtextFace.merged, [emoji]);
   writeFileSync(path.join(outDir, `${drawtextFace.name}-Regular.emoji.ttf`), withEmoji);
-  console.log(`${drawtextFace.name}-Regular.emoji.ttf: ${withEmoji.byteLength} bytes, the merged face with Noto Emoji's glyphs appended (drawtext)`);
+  console.log(
+    `${drawtextFace.name}-Regular.emoji.ttf: ${withEmoji.byteLength} bytes, the merged face with Noto Emoji's glyphs appended (drawtext)`,
+  );
 }
 
 function buildEmojiFace() {
   const pkgDir = path.dirname(require.resolve(`${EMOJI_FACE.pkg}/package.json`));
   const face = fullUnicodeCmapFirst(readFileSync(path.join(pkgDir, EMOJI_FACE.file)));
   const family = sfntNames(face)[1];
-  if (family !== EMOJI_FACE.family) throw new Error(`${EMOJI_FACE.file}: family "${family}", not "${EMOJI_FACE.family}"`);
+  if (family !== EMOJI_FACE.family)
+    throw new Error(`${EMOJI_FACE.file}: family "${family}", not "${EMOJI_FACE.family}"`);
   const file = `${EMOJI_FACE.name}-Regular.ttf`;
   writeFileSync(path.join(outDir, file), face);
   writeFileSync(path.join(outDir, `OFL-${EMOJI_FACE.name}.txt`), readFileSync(path.join(pkgDir, EMOJI_FACE.license)));
-  console.log(`${file}: ${face.byteLength} bytes, ${EMOJI_FACE.pkg}/${EMOJI_FACE.file} with its (3,1) cmap record on the full-Unicode subtable; family "${family}"`);
+  console.log(
+    `${file}: ${face.byteLength} bytes, ${EMOJI_FACE.pkg}/${EMOJI_FACE.file} with its (3,1) cmap record on the full-Unicode subtable; family "${family}"`,
+  );
   return face;
 }
 

@@ -27,7 +27,9 @@ const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
 
 const [major, minor] = process.versions.node.split(".").map(Number);
 if (major < 22 || (major === 22 && minor < 12)) {
-  console.error(`Node ${process.versions.node} is too old for wrangler; run through npm (npm run dev) so the project's Node 24 is used.`);
+  console.error(
+    `Node ${process.versions.node} is too old for wrangler; run through npm (npm run dev) so the project's Node 24 is used.`,
+  );
   process.exit(1);
 }
 
@@ -56,29 +58,64 @@ function readVars() {
       changed = true;
     }
   }
-  if (changed) writeFileSync(file, Object.entries(vars).map(([k, v]) => `${k}="${v}"`).join("\n") + "\n", { mode: 0o600 });
+  if (changed)
+    writeFileSync(
+      file,
+      Object.entries(vars)
+        .map(([k, v]) => `${k}="${v}"`)
+        .join("\n") + "\n",
+      { mode: 0o600 },
+    );
   return vars;
 }
 
 const vars = readVars();
-const migrate = spawnSync(process.execPath, [wranglerBin, "d1", "migrations", "apply", "DB", "--local"], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+const migrate = spawnSync(process.execPath, [wranglerBin, "d1", "migrations", "apply", "DB", "--local"], {
+  cwd: root,
+  env,
+  stdio: ["ignore", "inherit", "inherit"],
+});
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
 const backend = spawn(process.execPath, [path.join(root, "backend", "src", "server.ts")], {
   cwd: path.join(root, "backend"),
-  env: { ...process.env, PORT: String(backendPort), HOST: "127.0.0.1", BACKEND_SECRET: vars.BACKEND_SECRET, FONTS_DIR: path.join(root, "assets", "fonts") },
+  env: {
+    ...process.env,
+    PORT: String(backendPort),
+    HOST: "127.0.0.1",
+    BACKEND_SECRET: vars.BACKEND_SECRET,
+    FONTS_DIR: path.join(root, "assets", "fonts"),
+  },
   stdio: ["ignore", "inherit", "inherit"],
 });
 
 // The local Stripe (scripts/local-stripe): checkout pages, signed webhooks to this Worker.
-const stripe = spawn(process.execPath, [path.join(root, "scripts", "local-stripe", "server.ts"), "--port", String(stripePort), "--webhook", `${base}/api/webhooks/stripe`], {
-  cwd: root,
-  env: { ...process.env, STRIPE_SECRET_KEY: vars.STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET: vars.STRIPE_WEBHOOK_SECRET },
-  stdio: ["ignore", "inherit", "inherit"],
-});
+const stripe = spawn(
+  process.execPath,
+  [
+    path.join(root, "scripts", "local-stripe", "server.ts"),
+    "--port",
+    String(stripePort),
+    "--webhook",
+    `${base}/api/webhooks/stripe`,
+  ],
+  {
+    cwd: root,
+    env: {
+      ...process.env,
+      STRIPE_SECRET_KEY: vars.STRIPE_SECRET_KEY,
+      STRIPE_WEBHOOK_SECRET: vars.STRIPE_WEBHOOK_SECRET,
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  },
+);
 
 // A local Mastodon (scripts/local-mastodon) to publish brands' posts to.
-const mastodon = spawn(process.execPath, [path.join(root, "scripts", "local-mastodon", "server.ts"), "--port", String(mastodonPort), "--token", mastodonToken], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+const mastodon = spawn(
+  process.execPath,
+  [path.join(root, "scripts", "local-mastodon", "server.ts"), "--port", String(mastodonPort), "--token", mastodonToken],
+  { cwd: root, stdio: ["ignore", "inherit", "inherit"] },
+);
 
 // The media Worker (MediaRunner + ffmpeg.wasm) and the API Worker, two wrangler dev processes
 // sharing .wrangler/state (scripts/local-workers.ts); .dev.vars gives both their secrets.
@@ -92,19 +129,18 @@ const workerVars = {
 };
 if (process.env.ALLOW_PRIVATE_URLS === "true") workerVars.ALLOW_PRIVATE_URLS = "true";
 const mediaVars = {};
-for (const name of ["MEDIA_ENGINE", "WASM_MEMORY_BUDGET_BYTES", "WASM_MAX_CPU_SECONDS"]) if (process.env[name]) mediaVars[name] = process.env[name];
+for (const name of ["MEDIA_ENGINE", "WASM_MEMORY_BUDGET_BYTES", "WASM_MAX_CPU_SECONDS"])
+  if (process.env[name]) mediaVars[name] = process.env[name];
 const helpers = [backend, stripe, mastodon];
-const { api: wrangler, media } = await startLocalWorkers(
-  {
-    port,
-    mediaPort,
-    inspectorPort,
-    registryDir: path.join(root, ".wrangler", "registry"),
-    vars: workerVars,
-    mediaVars,
-    stdio: ["ignore", "inherit", "inherit"],
-  },
-).catch((error) => {
+const { api: wrangler, media } = await startLocalWorkers({
+  port,
+  mediaPort,
+  inspectorPort,
+  registryDir: path.join(root, ".wrangler", "registry"),
+  vars: workerVars,
+  mediaVars,
+  stdio: ["ignore", "inherit", "inherit"],
+}).catch((error) => {
   console.error(error.message);
   for (const child of helpers) child.kill("SIGTERM");
   process.exit(1);
@@ -171,7 +207,9 @@ async function ensureDevAccount() {
 try {
   await waitReady();
   const account = await ensureDevAccount();
-  const balance = await (await fetch(`${base}/api/v1/account`, { headers: { authorization: `Bearer ${account.apiKey}` } })).json();
+  const balance = await (
+    await fetch(`${base}/api/v1/account`, { headers: { authorization: `Bearer ${account.apiKey}` } })
+  ).json();
   console.log(`
   API ready
     base URL     ${base}

@@ -69,7 +69,10 @@ export function readSfnt(sfnt) {
   for (let i = 0; i < buf.readUInt16BE(4); i++) {
     const record = 12 + i * 16;
     const offset = buf.readUInt32BE(record + 8);
-    tables.set(buf.toString("latin1", record, record + 4), Buffer.from(buf.subarray(offset, offset + buf.readUInt32BE(record + 12))));
+    tables.set(
+      buf.toString("latin1", record, record + 4),
+      Buffer.from(buf.subarray(offset, offset + buf.readUInt32BE(record + 12))),
+    );
   }
   return { flavor: buf.readUInt32BE(0), tables };
 }
@@ -117,13 +120,21 @@ export function fullUnicodeCmapFirst(sfnt) {
   const cmap = tables.get("cmap");
   const records = Array.from({ length: cmap.readUInt16BE(2) }, (_, i) => {
     const at = 4 + i * 8;
-    return { at, platform: cmap.readUInt16BE(at), encoding: cmap.readUInt16BE(at + 2), offset: cmap.readUInt32BE(at + 4) };
+    return {
+      at,
+      platform: cmap.readUInt16BE(at),
+      encoding: cmap.readUInt16BE(at + 2),
+      offset: cmap.readUInt32BE(at + 4),
+    };
   });
   const full = records.find((r) => r.platform === 3 && r.encoding === 10 && cmap.readUInt16BE(r.offset) === 12);
   const bmp = records.find((r) => r.platform === 3 && r.encoding === 1);
   if (!full || !bmp) throw new Error("the emoji face has no Windows (3,1) and full-Unicode (3,10) cmap pair");
   cmap.writeUInt32BE(full.offset, bmp.at + 4);
-  return writeSfnt(flavor, [...tables].map(([tag, data]) => ({ tag, data })));
+  return writeSfnt(
+    flavor,
+    [...tables].map(([tag, data]) => ({ tag, data })),
+  );
 }
 
 /** Sequential map groups (format 12): code point ranges mapped to consecutive glyph ids. */
@@ -148,7 +159,9 @@ function buildCmap12(map) {
   sub.writeUInt16BE(12, 0);
   sub.writeUInt32BE(sub.length, 4);
   sub.writeUInt32BE(groups.length, 12);
-  groups.forEach((group, i) => [group.start, group.end, group.glyph].forEach((value, d) => sub.writeUInt32BE(value, 16 + i * 12 + d * 4)));
+  groups.forEach((group, i) =>
+    [group.start, group.end, group.glyph].forEach((value, d) => sub.writeUInt32BE(value, 16 + i * 12 + d * 4)),
+  );
   return sub;
 }
 
@@ -186,7 +199,17 @@ function buildCmap(map) {
   });
   const full = [...map.keys()].some((code) => code > 0xffff) ? buildCmap12(map) : undefined;
   // [platform, encoding, subtable]: 0 the BMP one, 1 the full one; records sorted as the spec asks.
-  const records = full ? [[0, 3, 0], [0, 4, 1], [3, 1, 1], [3, 10, 1]] : [[0, 3, 0], [3, 1, 0]];
+  const records = full
+    ? [
+        [0, 3, 0],
+        [0, 4, 1],
+        [3, 1, 1],
+        [3, 10, 1],
+      ]
+    : [
+        [0, 3, 0],
+        [3, 1, 0],
+      ];
   const header = Buffer.alloc(4 + records.length * 8);
   header.writeUInt16BE(records.length, 2);
   const offsets = [header.length, header.length + sub.length];
@@ -211,7 +234,10 @@ function glyphsOf(tables) {
   const glyphs = [];
   for (let i = 0; i < numGlyphs; i++) {
     const advance = hmtx.readUInt16BE(4 * Math.min(i, numberOfHMetrics - 1));
-    const lsb = i < numberOfHMetrics ? hmtx.readInt16BE(4 * i + 2) : hmtx.readInt16BE(4 * numberOfHMetrics + 2 * (i - numberOfHMetrics));
+    const lsb =
+      i < numberOfHMetrics
+        ? hmtx.readInt16BE(4 * i + 2)
+        : hmtx.readInt16BE(4 * numberOfHMetrics + 2 * (i - numberOfHMetrics));
     glyphs.push({ data: Buffer.from(glyf.subarray(at(i), at(i + 1))), advance, lsb });
   }
   return glyphs;
@@ -273,7 +299,9 @@ export function mergeFaces(base, faces) {
   }
   if (glyphs.length > 0xffff) throw new Error("too many glyphs for one face");
 
-  const glyf = Buffer.concat(glyphs.map((g) => Buffer.concat([g.data, Buffer.alloc(padded(g.data.length) - g.data.length)])));
+  const glyf = Buffer.concat(
+    glyphs.map((g) => Buffer.concat([g.data, Buffer.alloc(padded(g.data.length) - g.data.length)])),
+  );
   const loca = Buffer.alloc(4 * (glyphs.length + 1));
   const hmtx = Buffer.alloc(4 * glyphs.length);
   const bbox = { xMin: 0x7fff, yMin: 0x7fff, xMax: -0x8000, yMax: -0x8000 };
@@ -318,5 +346,8 @@ export function mergeFaces(base, faces) {
   tables.set("cmap", buildCmap(map));
   tables.set("post", post);
   for (const tag of ["hdmx", "LTSH", "VDMX"]) tables.delete(tag); // per-glyph arrays of the old glyph count
-  return writeSfnt(flavor, [...tables].map(([tag, data]) => ({ tag, data })));
+  return writeSfnt(
+    flavor,
+    [...tables].map(([tag, data]) => ({ tag, data })),
+  );
 }

@@ -29,8 +29,27 @@ export interface LocalWorkersOptions {
   stdio?: StdioOptions;
 }
 
-function wranglerDev(config: string, port: number, inspectorPort: number, vars: Record<string, string>, options: LocalWorkersOptions, niceness = 0): ChildProcess {
-  const args = [wranglerJs, "dev", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false"];
+function wranglerDev(
+  config: string,
+  port: number,
+  inspectorPort: number,
+  vars: Record<string, string>,
+  options: LocalWorkersOptions,
+  niceness = 0,
+): ChildProcess {
+  const args = [
+    wranglerJs,
+    "dev",
+    "-c",
+    config,
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspectorPort),
+    "--show-interactive-dev-session=false",
+  ];
   if (options.stateDir) args.push("--persist-to", options.stateDir);
   for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
   // wrangler's local observability (on by default) streams the tail events of every invocation
@@ -44,7 +63,8 @@ function wranglerDev(config: string, port: number, inspectorPort: number, vars: 
   };
   const stdio = options.stdio ?? ["ignore", "pipe", "pipe"];
   // `nice` execs node in place (same pid); workerd, started by wrangler, inherits the niceness.
-  if (niceness > 0) return spawn("nice", ["-n", String(niceness), process.execPath, ...args], { cwd: root, env, stdio });
+  if (niceness > 0)
+    return spawn("nice", ["-n", String(niceness), process.execPath, ...args], { cwd: root, env, stdio });
   return spawn(process.execPath, args, { cwd: root, env, stdio });
 }
 
@@ -86,7 +106,14 @@ export async function startLocalWorkers(
   onSpawn: (name: "api" | "media", child: ChildProcess) => void = () => {},
 ): Promise<{ api: ChildProcess; media: ChildProcess }> {
   mkdirSync(options.registryDir, { recursive: true });
-  const media = wranglerDev("wrangler.media.jsonc", options.mediaPort, 0, { ...options.vars, ...options.mediaVars }, options, mediaNiceness());
+  const media = wranglerDev(
+    "wrangler.media.jsonc",
+    options.mediaPort,
+    0,
+    { ...options.vars, ...options.mediaVars },
+    options,
+    mediaNiceness(),
+  );
   onSpawn("media", media);
   try {
     await untilListening(options.mediaPort, media);

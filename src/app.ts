@@ -84,7 +84,9 @@ export function buildApp() {
   // Read once every route below is registered (the first request comes after buildApp).
   let apiRoutes: RouteTest | undefined;
   const isApiRoute: RouteTest = (method, path) =>
-    (apiRoutes ??= routeTable(app.openAPIRegistry.definitions.flatMap((definition) => (definition.type === "route" ? [definition.route] : []))))(method, path);
+    (apiRoutes ??= routeTable(
+      app.openAPIRegistry.definitions.flatMap((definition) => (definition.type === "route" ? [definition.route] : [])),
+    ))(method, path);
   app.use("/api/v1/*", requireApiKey(isApiRoute), limitPerKey);
   // Every body bounded before any handler reads it (src/lib/body-limit.ts). On /api/v1 after the
   // key and rate checks (401, then 429, then 400: the contract's 400); elsewhere before anything,
@@ -93,7 +95,13 @@ export function buildApp() {
     "*",
     limitBodies((c, message) => {
       if (c.req.path.startsWith("/api/v1/")) return errorResponse(c, invalidRequest(message));
-      if ((c.req.header("accept") ?? "").includes("text/html")) return pageError(new HTTPException(413, { message: `${message} Nothing was changed.` }), c, "form", linkPageSection(c.req.path));
+      if ((c.req.header("accept") ?? "").includes("text/html"))
+        return pageError(
+          new HTTPException(413, { message: `${message} Nothing was changed.` }),
+          c,
+          "form",
+          linkPageSection(c.req.path),
+        );
       return c.json(errorBody(invalidRequest(message)), 413);
     }),
   );
@@ -120,7 +128,9 @@ export function buildApp() {
   // Two documents from one registry: the public one holds only /api/v1 (the contract's paths);
   // the operator's routes are described at /api/admin/openapi.json, behind the admin token.
   const document = (origin: string, prefix: string, info: { title: string; description: string }) => {
-    const doc = documentRateLimits(app.getOpenAPI31Document({ openapi: "3.1.0", info: { ...info, version: "1.0.0" }, servers: [{ url: origin }] }));
+    const doc = documentRateLimits(
+      app.getOpenAPI31Document({ openapi: "3.1.0", info: { ...info, version: "1.0.0" }, servers: [{ url: origin }] }),
+    );
     doc.paths = Object.fromEntries(Object.entries(doc.paths ?? {}).filter(([path]) => path.startsWith(prefix)));
     return doc;
   };
@@ -131,7 +141,13 @@ export function buildApp() {
   };
   app.get("/api/v1/openapi.json", (c) => c.json(publicDocument(new URL(c.req.url).origin)));
   app.get("/api/admin/openapi.json", (c) =>
-    c.json(document(new URL(c.req.url).origin, "/api/admin/", { title: "Media processing API: operator routes", description: "Accounts, keys, credits, audits and storage maintenance; every route takes Authorization: Bearer <ADMIN_TOKEN>." })),
+    c.json(
+      document(new URL(c.req.url).origin, "/api/admin/", {
+        title: "Media processing API: operator routes",
+        description:
+          "Accounts, keys, credits, audits and storage maintenance; every route takes Authorization: Bearer <ADMIN_TOKEN>.",
+      }),
+    ),
   );
   // Rendered here from the same document: no script, no CDN (the standard for every page).
   app.get("/docs", pageHeaders, (c) => c.html(renderApiDocs(publicDocument(new URL(c.req.url).origin))));

@@ -36,30 +36,37 @@ export function zodIssueMessages(error: ZodError): string[] {
     const kept = byField.get(field);
     if (!kept || (issue.code === "invalid_type" && kept.code !== "invalid_type")) byField.set(field, issue);
   }
-  return [...byField.values()]
-    .slice(0, 5)
-    .map((issue) => {
-      const field = issue.path.join(".");
-      if (!field && issue.code === "invalid_type") return "The body must be a JSON object.";
-      if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) return `${field}: Required`;
-      return field ? `${field}: ${issue.message}` : issue.message;
-    });
+  return [...byField.values()].slice(0, 5).map((issue) => {
+    const field = issue.path.join(".");
+    if (!field && issue.code === "invalid_type") return "The body must be a JSON object.";
+    if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) return `${field}: Required`;
+    return field ? `${field}: ${issue.message}` : issue.message;
+  });
 }
 
 /** The caller's input failed its schema: `invalid_request` naming the fields. */
 export const invalidInput = (error: ZodError) => new AppError("invalid_request", describeZodError(error));
 
 /** An error in the contract's terms: the AppError to answer, or a bare code and message with its own HTTP status (a library's refusal). */
-export type Translated = { error: AppError; status: number } | { error?: undefined; code: ErrorCode; message: string; status: number };
+export type Translated =
+  | { error: AppError; status: number }
+  | { error?: undefined; code: ErrorCode; message: string; status: number };
 
 /** `where` names the surface in the log line of an unexpected error. */
 export function translateError(error: unknown, where: string): Translated {
   if (error instanceof AppError) return { error, status: statusOf[error.code] };
   if (error instanceof HTTPException) {
     // The contract knows 400 for every malformed request; 415 (not JSON) is one of them.
-    if (error.status === 415) return translateError(new AppError("invalid_request", "The body must be JSON (Content-Type: application/json)."), where);
+    if (error.status === 415)
+      return translateError(
+        new AppError("invalid_request", "The body must be JSON (Content-Type: application/json)."),
+        where,
+      );
     const status = error.status;
-    const message = status === 400 && /JSON/i.test(error.message) ? "Malformed JSON in request body." : error.message || "Request refused.";
+    const message =
+      status === 400 && /JSON/i.test(error.message)
+        ? "Malformed JSON in request body."
+        : error.message || "Request refused.";
     return { code: codeForStatus(status), message, status };
   }
   console.error(where, error instanceof Error ? error.stack : String(error));
@@ -67,7 +74,10 @@ export function translateError(error: unknown, where: string): Translated {
 }
 
 /** REST: the body and status of the answer (headers are the HTTP layer's: src/http.ts). */
-export function restError(translated: Translated): { body: { error: { code: ErrorCode; message: string } & Record<string, number | string> }; status: number } {
+export function restError(translated: Translated): {
+  body: { error: { code: ErrorCode; message: string } & Record<string, number | string> };
+  status: number;
+} {
   if (translated.error) return { body: errorBody(translated.error), status: translated.status };
   return { body: { error: { code: translated.code, message: translated.message } }, status: translated.status };
 }
@@ -76,7 +86,10 @@ export function restError(translated: Translated): { body: { error: { code: Erro
  * The connector: `{code, message, ...details}` as REST's `error` member, and for a call that
  * cannot be paid, where to buy credits (`billingUrl`, also in the message).
  */
-export function toolError(translated: Translated, origin: string): { code: ErrorCode; message: string } & Record<string, number | string> {
+export function toolError(
+  translated: Translated,
+  origin: string,
+): { code: ErrorCode; message: string } & Record<string, number | string> {
   const { error } = restError(translated).body;
   if (translated.error instanceof InsufficientCreditsError) {
     const billingUrl = `${origin}/app/billing`;
@@ -90,6 +103,15 @@ export function toolError(translated: Translated, origin: string): { code: Error
  * resource, credits) says what happened; anything else is an apology, nothing having been changed.
  */
 export function pageMessage(translated: Translated): { status: number; message: string; refused: boolean } {
-  if (translated.status < 500) return { status: translated.status, message: restError(translated).body.error.message || "Request refused.", refused: true };
-  return { status: 500, message: "The page could not be shown; nothing was changed by it. Try again in a moment.", refused: false };
+  if (translated.status < 500)
+    return {
+      status: translated.status,
+      message: restError(translated).body.error.message || "Request refused.",
+      refused: true,
+    };
+  return {
+    status: 500,
+    message: "The page could not be shown; nothing was changed by it. Try again in a moment.",
+    refused: false,
+  };
 }

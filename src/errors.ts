@@ -27,7 +27,13 @@ export const statusOf = {
 
 /** The contract's code for an HTTP status a library answered with (the reverse of statusOf). */
 export function codeForStatus(status: number): ErrorCode {
-  return status === 401 ? "unauthorized" : status === 404 ? "not_found" : status < 500 ? "invalid_request" : "internal_error";
+  return status === 401
+    ? "unauthorized"
+    : status === 404
+      ? "not_found"
+      : status < 500
+        ? "invalid_request"
+        : "internal_error";
 }
 
 export class AppError extends Error {
@@ -48,10 +54,14 @@ export const notFound = (message: string) => new AppError("not_found", message);
 
 export class InsufficientCreditsError extends AppError {
   constructor(balance: number, required: number) {
-    super("insufficient_credits", `This processing costs ${required} credit${required === 1 ? "" : "s"}; the balance is ${balance}.`, {
-      balance,
-      required,
-    });
+    super(
+      "insufficient_credits",
+      `This processing costs ${required} credit${required === 1 ? "" : "s"}; the balance is ${balance}.`,
+      {
+        balance,
+        required,
+      },
+    );
   }
 }
 
@@ -69,7 +79,8 @@ export class QuotaExceededError extends AppError {
 export const MAX_ERROR_MESSAGE = 500;
 
 export function errorBody(error: AppError) {
-  const message = error.message.length > MAX_ERROR_MESSAGE ? `${error.message.slice(0, MAX_ERROR_MESSAGE - 1)}…` : error.message;
+  const message =
+    error.message.length > MAX_ERROR_MESSAGE ? `${error.message.slice(0, MAX_ERROR_MESSAGE - 1)}…` : error.message;
   return { error: { code: error.code, message, ...error.details } };
 }
 
@@ -93,12 +104,17 @@ export const InsufficientCreditsSchema = z
   })
   .openapi("InsufficientCreditsError");
 
-
 /** OpenAPI response entries for the errors a route can answer. */
 export const errorResponses = {
   400: jsonContent(ErrorSchema, "Invalid request (`invalid_request`); the message names the field"),
-  401: jsonContent(ErrorSchema, "API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`)"),
-  402: jsonContent(InsufficientCreditsSchema, "Balance lower than the cost (`insufficient_credits`), with `balance` and `required`"),
+  401: jsonContent(
+    ErrorSchema,
+    "API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`)",
+  ),
+  402: jsonContent(
+    InsufficientCreditsSchema,
+    "Balance lower than the cost (`insufficient_credits`), with `balance` and `required`",
+  ),
   404: jsonContent(ErrorSchema, "Unknown or expired resource (`not_found`)"),
   429: jsonContent(ErrorSchema, "Too many requests (`rate_limited`), with a Retry-After header"),
   500: jsonContent(ErrorSchema, "Unexpected server error (`internal_error`)"),

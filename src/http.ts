@@ -17,7 +17,11 @@ export { describeZodError, zodIssueMessages } from "./error-translator";
 
 export function errorResponse(c: Context, error: AppError): Response {
   // RFC 6750: a 401 says which scheme to use, and whether the token that came was refused.
-  if (error.code === "unauthorized") c.header("WWW-Authenticate", c.req.header("authorization") ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"');
+  if (error.code === "unauthorized")
+    c.header(
+      "WWW-Authenticate",
+      c.req.header("authorization") ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"',
+    );
   if (error instanceof QuotaExceededError) c.header("Retry-After", String(error.retryAfterSeconds));
   return c.json(errorBody(error), statusOf[error.code]);
 }
@@ -26,7 +30,11 @@ export function errorResponse(c: Context, error: AppError): Response {
  * Refuses test keys (400 with `refusal`) on `paths` of `router`, before its routes: for live data
  * a test key may not read or change. Registered first, so it runs ahead of any handler.
  */
-export function liveKeysOnly<R extends ReturnType<typeof createRouter>>(router: R, paths: string[], refusal: string): R {
+export function liveKeysOnly<R extends ReturnType<typeof createRouter>>(
+  router: R,
+  paths: string[],
+  refusal: string,
+): R {
   for (const path of paths) {
     router.use(path, async (c, next) => {
       requireLiveKey(c.get("caller"), refusal);

@@ -32,11 +32,22 @@ const app = buildApp();
  */
 async function refusedPerAddress(request: Request, env: Env): Promise<Response | null> {
   const path = new URL(request.url).pathname;
-  if (!(path.startsWith("/oauth/") || path.startsWith("/.well-known/") || path === "/api/mcp" || path.startsWith("/api/mcp/"))) return null;
+  if (
+    !(
+      path.startsWith("/oauth/") ||
+      path.startsWith("/.well-known/") ||
+      path === "/api/mcp" ||
+      path.startsWith("/api/mcp/")
+    )
+  )
+    return null;
   const address = request.headers.get("cf-connecting-ip");
   if (!address || (await countRequest(env, rateLimits.public, address)) !== false) return null;
   const refusal = new AppError("rate_limited", refusalMessage(rateLimits.public));
-  return Response.json(errorBody(refusal), { status: statusOf[refusal.code], headers: refusalHeaders(rateLimits.public) });
+  return Response.json(errorBody(refusal), {
+    status: statusOf[refusal.code],
+    headers: refusalHeaders(rateLimits.public),
+  });
 }
 
 /**
@@ -51,7 +62,10 @@ async function withErrorBody(response: Response, path: string): Promise<Response
   let description: string | undefined;
   if ((response.headers.get("content-type") ?? "").length > 0) {
     if (path !== MCP_ROUTE || !response.headers.get("content-type")!.includes("json")) return response;
-    const body = (await response.clone().json().catch(() => null)) as { error?: unknown; error_description?: unknown } | null;
+    const body = (await response
+      .clone()
+      .json()
+      .catch(() => null)) as { error?: unknown; error_description?: unknown } | null;
     if (typeof body?.error !== "string") return response;
     description = typeof body.error_description === "string" ? `${body.error_description}.` : undefined;
   } else if ((await response.clone().arrayBuffer()).byteLength > 0) return response;
@@ -105,12 +119,18 @@ export default {
   // /api/mcp with access tokens, and hands every other request to the app unchanged.
   async fetch(request, rawEnv, ctx) {
     if (refuseUnsafeDeployment(rawEnv)) {
-      const refusal = new AppError("internal_error", "This deployment is not configured to serve requests; its operator's logs say why.");
+      const refusal = new AppError(
+        "internal_error",
+        "This deployment is not configured to serve requests; its operator's logs say why.",
+      );
       return Response.json(errorBody(refusal), { status: statusOf[refusal.code] });
     }
     const env = withResilientD1(rawEnv);
     const { origin, pathname } = new URL(request.url);
-    const provider = oauthProviderFor(origin, { app: { fetch: (r, e, c) => app.fetch(r, e, c) }, mcp: handleMcpRequest });
+    const provider = oauthProviderFor(origin, {
+      app: { fetch: (r, e, c) => app.fetch(r, e, c) },
+      mcp: handleMcpRequest,
+    });
     if (!provider) return app.fetch(request, env, ctx);
     const refused = await refusedPerAddress(request, env);
     if (refused) return refused;
@@ -144,6 +164,9 @@ export default {
     await deleteExpiredUploadLinks(env.DB, now);
     // Job webhooks nobody dispatched yet (jobs failed by the watchdog alarm) and old delivery logs.
     const webhooks = await sweepWebhooks(env, now);
-    console.log("maintenance", JSON.stringify({ ...summary, postsQueued: publishing.queued, postMediaExpired: postMedia, webhooks }));
+    console.log(
+      "maintenance",
+      JSON.stringify({ ...summary, postsQueued: publishing.queued, postMediaExpired: postMedia, webhooks }),
+    );
   },
 } satisfies ExportedHandler<Env>;

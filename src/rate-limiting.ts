@@ -7,7 +7,16 @@ import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import { AppError } from "./errors";
 import { errorResponse, type AppEnv } from "./http";
-import { countRequest, planAccountRateLimit, planRateLimit, policyHeaders, rateLimits, refusalHeaders, refusalMessage, type RateLimitPolicy } from "./services/platform/rate-limits";
+import {
+  countRequest,
+  planAccountRateLimit,
+  planRateLimit,
+  policyHeaders,
+  rateLimits,
+  refusalHeaders,
+  refusalMessage,
+  type RateLimitPolicy,
+} from "./services/platform/rate-limits";
 
 /**
  * Counts the request under each of `counts` (policy and subject); the first one over its limit
@@ -58,7 +67,9 @@ const exempt = (path: string) =>
  * header on every request from the internet; one without it comes from inside (tests calling
  * the handler directly) and is not counted.
  */
-export const limitPerAddress = createMiddleware<AppEnv>(async (c, next) => (exempt(c.req.path) ? next() : limitAddress(c, next)));
+export const limitPerAddress = createMiddleware<AppEnv>(async (c, next) =>
+  exempt(c.req.path) ? next() : limitAddress(c, next),
+);
 
 /** The per-address count itself, also for an /api/v1 path that names no route (no key to count by). */
 export async function limitAddress(c: Context<AppEnv>, next: Next): Promise<Response | void> {
@@ -68,13 +79,29 @@ export async function limitAddress(c: Context<AppEnv>, next: Next): Promise<Resp
 }
 
 type Operation = { responses?: Record<string, { $ref?: string; headers?: Record<string, unknown> }> };
-type Document = { paths?: Record<string, Record<string, unknown>>; components?: Record<string, Record<string, unknown>> };
+type Document = {
+  paths?: Record<string, Record<string, unknown>>;
+  components?: Record<string, Record<string, unknown>>;
+};
 
 const headerDocs: Record<string, { description: string; schema: { type: "string" | "integer" } }> = {
-  "RateLimit-Policy": { description: "The limit that counts this request, as `<requests>;w=<window seconds>` (for instance `100;w=10`).", schema: { type: "string" } },
-  "RateLimit-Limit": { description: "Requests allowed per window for this key (or address).", schema: { type: "integer" } },
-  "RateLimit-Remaining": { description: "Requests left in the window: always 0 on a 429 (not sent otherwise: the platform does not report it).", schema: { type: "integer" } },
-  "RateLimit-Reset": { description: "Seconds until the quota is available again: one whole window, an upper bound.", schema: { type: "integer" } },
+  "RateLimit-Policy": {
+    description: "The limit that counts this request, as `<requests>;w=<window seconds>` (for instance `100;w=10`).",
+    schema: { type: "string" },
+  },
+  "RateLimit-Limit": {
+    description: "Requests allowed per window for this key (or address).",
+    schema: { type: "integer" },
+  },
+  "RateLimit-Remaining": {
+    description:
+      "Requests left in the window: always 0 on a 429 (not sent otherwise: the platform does not report it).",
+    schema: { type: "integer" },
+  },
+  "RateLimit-Reset": {
+    description: "Seconds until the quota is available again: one whole window, an upper bound.",
+    schema: { type: "integer" },
+  },
   "Retry-After": { description: "Seconds to wait before retrying (one whole window).", schema: { type: "integer" } },
 };
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -92,7 +119,8 @@ export function documentRateLimits<T extends object>(generated: T): T {
   components.responses = {
     ...components.responses,
     RateLimited: {
-      description: "Too many requests (`rate_limited`): over the key's limit (per plan) or the address's limit; retry after `Retry-After` seconds.",
+      description:
+        "Too many requests (`rate_limited`): over the key's limit (per plan) or the address's limit; retry after `Retry-After` seconds.",
       headers: Object.fromEntries(Object.keys(headerDocs).map((name) => [name, ref("headers", name)])),
       content: { "application/json": { schema: ref("schemas", "Error") } },
     },
@@ -105,7 +133,11 @@ export function documentRateLimits<T extends object>(generated: T): T {
       const responses = (operation.responses ??= {});
       for (const [status, response] of Object.entries(responses)) {
         if (/^2\d\d$/.test(status) && !response.$ref) {
-          response.headers = { ...response.headers, "RateLimit-Policy": ref("headers", "RateLimit-Policy"), "RateLimit-Limit": ref("headers", "RateLimit-Limit") };
+          response.headers = {
+            ...response.headers,
+            "RateLimit-Policy": ref("headers", "RateLimit-Policy"),
+            "RateLimit-Limit": ref("headers", "RateLimit-Limit"),
+          };
         }
       }
       responses["429"] = ref("responses", "RateLimited");

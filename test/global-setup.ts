@@ -19,58 +19,362 @@ const fixturesDir = path.join(import.meta.dirname, ".fixtures");
  */
 const fixtures: Record<string, string[] | { from: string; args: string[] }> = {
   // 2.5 s video with a 440 Hz tone, H.264/AAC in MP4.
-  "clip.mp4": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2.5", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2.5", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart"],
+  "clip.mp4": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=320x240:rate=25:duration=2.5",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:sample_rate=44100:duration=2.5",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+    "-shortest",
+    "-movflags",
+    "+faststart",
+  ],
   // 1 s of 720p: the frame size the routing's heap estimates are calibrated on.
-  "clip720.mp4": ["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25:duration=1", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart"],
+  "clip720.mp4": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=1280x720:rate=25:duration=1",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:sample_rate=44100:duration=1",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+    "-shortest",
+    "-movflags",
+    "+faststart",
+  ],
   // clip.mp4 as a phone records it: frames stored 320x240 with a display matrix turning them a
   // quarter (ffmpeg 5.1 writes the matrix only when remuxing); players show 240x320.
-  "clip-rotated.mp4": { from: "clip.mp4", args: ["-c", "copy", "-metadata:s:v:0", "rotate=90", "-movflags", "+faststart"] },
+  "clip-rotated.mp4": {
+    from: "clip.mp4",
+    args: ["-c", "copy", "-metadata:s:v:0", "rotate=90", "-movflags", "+faststart"],
+  },
   // Its audio track starts 0.5 s after the picture, as phones and editors write them.
-  "late-audio.mp4": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2.5", "-itsoffset", "0.5", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-movflags", "+faststart"],
+  "late-audio.mp4": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=160x120:rate=25:duration=2.5",
+    "-itsoffset",
+    "0.5",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:sample_rate=44100:duration=2",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+    "-movflags",
+    "+faststart",
+  ],
   // High 10 H.264 (10-bit), which an MP4 may hold but browsers do not play.
-  "clip-10bit.mp4": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p10le", "-movflags", "+faststart"],
+  "clip-10bit.mp4": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=160x120:rate=25:duration=1",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p10le",
+    "-movflags",
+    "+faststart",
+  ],
   // Video without an audio track.
-  "silent.mp4": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "+faststart"],
+  "silent.mp4": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=320x240:rate=25:duration=1",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
+    "-movflags",
+    "+faststart",
+  ],
   // Same, moov atom at the end (the common layout of camera files).
-  "clip-moov-end.mov": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=3", "-f", "lavfi", "-i", "sine=frequency=660:duration=3", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"],
-  "clip.webm": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:v", "libvpx", "-b:v", "200k", "-c:a", "libopus", "-shortest"],
-  "clip.mkv": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-shortest"],
-  "clip.avi": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:v", "mpeg4", "-c:a", "libmp3lame", "-shortest"],
-  "tone.mp3": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=3", "-c:a", "libmp3lame", "-b:a", "128k"],
+  "clip-moov-end.mov": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=320x240:rate=25:duration=3",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=660:duration=3",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+    "-shortest",
+  ],
+  "clip.webm": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=320x240:rate=25:duration=2",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:duration=2",
+    "-c:v",
+    "libvpx",
+    "-b:v",
+    "200k",
+    "-c:a",
+    "libopus",
+    "-shortest",
+  ],
+  "clip.mkv": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=320x240:rate=25:duration=2",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:duration=2",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-c:a",
+    "aac",
+    "-shortest",
+  ],
+  "clip.avi": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=320x240:rate=25:duration=2",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:duration=2",
+    "-c:v",
+    "mpeg4",
+    "-c:a",
+    "libmp3lame",
+    "-shortest",
+  ],
+  "tone.mp3": [
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:sample_rate=44100:duration=3",
+    "-c:a",
+    "libmp3lame",
+    "-b:a",
+    "128k",
+  ],
   "tone.wav": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000:duration=1.5", "-c:a", "pcm_s16le"],
   // WAVE_FORMAT_EXTENSIBLE, as ffmpeg writes 24-bit, float and multichannel WAV.
   "tone-s24.wav": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1", "-c:a", "pcm_s24le"],
-  "tone-f32-6ch.wav": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1", "-af", "pan=5.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0", "-c:a", "pcm_f32le"],
+  "tone-f32-6ch.wav": [
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:sample_rate=48000:duration=1",
+    "-af",
+    "pan=5.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0",
+    "-c:a",
+    "pcm_f32le",
+  ],
   "tone.m4a": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac"],
   "tone.ogg": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "libopus"],
   "tone.flac": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "flac"],
   // 5.1 AAC: clean-audio on ffmpeg.wasm needs more heap per channel.
-  "surround.m4a": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-af", "pan=5.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0", "-c:a", "aac"],
+  "surround.m4a": [
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:duration=2",
+    "-af",
+    "pan=5.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0",
+    "-c:a",
+    "aac",
+  ],
   // 61 s of audio: one second over a minute, for the rounding edges of per-minute costs.
   "long-61s.mp3": ["-f", "lavfi", "-i", "sine=frequency=300:duration=61", "-c:a", "libmp3lame", "-b:a", "32k"],
   // Longer media whose headers the billing tests forge to claim less (test/helpers/forged-media.ts).
-  "long-30s.mp4": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=30", "-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "32k", "-shortest", "-movflags", "+faststart"],
-  "long-30s.mkv": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=30", "-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "32k", "-shortest"],
-  "long-150s.mp3": ["-f", "lavfi", "-i", "sine=frequency=300:sample_rate=8000:duration=150", "-ac", "1", "-c:a", "libmp3lame", "-b:a", "8k"],
+  "long-30s.mp4": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=160x120:rate=10:duration=30",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:duration=30",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+    "-b:a",
+    "32k",
+    "-shortest",
+    "-movflags",
+    "+faststart",
+  ],
+  "long-30s.mkv": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=160x120:rate=10:duration=30",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:duration=30",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+    "-b:a",
+    "32k",
+    "-shortest",
+  ],
+  "long-150s.mp3": [
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=300:sample_rate=8000:duration=150",
+    "-ac",
+    "1",
+    "-c:a",
+    "libmp3lame",
+    "-b:a",
+    "8k",
+  ],
   // Two frames a little over 8K (37.9 megapixels): the media-bomb tests state smaller sizes in its header.
-  "frames-over-8k.mp4": ["-f", "lavfi", "-i", "color=c=gray:size=8704x4352:rate=25:duration=0.08", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.08", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart"],
+  "frames-over-8k.mp4": [
+    "-f",
+    "lavfi",
+    "-i",
+    "color=c=gray:size=8704x4352:rate=25:duration=0.08",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:duration=0.08",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+    "-shortest",
+    "-movflags",
+    "+faststart",
+  ],
   // 3 s of picture over 1 s of sound: a trim past the sound's end leaves the sound stream empty.
-  "short-sound.mp4": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=3", "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-movflags", "+faststart"],
+  "short-sound.mp4": [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=160x120:rate=25:duration=3",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:duration=1",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+    "-movflags",
+    "+faststart",
+  ],
   // Audio-only files in video containers: probed as kind "audio".
   "tone-audio-only.mp4": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac"],
   "tone-audio-only.webm": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "libopus"],
   // Raw ADTS AAC: no header carries the duration.
   "tone.aac": ["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac", "-f", "adts"],
   // VBR MP3 without a Xing/Info header: the duration needs a scan of the frames.
-  "tone-vbr-noxing.mp3": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=3", "-c:a", "libmp3lame", "-q:a", "4", "-write_xing", "0"],
+  "tone-vbr-noxing.mp3": [
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440:sample_rate=44100:duration=3",
+    "-c:a",
+    "libmp3lame",
+    "-q:a",
+    "4",
+    "-write_xing",
+    "0",
+  ],
   "logo.png": ["-f", "lavfi", "-i", "color=c=red:size=64x64:duration=1", "-frames:v", "1"],
   "logo.jpg": ["-f", "lavfi", "-i", "color=c=blue:size=64x64:duration=1", "-frames:v", "1"],
   "logo.webp": ["-f", "lavfi", "-i", "color=c=green:size=64x64:duration=1", "-frames:v", "1"],
   // Wider than tall, in the other headers a size is read from: JPEG's frame header after JFIF,
   // lossless WebP (VP8L) and extended WebP with alpha (VP8X).
   "banner.jpg": ["-f", "lavfi", "-i", "color=c=blue:size=96x40:duration=1", "-frames:v", "1"],
-  "banner-lossless.webp": ["-f", "lavfi", "-i", "color=c=blue:size=72x30:duration=1", "-frames:v", "1", "-c:v", "libwebp", "-lossless", "1"],
-  "banner-alpha.webp": ["-f", "lavfi", "-i", "color=c=blue@0.5:size=50x20:duration=1,format=yuva420p", "-frames:v", "1", "-c:v", "libwebp"],
+  "banner-lossless.webp": [
+    "-f",
+    "lavfi",
+    "-i",
+    "color=c=blue:size=72x30:duration=1",
+    "-frames:v",
+    "1",
+    "-c:v",
+    "libwebp",
+    "-lossless",
+    "1",
+  ],
+  "banner-alpha.webp": [
+    "-f",
+    "lavfi",
+    "-i",
+    "color=c=blue@0.5:size=50x20:duration=1,format=yuva420p",
+    "-frames:v",
+    "1",
+    "-c:v",
+    "libwebp",
+  ],
 };
 
 function generateFixtures(): void {
@@ -85,7 +389,10 @@ function generateFixtures(): void {
     }
     // ffprobe's view of each fixture (served as <name>.ffprobe.json): the reference of the media probe tests.
     if (!existsSync(probe)) {
-      writeFileSync(probe, execFileSync("ffprobe", ["-v", "error", "-show_format", "-show_streams", "-of", "json", out]));
+      writeFileSync(
+        probe,
+        execFileSync("ffprobe", ["-v", "error", "-show_format", "-show_streams", "-of", "json", out]),
+      );
     }
   }
 }
@@ -106,7 +413,9 @@ function serve(): Promise<Server> {
       const type = url.searchParams.get("type");
       const address = type === "A" ? answers[name] : undefined;
       res.writeHead(200, { "content-type": "application/dns-json" });
-      res.end(JSON.stringify({ Status: address ? 0 : 3, Answer: address ? [{ name, type: 1, TTL: 60, data: address }] : [] }));
+      res.end(
+        JSON.stringify({ Status: address ? 0 : 3, Answer: address ? [{ name, type: 1, TTL: 60, data: address }] : [] }),
+      );
       return;
     }
     if (url.pathname === "/text.txt") {
@@ -121,7 +430,10 @@ function serve(): Promise<Server> {
       return;
     }
     // /any-name/<fixture>: the fixture under a path of the test's choosing (odd escapes included).
-    const file = path.join(fixturesDir, url.pathname.startsWith("/any-name/") ? url.pathname.split("/")[2]! : path.basename(url.pathname));
+    const file = path.join(
+      fixturesDir,
+      url.pathname.startsWith("/any-name/") ? url.pathname.split("/")[2]! : path.basename(url.pathname),
+    );
     if (!existsSync(file)) {
       res.writeHead(404);
       res.end("not found");
@@ -148,7 +460,10 @@ function serve(): Promise<Server> {
  * GET /<name>/log lists what arrived, with when it arrived and when it was answered.
  */
 async function startWebhookSink() {
-  const received = new Map<string, { headers: Record<string, string>; body: string; arrivedAt: number; answeredAt?: number }[]>();
+  const received = new Map<
+    string,
+    { headers: Record<string, string>; body: string; arrivedAt: number; answeredAt?: number }[]
+  >();
   const sink = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://sink");
     const name = url.pathname.split("/")[1] ?? "";
@@ -160,17 +475,26 @@ async function startWebhookSink() {
     req.on("data", (chunk) => (body += chunk));
     req.on("end", () => {
       const list = received.get(name) ?? [];
-      const entry: { headers: Record<string, string>; body: string; arrivedAt: number; answeredAt?: number } = { headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])), body, arrivedAt: Date.now() };
+      const entry: { headers: Record<string, string>; body: string; arrivedAt: number; answeredAt?: number } = {
+        headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
+        body,
+        arrivedAt: Date.now(),
+      };
       list.push(entry);
       received.set(name, list);
       const status = Number(url.searchParams.get("status") ?? 200);
       const failFirst = Number(url.searchParams.get("failFirst") ?? 0);
       const code = list.length <= failFirst ? 500 : status;
       const count = list.length;
-      setTimeout(() => {
-        entry.answeredAt = Date.now();
-        res.writeHead(code, { "content-type": "application/json" }).end(JSON.stringify({ id: `ext-${name}-${count}`, url: `https://automation.example/${name}/${count}` }));
-      }, Number(url.searchParams.get("delayMs") ?? 0));
+      setTimeout(
+        () => {
+          entry.answeredAt = Date.now();
+          res
+            .writeHead(code, { "content-type": "application/json" })
+            .end(JSON.stringify({ id: `ext-${name}-${count}`, url: `https://automation.example/${name}/${count}` }));
+        },
+        Number(url.searchParams.get("delayMs") ?? 0),
+      );
     });
   });
   await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));

@@ -57,7 +57,8 @@ function rate(env: NodeJS.ProcessEnv, name: string): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === "") return 0;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || value > 1) throw new ConfigError(`${name} must be a number between 0 and 1 (got "${raw}")`);
+  if (!Number.isFinite(value) || value < 0 || value > 1)
+    throw new ConfigError(`${name} must be a number between 0 and 1 (got "${raw}")`);
   return value;
 }
 

@@ -84,7 +84,11 @@ export function threadCapped(args: string[], threads: number): string[] {
  * every Debian system) sets RLIMIT_AS and execs ffmpeg, so the child is ffmpeg itself. A file that
  * makes ffmpeg ask for more fails that run alone instead of the container running out of memory.
  */
-export function limitedCommand(program: string, args: string[], memoryLimitBytes: number | undefined): [string, string[]] {
+export function limitedCommand(
+  program: string,
+  args: string[],
+  memoryLimitBytes: number | undefined,
+): [string, string[]] {
   if (!memoryLimitBytes) return [program, args];
   return ["prlimit", [`--as=${memoryLimitBytes}`, "--", program, ...args]];
 }
@@ -154,7 +158,9 @@ export function runFfmpeg(options: FfmpegOptions): Promise<FfmpegRun> {
 }
 
 /** "ffmpeg exited with code 1: <last meaningful stderr lines>", or that the input is damaged. */
-export function describeFfmpegFailure(run: Pick<FfmpegRun, "exitCode" | "signal" | "stderr"> & Partial<FfmpegRun>): string {
+export function describeFfmpegFailure(
+  run: Pick<FfmpegRun, "exitCode" | "signal" | "stderr"> & Partial<FfmpegRun>,
+): string {
   const head =
     run.exitCode === null && run.signal
       ? `ffmpeg was killed by ${run.signal}`

@@ -10,14 +10,22 @@ import type { IngestRequest, IngestResult } from "@media-credits/wire/protocol";
 import { networkReason, TransferError, uploadFile } from "./transfer.ts";
 import { downloadPinned, RefusedUrlError, type Resolve } from "./url-ingest.ts";
 
-export type IngestOutcome = { ok: true; result: IngestResult } | { ok: false; error: "refused" | "download_failed"; message: string };
+export type IngestOutcome =
+  | { ok: true; result: IngestResult }
+  | { ok: false; error: "refused" | "download_failed"; message: string };
 
 export async function ingestUrl(request: IngestRequest, resolve?: Resolve): Promise<IngestOutcome> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "media-ingest-"));
   try {
     const file = path.join(dir, "download");
-    const got = await downloadPinned(request.url, file, { allowPrivate: request.allowPrivate, maxBytes: request.maxBytes, resolve });
-    await uploadFile(request.output.url, file, { contentType: request.output.contentType ?? got.contentType ?? "application/octet-stream" });
+    const got = await downloadPinned(request.url, file, {
+      allowPrivate: request.allowPrivate,
+      maxBytes: request.maxBytes,
+      resolve,
+    });
+    await uploadFile(request.output.url, file, {
+      contentType: request.output.contentType ?? got.contentType ?? "application/octet-stream",
+    });
     return { ok: true, result: got };
   } catch (error) {
     if (error instanceof RefusedUrlError) return { ok: false, error: "refused", message: error.message };

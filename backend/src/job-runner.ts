@@ -14,7 +14,12 @@ import { sendCallback, type CallbackPayload, type CallbackResult } from "./callb
 import { log, type Faults } from "./config.ts";
 import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts";
 import { loudnessFinalArgs } from "@media-credits/wire/loudness";
-import { FONTS_SUBDIR, type JobRequest, type StreamedDemuxer, UPLOAD_INPUT_OPTIONS } from "@media-credits/wire/protocol";
+import {
+  FONTS_SUBDIR,
+  type JobRequest,
+  type StreamedDemuxer,
+  UPLOAD_INPUT_OPTIONS,
+} from "@media-credits/wire/protocol";
 import { checkProcessed, OverrunError, PROGRESS_FILE } from "@media-credits/wire/billed-duration";
 import { OVERSIZED_MESSAGE } from "@media-credits/wire/decode-limits";
 import { ProgressiveServer } from "./progressive.ts";
@@ -58,11 +63,16 @@ export interface StreamedInput {
  * deadline, and a dropped connection is reopened at the position reached.
  */
 const STREAM_INPUT_OPTIONS = [
-  "-protocol_whitelist", "http,https,tcp,tls",
-  "-rw_timeout", "60000000",
-  "-reconnect", "1",
-  "-reconnect_on_network_error", "1",
-  "-reconnect_delay_max", "4",
+  "-protocol_whitelist",
+  "http,https,tcp,tls",
+  "-rw_timeout",
+  "60000000",
+  "-reconnect",
+  "1",
+  "-reconnect_on_network_error",
+  "1",
+  "-reconnect_delay_max",
+  "4",
 ];
 
 /**
@@ -71,7 +81,11 @@ const STREAM_INPUT_OPTIONS = [
  * one is read by an upload container's demuxer only (UPLOAD_DEMUXERS); a streamed input is
  * replaced by its URL, behind STREAM_INPUT_OPTIONS and its demuxer.
  */
-export function hardenArgs(args: string[], streamed: ReadonlyMap<string, StreamedInput> = new Map(), uploads: ReadonlySet<string> = new Set()): string[] {
+export function hardenArgs(
+  args: string[],
+  streamed: ReadonlyMap<string, StreamedInput> = new Map(),
+  uploads: ReadonlySet<string> = new Set(),
+): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     if (args[i] !== "-i") {
@@ -306,7 +320,12 @@ export class JobRunner {
       message = `internal error in the media backend (ref ${errorId})`;
     }
     return {
-      payload: { jobId: entry.jobId, status: "failed", error: withoutWorkDir(message), durationMs: Date.now() - started },
+      payload: {
+        jobId: entry.jobId,
+        status: "failed",
+        error: withoutWorkDir(message),
+        durationMs: Date.now() - started,
+      },
       timings,
     };
   }
@@ -362,7 +381,11 @@ export class JobRunner {
       let t = Date.now();
       const downloadSignal = AbortSignal.any([signal, stopDownloads.signal]);
       const download = (input: (typeof inputs)[number], progress?: DownloadProgress) =>
-        downloadToFile(input.url, path.join(workDir, input.name), { label: `input '${input.name}'`, signal: downloadSignal, progress }).catch((err: unknown) => {
+        downloadToFile(input.url, path.join(workDir, input.name), {
+          label: `input '${input.name}'`,
+          signal: downloadSignal,
+          progress,
+        }).catch((err: unknown) => {
           if (!stopDownloads.signal.aborted) stopDownloads.abort(err);
           throw err;
         });
@@ -378,12 +401,17 @@ export class JobRunner {
           });
           pending.catch(() => {}); // a failure reaches the job through stopDownloads, while ffmpeg runs
           progressiveDownloads.push(pending);
-          streamed.set(input.name, { url: server.add(path.join(workDir, input.name), progress), demuxer: progressive[input.name]! });
+          streamed.set(input.name, {
+            url: server.add(path.join(workDir, input.name), progress),
+            demuxer: progressive[input.name]!,
+          });
         }
         timings.progressiveInputs = following.length;
       }
       // All settle before going on: no download may still write into the directory when it is removed.
-      const results = await Promise.allSettled(inputs.filter((input) => !streamed.has(input.name)).map((input) => download(input)));
+      const results = await Promise.allSettled(
+        inputs.filter((input) => !streamed.has(input.name)).map((input) => download(input)),
+      );
       if (stopDownloads.signal.aborted) throw stopDownloads.signal.reason;
       timings.downloadMs = Date.now() - t;
       timings.inputBytes = results.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value : 0), 0);
@@ -409,7 +437,8 @@ export class JobRunner {
         // Frames over the pixel cap were refused: the result would lack them (or the run failed for it).
         if (run.oversizedFrames) throw new JobFailure(OVERSIZED_MESSAGE);
         if (run.exitCode !== 0 && stopDownloads.signal.aborted) throw stopDownloads.signal.reason;
-        if (run.exitCode !== 0) throw new JobFailure(describeFfmpegFailure({ ...run, stderr: withoutUrls(run.stderr, streamed) }));
+        if (run.exitCode !== 0)
+          throw new JobFailure(describeFfmpegFailure({ ...run, stderr: withoutUrls(run.stderr, streamed) }));
         return run;
       };
       if (job.kind === "ffmpeg") {
@@ -487,7 +516,8 @@ export class JobRunner {
       return outcome;
     } finally {
       // Nothing may write into the directory once it is removed: a job that failed stops its progressive downloads.
-      if (progressiveDownloads.length > 0 && !stopDownloads.signal.aborted) stopDownloads.abort(new JobAbort("the job has ended"));
+      if (progressiveDownloads.length > 0 && !stopDownloads.signal.aborted)
+        stopDownloads.abort(new JobAbort("the job has ended"));
       await Promise.allSettled(progressiveDownloads);
       await server?.close();
       if (dir) {
@@ -508,7 +538,11 @@ export class JobRunner {
     try {
       entry.job = undefined;
       const faults = this.#options.faults;
-      const send = () => sendCallback(entry.callbackUrl, payload, { secret: this.#options.secret, delaysMs: this.#options.callbackDelaysMs });
+      const send = () =>
+        sendCallback(entry.callbackUrl, payload, {
+          secret: this.#options.secret,
+          delaysMs: this.#options.callbackDelaysMs,
+        });
       if (faults && Math.random() < faults.callbackDropRate) {
         log("fault_callback_dropped", { jobId: entry.jobId });
         callback = { delivered: false, attempts: 0, error: "dropped by FAULT_CALLBACK_DROP_RATE" };

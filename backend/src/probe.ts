@@ -14,11 +14,19 @@ export type { FullProbe } from "@media-credits/wire/protocol";
 /** Only what a signed URL needs, and only an upload container's demuxer (no playlist naming other URLs). */
 const PROTOCOLS = ["-protocol_whitelist", "http,https,tcp,tls,crypto", ...UPLOAD_INPUT_OPTIONS];
 
-function run(program: string, args: string[], timeoutMs: number, memoryLimitBytes?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  program: string,
+  args: string[],
+  timeoutMs: number,
+  memoryLimitBytes?: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     // Under the same address-space limit as the jobs' ffmpeg (ffmpeg.ts), and frames decoded within the pixel cap.
     const [limited, argv] = limitedCommand(program, args, memoryLimitBytes);
-    const child = spawn(limited, argv, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...(memoryLimitBytes ? LIMITED_ENV : {}) } });
+    const child = spawn(limited, argv, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...(memoryLimitBytes ? LIMITED_ENV : {}) },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
@@ -35,17 +43,31 @@ function run(program: string, args: string[], timeoutMs: number, memoryLimitByte
   });
 }
 
-export async function fullProbe(url: string, ffmpegPath: string, timeoutMs = 10 * 60 * 1000, memoryLimitBytes?: number): Promise<FullProbe> {
+export async function fullProbe(
+  url: string,
+  ffmpegPath: string,
+  timeoutMs = 10 * 60 * 1000,
+  memoryLimitBytes?: number,
+): Promise<FullProbe> {
   const ffprobePath = ffmpegPath.replace(/ffmpeg$/, "ffprobe");
-  const streams = await run(ffprobePath, ["-v", "error", ...PROTOCOLS, ...decodeInputOptions("video"), "-show_format", "-show_streams", "-of", "json", url], timeoutMs, memoryLimitBytes);
-  if (streams.code !== 0) throw new Error(`the file cannot be read (${streams.stderr.trim().split("\n").pop() ?? "ffprobe failed"})`);
+  const streams = await run(
+    ffprobePath,
+    ["-v", "error", ...PROTOCOLS, ...decodeInputOptions("video"), "-show_format", "-show_streams", "-of", "json", url],
+    timeoutMs,
+    memoryLimitBytes,
+  );
+  if (streams.code !== 0)
+    throw new Error(`the file cannot be read (${streams.stderr.trim().split("\n").pop() ?? "ffprobe failed"})`);
   const parsed = JSON.parse(streams.stdout) as { format?: { duration?: string }; streams?: FfprobeStream[] };
   const list = parsed.streams ?? [];
   const video = list.find((s) => s.codec_type === "video");
   const audio = list.find((s) => s.codec_type === "audio");
   // ffprobe scans fragmented MP4 for its length; only containers with no length at all need the demux.
   const stated = Number(parsed.format?.duration);
-  const durationMs = Number.isFinite(stated) && stated > 0 ? Math.round(stated * 1000) : await demuxedDurationMs(url, ffmpegPath, timeoutMs, memoryLimitBytes);
+  const durationMs =
+    Number.isFinite(stated) && stated > 0
+      ? Math.round(stated * 1000)
+      : await demuxedDurationMs(url, ffmpegPath, timeoutMs, memoryLimitBytes);
   const frameRate = video && frameRateOf(video);
   const rotation = video && rotationOf(video);
   const quarterTurned = rotation === 90 || rotation === 270;
@@ -81,7 +103,7 @@ interface FfprobeStream {
 export function rotationOf(stream: FfprobeStream): 90 | 180 | 270 | undefined {
   const degrees = stream.side_data_list?.find((data) => data.side_data_type === "Display Matrix")?.rotation;
   if (degrees === undefined || !Number.isFinite(degrees)) return undefined;
-  const clockwise = (((-Math.round(degrees)) % 360) + 360) % 360;
+  const clockwise = ((-Math.round(degrees) % 360) + 360) % 360;
   return clockwise === 90 || clockwise === 180 || clockwise === 270 ? clockwise : undefined;
 }
 
@@ -102,9 +124,36 @@ function frameRateOf(stream: FfprobeStream): number | undefined {
 }
 
 /** End time of the last packet, by demuxing everything without decoding. */
-async function demuxedDurationMs(url: string, ffmpegPath: string, timeoutMs: number, memoryLimitBytes?: number): Promise<number> {
-  const demux = await run(ffmpegPath, ["-nostdin", "-v", "error", ...PROTOCOLS, "-i", url, "-map", "0", "-c", "copy", "-f", "null", "-progress", "pipe:1", "-"], timeoutMs, memoryLimitBytes);
-  if (demux.code !== 0) throw new Error(`the file cannot be read to its end (${demux.stderr.trim().split("\n").pop() ?? "ffmpeg failed"})`);
+async function demuxedDurationMs(
+  url: string,
+  ffmpegPath: string,
+  timeoutMs: number,
+  memoryLimitBytes?: number,
+): Promise<number> {
+  const demux = await run(
+    ffmpegPath,
+    [
+      "-nostdin",
+      "-v",
+      "error",
+      ...PROTOCOLS,
+      "-i",
+      url,
+      "-map",
+      "0",
+      "-c",
+      "copy",
+      "-f",
+      "null",
+      "-progress",
+      "pipe:1",
+      "-",
+    ],
+    timeoutMs,
+    memoryLimitBytes,
+  );
+  if (demux.code !== 0)
+    throw new Error(`the file cannot be read to its end (${demux.stderr.trim().split("\n").pop() ?? "ffmpeg failed"})`);
   const times = [...demux.stdout.matchAll(/^out_time_us=(\d+)$/gm)].map((m) => Number(m[1]));
   return Math.round((times.at(-1) ?? 0) / 1000);
 }

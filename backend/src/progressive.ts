@@ -61,7 +61,8 @@ export class ProgressiveServer {
     const { progress } = file;
     let closed = false;
     const gone = new Promise<void>((resolve) => res.once("close", () => ((closed = true), resolve())));
-    while (progress.total === undefined && progress.error === undefined && !closed) await Promise.race([progress.changed(), gone]);
+    while (progress.total === undefined && progress.error === undefined && !closed)
+      await Promise.race([progress.changed(), gone]);
     if (closed) return;
     if (progress.total === undefined) return void res.writeHead(502).end();
     const total = progress.total;
@@ -92,7 +93,8 @@ export class ProgressiveServer {
         const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
         if (bytesRead === 0) return void res.destroy();
         position += bytesRead;
-        if (!res.write(chunk.subarray(0, bytesRead))) await Promise.race([new Promise((resolve) => res.once("drain", resolve)), gone]);
+        if (!res.write(chunk.subarray(0, bytesRead)))
+          await Promise.race([new Promise((resolve) => res.once("drain", resolve)), gone]);
       }
       if (!closed) res.end();
     } finally {

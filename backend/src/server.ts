@@ -17,7 +17,13 @@ import { ConfigError, loadConfig, log, type Config } from "./config.ts";
 import { ffmpegVersion } from "./ffmpeg.ts";
 import { fullProbe } from "./probe.ts";
 import { JobRunner, missingFonts } from "./job-runner.ts";
-import { IngestRequestSchema, JOB_ID, parseJobRequest, type Capabilities, type JobKind } from "@media-credits/wire/protocol";
+import {
+  IngestRequestSchema,
+  JOB_ID,
+  parseJobRequest,
+  type Capabilities,
+  type JobKind,
+} from "@media-credits/wire/protocol";
 import { ingestUrl } from "./ingest.ts";
 import { createSpeechRuntime, loadSpeechConfig, speechCapabilities, speechKinds } from "./speech/runtime.ts";
 
@@ -97,10 +103,22 @@ interface RouterContext {
 }
 
 /** The backend's HTTP routes: a table of paths, then the job path; every error is an HttpError. */
-function router({ config, speech, kinds, runner, version, secretHash }: RouterContext): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
+function router({
+  config,
+  speech,
+  kinds,
+  runner,
+  version,
+  secretHash,
+}: RouterContext): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
   /** One row per path: the methods it answers (the first names the 405's hint) and its handler. */
   const routes: Record<string, { methods: string[]; allow: string; open?: boolean; handle: Handler }> = {
-    "/v1/health": { methods: ["GET", "HEAD"], allow: "use GET", open: true, handle: (_req, res) => sendJson(res, 200, { ok: true }) },
+    "/v1/health": {
+      methods: ["GET", "HEAD"],
+      allow: "use GET",
+      open: true,
+      handle: (_req, res) => sendJson(res, 200, { ok: true }),
+    },
     "/v1/capabilities": {
       methods: ["GET"],
       allow: "use GET",
@@ -124,7 +142,8 @@ function router({ config, speech, kinds, runner, version, secretHash }: RouterCo
       allow: "use POST",
       handle: async (req, res) => {
         const { url } = ((await readJson(req, 64 * 1024)) ?? {}) as { url?: unknown };
-        if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new HttpError(400, "invalid_request", "url must be an http(s) URL");
+        if (typeof url !== "string" || !/^https?:\/\//.test(url))
+          throw new HttpError(400, "invalid_request", "url must be an http(s) URL");
         try {
           sendJson(res, 200, await fullProbe(url, config.ffmpegPath, undefined, config.ffmpegMemoryLimitBytes));
         } catch (error) {
@@ -137,10 +156,21 @@ function router({ config, speech, kinds, runner, version, secretHash }: RouterCo
       allow: "use POST",
       handle: async (req, res) => {
         const parsed = IngestRequestSchema.safeParse(await readJson(req, 64 * 1024));
-        if (!parsed.success) return sendJson(res, 400, { error: "invalid_request", message: parsed.error.issues[0]?.message ?? "invalid request" });
+        if (!parsed.success)
+          return sendJson(res, 400, {
+            error: "invalid_request",
+            message: parsed.error.issues[0]?.message ?? "invalid request",
+          });
         // A Worker's request alone never opens private addresses: the backend's own setting must too.
-        const outcome = await ingestUrl({ ...parsed.data, allowPrivate: parsed.data.allowPrivate && config.allowPrivateUrls }, config.ingestResolve);
-        sendJson(res, outcome.ok ? 200 : 422, outcome.ok ? outcome.result : { error: outcome.error, message: outcome.message });
+        const outcome = await ingestUrl(
+          { ...parsed.data, allowPrivate: parsed.data.allowPrivate && config.allowPrivateUrls },
+          config.ingestResolve,
+        );
+        sendJson(
+          res,
+          outcome.ok ? 200 : 422,
+          outcome.ok ? outcome.result : { error: outcome.error, message: outcome.message },
+        );
       },
     },
     "/v1/jobs": {
@@ -171,7 +201,8 @@ function router({ config, speech, kinds, runner, version, secretHash }: RouterCo
 
   /** GET a job's state, DELETE to cancel it. */
   function jobRoute(jobId: string, method: string, res: http.ServerResponse): void {
-    if (method === "DELETE") return sendJson(res, 200, { jobId, cancelled: JOB_ID.test(jobId) && runner.cancel(jobId) });
+    if (method === "DELETE")
+      return sendJson(res, 200, { jobId, cancelled: JOB_ID.test(jobId) && runner.cancel(jobId) });
     if (method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET or DELETE");
     const status = JOB_ID.test(jobId) ? runner.status(jobId) : undefined;
     if (!status) throw new HttpError(404, "not_found", "unknown job");

@@ -78,7 +78,10 @@ export class DownloadProgress {
 
   /** @internal the next part to fetch: the one a reader waits on, else the first not taken. */
   take(): Part | undefined {
-    const wanted = this.#wanted === undefined ? undefined : this.#parts.find((p) => !p.taken && p.start <= this.#wanted! && this.#wanted! < p.start + p.length);
+    const wanted =
+      this.#wanted === undefined
+        ? undefined
+        : this.#parts.find((p) => !p.taken && p.start <= this.#wanted! && this.#wanted! < p.start + p.length);
     this.#wanted = undefined;
     const part = wanted ?? this.#parts.find((p) => !p.taken);
     if (part) part.taken = true;
@@ -130,7 +133,13 @@ export async function downloadToFile(
   }
 }
 
-async function download(url: string, dest: string, label: string, signal: AbortSignal | undefined, progress: DownloadProgress): Promise<number> {
+async function download(
+  url: string,
+  dest: string,
+  label: string,
+  signal: AbortSignal | undefined,
+  progress: DownloadProgress,
+): Promise<number> {
   const first = await request(url, label, signal, `bytes=0-${DOWNLOAD_PART_BYTES - 1}`);
   const total = first.status === 206 ? totalOfContentRange(first.headers.get("content-range")) : undefined;
   if (first.status === 206 && total === undefined) {
@@ -142,7 +151,12 @@ async function download(url: string, dest: string, label: string, signal: AbortS
     if (total === undefined) {
       // 200: the whole object in one stream.
       const declared = first.headers.get("content-length");
-      const whole: Part = { start: 0, length: declared === null ? Number.MAX_SAFE_INTEGER : Number(declared), written: 0, taken: true };
+      const whole: Part = {
+        start: 0,
+        length: declared === null ? Number.MAX_SAFE_INTEGER : Number(declared),
+        written: 0,
+        taken: true,
+      };
       if (declared !== null) progress.plan(whole.length, [whole]);
       const bytes = await streamTo(first, handle, whole, progress, label, signal);
       if (declared !== null && Number(declared) !== bytes) {
@@ -152,13 +166,17 @@ async function download(url: string, dest: string, label: string, signal: AbortS
       return bytes;
     }
     const parts: Part[] = [];
-    for (let start = 0; start < total; start += DOWNLOAD_PART_BYTES) parts.push({ start, length: Math.min(DOWNLOAD_PART_BYTES, total - start), written: 0, taken: start === 0 });
+    for (let start = 0; start < total; start += DOWNLOAD_PART_BYTES)
+      parts.push({ start, length: Math.min(DOWNLOAD_PART_BYTES, total - start), written: 0, taken: start === 0 });
     progress.plan(total, parts);
     const local = new AbortController();
     const partSignal = signal ? AbortSignal.any([signal, local.signal]) : local.signal;
     const fetchPart = async (part: Part, response: Response) => {
       const bytes = await streamTo(response, handle, part, progress, label, partSignal);
-      if (bytes !== part.length) throw new TransferError(`${label} download was truncated (part at ${part.start}: ${bytes} of ${part.length} bytes)`);
+      if (bytes !== part.length)
+        throw new TransferError(
+          `${label} download was truncated (part at ${part.start}: ${bytes} of ${part.length} bytes)`,
+        );
     };
     const worker = async () => {
       for (let part = progress.take(); part; part = progress.take()) {
@@ -212,7 +230,14 @@ function totalOfContentRange(header: string | null): number | undefined {
 }
 
 /** Streams `response` into the file at `part`'s place, each chunk reported to `progress` once on disk. */
-async function streamTo(response: Response, handle: FileHandle, part: Part, progress: DownloadProgress, label: string, signal: AbortSignal | undefined): Promise<number> {
+async function streamTo(
+  response: Response,
+  handle: FileHandle,
+  part: Part,
+  progress: DownloadProgress,
+  label: string,
+  signal: AbortSignal | undefined,
+): Promise<number> {
   let bytes = 0;
   const toFile = new Writable({
     write(chunk: Buffer, _encoding, callback) {

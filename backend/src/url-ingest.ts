@@ -19,21 +19,45 @@ export class RefusedUrlError extends Error {}
 /** Ranges that are not public unicast (RFC 6890 and its updates). */
 const NON_PUBLIC = new net.BlockList();
 for (const [prefix, bits] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
-] as const) NON_PUBLIC.addSubnet(prefix, bits, "ipv4");
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
+  ["192.88.99.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const)
+  NON_PUBLIC.addSubnet(prefix, bits, "ipv4");
 // The IPv4-compatible and IPv4-mapped ranges (::/96, ::ffff:0:0/96) are judged by hand below:
 // in a BlockList they would also match every IPv4 address.
 for (const [prefix, bits] of [
-  ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64], ["2001::", 23], ["2001:db8::", 32],
-  ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8],
-] as const) NON_PUBLIC.addSubnet(prefix, bits, "ipv6");
+  ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
+  ["100::", 64],
+  ["2001::", 23],
+  ["2001:db8::", 32],
+  ["2002::", 16],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+] as const)
+  NON_PUBLIC.addSubnet(prefix, bits, "ipv6");
 
 /** The eight 16-bit groups of an IPv6 address (an embedded IPv4 tail as two groups). */
 function ipv6Groups(address: string): number[] {
   const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address);
-  const hex = v4 ? address.slice(0, v4.index) + [((+v4[1]! << 8) | +v4[2]!).toString(16), ((+v4[3]! << 8) | +v4[4]!).toString(16)].join(":") : address;
+  const hex = v4
+    ? address.slice(0, v4.index) +
+      [((+v4[1]! << 8) | +v4[2]!).toString(16), ((+v4[3]! << 8) | +v4[4]!).toString(16)].join(":")
+    : address;
   const [head, tail] = hex.split("::");
   const part = (text: string | undefined) => (text ? text.split(":").map((group) => parseInt(group, 16)) : []);
   const left = part(head);
@@ -67,12 +91,19 @@ export interface IngestOptions {
 }
 
 /** The one address a hop connects to, after every address of its host passed the check. */
-export async function checkedAddress(url: URL, options: Pick<IngestOptions, "allowPrivate" | "resolve">): Promise<{ address: string; family: number }> {
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new RefusedUrlError("only http and https URLs are accepted");
+export async function checkedAddress(
+  url: URL,
+  options: Pick<IngestOptions, "allowPrivate" | "resolve">,
+): Promise<{ address: string; family: number }> {
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new RefusedUrlError("only http and https URLs are accepted");
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  const addresses = net.isIP(host) ? [{ address: host, family: net.isIP(host) }] : await (options.resolve ?? ((name) => dnsLookup(name, { all: true })))(host).catch(() => []);
+  const addresses = net.isIP(host)
+    ? [{ address: host, family: net.isIP(host) }]
+    : await (options.resolve ?? ((name) => dnsLookup(name, { all: true })))(host).catch(() => []);
   if (addresses.length === 0) throw new RefusedUrlError(`${host} does not resolve`);
-  if (!options.allowPrivate && addresses.some((a) => !isPublicAddress(a.address))) throw new RefusedUrlError("the host resolves to a non-public address");
+  if (!options.allowPrivate && addresses.some((a) => !isPublicAddress(a.address)))
+    throw new RefusedUrlError("the host resolves to a non-public address");
   return addresses[0]!;
 }
 
@@ -115,25 +146,42 @@ export async function downloadPinned(raw: string, file: string, options: IngestO
     let bytes = 0;
     response.on("data", (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes > options.maxBytes) response.destroy(new RefusedUrlError(`the file is larger than the ${options.maxBytes.toLocaleString("en")} bytes limit`));
+      if (bytes > options.maxBytes)
+        response.destroy(
+          new RefusedUrlError(`the file is larger than the ${options.maxBytes.toLocaleString("en")} bytes limit`),
+        );
     });
     await pipeline(response, createWriteStream(file), { signal: options.signal });
     if (bytes === 0) throw new RefusedUrlError("the file is empty");
-    return { bytes, finalUrl: url.toString(), contentType: typeof response.headers["content-type"] === "string" ? response.headers["content-type"] : null };
+    return {
+      bytes,
+      finalUrl: url.toString(),
+      contentType: typeof response.headers["content-type"] === "string" ? response.headers["content-type"] : null,
+    };
   }
   throw new RefusedUrlError("too many redirects");
 }
 
 /** One GET that connects to `target`, the name kept for SNI, the certificate and the Host header. */
-function get(url: URL, target: { address: string; family: number }, signal?: AbortSignal): Promise<http.IncomingMessage> {
+function get(
+  url: URL,
+  target: { address: string; family: number },
+  signal?: AbortSignal,
+): Promise<http.IncomingMessage> {
   const client = url.protocol === "https:" ? https : http;
   return new Promise((resolve, reject) => {
     // Pinned: whatever the name resolves to now, the connection goes to the address checked.
     const lookup: net.LookupFunction = (_host, options, callback) => {
-      if (options.all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
+      if (options.all)
+        (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
       else callback(null, target.address, target.family);
     };
-    const request = client.get(url.toString(), { signal, headers: { "user-agent": "media-credits-api/1.0" }, lookup, timeout: 60_000 });
+    const request = client.get(url.toString(), {
+      signal,
+      headers: { "user-agent": "media-credits-api/1.0" },
+      lookup,
+      timeout: 60_000,
+    });
     request.on("response", resolve);
     request.on("timeout", () => request.destroy(new Error("no answer within 60 s")));
     request.on("error", reject);

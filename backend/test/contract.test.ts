@@ -55,18 +55,132 @@ const FONTS_DIR = loadConfig({ BACKEND_SECRET: SECRET }).fontsDir;
 // Realistic probes, as src/media/probe.ts reports them for uploads
 
 const probes = {
-  phoneMp4: { kind: "video", container: "mp4", mimeType: "video/mp4", durationMs: 61_480, videoCodec: "h264", audioCodec: "aac", hasAudio: true, hasVideo: true, width: 1920, height: 1080 },
-  iphoneMov: { kind: "video", container: "mov", mimeType: "video/quicktime", durationMs: 12_033, videoCodec: "hevc", audioCodec: "aac", hasAudio: true, hasVideo: true, width: 1080, height: 1920 },
-  webm: { kind: "video", container: "webm", mimeType: "video/webm", durationMs: 30_000, videoCodec: "vp9", audioCodec: "opus", hasAudio: true, hasVideo: true, width: 1280, height: 720 },
-  mkv: { kind: "video", container: "mkv", mimeType: "video/x-matroska", durationMs: 95_200, videoCodec: "h264", audioCodec: "ac3", hasAudio: true, hasVideo: true, width: 1280, height: 534 },
-  avi: { kind: "video", container: "avi", mimeType: "video/x-msvideo", durationMs: 8_000, videoCodec: "mpeg4", audioCodec: "mp3", hasAudio: true, hasVideo: true, width: 640, height: 480 },
-  silentMp4: { kind: "video", container: "mp4", mimeType: "video/mp4", durationMs: 5_000, videoCodec: "h264", hasAudio: false, hasVideo: true, width: 720, height: 720 },
-  mp3: { kind: "audio", container: "mp3", mimeType: "audio/mpeg", durationMs: 183_000, audioCodec: "mp3", hasAudio: true, hasVideo: false },
-  wav: { kind: "audio", container: "wav", mimeType: "audio/wav", durationMs: 10_000, audioCodec: "pcm_s16le", hasAudio: true, hasVideo: false },
-  m4a: { kind: "audio", container: "m4a", mimeType: "audio/mp4", durationMs: 42_000, audioCodec: "aac", hasAudio: true, hasVideo: false },
-  ogg: { kind: "audio", container: "ogg", mimeType: "audio/ogg", durationMs: 20_000, audioCodec: "vorbis", hasAudio: true, hasVideo: false },
-  flac: { kind: "audio", container: "flac", mimeType: "audio/flac", durationMs: 20_000, audioCodec: "flac", hasAudio: true, hasVideo: false },
-  png: { kind: "image", container: "png", mimeType: "image/png", durationMs: 0, hasAudio: false, hasVideo: true, width: 400, height: 120 },
+  phoneMp4: {
+    kind: "video",
+    container: "mp4",
+    mimeType: "video/mp4",
+    durationMs: 61_480,
+    videoCodec: "h264",
+    audioCodec: "aac",
+    hasAudio: true,
+    hasVideo: true,
+    width: 1920,
+    height: 1080,
+  },
+  iphoneMov: {
+    kind: "video",
+    container: "mov",
+    mimeType: "video/quicktime",
+    durationMs: 12_033,
+    videoCodec: "hevc",
+    audioCodec: "aac",
+    hasAudio: true,
+    hasVideo: true,
+    width: 1080,
+    height: 1920,
+  },
+  webm: {
+    kind: "video",
+    container: "webm",
+    mimeType: "video/webm",
+    durationMs: 30_000,
+    videoCodec: "vp9",
+    audioCodec: "opus",
+    hasAudio: true,
+    hasVideo: true,
+    width: 1280,
+    height: 720,
+  },
+  mkv: {
+    kind: "video",
+    container: "mkv",
+    mimeType: "video/x-matroska",
+    durationMs: 95_200,
+    videoCodec: "h264",
+    audioCodec: "ac3",
+    hasAudio: true,
+    hasVideo: true,
+    width: 1280,
+    height: 534,
+  },
+  avi: {
+    kind: "video",
+    container: "avi",
+    mimeType: "video/x-msvideo",
+    durationMs: 8_000,
+    videoCodec: "mpeg4",
+    audioCodec: "mp3",
+    hasAudio: true,
+    hasVideo: true,
+    width: 640,
+    height: 480,
+  },
+  silentMp4: {
+    kind: "video",
+    container: "mp4",
+    mimeType: "video/mp4",
+    durationMs: 5_000,
+    videoCodec: "h264",
+    hasAudio: false,
+    hasVideo: true,
+    width: 720,
+    height: 720,
+  },
+  mp3: {
+    kind: "audio",
+    container: "mp3",
+    mimeType: "audio/mpeg",
+    durationMs: 183_000,
+    audioCodec: "mp3",
+    hasAudio: true,
+    hasVideo: false,
+  },
+  wav: {
+    kind: "audio",
+    container: "wav",
+    mimeType: "audio/wav",
+    durationMs: 10_000,
+    audioCodec: "pcm_s16le",
+    hasAudio: true,
+    hasVideo: false,
+  },
+  m4a: {
+    kind: "audio",
+    container: "m4a",
+    mimeType: "audio/mp4",
+    durationMs: 42_000,
+    audioCodec: "aac",
+    hasAudio: true,
+    hasVideo: false,
+  },
+  ogg: {
+    kind: "audio",
+    container: "ogg",
+    mimeType: "audio/ogg",
+    durationMs: 20_000,
+    audioCodec: "vorbis",
+    hasAudio: true,
+    hasVideo: false,
+  },
+  flac: {
+    kind: "audio",
+    container: "flac",
+    mimeType: "audio/flac",
+    durationMs: 20_000,
+    audioCodec: "flac",
+    hasAudio: true,
+    hasVideo: false,
+  },
+  png: {
+    kind: "image",
+    container: "png",
+    mimeType: "image/png",
+    durationMs: 0,
+    hasAudio: false,
+    hasVideo: true,
+    width: 400,
+    height: 120,
+  },
 } satisfies Record<string, ProbeResult>;
 type ProbeName = keyof typeof probes;
 
@@ -74,7 +188,12 @@ type ProbeName = keyof typeof probes;
 function inputs(...names: ProbeName[]): MediaInput[] {
   return names.map((name, index) => {
     const probe: ProbeResult = probes[name];
-    return { name: `in${index}.${probe.container}`, filename: `Mon fichier été (${name}).${probe.container}`, sizeBytes: 12_345_678, probe };
+    return {
+      name: `in${index}.${probe.container}`,
+      filename: `Mon fichier été (${name}).${probe.container}`,
+      sizeBytes: 12_345_678,
+      probe,
+    };
   });
 }
 
@@ -91,7 +210,8 @@ const SUBTITLE_STYLE: SubtitleStyleParams = {
   contourThickness: 50,
   boxOpacity: 75,
 };
-const SRT = "1\n00:00:00,500 --> 00:00:02,000\nBonjour à tous, l'été arrive !\n\n2\n00:00:02,500 --> 00:00:04,000\n<i>C'est « parti »</i> {\\b1}: 5 € & 100 %\n";
+const SRT =
+  "1\n00:00:00,500 --> 00:00:02,000\nBonjour à tous, l'été arrive !\n\n2\n00:00:02,500 --> 00:00:04,000\n<i>C'est « parti »</i> {\\b1}: 5 € & 100 %\n";
 
 async function subtitlesCommand(style: Partial<SubtitleStyleParams>, video: MediaInput[]): Promise<MediaCommand> {
   const params = { ...SUBTITLE_STYLE, ...style };
@@ -123,19 +243,29 @@ const cases: Case[] = [
       build: (media: MediaInput[]) => buildConvertCommand({ format }, media),
     })),
   ),
-  ...(["phoneMp4", "iphoneMov", "webm", "mkv", "avi", "silentMp4", "mp3", "wav", "m4a", "ogg", "flac"] as const).map((probe) => ({
-    name: `trim ${probe}`,
-    media: [probe],
-    build: (media: MediaInput[]) => buildTrimCommand({ start: 1.25, end: 4.5 }, media),
-  })),
+  ...(["phoneMp4", "iphoneMov", "webm", "mkv", "avi", "silentMp4", "mp3", "wav", "m4a", "ogg", "flac"] as const).map(
+    (probe) => ({
+      name: `trim ${probe}`,
+      media: [probe],
+      build: (media: MediaInput[]) => buildTrimCommand({ start: 1.25, end: 4.5 }, media),
+    }),
+  ),
   { name: "merge two phone videos", media: ["phoneMp4", "phoneMp4"], build: (media) => buildMergeCommand({}, media) },
-  { name: "merge mixed videos, one silent", media: ["phoneMp4", "silentMp4", "webm", "iphoneMov", "avi"], build: (media) => buildMergeCommand({}, media) },
+  {
+    name: "merge mixed videos, one silent",
+    media: ["phoneMp4", "silentMp4", "webm", "iphoneMov", "avi"],
+    build: (media) => buildMergeCommand({}, media),
+  },
   { name: "merge silent videos", media: ["silentMp4", "silentMp4"], build: (media) => buildMergeCommand({}, media) },
   ...(["fixe", "flottant"] as const).flatMap((type): Case[] => [
     {
       name: `watermark text ${type}`,
       media: ["phoneMp4"],
-      build: (media) => buildWatermarkCommand({ watermarkText: '© Studio Été 2025 — 100% "libre"\nsecond line', type, opacity: 60, interval: 5 }, media),
+      build: (media) =>
+        buildWatermarkCommand(
+          { watermarkText: '© Studio Été 2025 — 100% "libre"\nsecond line', type, opacity: 60, interval: 5 },
+          media,
+        ),
     },
     {
       name: `watermark image ${type}`,
@@ -143,7 +273,11 @@ const cases: Case[] = [
       build: (media) => buildWatermarkCommand({ watermarkUploadId: "upl_mark", type, opacity: 80, interval: 3 }, media),
     },
   ]),
-  { name: "watermark text on a silent square video", media: ["silentMp4"], build: (media) => buildWatermarkCommand({ watermarkText: "DRAFT", type: "fixe", opacity: 100, interval: 8 }, media) },
+  {
+    name: "watermark text on a silent square video",
+    media: ["silentMp4"],
+    build: (media) => buildWatermarkCommand({ watermarkText: "DRAFT", type: "fixe", opacity: 100, interval: 8 }, media),
+  },
   ...(["mp3", "wav", "m4a", "ogg", "flac", "phoneMp4", "webm"] as const).map((probe) => ({
     name: `clean-audio ${probe}`,
     media: [probe],
@@ -154,8 +288,16 @@ const cases: Case[] = [
     media: ["phoneMp4"] as ProbeName[],
     build: (media: MediaInput[]) => subtitlesCommand({ fontId }, media),
   })),
-  { name: "subtitles, impact and karaoke, on a webm", media: ["webm"], build: (media) => subtitlesCommand({ style: "impact", karaokeMode: "couleur" }, media) },
-  { name: "subtitles, contour, on a silent video", media: ["silentMp4"], build: (media) => subtitlesCommand({ style: "contour", karaokeMode: "halo" }, media) },
+  {
+    name: "subtitles, impact and karaoke, on a webm",
+    media: ["webm"],
+    build: (media) => subtitlesCommand({ style: "impact", karaokeMode: "couleur" }, media),
+  },
+  {
+    name: "subtitles, contour, on a silent video",
+    media: ["silentMp4"],
+    build: (media) => subtitlesCommand({ style: "contour", karaokeMode: "halo" }, media),
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -180,7 +322,11 @@ function mediaTransfer(jobId: string, command: MediaCommand, media: MediaInput[]
     jobId,
     kind: "ffmpeg",
     inputs: media.map((input) => ({ name: input.name, objectKey: `uploads/acc_1/${input.name}` })),
-    output: { name: command.outputName, key: `results/${jobId}/${command.resultFilename}`, contentType: command.contentType },
+    output: {
+      name: command.outputName,
+      key: `results/${jobId}/${command.resultFilename}`,
+      contentType: command.contentType,
+    },
     deadlineMs: 15 * 60 * 1000,
     fields: ffmpegJobFields(command, media),
   };
@@ -216,13 +362,20 @@ describe("every media tool's command, as the Worker sends it, is accepted by the
     expect(job.loudnorm).toEqual(command.backend?.loudnorm);
     expect(job.inputs.map((i) => i.name)).toEqual(media.map((i) => i.name));
     expect(Object.keys(job.files)).toEqual(Object.keys(command.files));
-    for (const [name, bytes] of Object.entries(command.files)) expect(Buffer.from(job.files[name]!, "base64").equals(Buffer.from(bytes))).toBe(true);
+    for (const [name, bytes] of Object.entries(command.files))
+      expect(Buffer.from(job.files[name]!, "base64").equals(Buffer.from(bytes))).toBe(true);
     expect(job.fonts).toEqual(command.fonts);
     // Every input the backend can read over HTTP is read so: in ranges when streamed, else while it downloads.
     for (const input of media) {
       const readable = ["mp4", "mov", "m4v", "m4a", "mkv", "webm", "mp3"].includes(input.probe.container);
-      const how = job.streamedInputs[input.name] ? "streamed" : job.progressiveInputs[input.name] ? "progressive" : "downloaded first";
-      expect(how, `${input.name} (${input.probe.container})`).toBe(readable ? (command.backendStreaming?.inputs[input.name] ? "streamed" : "progressive") : "downloaded first");
+      const how = job.streamedInputs[input.name]
+        ? "streamed"
+        : job.progressiveInputs[input.name]
+          ? "progressive"
+          : "downloaded first";
+      expect(how, `${input.name} (${input.probe.container})`).toBe(
+        readable ? (command.backendStreaming?.inputs[input.name] ? "streamed" : "progressive") : "downloaded first",
+      );
     }
     expect(job.output).toMatchObject({ name: command.outputName, contentType: command.contentType });
     expect(job.callbackUrl).toBe(`https://api.example.com/internal/jobs/${jobId}/callback`);
@@ -230,11 +383,30 @@ describe("every media tool's command, as the Worker sends it, is accepted by the
 });
 
 describe("refusals", () => {
-  const base = async () => mediaTransfer("job_01JCONTRACT0000000000000001", buildConvertCommand({ format: "mkv" }, inputs("phoneMp4")), inputs("phoneMp4"));
+  const base = async () =>
+    mediaTransfer(
+      "job_01JCONTRACT0000000000000001",
+      buildConvertCommand({ format: "mkv" }, inputs("phoneMp4")),
+      inputs("phoneMp4"),
+    );
 
   it("one file-name rule: '.', '..', a leading '-', the fonts subdirectory and paths are refused", () => {
-    for (const name of ["in0.mp4", "subs.ass", "Inter-Regular.ttf", "out.mp4", "a_b-c.9"]) expect(isSafeFileName(name), name).toBe(true);
-    for (const name of [".", "..", "-i", "-y.mp4", FONTS_SUBDIR, "fonts/x.ttf", "../in.mp4", "/etc/passwd", "a b", "é.mp4", "", "x".repeat(129)]) {
+    for (const name of ["in0.mp4", "subs.ass", "Inter-Regular.ttf", "out.mp4", "a_b-c.9"])
+      expect(isSafeFileName(name), name).toBe(true);
+    for (const name of [
+      ".",
+      "..",
+      "-i",
+      "-y.mp4",
+      FONTS_SUBDIR,
+      "fonts/x.ttf",
+      "../in.mp4",
+      "/etc/passwd",
+      "a b",
+      "é.mp4",
+      "",
+      "x".repeat(129),
+    ]) {
       expect(isSafeFileName(name), name).toBe(false);
     }
   });
@@ -245,7 +417,13 @@ describe("refusals", () => {
       const transfer = await base();
       transfer.output.name = name;
       await expect(startBackendJob(env, transfer)).rejects.toThrow(BackendUnavailableError);
-      expect(parseJobRequest({ ...valid, output: { name, url: "https://r2.example.com/x", contentType: "video/x-matroska" } }).ok, name).toBe(false);
+      expect(
+        parseJobRequest({
+          ...valid,
+          output: { name, url: "https://r2.example.com/x", contentType: "video/x-matroska" },
+        }).ok,
+        name,
+      ).toBe(false);
       expect(parseJobRequest({ ...valid, inputs: [{ name, url: "https://r2.example.com/in" }] }).ok, name).toBe(false);
     }
     expect(sent).toHaveLength(1); // validBody's only: nothing was sent for the bad names
@@ -253,10 +431,21 @@ describe("refusals", () => {
 
   it("refuses a generated file named like an input, args reading an undeclared file, a font that is not on the backend", async () => {
     const body = await validBody();
-    expect(parseJobRequest({ ...body, progressiveInputs: { "in9.mp4": "mov" } })).toMatchObject({ ok: false, message: expect.stringMatching(/not one of the inputs/) });
-    expect(parseJobRequest({ ...body, streamedInputs: { "in0.mp4": "mov" }, progressiveInputs: { "in0.mp4": "mov" } })).toMatchObject({ ok: false, message: expect.stringMatching(/already a streamed input/) });
-    expect(parseJobRequest({ ...body, files: { "in0.mp4": "AAAA" } })).toMatchObject({ ok: false, message: expect.stringMatching(/used twice/) });
-    expect(parseJobRequest({ ...body, args: ["-i", "secret.mp4", "out.mkv"] })).toMatchObject({ ok: false, message: expect.stringMatching(/not one of the declared/) });
+    expect(parseJobRequest({ ...body, progressiveInputs: { "in9.mp4": "mov" } })).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/not one of the inputs/),
+    });
+    expect(
+      parseJobRequest({ ...body, streamedInputs: { "in0.mp4": "mov" }, progressiveInputs: { "in0.mp4": "mov" } }),
+    ).toMatchObject({ ok: false, message: expect.stringMatching(/already a streamed input/) });
+    expect(parseJobRequest({ ...body, files: { "in0.mp4": "AAAA" } })).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/used twice/),
+    });
+    expect(parseJobRequest({ ...body, args: ["-i", "secret.mp4", "out.mkv"] })).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/not one of the declared/),
+    });
     const parsed = parseJobRequest({ ...body, fonts: ["Comic-Sans.ttf"] });
     expect(parsed.ok).toBe(true);
     expect(parsed.ok && (await missingFonts(parsed.job, FONTS_DIR))).toEqual(["Comic-Sans.ttf"]);
@@ -269,14 +458,28 @@ describe("refusals", () => {
 });
 
 describe("callback signature", () => {
-  const body = JSON.stringify({ jobId: "job_01JCONTRACT0000000000000000", status: "failed", error: "ffmpeg exited with code 1: x", durationMs: 310, queuedMs: 0 });
+  const body = JSON.stringify({
+    jobId: "job_01JCONTRACT0000000000000000",
+    status: "failed",
+    error: "ffmpeg exited with code 1: x",
+    durationMs: 310,
+    queuedMs: 0,
+  });
 
   it("a callback signed by the backend verifies on the Worker and its body parses", async () => {
     const now = Date.now();
     const headers = await callbackHeaders(SECRET, body, now);
     expect(Object.keys(headers)).toEqual([CALLBACK_TIMESTAMP_HEADER, CALLBACK_SIGNATURE_HEADER]);
     expect(headers[CALLBACK_SIGNATURE_HEADER]).toMatch(/^sha256=[0-9a-f]{64}$/);
-    expect(await verifyCallbackSignature(SECRET, headers[CALLBACK_TIMESTAMP_HEADER], body, headers[CALLBACK_SIGNATURE_HEADER], now)).toBe(true);
+    expect(
+      await verifyCallbackSignature(
+        SECRET,
+        headers[CALLBACK_TIMESTAMP_HEADER],
+        body,
+        headers[CALLBACK_SIGNATURE_HEADER],
+        now,
+      ),
+    ).toBe(true);
     expect(CallbackSchema.safeParse(JSON.parse(body)).success).toBe(true);
   });
 

@@ -14,19 +14,59 @@ let dir: string;
 
 beforeAll(async () => {
   dir = scratchDir();
-  await ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=3840x2160:rate=25:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", path.join(dir, "4k.mp4")]);
+  await ffmpeg([
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=3840x2160:rate=25:duration=1",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
+    path.join(dir, "4k.mp4"),
+  ]);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("ffmpeg thread cap", () => {
   it("caps each decoder, the filter graphs and the encoder, keeping an encoder count the command chose", () => {
     expect(threadCapped(["-y", "-i", "a.mp4", "-i", "b.wav", "-c:v", "libx264", "out.mp4"], 8)).toEqual([
-      "-filter_threads", "8", "-filter_complex_threads", "8",
-      "-y", "-threads", "8", "-i", "a.mp4", "-threads", "8", "-i", "b.wav", "-c:v", "libx264", "-threads", "8", "out.mp4",
+      "-filter_threads",
+      "8",
+      "-filter_complex_threads",
+      "8",
+      "-y",
+      "-threads",
+      "8",
+      "-i",
+      "a.mp4",
+      "-threads",
+      "8",
+      "-i",
+      "b.wav",
+      "-c:v",
+      "libx264",
+      "-threads",
+      "8",
+      "out.mp4",
     ]);
     // VP8's single thread (encoders.ts) stays.
     expect(threadCapped(["-i", "a.mp4", "-c:v", "libvpx", "-threads", "1", "out.webm"], 8)).toEqual([
-      "-filter_threads", "8", "-filter_complex_threads", "8", "-threads", "8", "-i", "a.mp4", "-c:v", "libvpx", "-threads", "1", "out.webm",
+      "-filter_threads",
+      "8",
+      "-filter_complex_threads",
+      "8",
+      "-threads",
+      "8",
+      "-i",
+      "a.mp4",
+      "-c:v",
+      "libvpx",
+      "-threads",
+      "1",
+      "out.webm",
     ]);
   });
 
@@ -34,7 +74,22 @@ describe("ffmpeg thread cap", () => {
     const encode = (threads: number) =>
       runFfmpeg({
         ffmpegPath: "ffmpeg",
-        args: ["-v", "error", "-y", "-i", "4k.mp4", "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-f", "null", "-"],
+        args: [
+          "-v",
+          "error",
+          "-y",
+          "-i",
+          "4k.mp4",
+          "-c:v",
+          "libx264",
+          "-preset",
+          "veryfast",
+          "-crf",
+          "23",
+          "-f",
+          "null",
+          "-",
+        ],
         cwd: dir,
         memoryLimitBytes: LIMIT,
         threads,

@@ -27,8 +27,13 @@ export interface Probe {
 
 export async function ffprobe(file: string): Promise<Probe> {
   const { stdout } = await run("ffprobe", [
-    "-v", "error", "-show_entries", "stream=codec_type,codec_name,width,height:format=duration,format_name:format_tags=comment",
-    "-of", "json", file,
+    "-v",
+    "error",
+    "-show_entries",
+    "stream=codec_type,codec_name,width,height:format=duration,format_name:format_tags=comment",
+    "-of",
+    "json",
+    file,
   ]);
   return JSON.parse(stdout) as Probe;
 }
@@ -37,10 +42,26 @@ export async function ffprobe(file: string): Promise<Probe> {
 export async function makeClip(dir: string, seconds = 1): Promise<string> {
   const file = path.join(dir, `clip-${seconds}s.mp4`);
   await ffmpeg([
-    "-f", "lavfi", "-i", `testsrc2=size=160x120:rate=15:duration=${seconds}`,
-    "-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`,
-    "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
-    "-c:a", "aac", "-b:a", "48k", "-shortest", file,
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=size=160x120:rate=15:duration=${seconds}`,
+    "-f",
+    "lavfi",
+    "-i",
+    `sine=frequency=440:duration=${seconds}`,
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+    "-b:a",
+    "48k",
+    "-shortest",
+    file,
   ]);
   return file;
 }
@@ -139,9 +160,18 @@ export class Fixture {
         return;
       }
       body = whole.subarray(start, end + 1);
-      res.writeHead(206, { "content-type": "video/mp4", "content-length": body.length, "accept-ranges": "bytes", "content-range": `bytes ${start}-${end}/${whole.length}` });
+      res.writeHead(206, {
+        "content-type": "video/mp4",
+        "content-length": body.length,
+        "accept-ranges": "bytes",
+        "content-range": `bytes ${start}-${end}/${whole.length}`,
+      });
     } else {
-      res.writeHead(200, { "content-type": "video/mp4", "content-length": body.length, ...(this.ranged.has(key) ? { "accept-ranges": "bytes" } : {}) });
+      res.writeHead(200, {
+        "content-type": "video/mp4",
+        "content-length": body.length,
+        ...(this.ranged.has(key) ? { "accept-ranges": "bytes" } : {}),
+      });
     }
     let offset = 0;
     const pump = () => {
@@ -189,7 +219,11 @@ export class Fixture {
 }
 
 /** A job body pointing at the fixture: input `in0.mp4` <- /media/<key>, PUT /upload/<key>, POST /callback/<key>. */
-export function jobBody(fixture: Fixture, key: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function jobBody(
+  fixture: Fixture,
+  key: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     jobId: `job_${key}`,
     kind: "ffmpeg",
@@ -197,7 +231,11 @@ export function jobBody(fixture: Fixture, key: string, overrides: Record<string,
     inputs: [{ name: "in0.mp4", url: `${fixture.baseUrl}/media/${key}?token=secret-token` }],
     files: {},
     fonts: [],
-    output: { name: "out.mp4", url: `${fixture.baseUrl}/upload/${key}?X-Amz-Signature=deadbeef`, contentType: "video/mp4" },
+    output: {
+      name: "out.mp4",
+      url: `${fixture.baseUrl}/upload/${key}?X-Amz-Signature=deadbeef`,
+      contentType: "video/mp4",
+    },
     callbackUrl: `${fixture.baseUrl}/callback/${key}`,
     deadlineMs: 60_000,
     ...overrides,

@@ -26,7 +26,14 @@ describe("health and auth", () => {
   });
 
   it("refuses missing, wrong and malformed credentials with 401 JSON", async () => {
-    for (const auth of [null, "Bearer wrong", `Basic ${SECRET}`, `Bearer ${SECRET}x`, `Bearer ${SECRET.slice(1)}`, "Bearer"]) {
+    for (const auth of [
+      null,
+      "Bearer wrong",
+      `Basic ${SECRET}`,
+      `Bearer ${SECRET}x`,
+      `Bearer ${SECRET.slice(1)}`,
+      "Bearer",
+    ]) {
       const res = await backend.fetch("/v1/capabilities", { auth });
       expect(res.status, String(auth)).toBe(401);
       expect(res.headers.get("content-type")).toMatch(/application\/json/);
@@ -116,7 +123,10 @@ describe("job request validation", () => {
       ["parent dir arg", bad("a3", (b) => b.args.splice(-1, 0, "-attach", "../secret"))],
       ["parent dir inside", bad("a4", (b) => b.args.splice(-1, 0, "-attach", "fonts/../../x"))],
       ["absolute path in a filter", bad("a5", (b) => b.args.splice(-1, 0, "-vf", "subtitles=/etc/passwd"))],
-      ["quoted absolute path in a filter", bad("a6", (b) => b.args.splice(-1, 0, "-vf", "drawtext=textfile='/proc/self/environ'"))],
+      [
+        "quoted absolute path in a filter",
+        bad("a6", (b) => b.args.splice(-1, 0, "-vf", "drawtext=textfile='/proc/self/environ'")),
+      ],
       ["parent dir in a filter", bad("a7", (b) => b.args.splice(-1, 0, "-vf", "subtitles=subs.ass:fontsdir=.."))],
       ["http input", bad("a8", (b) => (b.args[b.args.indexOf("in0.mp4")] = "http://169.254.169.254/latest"))],
       ["file: protocol", bad("a9", (b) => (b.args[b.args.indexOf("in0.mp4")] = "file:in0.mp4"))],

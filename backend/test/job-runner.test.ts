@@ -2,7 +2,18 @@
 import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Backend, ffmpeg, ffprobe, Fixture, hmac, jobBody, makeClip, scratchDir, until, writeScratch } from "./helpers.ts";
+import {
+  Backend,
+  ffmpeg,
+  ffprobe,
+  Fixture,
+  hmac,
+  jobBody,
+  makeClip,
+  scratchDir,
+  until,
+  writeScratch,
+} from "./helpers.ts";
 
 let backend: Backend;
 let fixture: Fixture;
@@ -38,19 +49,38 @@ describe("ffmpeg jobs", () => {
   it("runs a job: streams the input, uses files and fonts, uploads the output, signs the callback", async () => {
     fixture.media.set("happy", clip);
     const ass = [
-      "[Script Info]", "ScriptType: v4.00+", "PlayResX: 160", "PlayResY: 120", "",
+      "[Script Info]",
+      "ScriptType: v4.00+",
+      "PlayResX: 160",
+      "PlayResY: 120",
+      "",
       "[V4+ Styles]",
       "Format: Name, Fontname, Fontsize, PrimaryColour, OutlineColour, BorderStyle, Outline, Shadow, Alignment, MarginV",
-      "Style: Default,DejaVu Sans,14,&H00FFFFFF,&H00000000,1,1,0,2,8", "",
-      "[Events]", "Format: Layer, Start, End, Style, Text",
+      "Style: Default,DejaVu Sans,14,&H00FFFFFF,&H00000000,1,1,0,2,8",
+      "",
+      "[Events]",
+      "Format: Layer, Start, End, Style, Text",
       "Dialogue: 0,0:00:00.00,0:00:01.00,Default,Été à Noël : œuvre 5 €",
     ].join("\n");
     const body = jobBody(fixture, "happy", {
       args: [
-        "-hide_banner", "-y", "-i", "in0.mp4",
+        "-hide_banner",
+        "-y",
+        "-i",
+        "in0.mp4",
         "-vf",
         "subtitles=subs.ass:fontsdir=fonts,drawtext=fontfile=TestSans-Regular.ttf:textfile=caption.txt:x=4:y=4:fontsize=12:fontcolor=white,drawtext=fontfile=fonts/TestSans-Regular.ttf:textfile=caption.txt:x=4:y=40:fontsize=12:fontcolor=white",
-        "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-b:a", "48k", "-movflags", "+faststart", "out.mp4",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-c:a",
+        "aac",
+        "-b:a",
+        "48k",
+        "-movflags",
+        "+faststart",
+        "out.mp4",
       ],
       files: {
         "subs.ass": Buffer.from(ass).toString("base64"),
@@ -140,7 +170,21 @@ describe("ffmpeg jobs", () => {
     fixture.media.set("twoinputs", clip);
     await backend.postJob(
       jobBody(fixture, "twoinputs", {
-        args: ["-hide_banner", "-y", "-i", "in0.mp4", "-i", "in1.mp4", "-map", "0", "-map", "1", "-c", "copy", "out.mp4"],
+        args: [
+          "-hide_banner",
+          "-y",
+          "-i",
+          "in0.mp4",
+          "-i",
+          "in1.mp4",
+          "-map",
+          "0",
+          "-map",
+          "1",
+          "-c",
+          "copy",
+          "out.mp4",
+        ],
         inputs: [
           { name: "in0.mp4", url: `${fixture.baseUrl}/media/twoinputs` },
           { name: "in1.mp4", url: `${fixture.baseUrl}/media/absent` },
@@ -159,7 +203,8 @@ describe("ffmpeg jobs", () => {
   it("fails the job when the upload is refused, and retries uploads after a 5xx", async () => {
     fixture.media.set("putdenied", clip);
     fixture.media.set("putretry", clip);
-    fixture.uploadStatus = (key, attempt) => (key === "putdenied" ? 403 : key === "putretry" && attempt === 1 ? 503 : 200);
+    fixture.uploadStatus = (key, attempt) =>
+      key === "putdenied" ? 403 : key === "putretry" && attempt === 1 ? 503 : 200;
     await backend.postJob(jobBody(fixture, "putdenied"));
     await backend.postJob(jobBody(fixture, "putretry"));
     const [denied] = await fixture.waitForCallback("putdenied");
@@ -181,7 +226,22 @@ describe("ffmpeg jobs", () => {
     await backend.postJob(
       jobBody(fixture, "slow", {
         // -re: read at native speed, forever: only the deadline ends it.
-        args: ["-hide_banner", "-y", "-re", "-stream_loop", "-1", "-i", "in0.mp4", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "out.mp4"],
+        args: [
+          "-hide_banner",
+          "-y",
+          "-re",
+          "-stream_loop",
+          "-1",
+          "-i",
+          "in0.mp4",
+          "-c:v",
+          "libx264",
+          "-preset",
+          "ultrafast",
+          "-c:a",
+          "aac",
+          "out.mp4",
+        ],
         deadlineMs: 1500,
       }),
     );
@@ -226,24 +286,65 @@ describe("ffmpeg jobs", () => {
     // 60 s of a busy picture, moov at the end (ffmpeg's default) and at the front (faststart).
     const long = path.join(scratch, "long.mp4");
     await ffmpeg([
-      "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=60",
-      "-f", "lavfi", "-i", "sine=frequency=440:duration=60",
-      "-c:v", "libx264", "-preset", "ultrafast", "-g", "50", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", long,
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=640x360:rate=25:duration=60",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=frequency=440:duration=60",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-g",
+      "50",
+      "-pix_fmt",
+      "yuv420p",
+      "-c:a",
+      "aac",
+      "-b:a",
+      "64k",
+      long,
     ]);
     const faststart = path.join(scratch, "long-faststart.mp4");
     await ffmpeg(["-i", long, "-c", "copy", "-movflags", "+faststart", faststart]);
-    for (const [key, file] of [["stream-moov-end", long], ["stream-faststart", faststart]] as const) {
+    for (const [key, file] of [
+      ["stream-moov-end", long],
+      ["stream-faststart", faststart],
+    ] as const) {
       const body = readFileSync(file);
       fixture.media.set(key, body);
       fixture.ranged.add(key);
       fixture.rangeCapBytes = 512 * 1024;
-      await backend.postJob(jobBody(fixture, key, {
-        args: ["-hide_banner", "-y", "-ss", "40", "-i", "in0.mp4", "-t", "1.5", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "out.mp4"],
-        streamedInputs: { "in0.mp4": "mov" },
-      }));
+      await backend.postJob(
+        jobBody(fixture, key, {
+          args: [
+            "-hide_banner",
+            "-y",
+            "-ss",
+            "40",
+            "-i",
+            "in0.mp4",
+            "-t",
+            "1.5",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-c:a",
+            "aac",
+            "out.mp4",
+          ],
+          streamedInputs: { "in0.mp4": "mov" },
+        }),
+      );
       const [callback] = await fixture.waitForCallback(key, 1, 60_000);
       expect(callbackJson(callback!), key).toMatchObject({ status: "completed" });
-      const probe = await ffprobe(writeScratch(scratch, `${key}-out.mp4`, fixture.of("PUT", `/upload/${key}`)[0]!.body));
+      const probe = await ffprobe(
+        writeScratch(scratch, `${key}-out.mp4`, fixture.of("PUT", `/upload/${key}`)[0]!.body),
+      );
       expect(Math.abs(Number(probe.format.duration) - 1.5), key).toBeLessThan(0.1);
       expect(probe.streams.map((s) => s.codec_type).sort(), key).toEqual(["audio", "video"]);
       // The header, the second before 40 s (the keyframe) and the 1.5 s kept, plus socket buffers:
@@ -252,7 +353,10 @@ describe("ffmpeg jobs", () => {
       const gets = fixture.of("GET", `/media/${key}`).length;
       expect(sent, `${key}: ${sent} of ${body.length} bytes in ${gets} requests`).toBeLessThan(body.length * 0.2);
       await until(() => backend.jobLogs().some((line) => line.jobId === `job_${key}`), 10_000, `job_${key} logged`);
-      expect(backend.jobLogs().find((line) => line.jobId === `job_${key}`), key).toMatchObject({ inputBytes: 0, streamedInputs: 1 });
+      expect(
+        backend.jobLogs().find((line) => line.jobId === `job_${key}`),
+        key,
+      ).toMatchObject({ inputBytes: 0, streamedInputs: 1 });
     }
     fixture.rangeCapBytes = undefined;
     expect(backend.leftovers()).toEqual([]);
@@ -262,19 +366,56 @@ describe("ffmpeg jobs", () => {
     // Interleaved as cameras and ffmpeg write: the unmapped video lies between audio packets.
     const clip = path.join(scratch, "interleaved.mp4");
     await ffmpeg([
-      "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=30",
-      "-f", "lavfi", "-i", "sine=frequency=440:duration=30",
-      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", clip,
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=640x360:rate=25:duration=30",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=frequency=440:duration=30",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
+      "-c:a",
+      "aac",
+      "-b:a",
+      "64k",
+      clip,
     ]);
     const key = "stream-audio";
     const body = readFileSync(clip);
     fixture.media.set(key, body);
     fixture.ranged.add(key);
-    await backend.postJob(jobBody(fixture, key, {
-      args: ["-hide_banner", "-y", "-i", "in0.mp4", "-map", "0:a:0", "-vn", "-c:a", "libmp3lame", "-q:a", "2", "-f", "mp3", "out.mp3"],
-      streamedInputs: { "in0.mp4": "mov" },
-      output: { name: "out.mp3", url: `${fixture.baseUrl}/upload/${key}?X-Amz-Signature=deadbeef`, contentType: "audio/mpeg" },
-    }));
+    await backend.postJob(
+      jobBody(fixture, key, {
+        args: [
+          "-hide_banner",
+          "-y",
+          "-i",
+          "in0.mp4",
+          "-map",
+          "0:a:0",
+          "-vn",
+          "-c:a",
+          "libmp3lame",
+          "-q:a",
+          "2",
+          "-f",
+          "mp3",
+          "out.mp3",
+        ],
+        streamedInputs: { "in0.mp4": "mov" },
+        output: {
+          name: "out.mp3",
+          url: `${fixture.baseUrl}/upload/${key}?X-Amz-Signature=deadbeef`,
+          contentType: "audio/mpeg",
+        },
+      }),
+    );
     const [callback] = await fixture.waitForCallback(key, 1, 60_000);
     expect(callbackJson(callback!)).toMatchObject({ status: "completed" });
     const probe = await ffprobe(writeScratch(scratch, `${key}-out.mp3`, fixture.of("PUT", `/upload/${key}`)[0]!.body));
@@ -283,7 +424,10 @@ describe("ffmpeg jobs", () => {
     // Read through, not one range request per video gap.
     expect(fixture.of("GET", `/media/${key}`).length).toBeLessThanOrEqual(5);
     await until(() => backend.jobLogs().some((line) => line.jobId === `job_${key}`), 10_000, `job_${key} logged`);
-    expect(backend.jobLogs().find((line) => line.jobId === `job_${key}`)).toMatchObject({ inputBytes: 0, streamedInputs: 1 });
+    expect(backend.jobLogs().find((line) => line.jobId === `job_${key}`)).toMatchObject({
+      inputBytes: 0,
+      streamedInputs: 1,
+    });
   });
 
   it("fails a job whose streamed input cannot be read, naming the input and never its URL", async () => {
@@ -303,9 +447,26 @@ describe("ffmpeg jobs", () => {
       // Three 16 MiB parts and more (lossless noise), the index at the end as ffmpeg writes by default.
       const file = path.join(scratch, "big-moov-end.mp4");
       await ffmpeg([
-        "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=4,noise=alls=60:allf=t",
-        "-f", "lavfi", "-i", "sine=frequency=440:duration=4",
-        "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", file,
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=640x360:rate=25:duration=4,noise=alls=60:allf=t",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=440:duration=4",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-qp",
+        "0",
+        "-pix_fmt",
+        "yuv420p",
+        "-c:a",
+        "aac",
+        "-shortest",
+        file,
       ]);
       big = readFileSync(file);
       expect(big.length).toBeGreaterThan(2 * PART);
@@ -315,20 +476,32 @@ describe("ffmpeg jobs", () => {
       const key = "progressive-whole";
       fixture.media.set(key, big);
       fixture.ranged.add(key);
-      await backend.postJob(jobBody(fixture, key, {
-        args: ["-hide_banner", "-y", "-i", "in0.mp4", "-map", "0", "-c", "copy", "-f", "matroska", "out.mkv"],
-        progressiveInputs: { "in0.mp4": "mov" },
-        output: { name: "out.mkv", url: `${fixture.baseUrl}/upload/${key}?X-Amz-Signature=deadbeef`, contentType: "video/x-matroska" },
-      }));
+      await backend.postJob(
+        jobBody(fixture, key, {
+          args: ["-hide_banner", "-y", "-i", "in0.mp4", "-map", "0", "-c", "copy", "-f", "matroska", "out.mkv"],
+          progressiveInputs: { "in0.mp4": "mov" },
+          output: {
+            name: "out.mkv",
+            url: `${fixture.baseUrl}/upload/${key}?X-Amz-Signature=deadbeef`,
+            contentType: "video/x-matroska",
+          },
+        }),
+      );
       const [callback] = await fixture.waitForCallback(key, 1, 60_000);
       expect(callbackJson(callback!)).toMatchObject({ status: "completed" });
-      const probe = await ffprobe(writeScratch(scratch, `${key}-out.mkv`, fixture.of("PUT", `/upload/${key}`)[0]!.body));
+      const probe = await ffprobe(
+        writeScratch(scratch, `${key}-out.mkv`, fixture.of("PUT", `/upload/${key}`)[0]!.body),
+      );
       expect(probe.streams.map((s) => `${s.codec_type}/${s.codec_name}`).sort()).toEqual(["audio/aac", "video/h264"]);
       expect(Math.abs(Number(probe.format.duration) - 4)).toBeLessThan(0.1);
       // Seeks (to the index at the end and back) were served from disk: the origin sent the file once.
       expect(fixture.mediaBytesSent.get(key)).toBe(big.length);
       await until(() => backend.jobLogs().some((line) => line.jobId === `job_${key}`), 10_000, `job_${key} logged`);
-      expect(backend.jobLogs().find((line) => line.jobId === `job_${key}`)).toMatchObject({ inputBytes: 0, progressiveInputs: 1, progressiveInputBytes: big.length });
+      expect(backend.jobLogs().find((line) => line.jobId === `job_${key}`)).toMatchObject({
+        inputBytes: 0,
+        progressiveInputs: 1,
+        progressiveInputBytes: big.length,
+      });
     });
 
     it("runs ffmpeg on the first bytes while the rest is held back, and stops the download it no longer needs", async () => {
@@ -342,14 +515,32 @@ describe("ffmpeg jobs", () => {
       // first could not finish this job.
       let release!: () => void;
       fixture.heldFrom.set(key, { from: PART, released: new Promise<void>((resolve) => (release = resolve)) });
-      await backend.postJob(jobBody(fixture, key, {
-        args: ["-hide_banner", "-y", "-i", "in0.mp4", "-t", "0.5", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "out.mp4"],
-        progressiveInputs: { "in0.mp4": "mov" },
-      }));
+      await backend.postJob(
+        jobBody(fixture, key, {
+          args: [
+            "-hide_banner",
+            "-y",
+            "-i",
+            "in0.mp4",
+            "-t",
+            "0.5",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-c:a",
+            "aac",
+            "out.mp4",
+          ],
+          progressiveInputs: { "in0.mp4": "mov" },
+        }),
+      );
       const [callback] = await fixture.waitForCallback(key, 1, 60_000);
       release();
       expect(callbackJson(callback!)).toMatchObject({ status: "completed" });
-      const probe = await ffprobe(writeScratch(scratch, `${key}-out.mp4`, fixture.of("PUT", `/upload/${key}`)[0]!.body));
+      const probe = await ffprobe(
+        writeScratch(scratch, `${key}-out.mp4`, fixture.of("PUT", `/upload/${key}`)[0]!.body),
+      );
       expect(Math.abs(Number(probe.format.duration) - 0.5)).toBeLessThan(0.1);
       await until(() => backend.jobLogs().some((line) => line.jobId === `job_${key}`), 10_000, `job_${key} logged`);
       const log = backend.jobLogs().find((line) => line.jobId === `job_${key}`)!;
@@ -363,11 +554,17 @@ describe("ffmpeg jobs", () => {
       fixture.media.set(key, big);
       fixture.ranged.add(key);
       fixture.heldFrom.set(key, { from: PART, status: 500 });
-      await backend.postJob(jobBody(fixture, key, {
-        args: ["-hide_banner", "-y", "-i", "in0.mp4", "-map", "0", "-c", "copy", "-f", "matroska", "out.mkv"],
-        progressiveInputs: { "in0.mp4": "mov" },
-        output: { name: "out.mkv", url: `${fixture.baseUrl}/upload/${key}?X-Amz-Signature=deadbeef`, contentType: "video/x-matroska" },
-      }));
+      await backend.postJob(
+        jobBody(fixture, key, {
+          args: ["-hide_banner", "-y", "-i", "in0.mp4", "-map", "0", "-c", "copy", "-f", "matroska", "out.mkv"],
+          progressiveInputs: { "in0.mp4": "mov" },
+          output: {
+            name: "out.mkv",
+            url: `${fixture.baseUrl}/upload/${key}?X-Amz-Signature=deadbeef`,
+            contentType: "video/x-matroska",
+          },
+        }),
+      );
       const [callback] = await fixture.waitForCallback(key, 1, 60_000);
       const payload = callbackJson(callback!);
       expect(payload.status).toBe("failed");
@@ -404,7 +601,20 @@ describe("concurrency", () => {
     fixture.media.set("first", clip);
     fixture.media.set("second", clip);
     const first = jobBody(fixture, "first", {
-      args: ["-hide_banner", "-y", "-re", "-i", "in0.mp4", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "out.mp4"],
+      args: [
+        "-hide_banner",
+        "-y",
+        "-re",
+        "-i",
+        "in0.mp4",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-c:a",
+        "aac",
+        "out.mp4",
+      ],
     });
     expect((await single.postJob(first)).status).toBe(202);
     expect((await single.postJob(jobBody(fixture, "second"))).status).toBe(202);
@@ -452,7 +662,13 @@ describe("concurrency", () => {
     expect(fixture.of("PUT", "/upload/cancelme")).toHaveLength(0);
     await until(() => backend.leftovers().length === 0, 5_000, "work directory removed");
     // Cancelling again, or an unknown job, changes nothing.
-    expect(await (await backend.fetch("/v1/jobs/job_cancelme", { method: "DELETE" })).json()).toEqual({ jobId: "job_cancelme", cancelled: false });
-    expect(await (await backend.fetch("/v1/jobs/job_nope", { method: "DELETE" })).json()).toEqual({ jobId: "job_nope", cancelled: false });
+    expect(await (await backend.fetch("/v1/jobs/job_cancelme", { method: "DELETE" })).json()).toEqual({
+      jobId: "job_cancelme",
+      cancelled: false,
+    });
+    expect(await (await backend.fetch("/v1/jobs/job_nope", { method: "DELETE" })).json()).toEqual({
+      jobId: "job_nope",
+      cancelled: false,
+    });
   });
 });

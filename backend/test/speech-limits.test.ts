@@ -19,7 +19,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const profileOf = (memoryLimitBytes?: number) =>
   runSpeechJob(
     { kind: "voice-profile", language: "en", inputs: [{ name: "in.m4a" }], output: { name: "profile.json" } },
-    { workDir: dir, signal: new AbortController().signal, runtime: { ffmpeg: "ffmpeg", env: process.env, missing: {} }, memoryLimitBytes, setPhase: () => {} },
+    {
+      workDir: dir,
+      signal: new AbortController().signal,
+      runtime: { ffmpeg: "ffmpeg", env: process.env, missing: {} },
+      memoryLimitBytes,
+      setPhase: () => {},
+    },
   );
 
 describe("speech decodes under the memory limit", () => {

@@ -31,7 +31,17 @@ beforeAll(async () => {
   scratch = scratchDir();
   // What the fake server answers to /v1/audio/speech: 1.5 s, 22.05 kHz stereo (normalised by the adapter).
   const wav = path.join(scratch, "speech.wav");
-  await ffmpeg(["-f", "lavfi", "-i", "sine=frequency=220:duration=1.5:sample_rate=22050", "-ac", "2", "-c:a", "pcm_s16le", wav]);
+  await ffmpeg([
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=220:duration=1.5:sample_rate=22050",
+    "-ac",
+    "2",
+    "-c:a",
+    "pcm_s16le",
+    wav,
+  ]);
   speechWav = readFileSync(wav);
   const mp4 = path.join(scratch, "in.mp4");
   await ffmpeg(["-f", "lavfi", "-i", "sine=frequency=300:duration=2", "-c:a", "aac", mp4]);
@@ -45,7 +55,9 @@ beforeAll(async () => {
       const record: Seen = { path: req.url ?? "", headers: req.headers };
       seen.push(record);
       if (req.headers.authorization !== "Bearer sk-test-key") {
-        res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "bad key" } }));
+        res
+          .writeHead(401, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { message: "bad key" } }));
         return;
       }
       if (req.method === "POST" && req.url === "/v1/audio/transcriptions") {
@@ -73,7 +85,9 @@ beforeAll(async () => {
         record.json = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
         res.writeHead(200, { "content-type": "audio/wav", "content-length": speechWav.length }).end(speechWav);
       } else {
-        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "no such route" } }));
+        res
+          .writeHead(404, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { message: "no such route" } }));
       }
     });
   });
@@ -108,7 +122,11 @@ describe("OpenAI-compatible engines", () => {
     const body = (await (await backend.fetch("/v1/capabilities")).json()) as Record<string, any>;
     expect(body.transcription.engine).toBe("openai");
     expect(body.transcription.languages).toEqual(expect.arrayContaining(["en", "fr", "de"]));
-    expect(body.tts).toMatchObject({ engine: "openai", voices: ["lea", "camille", "thomas", "gilles"], languages: ["fr", "en"] });
+    expect(body.tts).toMatchObject({
+      engine: "openai",
+      voices: ["lea", "camille", "thomas", "gilles"],
+      languages: ["fr", "en"],
+    });
     expect([...body.voiceChange.resynthesisLanguages].sort()).toEqual(["en", "fr"]);
   });
 
@@ -161,7 +179,12 @@ describe("OpenAI-compatible engines", () => {
     expect(JSON.parse(callback!.body.toString("utf8"))).toMatchObject({ status: "completed" });
     const request = seen.find((s) => s.path === "/v1/audio/speech")!;
     expect(request.headers["content-type"]).toMatch(/^application\/json/);
-    expect(request.json).toEqual({ model: "tts-test", input: "Bonjour à tous.", voice: "onyx", response_format: "wav" });
+    expect(request.json).toEqual({
+      model: "tts-test",
+      input: "Bonjour à tous.",
+      voice: "onyx",
+      response_format: "wav",
+    });
     const pcm = parseWav(fixture.of("PUT", "/upload/oatts")[0]!.body);
     expect(pcm.sampleRate).toBe(24_000);
     expect(pcm.samples.length / 24_000).toBeCloseTo(1.5, 1);

@@ -71,8 +71,13 @@ describe("whisper.cpp binding and start-up checks (no model needed)", () => {
   });
 
   it("refuses to start the engine when the model is absent or not a ggml file", async () => {
-    const absent = loadSpeechConfig({ TRANSCRIBE_ENGINE: "whisper-cpp", WHISPER_MODEL_PATH: path.join(scratch, "nope.bin") });
-    await expect(createSpeechRuntime(absent, "ffmpeg", {})).rejects.toThrow(/WHISPER_MODEL_PATH .*nope\.bin does not exist/);
+    const absent = loadSpeechConfig({
+      TRANSCRIBE_ENGINE: "whisper-cpp",
+      WHISPER_MODEL_PATH: path.join(scratch, "nope.bin"),
+    });
+    await expect(createSpeechRuntime(absent, "ffmpeg", {})).rejects.toThrow(
+      /WHISPER_MODEL_PATH .*nope\.bin does not exist/,
+    );
     const junk = path.join(scratch, "junk.bin");
     writeFileSync(junk, "not a model at all");
     const bad = loadSpeechConfig({ TRANSCRIBE_ENGINE: "whisper-cpp", WHISPER_MODEL_PATH: junk });
@@ -80,12 +85,23 @@ describe("whisper.cpp binding and start-up checks (no model needed)", () => {
   });
 
   it("the server process exits 1 with the reason when the model is missing", () => {
-    const base = { PATH: process.env.PATH, BACKEND_SECRET: SECRET, PORT: "0", HOST: "127.0.0.1", TRANSCRIBE_ENGINE: "whisper-cpp" };
+    const base = {
+      PATH: process.env.PATH,
+      BACKEND_SECRET: SECRET,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      TRANSCRIBE_ENGINE: "whisper-cpp",
+    };
     for (const [env, reason] of [
       [{ ...base }, /needs WHISPER_MODEL_PATH/],
       [{ ...base, WHISPER_MODEL_PATH: path.join(scratch, "absent.bin") }, /absent\.bin does not exist/],
     ] as const) {
-      const run = spawnSync(process.execPath, ["src/server.ts"], { cwd: BACKEND_DIR, env, encoding: "utf8", timeout: 20_000 });
+      const run = spawnSync(process.execPath, ["src/server.ts"], {
+        cwd: BACKEND_DIR,
+        env,
+        encoding: "utf8",
+        timeout: 20_000,
+      });
       expect(run.status).toBe(1);
       expect(run.stderr).toMatch(reason);
     }
@@ -113,7 +129,9 @@ describe("whisper.cpp transcription with a model", () => {
     const transcript = await asr.transcribe(wav16, "en");
     const rtf = (performance.now() - t) / 1000 / seconds;
     const error = wer(SENTENCE_EN, transcript.text);
-    console.log(`whisper.cpp (${path.basename(MODEL)}): ${seconds.toFixed(2)} s, WER ${(error * 100).toFixed(0)} %, RTF ${rtf.toFixed(3)} (incl. model load): "${transcript.text}"`);
+    console.log(
+      `whisper.cpp (${path.basename(MODEL)}): ${seconds.toFixed(2)} s, WER ${(error * 100).toFixed(0)} %, RTF ${rtf.toFixed(3)} (incl. model load): "${transcript.text}"`,
+    );
     expect(transcript.language).toBe("en");
     expect(error).toBeLessThan(0.3);
     expect(transcript.words.length).toBeGreaterThan(5);

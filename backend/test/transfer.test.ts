@@ -80,7 +80,11 @@ describe("downloadToFile", () => {
   });
 
   it("fails clearly when a part fails", async () => {
-    await expect(downloadToFile(`${base}/broken-part`, path.join(dir, "broken.bin"), { label: "input 'in0.mp4'" })).rejects.toThrow(TransferError);
-    await expect(downloadToFile(`${base}/broken-part`, path.join(dir, "broken2.bin"), { label: "input 'in0.mp4'" })).rejects.toThrow(/input 'in0.mp4' could not be downloaded: HTTP 500/);
+    await expect(
+      downloadToFile(`${base}/broken-part`, path.join(dir, "broken.bin"), { label: "input 'in0.mp4'" }),
+    ).rejects.toThrow(TransferError);
+    await expect(
+      downloadToFile(`${base}/broken-part`, path.join(dir, "broken2.bin"), { label: "input 'in0.mp4'" }),
+    ).rejects.toThrow(/input 'in0.mp4' could not be downloaded: HTTP 500/);
   });
 });

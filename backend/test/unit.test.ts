@@ -4,7 +4,13 @@ import { describeFfmpegFailure, TailBuffer } from "../src/ffmpeg.ts";
 import { describeFfmpegLog, summarizeFfmpegLog } from "@media-credits/wire/ffmpeg-log";
 import { hardenArgs, withoutWorkDir } from "../src/job-runner.ts";
 import { rotationOf } from "../src/probe.ts";
-import { checkFfmpegArgs, parseJobRequest, signCallback, UPLOAD_DEMUXERS, verifyCallbackSignature } from "@media-credits/wire/protocol";
+import {
+  checkFfmpegArgs,
+  parseJobRequest,
+  signCallback,
+  UPLOAD_DEMUXERS,
+  verifyCallbackSignature,
+} from "@media-credits/wire/protocol";
 import { hmac, SECRET } from "./helpers.ts";
 
 const declared = new Set(["in0.mp4", "in1.wav", "subs.ass", "list.txt"]);
@@ -15,8 +21,26 @@ describe("checkFfmpegArgs", () => {
       ["-hide_banner", "-y", "-i", "in0.mp4", "-vn", "-c:a", "libmp3lame", "-q:a", "2", "out.mp3"],
       ["-hide_banner", "-y", "-ss", "00:00:01.5", "-i", "in0.mp4", "-t", "3", "-c", "copy", "out.mp4"],
       ["-i", "in0.mp4", "-vf", "subtitles=subs.ass:fontsdir=.,scale=-2:720", "-c:v", "libx264", "out.mp4"],
-      ["-i", "in0.mp4", "-vf", "drawtext=fontfile=Inter-Regular.ttf:textfile=caption.txt:x=(w-text_w)/2:y=h-th-20", "out.mp4"],
-      ["-i", "in0.mp4", "-i", "in1.wav", "-filter_complex", "[0:a][1:a]amix=inputs=2:duration=longest[a]", "-map", "0:v", "-map", "[a]", "out.mp4"],
+      [
+        "-i",
+        "in0.mp4",
+        "-vf",
+        "drawtext=fontfile=Inter-Regular.ttf:textfile=caption.txt:x=(w-text_w)/2:y=h-th-20",
+        "out.mp4",
+      ],
+      [
+        "-i",
+        "in0.mp4",
+        "-i",
+        "in1.wav",
+        "-filter_complex",
+        "[0:a][1:a]amix=inputs=2:duration=longest[a]",
+        "-map",
+        "0:v",
+        "-map",
+        "[a]",
+        "out.mp4",
+      ],
       ["-f", "lavfi", "-i", "color=c=black:s=1280x720:d=5", "-i", "in1.wav", "-shortest", "out.mp4"],
       ["-f", "concat", "-i", "list.txt", "-c", "copy", "out.mp4"],
       ["-i", "in0.mp4", "-af", "loudnorm=I=-16:TP=-1.5:LRA=11,afftdn", "-metadata", "title=Wait... what", "out.mp4"],
@@ -31,7 +55,7 @@ describe("checkFfmpegArgs", () => {
       ["-i", "in0.mp4", "-attach", "\\\\server\\share", "out.mp4"],
       ["-i", "in0.mp4", "-vf", "movie=../../x.mp4", "out.mp4"],
       ["-i", "in0.mp4", "-vf", "subtitles=subs.ass:fontsdir=/usr/share/fonts", "out.mp4"],
-      ["-i", "in0.mp4", "-vf", "drawtext=textfile=\"/etc/hostname\"", "out.mp4"],
+      ["-i", "in0.mp4", "-vf", 'drawtext=textfile="/etc/hostname"', "out.mp4"],
       ["-i", "in0.mp4", "-passlogfile", "..", "out.mp4"],
       ["-i", "in0.mp4", "-f", "tee", "out.mp4|file:leak.mp4"],
       ["-i", "subfile,,start,0,end,100,,:in0.mp4", "out.mp4"],
@@ -46,24 +70,53 @@ describe("checkFfmpegArgs", () => {
 
   it("puts -protocol_whitelist file before every input", () => {
     expect(hardenArgs(["-y", "-ss", "1", "-i", "in0.mp4", "-i", "in1.wav", "out.mp4"])).toEqual([
-      "-y", "-ss", "1", "-protocol_whitelist", "file", "-i", "in0.mp4", "-protocol_whitelist", "file", "-i", "in1.wav", "out.mp4",
+      "-y",
+      "-ss",
+      "1",
+      "-protocol_whitelist",
+      "file",
+      "-i",
+      "in0.mp4",
+      "-protocol_whitelist",
+      "file",
+      "-i",
+      "in1.wav",
+      "out.mp4",
     ]);
   });
 
   it("takes the job's work directory out of error messages", () => {
-    expect(withoutWorkDir("ffmpeg exited with code 1: [hls] x | /tmp/media-job-job_1-Ab12Cd/in0.mp3: Invalid argument")).toBe("ffmpeg exited with code 1: [hls] x | in0.mp3: Invalid argument");
-    expect(withoutWorkDir("open '/var/tmp/media-job-job_2-XYZ/fonts/Inter.ttf' failed")).toBe("open 'fonts/Inter.ttf' failed");
+    expect(
+      withoutWorkDir("ffmpeg exited with code 1: [hls] x | /tmp/media-job-job_1-Ab12Cd/in0.mp3: Invalid argument"),
+    ).toBe("ffmpeg exited with code 1: [hls] x | in0.mp3: Invalid argument");
+    expect(withoutWorkDir("open '/var/tmp/media-job-job_2-XYZ/fonts/Inter.ttf' failed")).toBe(
+      "open 'fonts/Inter.ttf' failed",
+    );
     expect(withoutWorkDir("in0.mp4: Invalid data")).toBe("in0.mp4: Invalid data");
   });
 
   it("reads an uploaded input with an upload container's demuxer only", () => {
-    expect(hardenArgs(["-i", "in0.mp4", "-i", "cleaned-audio.nut", "out.mp4"], new Map(), new Set(["in0.mp4"]))).toEqual([
-      "-protocol_whitelist", "file", "-format_whitelist", UPLOAD_DEMUXERS, "-i", "in0.mp4", "-protocol_whitelist", "file", "-i", "cleaned-audio.nut", "out.mp4",
+    expect(
+      hardenArgs(["-i", "in0.mp4", "-i", "cleaned-audio.nut", "out.mp4"], new Map(), new Set(["in0.mp4"])),
+    ).toEqual([
+      "-protocol_whitelist",
+      "file",
+      "-format_whitelist",
+      UPLOAD_DEMUXERS,
+      "-i",
+      "in0.mp4",
+      "-protocol_whitelist",
+      "file",
+      "-i",
+      "cleaned-audio.nut",
+      "out.mp4",
     ]);
   });
 
   it("reads a streamed input from its URL, behind its demuxer and only the network protocols it needs", () => {
-    const streamed = new Map([["in0.mp4", { url: "https://r2.example.com/in?X-Amz-Signature=abc", demuxer: "mov" as const }]]);
+    const streamed = new Map([
+      ["in0.mp4", { url: "https://r2.example.com/in?X-Amz-Signature=abc", demuxer: "mov" as const }],
+    ]);
     const args = hardenArgs(["-y", "-ss", "40", "-i", "in0.mp4", "-i", "logo.png", "out.mp4"], streamed);
     const at = args.indexOf("https://r2.example.com/in?X-Amz-Signature=abc");
     expect(args[at - 1]).toBe("-i");
@@ -88,8 +141,14 @@ describe("checkFfmpegArgs", () => {
     };
     const ok = parseJobRequest({ ...base, streamedInputs: { "in0.mp4": "mov" } });
     expect(ok.ok && ok.job.kind === "ffmpeg" && ok.job.streamedInputs).toEqual({ "in0.mp4": "mov" });
-    expect(parseJobRequest({ ...base, streamedInputs: { "other.mp4": "mov" } })).toMatchObject({ ok: false, message: expect.stringMatching(/streamedInputs\.other\.mp4: 'other\.mp4' is not one of the inputs/) });
-    expect(parseJobRequest({ ...base, streamedInputs: { "in0.mp4": "hls" } })).toMatchObject({ ok: false, message: expect.stringMatching(/^streamedInputs/) });
+    expect(parseJobRequest({ ...base, streamedInputs: { "other.mp4": "mov" } })).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/streamedInputs\.other\.mp4: 'other\.mp4' is not one of the inputs/),
+    });
+    expect(parseJobRequest({ ...base, streamedInputs: { "in0.mp4": "hls" } })).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^streamedInputs/),
+    });
     expect(parseJobRequest({ ...base, streamedInputs: { "in0.mp4": "concat" } })).toMatchObject({ ok: false });
   });
 
@@ -132,9 +191,9 @@ describe("stderr", () => {
     expect(describeFfmpegFailure({ exitCode: 1, signal: null, stderr, aborted: false, durationMs: 5 })).toMatch(
       /^ffmpeg exited with code 1: \[libx264/,
     );
-    expect(describeFfmpegFailure({ exitCode: null, signal: "SIGSEGV", stderr: "", aborted: false, durationMs: 5 })).toBe(
-      "ffmpeg was killed by SIGSEGV",
-    );
+    expect(
+      describeFfmpegFailure({ exitCode: null, signal: "SIGSEGV", stderr: "", aborted: false, durationMs: 5 }),
+    ).toBe("ffmpeg was killed by SIGSEGV");
   });
 
   it("drops x264's settings and statistics, and says the input is damaged when the decoders rejected its data", () => {
@@ -160,13 +219,19 @@ describe("stderr", () => {
     );
     expect(message).not.toMatch(/cabac|core 164/);
     // One complaint in a run that failed for another reason is not blamed on the file.
-    expect(describeFfmpegLog("ffmpeg exited with code 1", "[h264 @ 0x1] non-existing PPS 0 referenced\n[libx264 @ 0x2] height not divisible by 2 (320x241)\nConversion failed!")).toBe(
+    expect(
+      describeFfmpegLog(
+        "ffmpeg exited with code 1",
+        "[h264 @ 0x1] non-existing PPS 0 referenced\n[libx264 @ 0x2] height not divisible by 2 (320x241)\nConversion failed!",
+      ),
+    ).toBe(
       "ffmpeg exited with code 1: [h264] non-existing PPS 0 referenced | [libx264] height not divisible by 2 (320x241) | Conversion failed!",
     );
   });
 
   it("never shows a URL (a streamed input's carries its signature)", () => {
-    const stderr = "[http @ 0x55] HTTP error 403 Forbidden\nhttps://r2.example.com/b/k?X-Amz-Signature=abc: Server returned 403 Forbidden (access denied)\n";
+    const stderr =
+      "[http @ 0x55] HTTP error 403 Forbidden\nhttps://r2.example.com/b/k?X-Amz-Signature=abc: Server returned 403 Forbidden (access denied)\n";
     const summary = summarizeFfmpegLog(stderr);
     expect(summary).toBe("[http] HTTP error 403 Forbidden | <url>: Server returned 403 Forbidden (access denied)");
   });

@@ -51,39 +51,92 @@ function rebinding(first: string, later: string) {
 
 describe("url ingestion", () => {
   it("knows public addresses from the rest, IPv4-mapped forms included", () => {
-    for (const address of ["93.184.216.34", "2606:4700:4700::1111", "1.1.1.1"]) expect(isPublicAddress(address), address).toBe(true);
-    for (const address of ["127.0.0.1", "10.1.2.3", "172.16.0.9", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "::", "fe80::1", "fc00::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::7f00:1", "::ffff:7f00:1", "2001:db8::1", "not an address"]) {
+    for (const address of ["93.184.216.34", "2606:4700:4700::1111", "1.1.1.1"])
+      expect(isPublicAddress(address), address).toBe(true);
+    for (const address of [
+      "127.0.0.1",
+      "10.1.2.3",
+      "172.16.0.9",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "::1",
+      "::",
+      "fe80::1",
+      "fc00::1",
+      "::ffff:127.0.0.1",
+      "::ffff:10.0.0.1",
+      "::7f00:1",
+      "::ffff:7f00:1",
+      "2001:db8::1",
+      "not an address",
+    ]) {
       expect(isPublicAddress(address), address).toBe(false);
     }
   });
 
   it("refuses a host with any non-public address, before connecting", async () => {
-    const mixed: Resolve = async () => [{ address: "93.184.216.34", family: 4 }, { address: "127.0.0.1", family: 4 }];
-    await expect(checkedAddress(new URL("https://mixed.test/x"), { allowPrivate: false, resolve: mixed })).rejects.toThrow(/non-public/);
-    await expect(checkedAddress(new URL("http://127.0.0.1/x"), { allowPrivate: false })).rejects.toThrow(RefusedUrlError);
-    await expect(checkedAddress(new URL("http://[::ffff:7f00:1]/x"), { allowPrivate: false })).rejects.toThrow(RefusedUrlError);
-    await expect(checkedAddress(new URL("file:///etc/passwd"), { allowPrivate: false })).rejects.toThrow(/only http and https/);
-    await expect(downloadPinned("http://nowhere.test/x", path.join(dir, "x"), { allowPrivate: false, maxBytes: 100, resolve: async () => [] })).rejects.toThrow(/does not resolve/);
+    const mixed: Resolve = async () => [
+      { address: "93.184.216.34", family: 4 },
+      { address: "127.0.0.1", family: 4 },
+    ];
+    await expect(
+      checkedAddress(new URL("https://mixed.test/x"), { allowPrivate: false, resolve: mixed }),
+    ).rejects.toThrow(/non-public/);
+    await expect(checkedAddress(new URL("http://127.0.0.1/x"), { allowPrivate: false })).rejects.toThrow(
+      RefusedUrlError,
+    );
+    await expect(checkedAddress(new URL("http://[::ffff:7f00:1]/x"), { allowPrivate: false })).rejects.toThrow(
+      RefusedUrlError,
+    );
+    await expect(checkedAddress(new URL("file:///etc/passwd"), { allowPrivate: false })).rejects.toThrow(
+      /only http and https/,
+    );
+    await expect(
+      downloadPinned("http://nowhere.test/x", path.join(dir, "x"), {
+        allowPrivate: false,
+        maxBytes: 100,
+        resolve: async () => [],
+      }),
+    ).rejects.toThrow(/does not resolve/);
   });
 
   it("connects to the address it checked, resolving each name once", async () => {
     const { resolve, asked } = rebinding("127.0.0.1", "127.0.0.2");
     const file = path.join(dir, "pinned");
-    const got = await downloadPinned(`http://files.test:${port}/file.bin`, file, { allowPrivate: true, maxBytes: 1000, resolve });
+    const got = await downloadPinned(`http://files.test:${port}/file.bin`, file, {
+      allowPrivate: true,
+      maxBytes: 1000,
+      resolve,
+    });
     // The name stays for the Host header; the connection went to 127.0.0.1, the checked address.
     expect(readFileSync(file, "utf8")).toBe(`served to files.test:${port}`);
     expect(asked).toEqual(["files.test"]);
-    expect(got).toMatchObject({ bytes: `served to files.test:${port}`.length, finalUrl: `http://files.test:${port}/file.bin` });
+    expect(got).toMatchObject({
+      bytes: `served to files.test:${port}`.length,
+      finalUrl: `http://files.test:${port}/file.bin`,
+    });
     // Each hop of a redirect is resolved and checked once.
     const hops = rebinding("127.0.0.1", "127.0.0.1");
-    const redirected = await downloadPinned(`http://start.test:${port}/redirect`, path.join(dir, "redirected"), { allowPrivate: true, maxBytes: 1000, resolve: hops.resolve });
+    const redirected = await downloadPinned(`http://start.test:${port}/redirect`, path.join(dir, "redirected"), {
+      allowPrivate: true,
+      maxBytes: 1000,
+      resolve: hops.resolve,
+    });
     expect(hops.asked).toEqual(["start.test", "files.test"]);
     expect(redirected.finalUrl).toBe(`http://files.test:${port}/file.bin`);
   });
 
   it("stops at the size limit, stated or counted", async () => {
     const resolve: Resolve = async () => [{ address: "127.0.0.1", family: 4 }];
-    await expect(downloadPinned(`http://files.test:${port}/big`, path.join(dir, "big"), { allowPrivate: true, maxBytes: 1000, resolve })).rejects.toThrow(/larger than the 1,000 bytes limit/);
+    await expect(
+      downloadPinned(`http://files.test:${port}/big`, path.join(dir, "big"), {
+        allowPrivate: true,
+        maxBytes: 1000,
+        resolve,
+      }),
+    ).rejects.toThrow(/larger than the 1,000 bytes limit/);
   });
 
   it("opens loopback to a Worker's request only when the backend's own ALLOW_PRIVATE_URLS says so", async () => {
@@ -91,7 +144,12 @@ describe("url ingestion", () => {
       backend.fetch("/v1/ingest", {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ url: `http://127.0.0.1:${port}/file.bin`, output: { url: `http://127.0.0.1:${port}/put` }, allowPrivate: true, maxBytes: 1000 }),
+        body: JSON.stringify({
+          url: `http://127.0.0.1:${port}/file.bin`,
+          output: { url: `http://127.0.0.1:${port}/put` },
+          allowPrivate: true,
+          maxBytes: 1000,
+        }),
       });
     const production = await Backend.start();
     const development = await Backend.start({ ALLOW_PRIVATE_URLS: "true" });

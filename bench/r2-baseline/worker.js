@@ -42,7 +42,9 @@ export default {
       if (!object) return new Response("missing", { status: 404 });
       // A content type, as the product's media routes send: without one, wrangler dev gzips the
       // body for a client that accepts it (Node's fetch does), as Cloudflare's edge would.
-      return new Response(object.body, { headers: { "content-length": String(object.size), "content-type": "application/octet-stream" } });
+      return new Response(object.body, {
+        headers: { "content-length": String(object.size), "content-type": "application/octet-stream" },
+      });
     }
     return new Response("not found", { status: 404 });
   },

@@ -8,7 +8,10 @@ import type { Config } from "./config.ts";
 
 export type Api = ReturnType<typeof createClient<paths>>;
 /** The job status (its always-null `progress` aside, which openapi-fetch's readable type drops). */
-export type JobStatus = Omit<paths["/api/v1/jobs/{id}"]["get"]["responses"][200]["content"]["application/json"], "progress">;
+export type JobStatus = Omit<
+  paths["/api/v1/jobs/{id}"]["get"]["responses"][200]["content"]["application/json"],
+  "progress"
+>;
 export type UploadResult = paths["/api/v1/uploads"]["post"]["responses"][200]["content"]["application/json"];
 
 /** An error answer of the API, with its contract code ("insufficient_credits", ...). */
@@ -54,7 +57,8 @@ const NO_SERVER = new Set(["ECONNREFUSED", "ENOTFOUND"]);
  * Safe to send again when the answer was lost: a read, or a call carrying an Idempotency-Key
  * (the API answers a repeat with the first answer and charges nothing more).
  */
-const repeatable = (request: Request) => request.method === "GET" || request.method === "HEAD" || request.headers.has("idempotency-key");
+const repeatable = (request: Request) =>
+  request.method === "GET" || request.method === "HEAD" || request.headers.has("idempotency-key");
 
 /**
  * Sends the request `next()` makes (a new one per attempt: a streamed body is read once), waits
@@ -86,7 +90,11 @@ async function sendWithRetries(next: () => Request): Promise<Response> {
 /** The message and its causes ("fetch failed: connect ECONNREFUSED 127.0.0.1:9"). */
 export function describeError(error: unknown): string {
   const parts: string[] = [];
-  for (let cause: unknown = error; cause !== undefined && parts.length < 4; cause = cause instanceof Error ? cause.cause : undefined) {
+  for (
+    let cause: unknown = error;
+    cause !== undefined && parts.length < 4;
+    cause = cause instanceof Error ? cause.cause : undefined
+  ) {
     const message = cause instanceof Error ? cause.message : String(cause);
     if (message && !parts.some((part) => part.includes(message))) parts.push(message);
   }
@@ -95,9 +103,15 @@ export function describeError(error: unknown): string {
 
 export function createApi(config: Config): Api {
   if (!config.apiKey) {
-    throw new Error("No API key: set MEDIA_CREDITS_API_KEY, or run `media-credits login` to store one in the config file.");
+    throw new Error(
+      "No API key: set MEDIA_CREDITS_API_KEY, or run `media-credits login` to store one in the config file.",
+    );
   }
-  return createClient<paths>({ baseUrl: config.baseUrl, headers: { authorization: `Bearer ${config.apiKey}` }, fetch: (request) => sendWithRetries(() => request.clone()) });
+  return createClient<paths>({
+    baseUrl: config.baseUrl,
+    headers: { authorization: `Bearer ${config.apiKey}` },
+    fetch: (request) => sendWithRetries(() => request.clone()),
+  });
 }
 
 /** The data of a successful openapi-fetch result, or an ApiError carrying the contract's code. */
@@ -115,10 +129,17 @@ export function toApiError(status: number, body: unknown): ApiError {
  * A raw call for what the generated paths cannot express (streamed bodies), same auth, errors and
  * retries: `init` is a function, since a streamed body is read once and a retry needs a new one.
  */
-export async function rawFetch(config: Config, pathname: string, init: () => RequestInit & { duplex?: "half" }): Promise<Response> {
+export async function rawFetch(
+  config: Config,
+  pathname: string,
+  init: () => RequestInit & { duplex?: "half" },
+): Promise<Response> {
   const response = await sendWithRetries(() => {
     const request = init();
-    return new Request(`${config.baseUrl}${pathname}`, { ...request, headers: { authorization: `Bearer ${config.apiKey}`, ...(request.headers as Record<string, string>) } });
+    return new Request(`${config.baseUrl}${pathname}`, {
+      ...request,
+      headers: { authorization: `Bearer ${config.apiKey}`, ...(request.headers as Record<string, string>) },
+    });
   });
   if (!response.ok) throw toApiError(response.status, await response.json().catch(() => undefined));
   return response;

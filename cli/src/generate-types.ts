@@ -9,7 +9,9 @@ import { DEFAULT_BASE_URL } from "./config.ts";
 import { renderTypes } from "./types-source.ts";
 
 const source = process.argv[2] ?? `${process.env.MEDIA_CREDITS_BASE_URL ?? DEFAULT_BASE_URL}/api/v1/openapi.json`;
-const document = /^https?:/.test(source) ? await (await fetch(source)).json() : JSON.parse(await readFile(source, "utf8"));
+const document = /^https?:/.test(source)
+  ? await (await fetch(source)).json()
+  : JSON.parse(await readFile(source, "utf8"));
 const target = path.join(import.meta.dirname, "api-types.ts");
 await writeFile(target, await renderTypes(document));
 console.log(`wrote ${target} from ${source}`);

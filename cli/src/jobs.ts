@@ -15,12 +15,17 @@ const WAIT_PER_READ_SECONDS = 20;
  * Reads GET /api/v1/jobs/{id} until the job is completed or failed: at once, then with `wait`, which
  * the API answers the moment the job ends (no polling delay, one request per 20 s at most).
  */
-export async function waitForJob(api: Api, jobId: string, options: { quiet?: boolean; timeoutSeconds?: number } = {}): Promise<JobStatus> {
+export async function waitForJob(
+  api: Api,
+  jobId: string,
+  options: { quiet?: boolean; timeoutSeconds?: number } = {},
+): Promise<JobStatus> {
   const progress = waitProgress(`job ${jobId}`, options.quiet);
   const started = Date.now();
   const deadline = started + (options.timeoutSeconds ?? 3600) * 1000;
   for (let attempt = 0; ; attempt++) {
-    const wait = attempt === 0 ? 0 : Math.max(0, Math.min(WAIT_PER_READ_SECONDS, Math.ceil((deadline - Date.now()) / 1000)));
+    const wait =
+      attempt === 0 ? 0 : Math.max(0, Math.min(WAIT_PER_READ_SECONDS, Math.ceil((deadline - Date.now()) / 1000)));
     const job = unwrap(await api.GET("/api/v1/jobs/{id}", { params: { path: { id: jobId }, query: { wait } } }));
     progress.update(0, job.status);
     if (job.status === "completed" || job.status === "failed") {
@@ -29,7 +34,8 @@ export async function waitForJob(api: Api, jobId: string, options: { quiet?: boo
       progress.stop(job.status === "completed" ? `completed in ${seconds} s` : `failed after ${seconds} s`);
       return job;
     }
-    if (Date.now() > deadline) throw new Error(`job ${jobId} is still ${job.status} after ${options.timeoutSeconds ?? 3600} s`);
+    if (Date.now() > deadline)
+      throw new Error(`job ${jobId} is still ${job.status} after ${options.timeoutSeconds ?? 3600} s`);
   }
 }
 

@@ -57,16 +57,39 @@ login; the base URL from MEDIA_CREDITS_BASE_URL, the config file, or http://127.
 
 /** Each command's own usage line and the options it takes (a tool takes its fields besides). */
 const COMMANDS: Record<string, { usage: string; options: string[] }> = {
-  login: { usage: "login [--base-url URL]: stores the API key read from stdin (or MEDIA_CREDITS_API_KEY) after checking it", options: ["base-url"] },
-  upload: { usage: "upload <file> [--resumable] [--resume UPLOAD_ID] [--json] [--quiet]: uploads a file; over 95 MB in resumable parts", options: ["resumable", "resume", "json", "quiet"] },
+  login: {
+    usage: "login [--base-url URL]: stores the API key read from stdin (or MEDIA_CREDITS_API_KEY) after checking it",
+    options: ["base-url"],
+  },
+  upload: {
+    usage:
+      "upload <file> [--resumable] [--resume UPLOAD_ID] [--json] [--quiet]: uploads a file; over 95 MB in resumable parts",
+    options: ["resumable", "resume", "json", "quiet"],
+  },
   "upload-url": { usage: "upload-url <url> [--json]: the API downloads the file itself", options: ["json"] },
   account: { usage: "account: the balance and the account's email", options: ["json"] },
-  job: { usage: "job <jobId> [--wait] [--out FILE] [--timeout SECONDS] [--json] [--quiet]: a job's status; waits for its end; downloads its result", options: ["wait", "out", "timeout", "json", "quiet"] },
+  job: {
+    usage:
+      "job <jobId> [--wait] [--out FILE] [--timeout SECONDS] [--json] [--quiet]: a job's status; waits for its end; downloads its result",
+    options: ["wait", "out", "timeout", "json", "quiet"],
+  },
   cancel: { usage: "cancel <jobId>: cancels a queued or processing job (refunded)", options: ["json"] },
   deliveries: { usage: "deliveries <jobId>: the webhook deliveries of a job (attempts, answers)", options: ["json"] },
-  webhook: { usage: "webhook [set <url> | delete | rotate-secret]: the account's default webhook (URL and signing secret): shows it, sets its URL, removes it, or issues a new secret", options: ["json"] },
-  voice: { usage: "voice [clone <uploadId> | delete]: the account's cloned voice: shows it, registers an uploaded sample, or removes it", options: ["json"] },
-  quote: { usage: "quote <tool> [ids or text] [--field value ...] [--json]: what the call would cost now, checked as the call is; nothing is spent", options: ["json"] },
+  webhook: {
+    usage:
+      "webhook [set <url> | delete | rotate-secret]: the account's default webhook (URL and signing secret): shows it, sets its URL, removes it, or issues a new secret",
+    options: ["json"],
+  },
+  voice: {
+    usage:
+      "voice [clone <uploadId> | delete]: the account's cloned voice: shows it, registers an uploaded sample, or removes it",
+    options: ["json"],
+  },
+  quote: {
+    usage:
+      "quote <tool> [ids or text] [--field value ...] [--json]: what the call would cost now, checked as the call is; nothing is spent",
+    options: ["json"],
+  },
   tools: { usage: "tools: the tools and what they do", options: [] },
   help: { usage: "help <command>: a command's usage, or a tool's fields", options: [] },
 };
@@ -77,7 +100,11 @@ const BOOLEAN_FLAGS = new Set(["wait", "json", "quiet", "resumable", "help"]);
 const OPTIONS = new Set(["out", "timeout", "idempotency-key", "base-url", "resume"]);
 
 /** `--name value`, `--name=value`, repeatable; the boolean flags above take no value; `--` ends the options. */
-function parseArgs(argv: string[]): { positionals: string[]; flags: Map<string, string[]>; options: Map<string, string | true> } {
+function parseArgs(argv: string[]): {
+  positionals: string[];
+  flags: Map<string, string[]>;
+  options: Map<string, string | true>;
+} {
   const positionals: string[] = [];
   const flags = new Map<string, string[]>();
   const options = new Map<string, string | true>();
@@ -110,10 +137,20 @@ function parseArgs(argv: string[]): { positionals: string[]; flags: Map<string, 
 }
 
 /** Refuses what `command` does not take, before anything is called. */
-function checkOptions(command: string, allowed: string[], flags: Map<string, string[]>, options: Map<string, string | true>): void {
-  const unknown = [...[...options.keys()].filter((name) => name !== "help" && !allowed.includes(name)), ...flags.keys()];
+function checkOptions(
+  command: string,
+  allowed: string[],
+  flags: Map<string, string[]>,
+  options: Map<string, string | true>,
+): void {
+  const unknown = [
+    ...[...options.keys()].filter((name) => name !== "help" && !allowed.includes(name)),
+    ...flags.keys(),
+  ];
   if (unknown.length > 0) {
-    throw new UsageError(`${command} has no option --${unknown[0]}${allowed.length ? `; its options: ${allowed.map((o) => `--${o}`).join(", ")}` : ""}`);
+    throw new UsageError(
+      `${command} has no option --${unknown[0]}${allowed.length ? `; its options: ${allowed.map((o) => `--${o}`).join(", ")}` : ""}`,
+    );
   }
 }
 
@@ -121,10 +158,16 @@ function checkOptions(command: string, allowed: string[], flags: Map<string, str
  * `<command> [action [argument]]` checked before any call: no action shows, one of `actions`
  * acts, and only `withArgument` takes (and needs) one argument.
  */
-function actionOf(command: string, positionals: string[], actions: string[], withArgument: string): [action: string | undefined, argument: string | undefined] {
+function actionOf(
+  command: string,
+  positionals: string[],
+  actions: string[],
+  withArgument: string,
+): [action: string | undefined, argument: string | undefined] {
   const [action, argument, ...extra] = positionals;
   const usage = commandUsage(COMMANDS[command]!);
-  if (action !== undefined && !actions.includes(action)) throw new UsageError(`${command} has no action ${action}; ${usage}`);
+  if (action !== undefined && !actions.includes(action))
+    throw new UsageError(`${command} has no action ${action}; ${usage}`);
   if (extra.length > 0 || (action === withArgument) !== (argument !== undefined)) throw new UsageError(usage);
   return [action, argument];
 }
@@ -133,14 +176,20 @@ function actionOf(command: string, positionals: string[], actions: string[], wit
 function timeoutOf(options: Map<string, string | true>): number {
   const raw = options.get("timeout");
   if (raw === undefined) return 3600;
-  if (typeof raw !== "string" || !/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`--timeout takes whole seconds (at least 1), not "${String(raw)}"`);
+  if (typeof raw !== "string" || !/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new UsageError(`--timeout takes whole seconds (at least 1), not "${String(raw)}"`);
   return Number(raw);
 }
 
-const print = (value: unknown) => process.stdout.write(`${typeof value === "string" ? value : JSON.stringify(value, null, 2)}\n`);
+const print = (value: unknown) =>
+  process.stdout.write(`${typeof value === "string" ? value : JSON.stringify(value, null, 2)}\n`);
 
 type ToolPath = {
-  [P in keyof paths]: paths[P] extends { post: { responses: { 200: { content: { "application/json": { estimatedSeconds: number } } } } } } ? P : never;
+  [P in keyof paths]: paths[P] extends {
+    post: { responses: { 200: { content: { "application/json": { estimatedSeconds: number } } } } };
+  }
+    ? P
+    : never;
 }[keyof paths];
 
 /** The job a command started or follows: named when the command stops before the job ends. */
@@ -153,12 +202,15 @@ async function finishJob(config: Config, job: JobStatus, options: Map<string, st
   const wanted = options.has("wait") || out !== undefined;
   followedJob = job.jobId;
   const final = wanted ? await waitForJob(api, job.jobId, { quiet, timeoutSeconds: timeoutOf(options) }) : job;
-  const written = out !== undefined && final.status === "completed" ? await downloadResult(config, final, out, quiet) : undefined;
+  const written =
+    out !== undefined && final.status === "completed" ? await downloadResult(config, final, out, quiet) : undefined;
   followedJob = undefined;
   if (options.has("json")) print(final);
-  else if (final.status === "failed") process.stderr.write(`job ${final.jobId} failed: ${final.error ?? "no reason given"} (refunded)\n`);
+  else if (final.status === "failed")
+    process.stderr.write(`job ${final.jobId} failed: ${final.error ?? "no reason given"} (refunded)\n`);
   else if (written !== undefined && written !== "-") print(written);
-  else if (written === undefined) print(wanted ? (final.result ? `${config.baseUrl}${final.result.url}` : final.status) : final.jobId);
+  else if (written === undefined)
+    print(wanted ? (final.result ? `${config.baseUrl}${final.result.url}` : final.status) : final.jobId);
   return final.status === "failed" ? 1 : 0;
 }
 
@@ -188,7 +240,8 @@ async function run(argv: string[]): Promise<number> {
       // A broken config file is what login replaces: it is not read first.
       const config = loadConfig({ ignoreBrokenFile: true });
       const apiKey = process.env.MEDIA_CREDITS_API_KEY || readFileSync(0, "utf8").trim();
-      if (!/^mk_(live|test)_/.test(apiKey)) throw new UsageError("login reads an API key (mk_live_...) from stdin or MEDIA_CREDITS_API_KEY");
+      if (!/^mk_(live|test)_/.test(apiKey))
+        throw new UsageError("login reads an API key (mk_live_...) from stdin or MEDIA_CREDITS_API_KEY");
       const baseUrl = String(options.get("base-url") ?? config.baseUrl).replace(/\/+$/, "");
       const account = unwrap(await createApi({ apiKey, baseUrl }).GET("/api/v1/account"));
       const file = saveConfig({ apiKey, baseUrl });
@@ -236,13 +289,17 @@ async function run(argv: string[]): Promise<number> {
     case "cancel": {
       const jobId = positionals[0];
       if (!jobId || positionals.length > 1) throw new UsageError("cancel takes one job id");
-      print(unwrap(await createApi(loadConfig()).POST("/api/v1/jobs/{id}/cancel", { params: { path: { id: jobId } } })));
+      print(
+        unwrap(await createApi(loadConfig()).POST("/api/v1/jobs/{id}/cancel", { params: { path: { id: jobId } } })),
+      );
       return 0;
     }
     case "deliveries": {
       const jobId = positionals[0];
       if (!jobId || positionals.length > 1) throw new UsageError("deliveries takes one job id");
-      print(unwrap(await createApi(loadConfig()).GET("/api/v1/jobs/{id}/webhooks", { params: { path: { id: jobId } } })));
+      print(
+        unwrap(await createApi(loadConfig()).GET("/api/v1/jobs/{id}/webhooks", { params: { path: { id: jobId } } })),
+      );
       return 0;
     }
     case "webhook": {
@@ -258,7 +315,8 @@ async function run(argv: string[]): Promise<number> {
       const [action, uploadId] = actionOf("voice", positionals, ["clone", "delete"], "clone");
       const api = createApi(loadConfig());
       if (action === undefined) print(unwrap(await api.GET("/api/v1/voices/clone")));
-      else if (action === "clone") print(unwrap(await api.POST("/api/v1/voices/clone", { body: { uploadId: uploadId! } })));
+      else if (action === "clone")
+        print(unwrap(await api.POST("/api/v1/voices/clone", { body: { uploadId: uploadId! } })));
       else print(unwrap(await api.DELETE("/api/v1/voices/clone")));
       return 0;
     }
@@ -269,9 +327,14 @@ async function run(argv: string[]): Promise<number> {
       const tool = name ? tools.get(name) : undefined;
       if (!tool) throw new UsageError(`quote takes a tool: ${[...tools.keys()].join(", ")}`);
       const params = buildBody(tool, inputs, flags);
-      const quote = unwrap(await createApi(config).POST("/api/v1/quotes", { body: { tool: tool.name, params } as never }));
+      const quote = unwrap(
+        await createApi(config).POST("/api/v1/quotes", { body: { tool: tool.name, params } as never }),
+      );
       if (options.has("json")) print(quote);
-      else print(`${quote.tool}: ${quote.creditsRequired} credit${quote.creditsRequired === 1 ? "" : "s"} (about ${quote.estimatedSeconds} s); balance ${quote.balance}${quote.sufficient ? "" : ", not enough"}`);
+      else
+        print(
+          `${quote.tool}: ${quote.creditsRequired} credit${quote.creditsRequired === 1 ? "" : "s"} (about ${quote.estimatedSeconds} s); balance ${quote.balance}${quote.sufficient ? "" : ", not enough"}`,
+        );
       return 0;
     }
     case "tools":
@@ -283,7 +346,8 @@ async function run(argv: string[]): Promise<number> {
       }
       const tools = await fetchTools(loadConfig().baseUrl);
       const tool = name && tools.get(name);
-      if (name && !tool) throw new UsageError(`no command ${name}; commands: ${[...Object.keys(COMMANDS), ...tools.keys()].join(", ")}`);
+      if (name && !tool)
+        throw new UsageError(`no command ${name}; commands: ${[...Object.keys(COMMANDS), ...tools.keys()].join(", ")}`);
       print(tool ? describeTool(tool) : [...tools.values()].map((t) => `${t.name.padEnd(15)} ${t.summary}`).join("\n"));
       return 0;
     }
@@ -291,7 +355,10 @@ async function run(argv: string[]): Promise<number> {
       const config = loadConfig();
       const tools = await fetchTools(config.baseUrl);
       const tool = tools.get(command);
-      if (!tool) throw new UsageError(`unknown command ${command}; commands: ${[...Object.keys(COMMANDS), ...tools.keys()].join(", ")}`);
+      if (!tool)
+        throw new UsageError(
+          `unknown command ${command}; commands: ${[...Object.keys(COMMANDS), ...tools.keys()].join(", ")}`,
+        );
       if (options.has("help")) {
         print(describeTool(tool));
         return 0;
@@ -306,14 +373,22 @@ async function run(argv: string[]): Promise<number> {
       const given = options.get("idempotency-key");
       const idempotencyKey = typeof given === "string" ? given : `cli-${randomUUID()}`;
       const answer = await createApi(config)
-        .POST(`/api/v1/${command}` as ToolPath, { body: body as never, params: { header: { "idempotency-key": idempotencyKey } } } as never)
+        .POST(
+          `/api/v1/${command}` as ToolPath,
+          { body: body as never, params: { header: { "idempotency-key": idempotencyKey } } } as never,
+        )
         .catch((error: unknown) => {
           // The retries ran out: the call may have reached the API. The same key gets its answer
           // (its job) without a second charge.
-          throw new Error(`${describeError(error)}. The call may have been made: run the same command with --idempotency-key ${idempotencyKey} to get its answer without paying twice`);
+          throw new Error(
+            `${describeError(error)}. The call may have been made: run the same command with --idempotency-key ${idempotencyKey} to get its answer without paying twice`,
+          );
         });
       const envelope = unwrap(answer) as { jobId: string; creditsUsed: number; creditsRemaining: number };
-      if (!quiet) process.stderr.write(`job ${envelope.jobId} queued: ${envelope.creditsUsed} credit${envelope.creditsUsed === 1 ? "" : "s"} used, ${envelope.creditsRemaining} left\n`);
+      if (!quiet)
+        process.stderr.write(
+          `job ${envelope.jobId} queued: ${envelope.creditsUsed} credit${envelope.creditsUsed === 1 ? "" : "s"} used, ${envelope.creditsRemaining} left\n`,
+        );
       if (options.has("json") && !options.has("wait") && !options.has("out")) {
         print(envelope);
         return 0;
@@ -334,7 +409,8 @@ function outputOf(options: Map<string, string | true>): string | undefined {
 }
 
 /** What to run to pick up a job this process leaves before its end. */
-const followUp = (jobId: string) => `job ${jobId} goes on on the server: media-credits job ${jobId} --wait --out FILE\n`;
+const followUp = (jobId: string) =>
+  `job ${jobId} goes on on the server: media-credits job ${jobId} --wait --out FILE\n`;
 
 process.on("SIGINT", () => {
   // Progress bars hide the cursor and turn line wrapping off: give the terminal back.

@@ -32,7 +32,11 @@ export function byteProgress(label: string, total: number, quiet = false): Progr
     cliProgress.Presets.shades_classic,
   );
   const started = Date.now();
-  const payload = (value: number) => ({ done: mb(value), size: mb(total), rate: (value / 1e6 / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1) });
+  const payload = (value: number) => ({
+    done: mb(value),
+    size: mb(total),
+    rate: (value / 1e6 / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1),
+  });
   bar.start(total, 0, payload(0));
   return {
     update: (value) => bar.update(value, payload(value)),
@@ -68,7 +72,11 @@ export function waitProgress(label: string, quiet = false): Progress {
   return {
     update(_value, status) {
       current = status ?? current;
-      bar.update(0, { spinner: frames[++tick % frames.length], status: current, elapsed: ((Date.now() - started) / 1000).toFixed(1) });
+      bar.update(0, {
+        spinner: frames[++tick % frames.length],
+        status: current,
+        elapsed: ((Date.now() - started) / 1000).toFixed(1),
+      });
     },
     stop(summary) {
       bar.stop();

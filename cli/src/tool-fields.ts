@@ -36,7 +36,13 @@ export interface ToolInfo {
 }
 
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { tags?: string[]; summary?: string; requestBody?: { content?: Record<string, { schema?: SchemaObject }> } }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      { tags?: string[]; summary?: string; requestBody?: { content?: Record<string, { schema?: SchemaObject }> } }
+    >
+  >;
   components?: { schemas?: Record<string, SchemaObject> };
 }
 
@@ -56,7 +62,11 @@ function resolve(document: OpenApiDocument, schema: SchemaObject | undefined): S
 
 function typeOf(document: OpenApiDocument, schema: SchemaObject): string {
   const resolved = resolve(document, schema);
-  const types = Array.isArray(resolved.type) ? resolved.type.filter((t) => t !== "null") : resolved.type ? [resolved.type] : [];
+  const types = Array.isArray(resolved.type)
+    ? resolved.type.filter((t) => t !== "null")
+    : resolved.type
+      ? [resolved.type]
+      : [];
   if (types.length > 0) return types[0]!;
   for (const option of [...(resolved.anyOf ?? []), ...(resolved.oneOf ?? []), ...(resolved.allOf ?? [])]) {
     const type = typeOf(document, option);
@@ -92,12 +102,21 @@ export function toolsOf(document: OpenApiDocument): Map<string, ToolInfo> {
 const kebab = (name: string) => name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 
 /** `--srt-content @subs.srt`, `--start 2`, `--upload-ids a --upload-ids b`: a typed JSON body. */
-export function buildBody(tool: ToolInfo, positionals: string[], flags: Map<string, string[]>): Record<string, unknown> {
+export function buildBody(
+  tool: ToolInfo,
+  positionals: string[],
+  flags: Map<string, string[]>,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {};
-  const byFlag = new Map(tool.fields.flatMap((field) => [[kebab(field.name), field] as const, [field.name, field] as const]));
+  const byFlag = new Map(
+    tool.fields.flatMap((field) => [[kebab(field.name), field] as const, [field.name, field] as const]),
+  );
   for (const [flag, values] of flags) {
     const field = byFlag.get(flag);
-    if (!field) throw new UsageError(`${tool.name} has no field --${flag}; its fields: ${tool.fields.map((f) => `--${kebab(f.name)}`).join(", ")}`);
+    if (!field)
+      throw new UsageError(
+        `${tool.name} has no field --${flag}; its fields: ${tool.fields.map((f) => `--${kebab(f.name)}`).join(", ")}`,
+      );
     const typed = values.map((value) => coerce(field, fieldValue(flag, value)));
     body[field.name] = field.type === "array" ? typed.flatMap((v) => (Array.isArray(v) ? v : [v])) : typed.at(-1);
   }
@@ -121,7 +140,9 @@ function fieldValue(flag: string, value: string): string {
     return readFileSync(value.slice(1), "utf8");
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
-    throw new UsageError(`--${flag} ${value}: cannot read ${value.slice(1)} (${reason}); write @@ for a value that starts with @`);
+    throw new UsageError(
+      `--${flag} ${value}: cannot read ${value.slice(1)} (${reason}); write @@ for a value that starts with @`,
+    );
   }
 }
 
@@ -131,7 +152,8 @@ function coerce(field: ToolField, value: string): unknown {
     case "number": {
       const number = Number(value);
       // Decimal notation only: Number() would also take 0x1 and 1e0.
-      if (!/^-?(\d+\.?\d*|\.\d+)$/.test(value.trim()) || !Number.isFinite(number)) throw new UsageError(`--${kebab(field.name)} takes a number, not "${value}"`);
+      if (!/^-?(\d+\.?\d*|\.\d+)$/.test(value.trim()) || !Number.isFinite(number))
+        throw new UsageError(`--${kebab(field.name)} takes a number, not "${value}"`);
       return number;
     }
     case "boolean":

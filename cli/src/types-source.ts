@@ -10,7 +10,9 @@ const HEADER = `/**
 /** The tools (the POST operations tagged Tools, /api/v1/<tool>), in the document's order. */
 export function toolNamesOf(document: object): string[] {
   const paths = (document as { paths?: Record<string, { post?: { tags?: string[] } }> }).paths ?? {};
-  return Object.entries(paths).flatMap(([path, item]) => (item.post?.tags?.includes("Tools") ? [path.replace(/^\/api\/v1\//, "")] : []));
+  return Object.entries(paths).flatMap(([path, item]) =>
+    item.post?.tags?.includes("Tools") ? [path.replace(/^\/api\/v1\//, "")] : [],
+  );
 }
 
 export async function renderTypes(document: object): Promise<string> {

@@ -38,7 +38,9 @@ export async function startLocalMastodon(options: { port?: number; token: string
     return Buffer.concat(chunks);
   };
 
-  async function fields(req: http.IncomingMessage): Promise<{ values: Record<string, string[]>; file?: { name: string; type: string; size: number } }> {
+  async function fields(
+    req: http.IncomingMessage,
+  ): Promise<{ values: Record<string, string[]>; file?: { name: string; type: string; size: number } }> {
     const type = req.headers["content-type"] ?? "";
     const raw = await readBody(req);
     const values: Record<string, string[]> = {};
@@ -53,7 +55,8 @@ export async function startLocalMastodon(options: { port?: number; token: string
       return { values, file };
     }
     if (type.startsWith("application/json")) {
-      for (const [k, v] of Object.entries(JSON.parse(raw.toString("utf8") || "{}"))) for (const item of Array.isArray(v) ? v : [v]) add(k, String(item));
+      for (const [k, v] of Object.entries(JSON.parse(raw.toString("utf8") || "{}")))
+        for (const item of Array.isArray(v) ? v : [v]) add(k, String(item));
       return { values };
     }
     for (const [k, v] of new URLSearchParams(raw.toString("utf8"))) add(k, v);
@@ -61,7 +64,8 @@ export async function startLocalMastodon(options: { port?: number; token: string
   }
 
   const server = http.createServer(async (req, res) => {
-    const reply = (status: number, body: unknown) => res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
+    const reply = (status: number, body: unknown) =>
+      res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
     try {
       const url = new URL(req.url ?? "/", base);
       if (url.pathname === "/_test/statuses" && req.method === "GET") return reply(200, statuses);
@@ -73,14 +77,33 @@ export async function startLocalMastodon(options: { port?: number; token: string
         return reply(200, status);
       }
       if (url.pathname === "/api/v2/instance" && req.method === "GET") {
-        return reply(200, { domain: url.host, title: "Local Mastodon", version: "4.3.0", configuration: { statuses: { max_characters: MAX_CHARACTERS, max_media_attachments: 4, characters_reserved_per_url: URL_CHARACTERS } } });
+        return reply(200, {
+          domain: url.host,
+          title: "Local Mastodon",
+          version: "4.3.0",
+          configuration: {
+            statuses: {
+              max_characters: MAX_CHARACTERS,
+              max_media_attachments: 4,
+              characters_reserved_per_url: URL_CHARACTERS,
+            },
+          },
+        });
       }
-      if (req.headers.authorization !== `Bearer ${options.token}`) return reply(401, { error: "The access token is invalid" });
+      if (req.headers.authorization !== `Bearer ${options.token}`)
+        return reply(401, { error: "The access token is invalid" });
       if (url.pathname === "/api/v2/media" && req.method === "POST") {
         const { file } = await fields(req);
         if (!file) return reply(422, { error: "Validation failed: File can't be blank" });
         const id = String(counter++);
-        const attachment = { id, type: file.type.split("/")[0] === "image" ? "image" : file.type.startsWith("video/") ? "video" : "unknown", url: `${base}/media/${id}`, preview_url: `${base}/media/${id}/small`, description: null, meta: { size: file.size, filename: file.name } };
+        const attachment = {
+          id,
+          type: file.type.split("/")[0] === "image" ? "image" : file.type.startsWith("video/") ? "video" : "unknown",
+          url: `${base}/media/${id}`,
+          preview_url: `${base}/media/${id}/small`,
+          description: null,
+          meta: { size: file.size, filename: file.name },
+        };
         media.set(id, attachment);
         return reply(200, attachment);
       }
@@ -91,10 +114,17 @@ export async function startLocalMastodon(options: { port?: number; token: string
         const text = values.status?.[0] ?? "";
         const mediaIds = values["media_ids[]"] ?? values.media_ids ?? [];
         if (!text && mediaIds.length === 0) return reply(422, { error: "Validation failed: Text can't be blank" });
-        if ([...new Intl.Segmenter().segment(text.replace(/https?:\/\/[^\s<>"]*[^\s<>".,;:!?)\]'"»”]/g, "x".repeat(URL_CHARACTERS)))].length > MAX_CHARACTERS) {
+        if (
+          [
+            ...new Intl.Segmenter().segment(
+              text.replace(/https?:\/\/[^\s<>"]*[^\s<>".,;:!?)\]'"»”]/g, "x".repeat(URL_CHARACTERS)),
+            ),
+          ].length > MAX_CHARACTERS
+        ) {
           return reply(422, { error: `Validation failed: Text character limit of ${MAX_CHARACTERS} exceeded` });
         }
-        for (const id of mediaIds) if (!media.has(id)) return reply(422, { error: "Validation failed: Media attachments are invalid" });
+        for (const id of mediaIds)
+          if (!media.has(id)) return reply(422, { error: "Validation failed: Media attachments are invalid" });
         const id = String(counter++) + randomBytes(2).readUInt16BE(0);
         const status = {
           id,
@@ -132,7 +162,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const index = process.argv.indexOf(`--${name}`);
     return index > 0 ? process.argv[index + 1] : undefined;
   };
-  const mastodon = await startLocalMastodon({ port: Number(arg("port") ?? 8790), token: arg("token") ?? process.env.MASTODON_TOKEN ?? "local-mastodon-token" });
+  const mastodon = await startLocalMastodon({
+    port: Number(arg("port") ?? 8790),
+    token: arg("token") ?? process.env.MASTODON_TOKEN ?? "local-mastodon-token",
+  });
   console.log(`local Mastodon listening on ${mastodon.url}`);
   process.on("SIGTERM", () => mastodon.close().then(() => process.exit(0)));
   process.on("SIGINT", () => mastodon.close().then(() => process.exit(0)));

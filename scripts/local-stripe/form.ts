@@ -28,6 +28,7 @@ export function decodeStripeForm(text: string): Record<string, FormValue> {
 /** `a[3]=x` alone gives a sparse array: keep the order, drop the holes. */
 function compactArrays(value: FormValue): FormValue {
   if (Array.isArray(value)) return value.filter((v) => v !== undefined).map(compactArrays);
-  if (typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, compactArrays(v)]));
+  if (typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, compactArrays(v)]));
   return value;
 }

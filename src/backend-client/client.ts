@@ -22,7 +22,18 @@ type KindRequest<K extends JobKind> = Extract<JobRequestInput, { kind: K }>;
  * when the job is sent.
  */
 export type BackendJobFields = Partial<
-  Pick<KindRequest<"ffmpeg">, "args" | "files" | "fonts" | "loudnorm" | "streamedInputs" | "progressiveInputs" | "measurePass" | "billedInputsMs" | "finish"> &
+  Pick<
+    KindRequest<"ffmpeg">,
+    | "args"
+    | "files"
+    | "fonts"
+    | "loudnorm"
+    | "streamedInputs"
+    | "progressiveInputs"
+    | "measurePass"
+    | "billedInputsMs"
+    | "finish"
+  > &
     Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish"> &
     Pick<KindRequest<"voice-change">, "billedMs">
 >;
@@ -38,7 +49,13 @@ const base64 = (bytes: Uint8Array) => {
  * has one, with its two-pass loudnorm target), its generated files in base64, its fonts, the
  * inputs ffmpeg reads over HTTP and those it reads while they download.
  */
-export function ffmpegJobFields(command: Pick<MediaCommand, "args" | "files" | "fonts" | "backend" | "backendStreaming" | "billedInputsMs" | "finish">, inputs: MediaInput[]): BackendJobFields {
+export function ffmpegJobFields(
+  command: Pick<
+    MediaCommand,
+    "args" | "files" | "fonts" | "backend" | "backendStreaming" | "billedInputsMs" | "finish"
+  >,
+  inputs: MediaInput[],
+): BackendJobFields {
   const progressive = progressiveInputs(command, inputs);
   return {
     args: command.backend?.args ?? command.args,
@@ -95,7 +112,11 @@ export async function backendJobState(env: Env, backendJobId: string, timeoutMs 
     }
     const body = (await response.json()) as { status?: unknown; error?: unknown };
     if (body.status === "completed" || body.status === "failed") {
-      return { state: "finished", status: body.status, ...(typeof body.error === "string" ? { error: body.error.slice(0, 4000) } : {}) };
+      return {
+        state: "finished",
+        status: body.status,
+        ...(typeof body.error === "string" ? { error: body.error.slice(0, 4000) } : {}),
+      };
     }
     return { state: "working" };
   } catch (error) {
@@ -119,7 +140,8 @@ export async function submitToBackend(env: Env, job: BackendJob, attempts = 3): 
       });
       if (response.status === 202 || response.ok) return;
       lastError = `HTTP ${response.status}: ${(await response.text()).slice(0, 300)}`;
-      if (response.status < 500) throw new BackendUnavailableError(`the processing backend refused the job (${lastError})`);
+      if (response.status < 500)
+        throw new BackendUnavailableError(`the processing backend refused the job (${lastError})`);
     } catch (error) {
       if (error instanceof BackendUnavailableError) throw error;
       lastError = error instanceof Error ? error.message : String(error);
@@ -151,12 +173,22 @@ export async function backendJobRequest(env: Env, transfer: BackendTransfer): Pr
     ...transfer.fields,
     jobId: transfer.jobId,
     kind: transfer.kind,
-    inputs: await Promise.all(transfer.inputs.map(async (input) => ({ name: input.name, url: await mediaUrl(env, input.objectKey, "GET", ttl) }))),
-    output: { name: transfer.output.name, url: await mediaUrl(env, transfer.output.key, "PUT", ttl, transfer.output.contentType), contentType: transfer.output.contentType },
+    inputs: await Promise.all(
+      transfer.inputs.map(async (input) => ({
+        name: input.name,
+        url: await mediaUrl(env, input.objectKey, "GET", ttl),
+      })),
+    ),
+    output: {
+      name: transfer.output.name,
+      url: await mediaUrl(env, transfer.output.key, "PUT", ttl, transfer.output.contentType),
+      contentType: transfer.output.contentType,
+    },
     callbackUrl: `${env.PUBLIC_BASE_URL!.replace(/\/$/, "")}/internal/jobs/${transfer.jobId}/callback`,
     deadlineMs: transfer.deadlineMs,
   });
-  if (!checked.ok) throw new BackendUnavailableError(`the job request breaks the backend protocol (${checked.message})`);
+  if (!checked.ok)
+    throw new BackendUnavailableError(`the job request breaks the backend protocol (${checked.message})`);
   return checked.job;
 }
 

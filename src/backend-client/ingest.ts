@@ -20,7 +20,13 @@ export function canIngestOnBackend(env: Env): boolean {
  * Has the backend fetch `url` into the object `key`. Throws IngestRefusedError with the user's
  * message for a refused URL or a failed download; other errors mean the backend is unavailable.
  */
-export async function ingestOnBackend(env: Env, url: string, key: string, maxBytes: number, allowPrivate: boolean): Promise<IngestResult> {
+export async function ingestOnBackend(
+  env: Env,
+  url: string,
+  key: string,
+  maxBytes: number,
+  allowPrivate: boolean,
+): Promise<IngestResult> {
   const output = await mediaUrl(env, key, "PUT", 6 * 3600 * 1000);
   const response = await fetch(`${env.BACKEND_URL!.replace(/\/$/, "")}/v1/ingest`, {
     method: "POST",
@@ -29,7 +35,9 @@ export async function ingestOnBackend(env: Env, url: string, key: string, maxByt
   });
   if (response.status === 422) {
     const body = (await response.json().catch(() => ({}))) as { error?: string; message?: string };
-    throw new IngestRefusedError(`${body.error === "refused" ? "refused, " : "the download failed ("}${body.message ?? "unknown reason"}${body.error === "refused" ? "" : ")"}`);
+    throw new IngestRefusedError(
+      `${body.error === "refused" ? "refused, " : "the download failed ("}${body.message ?? "unknown reason"}${body.error === "refused" ? "" : ")"}`,
+    );
   }
   if (!response.ok) throw new Error(`the processing backend answered HTTP ${response.status} to an ingestion`);
   return IngestResultSchema.parse(await response.json());

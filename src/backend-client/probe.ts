@@ -9,7 +9,6 @@ import { FullProbeSchema } from "@media-credits/wire/protocol";
 import { mediaUrl } from "./transfer-urls";
 import { UnsupportedMediaError, type DurationUnknownError, type ProbeResult } from "../media/types";
 
-
 export function canProbeOnBackend(env: Env): boolean {
   return backendConfigured(env) && Boolean(env.PUBLIC_BASE_URL || env.R2_ACCESS_KEY_ID);
 }
@@ -34,7 +33,8 @@ export async function probeOnBackend(env: Env, key: string, unknown: DurationUnk
   const parsed = FullProbeSchema.safeParse(await response.json().catch(() => null));
   if (!parsed.success) throw unknown;
   const probe = parsed.data;
-  if (!probe.hasAudio && !probe.hasVideo) throw new UnsupportedMediaError("The file contains neither an audio nor a video stream.");
+  if (!probe.hasAudio && !probe.hasVideo)
+    throw new UnsupportedMediaError("The file contains neither an audio nor a video stream.");
   if (!(probe.durationMs > 0)) throw unknown;
   const kind = probe.hasVideo ? "video" : "audio";
   return {

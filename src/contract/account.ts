@@ -4,7 +4,9 @@ import { z } from "@hono/zod-openapi";
 export const UploadResultSchema = z
   .object({
     uploadId: z.string().openapi({ description: "Reusable by the tool endpoints for 3 hours" }),
-    durationSeconds: z.number().openapi({ description: "Media duration in seconds, millisecond precision; 0 for images", example: 12.48 }),
+    durationSeconds: z
+      .number()
+      .openapi({ description: "Media duration in seconds, millisecond precision; 0 for images", example: 12.48 }),
     expiresIn: z.int().openapi({ description: "Seconds before expiry", example: 10800 }),
   })
   .openapi("UploadResult");

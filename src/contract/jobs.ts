@@ -25,12 +25,18 @@ export const JobStatusSchema = z
     progress: z.null().openapi({ description: "Always null in v1" }),
     result: z
       .object({
-        url: z.string().openapi({ description: "Relative download path /api/download/<id>; prefix with the base URL. No Authorization needed; Range supported." }),
+        url: z.string().openapi({
+          description:
+            "Relative download path /api/download/<id>; prefix with the base URL. No Authorization needed; Range supported.",
+        }),
         filename: z.string(),
       })
       .optional()
       .openapi({ description: "Present when the job has a result" }),
-    error: z.string().optional().openapi({ description: "Present only when status is failed; the credits were refunded" }),
+    error: z
+      .string()
+      .optional()
+      .openapi({ description: "Present only when status is failed; the credits were refunded" }),
   })
   .openapi("JobStatus");
 export type JobStatus = z.output<typeof JobStatusSchema>;
@@ -45,7 +51,15 @@ export const ConnectorJobSchema = z.object({
 });
 
 /** REST's job status in the connector's shape (`origin` prefixes the download path). */
-export function connectorJobView(job: { jobId: string; status: (typeof jobStates)[number]; result?: { url: string; filename: string }; error?: string }, origin: string) {
+export function connectorJobView(
+  job: {
+    jobId: string;
+    status: (typeof jobStates)[number];
+    result?: { url: string; filename: string };
+    error?: string;
+  },
+  origin: string,
+) {
   return {
     jobId: job.jobId,
     status: job.status,

@@ -8,28 +8,27 @@ import { toolNames, type ToolName } from "../tools";
 
 const toolEnum = () => z.enum(toolNames as [ToolName, ...ToolName[]]);
 
-export const MaxCreditsField = z
-  .int()
-  .min(0)
-  .openapi({
-    description:
-      "The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.",
-    example: 50,
-  });
+export const MaxCreditsField = z.int().min(0).openapi({
+  description:
+    "The most this call may cost, in credits. A call that would cost more is refused with 402 insufficient_credits (carrying required and maxCredits) before anything is debited. Part of the body for Idempotency-Key.",
+  example: 50,
+});
 
 export const QuoteRequestSchema = z
   .object({
     tool: toolEnum().openapi({ description: "The tool to price, as in its path (POST /api/v1/{tool})" }),
-    params: z
-      .record(z.string(), z.unknown())
-      .openapi({ description: "The tool call's body, checked as the call checks it (webhookUrl and maxCredits apart)" }),
+    params: z.record(z.string(), z.unknown()).openapi({
+      description: "The tool call's body, checked as the call checks it (webhookUrl and maxCredits apart)",
+    }),
   })
   .openapi("QuoteRequest");
 
 export const QuoteSchema = z
   .object({
     tool: toolEnum(),
-    creditsRequired: z.int().openapi({ description: "Credits the call would debit now, for the caller's plan (0 with a test key)" }),
+    creditsRequired: z
+      .int()
+      .openapi({ description: "Credits the call would debit now, for the caller's plan (0 with a test key)" }),
     estimatedSeconds: z.int().openapi({ description: "Indicative estimate (>= 1), as the job envelope gives it" }),
     balance: z.int().openapi({ description: "The account's balance now (plan and purchased credits)" }),
     sufficient: z.boolean().openapi({ description: "The balance covers the call" }),

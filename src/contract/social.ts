@@ -13,19 +13,36 @@ export const id = z.string().min(1).max(64);
 export const socialNetwork = z.enum(["webhook", "mastodon"]);
 
 export const Channel = z.discriminatedUnion("network", [
-  z.object({ network: z.literal("webhook"), url: z.string().max(2048).openapi({ description: "Endpoint of the brand's automation; receives signed POSTs" }) }),
-  z.object({ network: z.literal("mastodon"), instanceUrl: z.string().max(2048), accessToken: z.string().min(1).max(512).openapi({ description: "Token with write:statuses and write:media" }) }),
+  z.object({
+    network: z.literal("webhook"),
+    url: z.string().max(2048).openapi({ description: "Endpoint of the brand's automation; receives signed POSTs" }),
+  }),
+  z.object({
+    network: z.literal("mastodon"),
+    instanceUrl: z.string().max(2048),
+    accessToken: z.string().min(1).max(512).openapi({ description: "Token with write:statuses and write:media" }),
+  }),
 ]);
 
 export const BrandInput = z
   .object({
     // 100 characters, counted by the service in code points (an emoji is one; two UTF-16 units here).
     name: z.string().min(1).max(200).openapi({ description: "1 to 100 characters" }),
-    timeZone: z.string().min(1).max(64).openapi({ example: "Europe/Paris", description: "IANA time zone of the brand's schedule" }),
+    timeZone: z
+      .string()
+      .min(1)
+      .max(64)
+      .openapi({ example: "Europe/Paris", description: "IANA time zone of the brand's schedule" }),
     // No zod default: it would also fill a PATCH that leaves the field out (partial() keeps
     // defaults) and switch approval off; createBrand applies the default of false.
-    requiresApproval: z.boolean().optional().openapi({ default: false, description: "Posts need a client's approval before they can be scheduled (default false; a PATCH without it keeps the current setting)" }),
-    webhookUrl: z.string().max(2048).nullable().optional().openapi({ description: "Receives signed events: post.approved, post.changes_requested, post.published, post.failed" }),
+    requiresApproval: z.boolean().optional().openapi({
+      default: false,
+      description:
+        "Posts need a client's approval before they can be scheduled (default false; a PATCH without it keeps the current setting)",
+    }),
+    webhookUrl: z.string().max(2048).nullable().optional().openapi({
+      description: "Receives signed events: post.approved, post.changes_requested, post.published, post.failed",
+    }),
     channels: z.array(Channel).max(5).optional(),
   })
   .openapi("BrandInput");
@@ -33,14 +50,19 @@ export const BrandInput = z
 /** A PATCH of a brand: any field of BrandInput; channels, when given, replace its networks. */
 export const BrandChanges = BrandInput.partial();
 
-export const MediaRef = z.object({ uploadId: id.optional(), jobId: id.optional() }).openapi({ description: "An upload or a completed job's result, copied into the post's storage" });
+export const MediaRef = z
+  .object({ uploadId: id.optional(), jobId: id.optional() })
+  .openapi({ description: "An upload or a completed job's result, copied into the post's storage" });
 
 export const PostInput = z
   .object({
     brandId: id,
     text: z.string().min(1).max(5000),
     networks: z.array(socialNetwork).max(5).optional().openapi({ description: "Default: every network of the brand" }),
-    scheduledAt: z.string().max(40).nullable().optional().openapi({ example: "2026-12-01T09:30", description: "Local time in the brand's zone, an ISO time with offset, or now; before the year 10000" }),
+    scheduledAt: z.string().max(40).nullable().optional().openapi({
+      example: "2026-12-01T09:30",
+      description: "Local time in the brand's zone, an ISO time with offset, or now; before the year 10000",
+    }),
     media: MediaRef.nullable().optional(),
   })
   .openapi("PostInput");
@@ -55,12 +77,20 @@ export type PostAction = (typeof postActions)[number];
 
 /** The body of a move; only schedule reads it. */
 export const PostActionBody = z.object({
-  scheduledAt: z.string().max(40).optional().openapi({ description: "Local time in the brand's zone, an ISO time with offset, or now (publish at once)" }),
+  scheduledAt: z
+    .string()
+    .max(40)
+    .optional()
+    .openapi({ description: "Local time in the brand's zone, an ISO time with offset, or now (publish at once)" }),
 });
 
 export const StatsQuery = z.object({
   from: z.string().max(40).optional().openapi({ description: "ISO date or time (default: 30 days before to)" }),
-  to: z.string().max(40).optional().openapi({ description: "ISO date or time (default: now); a bare date includes that whole day" }),
+  to: z
+    .string()
+    .max(40)
+    .optional()
+    .openapi({ description: "ISO date or time (default: now); a bare date includes that whole day" }),
 });
 
 export const BrandRef = z.object({ brandId: id });
@@ -76,7 +106,10 @@ export const BrandSchema = z
     timeZone: z.string(),
     requiresApproval: z.boolean(),
     webhookUrl: z.string().nullable(),
-    webhookSecret: z.string().openapi({ description: "Verifies Webhook-Signature: v1=hex(HMAC-SHA256(secret, Webhook-Timestamp + '.' + body)); also signs engagement reports" }),
+    webhookSecret: z.string().openapi({
+      description:
+        "Verifies Webhook-Signature: v1=hex(HMAC-SHA256(secret, Webhook-Timestamp + '.' + body)); also signs engagement reports",
+    }),
     networks: z.array(z.object({ network: socialNetwork, target: z.string() })),
     createdAt: z.string(),
   })
@@ -95,8 +128,18 @@ export const PostSchema = z
     scheduledAtLocal: z.string().nullable(),
     timeZone: z.string(),
     media: z.object({ filename: z.string(), contentType: z.string(), url: z.string() }).nullable(),
-    reviews: z.array(z.object({ decision: z.string(), reviewerName: z.string(), comment: z.string().nullable(), at: z.string() })),
-    deliveries: z.array(z.object({ network: z.string(), status: z.string(), url: z.string().nullable(), attempts: z.number().int(), error: z.string().nullable() })),
+    reviews: z.array(
+      z.object({ decision: z.string(), reviewerName: z.string(), comment: z.string().nullable(), at: z.string() }),
+    ),
+    deliveries: z.array(
+      z.object({
+        network: z.string(),
+        status: z.string(),
+        url: z.string().nullable(),
+        attempts: z.number().int(),
+        error: z.string().nullable(),
+      }),
+    ),
     failure: z.string().nullable(),
     createdAt: z.string(),
     publishedAt: z.string().nullable(),
@@ -113,11 +156,22 @@ export const BrandStatsSchema = z
     postsByState: z.record(z.string(), z.number().int()),
     publishedByNetwork: z.record(z.string(), z.number().int()),
     approval: z.object({ reviewed: z.number().int(), averageHours: z.number().nullable() }),
-    engagement: z.object({ views: z.number(), likes: z.number(), comments: z.number(), shares: z.number(), byNetwork: z.record(z.string(), z.object({ views: z.number(), likes: z.number(), comments: z.number(), shares: z.number() })) }),
+    engagement: z.object({
+      views: z.number(),
+      likes: z.number(),
+      comments: z.number(),
+      shares: z.number(),
+      byNetwork: z.record(
+        z.string(),
+        z.object({ views: z.number(), likes: z.number(), comments: z.number(), shares: z.number() }),
+      ),
+    }),
   })
   .openapi("BrandStats");
 
-export const ApprovalLinkSchema = z.object({ linkId: z.string(), url: z.string(), expiresAt: z.string() }).openapi("ApprovalLink");
+export const ApprovalLinkSchema = z
+  .object({ linkId: z.string(), url: z.string(), expiresAt: z.string() })
+  .openapi("ApprovalLink");
 
 export const BrandDeleted = z.object({ brandId: z.string(), deleted: z.literal(true) });
 export const PostDeleted = z.object({ postId: z.string(), deleted: z.literal(true) });

@@ -19,7 +19,9 @@ export const ClonedVoiceDeleted = z.object({ voice: z.literal("clone"), status: 
 
 export const RegisterVoiceInput = z.object({ uploadId: z.string().min(1).max(64) });
 
-export const VoiceListSchema = z.object({ voices: z.array(z.object({ voice: z.string(), kind: z.enum(["catalogue", "clone"]), status: z.string() })) });
+export const VoiceListSchema = z.object({
+  voices: z.array(z.object({ voice: z.string(), kind: z.enum(["catalogue", "clone"]), status: z.string() })),
+});
 
 /** The voices a speaking tool accepts: the catalogue, and clone when the account has one. */
 export function voiceList(clone: { status: string } | null) {

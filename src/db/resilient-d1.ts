@@ -47,7 +47,9 @@ export function resilientD1(db: D1Database): D1Database {
   const proxy = new Proxy(db, {
     get(target, property) {
       if (property === "prepare") return (query: string) => resilientStatement(target.prepare(query));
-      if (property === "batch") return (statements: D1PreparedStatement[]) => retrying(() => target.batch(statements.map((s) => originals.get(s) ?? s)));
+      if (property === "batch")
+        return (statements: D1PreparedStatement[]) =>
+          retrying(() => target.batch(statements.map((s) => originals.get(s) ?? s)));
       if (property === "exec") return (query: string) => retrying(() => target.exec(query));
       const value = Reflect.get(target, property, target);
       return typeof value === "function" ? value.bind(target) : value;

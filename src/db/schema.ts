@@ -16,7 +16,9 @@ export const accounts = sqliteTable(
   {
     id: text("id").primaryKey(),
     email: text("email").notNull(),
-    plan: text("plan", { enum: ["payg", "solo", "starter", "pro", "scale"] }).notNull().default("payg"),
+    plan: text("plan", { enum: ["payg", "solo", "starter", "pro", "scale"] })
+      .notNull()
+      .default("payg"),
     planCredits: integer("plan_credits").notNull().default(0),
     purchasedCredits: integer("purchased_credits").notNull().default(0),
     /** End of the current monthly plan period (unix ms); null on payg. */
@@ -70,7 +72,9 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     /** SHA-256 of the whole key; the key itself is never stored. */
     keyHash: text("key_hash").notNull(),
     /** First characters, to let an owner recognise a key in a list. */
@@ -82,7 +86,9 @@ export const apiKeys = sqliteTable(
     lastUsedAt: integer("last_used_at"),
     revokedAt: integer("revoked_at"),
     /** 'test' for mk_test_ keys and what they make (test-mode keys: no credits, results marked TEST); migration 0006. */
-    mode: text("mode", { enum: ["live", "test"] }).notNull().default("live"),
+    mode: text("mode", { enum: ["live", "test"] })
+      .notNull()
+      .default("live"),
     /** The developer area's one-time form token: a reloaded or double-submitted form makes no second key (migration 0008). */
     formNonce: text("form_nonce"),
   },
@@ -97,7 +103,9 @@ export const ledger = sqliteTable(
   "ledger",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     kind: text("kind", { enum: ledgerKinds }).notNull(),
     /** Signed change of the balance: planDelta + purchasedDelta. */
     amount: integer("amount").notNull(),
@@ -116,7 +124,9 @@ export const uploads = sqliteTable(
   "uploads",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     objectKey: text("object_key").notNull(),
     filename: text("filename").notNull(),
     kind: text("kind", { enum: ["video", "audio", "image"] }).notNull(),
@@ -129,7 +139,9 @@ export const uploads = sqliteTable(
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
     /** 'test' for mk_test_ keys and what they make (test-mode keys: no credits, results marked TEST); migration 0006. */
-    mode: text("mode", { enum: ["live", "test"] }).notNull().default("live"),
+    mode: text("mode", { enum: ["live", "test"] })
+      .notNull()
+      .default("live"),
   },
   (t) => [index("uploads_account").on(t.accountId), index("uploads_expires").on(t.expiresAt)],
 );
@@ -138,7 +150,9 @@ export const jobs = sqliteTable(
   "jobs",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     keyId: text("key_id").notNull(),
     tool: text("tool").$type<ToolName>().notNull(),
     /** Validated tool parameters (JSON), with defaults applied. */
@@ -167,7 +181,9 @@ export const jobs = sqliteTable(
     /** URL notified when the job ends (the call's webhookUrl or the account default); migration 0005. */
     webhookUrl: text("webhook_url"),
     /** 'test' for mk_test_ keys and what they make (test-mode keys: no credits, results marked TEST); migration 0006. */
-    mode: text("mode", { enum: ["live", "test"] }).notNull().default("live"),
+    mode: text("mode", { enum: ["live", "test"] })
+      .notNull()
+      .default("live"),
     /**
      * The account's plan period when the job was paid (its plan_period_end then; migration 0011):
      * a refund returns plan credits only while that period is still the current one.
@@ -196,7 +212,9 @@ export const idempotencyKeys = sqliteTable(
 
 /** The account's cloned voice (speech issue); it lasts until replaced or removed. */
 export const clonedVoices = sqliteTable("cloned_voices", {
-  accountId: text("account_id").primaryKey().references(() => accounts.id),
+  accountId: text("account_id")
+    .primaryKey()
+    .references(() => accounts.id),
   objectKey: text("object_key").notNull(),
   status: text("status").notNull(),
   profile: text("profile"),
@@ -208,7 +226,9 @@ export const sessions = sqliteTable(
   "sessions",
   {
     tokenHash: text("token_hash").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     createdAt: integer("created_at").notNull(),
     lastSeenAt: integer("last_seen_at").notNull(),
     /** Sliding: pushed forward on use, never past createdAt + the absolute lifetime. */
@@ -231,7 +251,10 @@ export const testJobDays = sqliteTable(
     jobs: integer("jobs").notNull(),
     maxJobs: integer("max_jobs").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.day] }), check("test_jobs_within_limit", sql`${t.jobs} <= ${t.maxJobs}`)],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.day] }),
+    check("test_jobs_within_limit", sql`${t.jobs} <= ${t.maxJobs}`),
+  ],
 );
 
 /**
@@ -244,7 +267,9 @@ export const assistantConnections = sqliteTable(
   "assistant_connections",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     /** Space-separated scopes, e.g. "media social". */
     scopes: text("scopes").notNull(),
     /** Credits the assistant may spend per UTC day; null: no cap of its own. */
@@ -268,7 +293,10 @@ export const assistantSpending = sqliteTable(
     credits: integer("credits").notNull(),
     cap: integer("cap").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.connectionId, t.day] }), check("assistant_spending_within_cap", sql`${t.credits} <= ${t.cap}`)],
+  (t) => [
+    primaryKey({ columns: [t.connectionId, t.day] }),
+    check("assistant_spending_within_cap", sql`${t.credits} <= ${t.cap}`),
+  ],
 );
 
 /**
@@ -297,7 +325,9 @@ export const payments = sqliteTable(
   "payments",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     kind: text("kind", { enum: ["pack", "topup", "plan"] }).notNull(),
     item: text("item").notNull(),
     credits: integer("credits").notNull(),
@@ -329,7 +359,9 @@ export const brands = sqliteTable(
   "brands",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     name: text("name").notNull(),
     /** IANA time zone in which scheduled times are given and shown. */
     timeZone: text("time_zone").notNull(),
@@ -349,7 +381,9 @@ export const brandChannels = sqliteTable(
   "brand_channels",
   {
     id: text("id").primaryKey(),
-    brandId: text("brand_id").notNull().references(() => brands.id),
+    brandId: text("brand_id")
+      .notNull()
+      .references(() => brands.id),
     network: text("network", { enum: ["webhook", "mastodon"] }).notNull(),
     /** Publisher settings (JSON): the endpoint, or the Mastodon instance and its access token, encrypted (src/services/social/channel-config.ts). */
     config: text("config").notNull(),
@@ -362,8 +396,12 @@ export const posts = sqliteTable(
   "posts",
   {
     id: text("id").primaryKey(),
-    brandId: text("brand_id").notNull().references(() => brands.id),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    brandId: text("brand_id")
+      .notNull()
+      .references(() => brands.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     text: text("text").notNull(),
     /** Media copied into the post's own storage when attached (outlives the 3-hour retention). */
     mediaKey: text("media_key"),
@@ -373,7 +411,18 @@ export const posts = sqliteTable(
     networks: text("networks").notNull(),
     /** UTC ms; entered and shown in the brand's time zone. */
     scheduledAt: integer("scheduled_at"),
-    state: text("state", { enum: ["draft", "pending_approval", "approved", "changes_requested", "scheduled", "published", "failed", "cancelled"] }).notNull(),
+    state: text("state", {
+      enum: [
+        "draft",
+        "pending_approval",
+        "approved",
+        "changes_requested",
+        "scheduled",
+        "published",
+        "failed",
+        "cancelled",
+      ],
+    }).notNull(),
     failure: text("failure"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
@@ -389,7 +438,9 @@ export const approvalLinks = sqliteTable(
   "approval_links",
   {
     id: text("id").primaryKey(),
-    postId: text("post_id").notNull().references(() => posts.id),
+    postId: text("post_id")
+      .notNull()
+      .references(() => posts.id),
     tokenHash: text("token_hash").notNull(),
     expiresAt: integer("expires_at").notNull(),
     revokedAt: integer("revoked_at"),
@@ -403,7 +454,9 @@ export const postReviews = sqliteTable(
   "post_reviews",
   {
     id: text("id").primaryKey(),
-    postId: text("post_id").notNull().references(() => posts.id),
+    postId: text("post_id")
+      .notNull()
+      .references(() => posts.id),
     decision: text("decision", { enum: ["approved", "changes_requested"] }).notNull(),
     reviewerName: text("reviewer_name").notNull(),
     comment: text("comment"),
@@ -417,7 +470,9 @@ export const postDeliveries = sqliteTable(
   "post_deliveries",
   {
     id: text("id").primaryKey(),
-    postId: text("post_id").notNull().references(() => posts.id),
+    postId: text("post_id")
+      .notNull()
+      .references(() => posts.id),
     network: text("network").notNull(),
     status: text("status", { enum: ["pending", "sending", "sent", "failed"] }).notNull(),
     /** When a consumer took this delivery; a claim older than the lease may be taken again. */
@@ -441,7 +496,9 @@ export const uploadLinks = sqliteTable(
   "upload_links",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     tokenHash: text("token_hash").notNull(),
     expiresAt: integer("expires_at").notNull(),
     /** Set once the file is uploaded: the link is then used up. */
@@ -465,7 +522,9 @@ export const jobWebhooks = sqliteTable(
     accountId: text("account_id").notNull(),
     event: text("event", { enum: ["job.completed", "job.failed"] }).notNull(),
     url: text("url").notNull(),
-    status: text("status", { enum: ["pending", "delivered", "failed"] }).notNull().default("pending"),
+    status: text("status", { enum: ["pending", "delivered", "failed"] })
+      .notNull()
+      .default("pending"),
     /** The body, built once at the first attempt so every retry sends the same bytes. */
     payload: text("payload"),
     attempts: integer("attempts").notNull().default(0),
@@ -475,7 +534,10 @@ export const jobWebhooks = sqliteTable(
     createdAt: integer("created_at").notNull(),
     finishedAt: integer("finished_at"),
   },
-  (t) => [uniqueIndex("job_webhooks_once").on(t.jobId, t.event), index("job_webhooks_pending").on(t.status, t.nextAttemptAt)],
+  (t) => [
+    uniqueIndex("job_webhooks_once").on(t.jobId, t.event),
+    index("job_webhooks_pending").on(t.status, t.nextAttemptAt),
+  ],
 );
 
 /** One row per delivery attempt: the delivery log of GET /api/v1/jobs/{id}/webhooks. */
@@ -500,7 +562,9 @@ export const uploadSessions = sqliteTable(
   "upload_sessions",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     objectKey: text("object_key").notNull(),
     /** R2's id of the multipart upload, to resume it from any request. */
     r2UploadId: text("r2_upload_id").notNull(),
@@ -514,7 +578,9 @@ export const uploadSessions = sqliteTable(
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
     /** 'test' for mk_test_ keys and what they make (test-mode keys: no credits, results marked TEST); migration 0006. */
-    mode: text("mode", { enum: ["live", "test"] }).notNull().default("live"),
+    mode: text("mode", { enum: ["live", "test"] })
+      .notNull()
+      .default("live"),
   },
   (t) => [index("upload_sessions_account").on(t.accountId), index("upload_sessions_expires").on(t.expiresAt)],
 );

@@ -37,8 +37,19 @@ const STREAMED: [method: string, path: RegExp, multipart: boolean][] = [
 /** The largest body a request may have, or null for a route that streams its file. */
 export function bodyLimitFor(method: string, path: string, contentType = ""): number | null {
   const multipart = /^multipart\/form-data/i.test(contentType);
-  if (STREAMED.some(([m, pattern, needsMultipart]) => m === method && pattern.test(path) && (!needsMultipart || multipart))) return null;
-  if (path.startsWith("/internal/") || path.startsWith("/api/integrations/") || path.startsWith("/oauth/") || path.startsWith("/api/admin/")) return MAX_SMALL_BODY_BYTES;
+  if (
+    STREAMED.some(
+      ([m, pattern, needsMultipart]) => m === method && pattern.test(path) && (!needsMultipart || multipart),
+    )
+  )
+    return null;
+  if (
+    path.startsWith("/internal/") ||
+    path.startsWith("/api/integrations/") ||
+    path.startsWith("/oauth/") ||
+    path.startsWith("/api/admin/")
+  )
+    return MAX_SMALL_BODY_BYTES;
   if (path.startsWith("/api/webhooks/")) return MAX_STRIPE_EVENT_BYTES;
   if (path.startsWith("/api/")) return MAX_JSON_BODY_BYTES;
   return MAX_PAGE_FORM_BYTES;

@@ -30,7 +30,11 @@ export function byteReader(stream: ReadableStream<Uint8Array>): ByteReader {
         const { byteOffset, byteLength } = buffer;
         const { done, value } = await reader.read(buffer.subarray(offset));
         if (!value) throw new Error("the stream was cancelled while it was read");
-        return { buffer: new Uint8Array(value.buffer, byteOffset, byteLength), bytes: done ? 0 : value.byteLength, done };
+        return {
+          buffer: new Uint8Array(value.buffer, byteOffset, byteLength),
+          bytes: done ? 0 : value.byteLength,
+          done,
+        };
       },
       cancel: (reason) => reader.cancel(reason),
     };
@@ -58,7 +62,11 @@ export function byteReader(stream: ReadableStream<Uint8Array>): ByteReader {
  * buffer; undefined when it is shorter or longer (a longer one is read on for up to
  * `overflowDrainBytes` more, discarded, then cancelled).
  */
-export async function readExactly(stream: ReadableStream<Uint8Array>, length: number, overflowDrainBytes = 0): Promise<Uint8Array | undefined> {
+export async function readExactly(
+  stream: ReadableStream<Uint8Array>,
+  length: number,
+  overflowDrainBytes = 0,
+): Promise<Uint8Array | undefined> {
   const reader = byteReader(stream);
   let buffer: Uint8Array = new Uint8Array(length + 1);
   let filled = 0;

@@ -7,7 +7,16 @@
  */
 import type { Env } from "../env";
 
-type GuardedEnv = Pick<Env, "PUBLIC_BASE_URL" | "DEV_MODE" | "ALLOW_PRIVATE_URLS" | "PUBLISH_ALLOW_PRIVATE_URLS" | "FAULT_RUNNER_ABORT_RATE" | "FAULT_R2_PUT_FAIL_RATE" | "FAULT_QUEUE_REDELIVER_RATE">;
+type GuardedEnv = Pick<
+  Env,
+  | "PUBLIC_BASE_URL"
+  | "DEV_MODE"
+  | "ALLOW_PRIVATE_URLS"
+  | "PUBLISH_ALLOW_PRIVATE_URLS"
+  | "FAULT_RUNNER_ABORT_RATE"
+  | "FAULT_R2_PUT_FAIL_RATE"
+  | "FAULT_QUEUE_REDELIVER_RATE"
+>;
 
 const DEV_SWITCHES = ["DEV_MODE", "ALLOW_PRIVATE_URLS", "PUBLISH_ALLOW_PRIVATE_URLS"] as const;
 const FAULTS = ["FAULT_RUNNER_ABORT_RATE", "FAULT_R2_PUT_FAIL_RATE", "FAULT_QUEUE_REDELIVER_RATE"] as const;
@@ -26,7 +35,9 @@ export function developmentSettingsInProduction(env: GuardedEnv): string[] {
 /** Thrown (and logged) instead of doing any work on a misconfigured public deployment. */
 export class UnsafeDeploymentError extends Error {
   constructor(settings: string[]) {
-    super(`refusing to run: development settings on a public deployment (PUBLIC_BASE_URL is https): ${settings.join(", ")}`);
+    super(
+      `refusing to run: development settings on a public deployment (PUBLIC_BASE_URL is https): ${settings.join(", ")}`,
+    );
     this.name = "UnsafeDeploymentError";
   }
 }

@@ -10,7 +10,8 @@ const CONTROLS = /[\u0000-\u001F\u007F-\u009F]+/g;
 /** Half of a surrogate pair alone is no character (stored, it came back as U+FFFD). */
 const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-export const displayName = (raw: string): string => raw.replace(DIRECTION_CONTROLS, "").replace(LONE_SURROGATES, "").replace(CONTROLS, " ").trim();
+export const displayName = (raw: string): string =>
+  raw.replace(DIRECTION_CONTROLS, "").replace(LONE_SURROGATES, "").replace(CONTROLS, " ").trim();
 
 /**
  * Length in Unicode code points: a letter or a single emoji is one, not two UTF-16 units (emoji

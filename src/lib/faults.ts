@@ -16,9 +16,11 @@ export function withFailingWrites(bucket: R2Bucket, rate: string | undefined): R
   return new Proxy(bucket, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
-      if (property !== "put" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+      if (property !== "put" || typeof value !== "function")
+        return typeof value === "function" ? value.bind(target) : value;
       return (...args: Parameters<R2Bucket["put"]>) => {
-        if (faultFires(rate, "r2-put-failed")) return Promise.reject(new Error("R2 write failed (FAULT_R2_PUT_FAIL_RATE)"));
+        if (faultFires(rate, "r2-put-failed"))
+          return Promise.reject(new Error("R2 write failed (FAULT_R2_PUT_FAIL_RATE)"));
         return target.put(...args);
       };
     },

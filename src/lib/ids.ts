@@ -6,7 +6,23 @@ import { toBase64Url } from "./base64";
 
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
-export type IdPrefix = "acct" | "key" | "upl" | "job" | "led" | "dl" | "mail" | "brd" | "chn" | "pst" | "apl" | "rev" | "dlv" | "ul" | "msg" | "conn";
+export type IdPrefix =
+  | "acct"
+  | "key"
+  | "upl"
+  | "job"
+  | "led"
+  | "dl"
+  | "mail"
+  | "brd"
+  | "chn"
+  | "pst"
+  | "apl"
+  | "rev"
+  | "dlv"
+  | "ul"
+  | "msg"
+  | "conn";
 
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   let time = "";

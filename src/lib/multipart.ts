@@ -55,7 +55,8 @@ export function createMultipartParser(request: Request) {
         ended = read.done;
         if (!ended && filled < FEED_CHUNK) continue;
         if (filled > 0) {
-          while (fed - consumed > HIGH_WATER && failure === undefined) await new Promise<void>((resolve) => (wake = resolve));
+          while (fed - consumed > HIGH_WATER && failure === undefined)
+            await new Promise<void>((resolve) => (wake = resolve));
           if (failure !== undefined) throw failure;
           fed += filled;
           // Handed over whole: the parser's part streams keep views of it.
@@ -85,10 +86,12 @@ export function createMultipartParser(request: Request) {
             }),
           );
           // A failed handler stops the feeding at once instead of waiting for a reader forever.
-          return handler({ name: part.name, filename: decodeFormFilename(part.filename), body: counted }).catch((error: unknown) => {
-            failure ??= error;
-            wake?.();
-          });
+          return handler({ name: part.name, filename: decodeFormFilename(part.filename), body: counted }).catch(
+            (error: unknown) => {
+              failure ??= error;
+              wake?.();
+            },
+          );
         });
         if (failure !== undefined) throw failure;
       } catch (error) {

@@ -2,7 +2,10 @@
 import * as z from "zod";
 import "./zod-openapi";
 
-export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
 
 /**
  * A whole number in a query string, from `min` to `max`, written with digits only: coercion

@@ -15,7 +15,9 @@ function derive(password: string, salt: Buffer, logN: number, r: number, p: numb
   const N = 2 ** logN;
   return new Promise((resolve, reject) =>
     // maxmem: scrypt needs 128 * N * r bytes (32 MiB here), above node's 32 MiB default.
-    scrypt(password.normalize("NFC"), salt, KEY_LENGTH, { N, r, p, maxmem: 256 * N * r }, (error, key) => (error ? reject(error) : resolve(key))),
+    scrypt(password.normalize("NFC"), salt, KEY_LENGTH, { N, r, p, maxmem: 256 * N * r }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    ),
   );
 }
 

@@ -52,18 +52,24 @@ export async function assertPublicUrl(raw: string, policy: UrlPolicy): Promise<U
   } catch {
     throw new UnsafeUrlError("not a valid URL");
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UnsafeUrlError("only http and https URLs are accepted");
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new UnsafeUrlError("only http and https URLs are accepted");
   if (policy.allowPrivate) return url;
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase().replace(/\.$/, "");
+  const host = url.hostname
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase()
+    .replace(/\.$/, "");
   if (ipaddr.isValid(host)) {
     if (!isPublicAddress(host)) throw new UnsafeUrlError("the address is not public");
     return url;
   }
-  if (!host.includes(".") || BLOCKED_NAMES.some((re) => re.test(host))) throw new UnsafeUrlError("the host is not public");
+  if (!host.includes(".") || BLOCKED_NAMES.some((re) => re.test(host)))
+    throw new UnsafeUrlError("the host is not public");
   if (policy.resolverUrl) {
     const addresses = await resolve(host, policy.resolverUrl);
     if (addresses.length === 0) throw new UnsafeUrlError(`${host} does not resolve`);
-    if (addresses.some((a) => !ipaddr.isValid(a) || !isPublicAddress(a))) throw new UnsafeUrlError("the host resolves to a non-public address");
+    if (addresses.some((a) => !ipaddr.isValid(a) || !isPublicAddress(a)))
+      throw new UnsafeUrlError("the host resolves to a non-public address");
   }
   return url;
 }

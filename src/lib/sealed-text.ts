@@ -31,7 +31,11 @@ export function isSealed(stored: string): boolean {
 
 export async function sealText(secret: string, purpose: string, plaintext: string, context: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const ciphertext = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: encoder.encode(context) }, await keyFor(secret, purpose), encoder.encode(plaintext));
+  const ciphertext = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv, additionalData: encoder.encode(context) },
+    await keyFor(secret, purpose),
+    encoder.encode(plaintext),
+  );
   return `${VERSION}:${toBase64(iv)}:${toBase64(new Uint8Array(ciphertext))}`;
 }
 
@@ -44,6 +48,10 @@ export async function openText(secret: string, purpose: string, stored: string, 
   if (!isSealed(stored)) return stored;
   const [, iv, ciphertext, extra] = stored.split(":");
   if (!iv || !ciphertext || extra !== undefined) throw new Error("malformed sealed value");
-  const plaintext = await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromBase64(iv), additionalData: encoder.encode(context) }, await keyFor(secret, purpose), fromBase64(ciphertext));
+  const plaintext = await crypto.subtle.decrypt(
+    { name: "AES-GCM", iv: fromBase64(iv), additionalData: encoder.encode(context) },
+    await keyFor(secret, purpose),
+    fromBase64(ciphertext),
+  );
   return new TextDecoder().decode(plaintext);
 }

@@ -18,14 +18,19 @@ export function authSecret(env: { AUTH_SECRET?: string }, unconfigured: string):
 }
 
 async function hmacKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify",
+  ]);
 }
 
 const toHex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 
 /** The first `bytes` bytes of HMAC-SHA256(secret, message), base64url: a token derived, not stored. */
 export async function hmacToken(secret: string, message: string, bytes = 24): Promise<string> {
-  return toBase64Url(new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(message))).slice(0, bytes));
+  return toBase64Url(
+    new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(message))).slice(0, bytes),
+  );
 }
 
 export async function hmacHex(secret: string, message: string): Promise<string> {
@@ -48,12 +53,21 @@ export async function signGrant<T extends { exp: number }>(secret: string, grant
   return `${payload}.${toBase64Url(signature)}`;
 }
 
-export async function verifyGrant<T extends { exp: number } = MediaGrant>(secret: string, token: string, now: number): Promise<T | null> {
+export async function verifyGrant<T extends { exp: number } = MediaGrant>(
+  secret: string,
+  token: string,
+  now: number,
+): Promise<T | null> {
   const [payload, signature, extra] = token.split(".");
   if (!payload || !signature || extra !== undefined) return null;
   let valid = false;
   try {
-    valid = await crypto.subtle.verify("HMAC", await hmacKey(secret), fromBase64Url(signature), encoder.encode(payload));
+    valid = await crypto.subtle.verify(
+      "HMAC",
+      await hmacKey(secret),
+      fromBase64Url(signature),
+      encoder.encode(payload),
+    );
   } catch {
     return null;
   }

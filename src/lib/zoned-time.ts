@@ -50,11 +50,27 @@ export function canonicalTimeZone(zone: string): string | null {
 /** The wall-clock parts of `instant` in `zone`, as if they were UTC (ms). */
 function wallClockAsUtc(instant: number, zone: string): number {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-US", { timeZone: zone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" })
+    new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    })
       .formatToParts(new Date(instant))
       .map((p) => [p.type, p.value]),
   );
-  return Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second));
+  return Date.UTC(
+    Number(parts.year),
+    Number(parts.month) - 1,
+    Number(parts.day),
+    Number(parts.hour),
+    Number(parts.minute),
+    Number(parts.second),
+  );
 }
 
 const DAY_MS = 86_400_000;
@@ -63,7 +79,12 @@ const DAY_MS = 86_400_000;
 function exactUtc(y: string, mo: string, d: string, h: string, mi: string, s: string | undefined): number | null {
   const asUtc = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s ?? 0));
   const back = new Date(asUtc);
-  const same = back.getUTCFullYear() === Number(y) && back.getUTCMonth() === Number(mo) - 1 && back.getUTCDate() === Number(d) && back.getUTCHours() === Number(h) && back.getUTCMinutes() === Number(mi);
+  const same =
+    back.getUTCFullYear() === Number(y) &&
+    back.getUTCMonth() === Number(mo) - 1 &&
+    back.getUTCDate() === Number(d) &&
+    back.getUTCHours() === Number(h) &&
+    back.getUTCMinutes() === Number(mi);
   return Number.isNaN(asUtc) || !same || Number(s ?? 0) > 59 ? null : asUtc;
 }
 
@@ -88,7 +109,9 @@ export function zonedToUtc(local: string, zone: string): number | null {
   const offsetAt = (instant: number) => wallClockAsUtc(instant, zone) - instant;
   const before = offsetAt(asUtc - DAY_MS);
   const after = offsetAt(asUtc + DAY_MS);
-  const fits = [...new Set([before, after])].map((o) => asUtc - o).filter((instant) => wallClockAsUtc(instant, zone) === asUtc);
+  const fits = [...new Set([before, after])]
+    .map((o) => asUtc - o)
+    .filter((instant) => wallClockAsUtc(instant, zone) === asUtc);
   if (fits.length > 0) return Math.min(...fits);
   // A gap: the clock jumped over this time; read it with the offset in force before the jump.
   return asUtc - before;

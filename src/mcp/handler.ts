@@ -30,7 +30,8 @@ const McpPropsSchema = z.object({
   clientName: z.string().max(200).optional(),
 });
 
-const rpcError = (status: number, message: string) => Response.json({ jsonrpc: "2.0", id: null, error: { code: -32603, message } }, { status });
+const rpcError = (status: number, message: string) =>
+  Response.json({ jsonrpc: "2.0", id: null, error: { code: -32603, message } }, { status });
 
 let shared: McpHttpHandler | undefined;
 
@@ -49,7 +50,12 @@ function mcpHandler(): McpHttpHandler {
   return shared;
 }
 
-export async function handleMcpRequest(request: Request, env: Env, props: McpProps, ctx?: ExecutionContext): Promise<Response> {
+export async function handleMcpRequest(
+  request: Request,
+  env: Env,
+  props: McpProps,
+  ctx?: ExecutionContext,
+): Promise<Response> {
   const parsed = McpPropsSchema.safeParse(props);
   if (!parsed.success) {
     console.error("mcp: malformed grant props", parsed.error.message);
@@ -62,8 +68,19 @@ export async function handleMcpRequest(request: Request, env: Env, props: McpPro
     ? await getConnection(env.DB, grant.accountId, connectionId)
     : { connectionId: null, scopes: [...assistantScopes], dailyCreditCap: null, perCallCreditCap: null };
   if (!connection) return rpcError(403, "This connection's settings are gone; connect the connector again.");
-  const context: McpContext = { env, origin: new URL(request.url).origin, ...grant, connection, waitUntil: ctx ? (task) => ctx.waitUntil(task) : undefined };
-  const authInfo: AuthInfo = { token: "", clientId: parsed.data.clientName ?? "", scopes: [...connection.scopes], extra: { context } };
+  const context: McpContext = {
+    env,
+    origin: new URL(request.url).origin,
+    ...grant,
+    connection,
+    waitUntil: ctx ? (task) => ctx.waitUntil(task) : undefined,
+  };
+  const authInfo: AuthInfo = {
+    token: "",
+    clientId: parsed.data.clientName ?? "",
+    scopes: [...connection.scopes],
+    extra: { context },
+  };
   try {
     return await mcpHandler().fetch(request, { authInfo });
   } catch (error) {

@@ -44,14 +44,33 @@ const mediaTool = (name: ToolName) =>
     description: mediaToolDescription(name),
     // The registry's own schema (refinements and defaults included), REST's messages; advertised
     // with REST's field descriptions worded for assistants (tool-input.ts).
-    input: (tools[name].params as unknown as z.ZodObject).safeExtend({ idempotencyKey: idempotencyKeyField.optional(), maxCredits: MaxCreditsField.optional() }),
+    input: (tools[name].params as unknown as z.ZodObject).safeExtend({
+      idempotencyKey: idempotencyKeyField.optional(),
+      maxCredits: MaxCreditsField.optional(),
+    }),
     advertised: mediaToolInput(name),
     output: JobEnvelopeSchema,
     annotations: writes,
     scope: "media",
-    run: async ({ idempotencyKey, maxCredits, ...params }: { idempotencyKey?: string; maxCredits?: number } & Record<string, unknown>, context) => {
-      const envelope = await createToolJob(context.env, await callerOf(context), { tool: name, params: params as never, idempotencyKey, maxCredits, assistant: assistantOf(context) }, Date.now(), context.waitUntil);
-      return new Worded(envelope, `Job ${envelope.jobId} queued: ${envelope.creditsUsed} credits used, ${envelope.creditsRemaining} left, about ${envelope.estimatedSeconds} s.`);
+    run: async (
+      {
+        idempotencyKey,
+        maxCredits,
+        ...params
+      }: { idempotencyKey?: string; maxCredits?: number } & Record<string, unknown>,
+      context,
+    ) => {
+      const envelope = await createToolJob(
+        context.env,
+        await callerOf(context),
+        { tool: name, params: params as never, idempotencyKey, maxCredits, assistant: assistantOf(context) },
+        Date.now(),
+        context.waitUntil,
+      );
+      return new Worded(
+        envelope,
+        `Job ${envelope.jobId} queued: ${envelope.creditsUsed} credits used, ${envelope.creditsRemaining} left, about ${envelope.estimatedSeconds} s.`,
+      );
     },
   });
 
@@ -69,14 +88,18 @@ export const mediaTools: readonly ConnectorTool[] = [
   tool({
     name: "upload_from_url",
     title: "Upload media from a public URL",
-    description: "Fetch a video, audio file or image (for watermarks) from a public http(s) URL into the account, up to 5 GB and 4 hours. Returns the uploadId the media tools take; it is valid 3 hours. Free.",
+    description:
+      "Fetch a video, audio file or image (for watermarks) from a public http(s) URL into the account, up to 5 GB and 4 hours. Returns the uploadId the media tools take; it is valid 3 hours. Free.",
     input: z.object({ url: z.string().url().max(4096) }),
     fields: { url: "Public http(s) address of the file" },
     output: z.object({ uploadId: z.string(), durationSeconds: z.number(), expiresIn: z.number().int() }),
     annotations: { ...writes, openWorldHint: true },
     scope: "media",
     run: async ({ url }, context) => {
-      const policy = { allowPrivate: context.env.ALLOW_PRIVATE_URLS === "true", resolverUrl: context.env.DNS_RESOLVER_URL };
+      const policy = {
+        allowPrivate: context.env.ALLOW_PRIVATE_URLS === "true",
+        resolverUrl: context.env.DNS_RESOLVER_URL,
+      };
       return { ...(await uploadFromUrl(context.env, context.accountId, url, policy, Date.now())) };
     },
   }),
@@ -106,18 +129,26 @@ export const mediaTools: readonly ConnectorTool[] = [
     }),
     annotations: readOnly,
     scope: "media",
-    run: async ({ linkId }, context) => ({ ...(await uploadLinkStatus(context.env.DB, context.accountId, linkId, Date.now())) }),
+    run: async ({ linkId }, context) => ({
+      ...(await uploadLinkStatus(context.env.DB, context.accountId, linkId, Date.now())),
+    }),
   }),
   tool({
     name: "get_job",
     title: "Status of a job",
     description: `Read a job started through this connector: queued, processing, completed (with an absolute downloadUrl, valid 3 hours after the job ends) or failed (with the error; the credits were refunded). With waitSeconds (up to ${MAX_JOB_WAIT_SECONDS}), the answer comes as soon as the job ends, or after that many seconds with its state then: call again with waitSeconds until it ends rather than polling quickly.`,
     input: JobRef.extend({ waitSeconds: z.number().int().min(0).max(MAX_JOB_WAIT_SECONDS).optional() }),
-    fields: { waitSeconds: `Seconds to wait for the job to end before answering (0-${MAX_JOB_WAIT_SECONDS}, default 0).` },
+    fields: {
+      waitSeconds: `Seconds to wait for the job to end before answering (0-${MAX_JOB_WAIT_SECONDS}, default 0).`,
+    },
     output: ConnectorJobSchema,
     annotations: readOnly,
     scope: "media",
-    run: async ({ jobId, waitSeconds }, context) => connectorJobView(await waitForJobForKey(context.env, await callerOf(context), jobId, (waitSeconds ?? 0) * 1000), context.origin),
+    run: async ({ jobId, waitSeconds }, context) =>
+      connectorJobView(
+        await waitForJobForKey(context.env, await callerOf(context), jobId, (waitSeconds ?? 0) * 1000),
+        context.origin,
+      ),
   }),
   tool({
     name: "cancel_job",
@@ -150,7 +181,10 @@ export const mediaTools: readonly ConnectorTool[] = [
       const request = QuoteRequestSchema.safeParse({ tool: name.replace(/_/g, "-"), params });
       if (!request.success) throw invalidInput(request.error);
       const quote = await quoteCall(context.env, await callerOf(context), request.data, Date.now());
-      return new Worded(quote, `${quote.tool} would cost ${quote.creditsRequired} credits (about ${quote.estimatedSeconds} s); the balance is ${quote.balance}${quote.sufficient ? "" : ", not enough"}.`);
+      return new Worded(
+        quote,
+        `${quote.tool} would cost ${quote.creditsRequired} credits (about ${quote.estimatedSeconds} s); the balance is ${quote.balance}${quote.sufficient ? "" : ", not enough"}.`,
+      );
     },
   }),
   tool({
@@ -159,7 +193,14 @@ export const mediaTools: readonly ConnectorTool[] = [
     description:
       "The account's credits: total balance, monthly plan credits (used first, reset each period) and purchased credits (never expire), the plan and when it renews. Use it before expensive work or after a refusal for lack of credits.",
     input: z.object({}),
-    output: z.object({ balance: z.number().int(), planCredits: z.number().int(), purchasedCredits: z.number().int(), plan: z.string(), planRenewsAt: z.string().nullable(), billingUrl: z.string() }),
+    output: z.object({
+      balance: z.number().int(),
+      planCredits: z.number().int(),
+      purchasedCredits: z.number().int(),
+      plan: z.string(),
+      planRenewsAt: z.string().nullable(),
+      billingUrl: z.string(),
+    }),
     annotations: readOnly,
     run: async (_input, context) => {
       const account = await getAccountDetails(context.env.DB, context.accountId);
@@ -188,12 +229,21 @@ export const mediaTools: readonly ConnectorTool[] = [
     description:
       'Whether the account has registered its own voice, and its status. When it has, text_to_speech and voice_change accept voice "clone" (at the cloned-voice rate shown in their descriptions). The sample (10 s of speech or more) is registered or deleted by the person in the developer area (manageUrl).',
     input: z.object({}),
-    output: z.object({ registered: z.boolean(), status: z.string().optional(), createdAt: z.string().optional(), manageUrl: z.string() }),
+    output: z.object({
+      registered: z.boolean(),
+      status: z.string().optional(),
+      createdAt: z.string().optional(),
+      manageUrl: z.string(),
+    }),
     annotations: readOnly,
     run: async (_input, context) => {
       const manageUrl = `${context.origin}/app/voice`;
       const clone = await clonedVoice(context);
-      if (!clone) return new Worded({ registered: false, manageUrl }, `No cloned voice is registered; the person can add one at ${manageUrl}.`);
+      if (!clone)
+        return new Worded(
+          { registered: false, manageUrl },
+          `No cloned voice is registered; the person can add one at ${manageUrl}.`,
+        );
       return { registered: true, status: clone.status, createdAt: clone.createdAt, manageUrl };
     },
   }),

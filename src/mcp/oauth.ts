@@ -10,7 +10,12 @@
  * are not enabled: they need the `global_fetch_strictly_public` flag, which would also stop
  * this Worker from reaching its backend and payment provider on private addresses.
  */
-import { getOAuthApi, OAuthProvider, type OAuthHelpers, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
+import {
+  getOAuthApi,
+  OAuthProvider,
+  type OAuthHelpers,
+  type OAuthProviderOptions,
+} from "@cloudflare/workers-oauth-provider";
 import type { Env } from "../env";
 import { TOKEN_ENDPOINT } from "./refresh-reuse";
 import { assistantScopes } from "../services/accounts/connected-apps";
@@ -48,7 +53,15 @@ export function oauthProviderFor(origin: string, handlers: Handlers): OAuthProvi
   if (!entry) {
     const options: OAuthProviderOptions<Env> = {
       apiRoute: MCP_ROUTE,
-      apiHandler: { fetch: (request, env, ctx) => handlers.mcp(request, env, (ctx as unknown as { props: McpGrantProps }).props, ctx as unknown as ExecutionContext) },
+      apiHandler: {
+        fetch: (request, env, ctx) =>
+          handlers.mcp(
+            request,
+            env,
+            (ctx as unknown as { props: McpGrantProps }).props,
+            ctx as unknown as ExecutionContext,
+          ),
+      },
       defaultHandler: handlers.app,
       authorizeEndpoint: "/authorize",
       tokenEndpoint: TOKEN_ENDPOINT,

@@ -30,7 +30,10 @@ function grantOf(token: string): { userId: string; grantId: string } | null {
 }
 
 async function rememberIssued(env: Env, response: Response, lifetimeSeconds: number): Promise<void> {
-  const body = (await response.clone().json().catch(() => null)) as { refresh_token?: unknown } | null;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => null)) as { refresh_token?: unknown } | null;
   const token = typeof body?.refresh_token === "string" ? body.refresh_token : undefined;
   const grant = token && grantOf(token);
   if (!token || !grant) return;
@@ -58,7 +61,8 @@ async function refusalOf(env: Env, grant: { userId: string; grantId: string }, t
 }
 
 const descriptions: Record<Exclude<Refusal, "other">, string> = {
-  reuse: "This refresh token was replaced by a newer one and has been used again: the connection is revoked for safety. Connect again.",
+  reuse:
+    "This refresh token was replaced by a newer one and has been used again: the connection is revoked for safety. Connect again.",
   ended: "This connection has ended (the app was disconnected, revoked or expired): connect again.",
 };
 
@@ -69,7 +73,10 @@ export async function tokenEndpointWithReuseDetection(
   revokeGrant: (grantId: string, userId: string) => Promise<void>,
   refreshLifetimeSeconds: number,
 ): Promise<Response> {
-  const form = await request.clone().formData().catch(() => null);
+  const form = await request
+    .clone()
+    .formData()
+    .catch(() => null);
   const presented = form?.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
   const response = await serve(request);
   if (response.status === 200) {

@@ -28,15 +28,30 @@ import {
 } from "../contract/social";
 import { createBrand, listBrands, updateBrand } from "../services/social/brands";
 import { deleteBrand } from "../services/social/brand-deletion";
-import { actOnPost, createApprovalLink, createPost, deletePost, getPost, listPosts, revokeApprovalLink, updatePost, withMediaLink, type PostView } from "../services/social/posts";
+import {
+  actOnPost,
+  createApprovalLink,
+  createPost,
+  deletePost,
+  getPost,
+  listPosts,
+  revokeApprovalLink,
+  updatePost,
+  withMediaLink,
+  type PostView,
+} from "../services/social/posts";
 import { brandStats, statsPeriod } from "../services/social/post-stats";
 import { connectorKeyId, type McpContext } from "./tool-context";
 import { destroys, readOnly, tool, writes, type ConnectorTool } from "./tool-table";
 
 // As the media tools' jobs: a post takes a job's result only from the connection that made it.
-const author = ({ accountId, connection }: McpContext) => ({ accountId, keyId: connection.connectionId ?? connectorKeyId(accountId) });
+const author = ({ accountId, connection }: McpContext) => ({
+  accountId,
+  keyId: connection.connectionId ?? connectorKeyId(accountId),
+});
 // A post's media as a link the assistant can hand on: no API key needed, valid an hour.
-const linked = (context: McpContext) => (post: PostView) => withMediaLink(context.env, context.accountId, post, context.origin, Date.now());
+const linked = (context: McpContext) => (post: PostView) =>
+  withMediaLink(context.env, context.accountId, post, context.origin, Date.now());
 
 /** Connector-only wording of the contract's fields (the others show REST's descriptions). */
 const brandFields = {
@@ -46,7 +61,8 @@ const brandFields = {
     "The brand's networks (at most 5): {network: webhook, url} for an automation endpoint (Zapier, Make, n8n...) that receives signed posts, and/or {network: mastodon, instanceUrl (e.g. https://mastodon.social), accessToken}",
 };
 const postFields = {
-  scheduledAt: "Local time in the brand's time zone, e.g. 2026-12-01T09:30, an ISO time with offset, or now (publish at once)",
+  scheduledAt:
+    "Local time in the brand's time zone, e.g. 2026-12-01T09:30, an ISO time with offset, or now (publish at once)",
   media: "Attach an upload or a completed job's result (copied into the post's storage)",
 };
 
@@ -55,7 +71,12 @@ const UpdatePost = z.object({ ...PostRef.shape, ...PostChanges.shape });
 const SchedulePost = z.object({ ...PostRef.shape, ...PostActionBody.shape });
 const BrandPeriod = z.object({ ...BrandRef.shape, ...StatsQuery.shape });
 
-const postMove = (name: string, action: PostAction, description: string, annotations = writes as ConnectorTool["annotations"]) =>
+const postMove = (
+  name: string,
+  action: PostAction,
+  description: string,
+  annotations = writes as ConnectorTool["annotations"],
+) =>
   tool({
     name,
     title: description.split(".")[0]!,
@@ -67,7 +88,16 @@ const postMove = (name: string, action: PostAction, description: string, annotat
     annotations,
     scope: "social",
     run: async (input: { postId: string; scheduledAt?: string }, context) =>
-      linked(context)(await actOnPost(context.env, context.accountId, input.postId, action, { scheduledAt: input.scheduledAt }, Date.now())),
+      linked(context)(
+        await actOnPost(
+          context.env,
+          context.accountId,
+          input.postId,
+          action,
+          { scheduledAt: input.scheduledAt },
+          Date.now(),
+        ),
+      ),
   });
 
 export const socialTools: readonly ConnectorTool[] = [
@@ -96,13 +126,15 @@ export const socialTools: readonly ConnectorTool[] = [
   tool({
     name: "update_brand",
     title: "Change a brand",
-    description: "Change a brand's name, time zone, approval setting, webhook or networks (channels replace the current ones).",
+    description:
+      "Change a brand's name, time zone, approval setting, webhook or networks (channels replace the current ones).",
     input: UpdateBrand,
     fields: brandFields,
     output: BrandSchema,
     annotations: { ...writes, idempotentHint: true },
     scope: "social",
-    run: ({ brandId, ...changes }, context) => updateBrand(context.env, context.accountId, brandId, changes, Date.now()),
+    run: ({ brandId, ...changes }, context) =>
+      updateBrand(context.env, context.accountId, brandId, changes, Date.now()),
   }),
   tool({
     name: "delete_brand",
@@ -139,7 +171,9 @@ export const socialTools: readonly ConnectorTool[] = [
     output: PostList,
     annotations: readOnly,
     scope: "social",
-    run: async (filter, context) => ({ posts: await Promise.all((await listPosts(context.env.DB, context.accountId, filter)).map(linked(context))) }),
+    run: async (filter, context) => ({
+      posts: await Promise.all((await listPosts(context.env.DB, context.accountId, filter)).map(linked(context))),
+    }),
   }),
   tool({
     name: "get_post",
@@ -155,18 +189,33 @@ export const socialTools: readonly ConnectorTool[] = [
   tool({
     name: "update_post",
     title: "Edit a post",
-    description: "Change a post's text, networks, time or media. Editing an approved post of a brand that requires approval sends it back to draft.",
+    description:
+      "Change a post's text, networks, time or media. Editing an approved post of a brand that requires approval sends it back to draft.",
     input: UpdatePost,
     fields: postFields,
     output: PostSchema,
     annotations: writes,
     scope: "social",
-    run: async ({ postId, ...changes }, context) => linked(context)(await updatePost(context.env, author(context), postId, changes, Date.now())),
+    run: async ({ postId, ...changes }, context) =>
+      linked(context)(await updatePost(context.env, author(context), postId, changes, Date.now())),
   }),
-  postMove("submit_post", "submit", "Send a draft (or a post with requested changes) to client approval. Then create_approval_link and share the link with the client."),
+  postMove(
+    "submit_post",
+    "submit",
+    "Send a draft (or a post with requested changes) to client approval. Then create_approval_link and share the link with the client.",
+  ),
   // Scheduling publishes to outside networks (Mastodon, the brand's webhook) at its time.
-  postMove("schedule_post", "schedule", "Schedule an approved post (or a draft when the brand needs no approval) for publication at its time, or at scheduledAt.", { ...writes, openWorldHint: true }),
-  postMove("unschedule_post", "unschedule", "Take a scheduled post off the schedule: it goes back to approved when the brand requires approval (no new review needed), to draft otherwise."),
+  postMove(
+    "schedule_post",
+    "schedule",
+    "Schedule an approved post (or a draft when the brand needs no approval) for publication at its time, or at scheduledAt.",
+    { ...writes, openWorldHint: true },
+  ),
+  postMove(
+    "unschedule_post",
+    "unschedule",
+    "Take a scheduled post off the schedule: it goes back to approved when the brand requires approval (no new review needed), to draft otherwise.",
+  ),
   postMove("cancel_post", "cancel", "Cancel a post that has not been published: it will never be published.", destroys),
   tool({
     name: "delete_post",
@@ -190,7 +239,8 @@ export const socialTools: readonly ConnectorTool[] = [
     output: ApprovalLinkSchema,
     annotations: writes,
     scope: "social",
-    run: ({ postId }, context) => createApprovalLink(context.env, context.accountId, postId, context.origin, Date.now()),
+    run: ({ postId }, context) =>
+      createApprovalLink(context.env, context.accountId, postId, context.origin, Date.now()),
   }),
   tool({
     name: "revoke_approval_link",
@@ -208,7 +258,8 @@ export const socialTools: readonly ConnectorTool[] = [
   tool({
     name: "get_brand_stats",
     title: "Brand statistics",
-    description: "Over a period (default the last 30 days): posts by state, publications per network, client approval turnaround, and engagement (views, likes, comments, shares).",
+    description:
+      "Over a period (default the last 30 days): posts by state, publications per network, client approval turnaround, and engagement (views, likes, comments, shares).",
     input: BrandPeriod,
     output: BrandStatsSchema,
     annotations: readOnly,

@@ -31,9 +31,16 @@ export interface McpContext {
   waitUntil?: (task: Promise<unknown>) => void;
 }
 
-export type ToolResult = { content: { type: "text"; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
+export type ToolResult = {
+  content: { type: "text"; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
 
-export const ok = (data: Record<string, unknown>, text?: string): ToolResult => ({ content: [{ type: "text", text: text ?? JSON.stringify(data) }], structuredContent: data });
+export const ok = (data: Record<string, unknown>, text?: string): ToolResult => ({
+  content: [{ type: "text", text: text ?? JSON.stringify(data) }],
+  structuredContent: data,
+});
 
 /**
  * A tool error: `isError`, with the contract's code, message and details (a 402's balance,
@@ -42,20 +49,34 @@ export const ok = (data: Record<string, unknown>, text?: string): ToolResult => 
  * MCP Inspectors) check it even on errors and showed "Structured content does not match the
  * tool's output schema" instead of the message.
  */
-const refusal = (data: { code: string; message: string } & Record<string, unknown>): ToolResult => ({ content: [{ type: "text", text: JSON.stringify(data) }], isError: true });
+const refusal = (data: { code: string; message: string } & Record<string, unknown>): ToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(data) }],
+  isError: true,
+});
 
 /** Any error as the connector's tool error: the translation REST answers with (src/error-translator.ts). */
-const failure = (error: unknown, context: McpContext): ToolResult => refusal(toolError(translateError(error, "mcp tool failed"), context.origin));
+const failure = (error: unknown, context: McpContext): ToolResult =>
+  refusal(toolError(translateError(error, "mcp tool failed"), context.origin));
 
 /**
  * Runs a tool's work, its errors as tool results; a tool outside the scopes the owner granted this
  * assistant is refused before anything runs.
  */
-export async function guarded(context: McpContext, work: () => Promise<ToolResult>, scope?: AssistantScope): Promise<ToolResult> {
+export async function guarded(
+  context: McpContext,
+  work: () => Promise<ToolResult>,
+  scope?: AssistantScope,
+): Promise<ToolResult> {
   try {
     if (scope && !context.connection.scopes.includes(scope)) {
-      const what = scope === "media" ? "process media (run the tools, upload files, read jobs)" : "manage brands and posts or publish to networks";
-      throw new AppError("invalid_request", `The account's owner did not allow this assistant to ${what}. They can allow it in Connected apps (${context.origin}/app/connected).`);
+      const what =
+        scope === "media"
+          ? "process media (run the tools, upload files, read jobs)"
+          : "manage brands and posts or publish to networks";
+      throw new AppError(
+        "invalid_request",
+        `The account's owner did not allow this assistant to ${what}. They can allow it in Connected apps (${context.origin}/app/connected).`,
+      );
     }
     return await work();
   } catch (error) {
@@ -71,9 +92,15 @@ export const connectorKeyId = (accountId: string) => `mcp:${accountId}`;
 
 export async function callerOf(context: McpContext): Promise<Caller> {
   const account = await getAccount(context.env.DB, context.accountId);
-  return { accountId: account.accountId, keyId: context.connection.connectionId ?? connectorKeyId(account.accountId), email: account.email, plan: account.plan, mode: "live" };
+  return {
+    accountId: account.accountId,
+    keyId: context.connection.connectionId ?? connectorKeyId(account.accountId),
+    email: account.email,
+    plan: account.plan,
+    mode: "live",
+  };
 }
 
 /** The caps of the call's assistant, for the debit (none for a grant made before caps existed). */
-export const assistantOf = ({ connection }: McpContext): Connection | undefined => (connection.connectionId ? { ...connection, connectionId: connection.connectionId } : undefined);
-
+export const assistantOf = ({ connection }: McpContext): Connection | undefined =>
+  connection.connectionId ? { ...connection, connectionId: connection.connectionId } : undefined;

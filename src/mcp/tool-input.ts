@@ -16,13 +16,18 @@ export const idempotencyKeyField = z
   .string()
   .min(1)
   .max(255)
-  .describe("Optional. Send the same key to retry a call safely: within 24 hours the first answer is replayed and nothing is charged twice.");
+  .describe(
+    "Optional. Send the same key to retry a call safely: within 24 hours the first answer is replayed and nothing is charged twice.",
+  );
 
 type JsonObject = Record<string, unknown>;
 
 /** Wording of the REST descriptions that does not fit an assistant. */
 const forAssistants = (description: string) =>
-  description.replace(/uploadIds? returned by POST \/api\/v1\/uploads/g, (m) => `${m.startsWith("uploadIds") ? "uploadIds" : "uploadId"} from upload_from_url or create_upload_link`);
+  description.replace(
+    /uploadIds? returned by POST \/api\/v1\/uploads/g,
+    (m) => `${m.startsWith("uploadIds") ? "uploadIds" : "uploadId"} from upload_from_url or create_upload_link`,
+  );
 
 let documented: Record<string, JsonObject> | undefined;
 
@@ -47,7 +52,10 @@ function documentedProperties(tool: ToolName): Record<string, JsonObject> {
 
 const jsonSchemas = new Map<string, JsonObject>();
 
-function describedJsonSchema(tool: ToolName, options: { target: string; libraryOptions?: Record<string, unknown> }): JsonObject {
+function describedJsonSchema(
+  tool: ToolName,
+  options: { target: string; libraryOptions?: Record<string, unknown> },
+): JsonObject {
   const cacheKey = `${tool}\n${options.target}`;
   const cached = jsonSchemas.get(cacheKey);
   if (cached) return cached;
@@ -57,19 +65,24 @@ function describedJsonSchema(tool: ToolName, options: { target: string; libraryO
   const docs = documentedProperties(tool);
   for (const [field, property] of Object.entries(properties)) {
     const description = docs[field]?.description;
-    if (typeof description === "string" && property.description === undefined) property.description = forAssistants(description);
+    if (typeof description === "string" && property.description === undefined)
+      property.description = forAssistants(description);
     // A choice of whole numbers (captionWords 1/2/4, interval 3/5/8) is typed integer in the
     // OpenAPI document; zod's own JSON Schema only knows its literals are numbers.
     if (docs[field]?.type === "integer" && property.type === "number") property.type = "integer";
     // Bounds checked by a refinement (text-to-speech counts code points) exist only in the OpenAPI document.
-    if (docs[field]?.maxLength !== undefined && property.maxLength === undefined) property.maxLength = docs[field].maxLength;
+    if (docs[field]?.maxLength !== undefined && property.maxLength === undefined)
+      property.maxLength = docs[field].maxLength;
   }
-  properties.idempotencyKey = { ...(idempotencyKeyField["~standard"].jsonSchema.input(options as never) as JsonObject) };
+  properties.idempotencyKey = {
+    ...(idempotencyKeyField["~standard"].jsonSchema.input(options as never) as JsonObject),
+  };
   delete properties.idempotencyKey.$schema;
   properties.maxCredits = {
     type: "integer",
     minimum: 0,
-    description: "Optional. The most this call may cost, in credits (the price quote gave): a call that would cost more is refused and nothing is spent.",
+    description:
+      "Optional. The most this call may cost, in credits (the price quote gave): a call that would cost more is refused and nothing is spent.",
   };
   schema.properties = properties;
   jsonSchemas.set(cacheKey, schema);

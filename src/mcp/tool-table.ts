@@ -21,8 +21,17 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
-export const readOnly = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const satisfies ToolAnnotations;
-export const writes = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const satisfies ToolAnnotations;
+export const readOnly = {
+  readOnlyHint: true,
+  idempotentHint: true,
+  openWorldHint: false,
+} as const satisfies ToolAnnotations;
+export const writes = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+} as const satisfies ToolAnnotations;
 export const destroys = { ...writes, destructiveHint: true } as const satisfies ToolAnnotations;
 
 /** A result with its own text for the assistant (instead of its JSON). */
@@ -54,18 +63,22 @@ export interface ConnectorTool<I extends z.ZodType = z.ZodType, O extends z.ZodT
 }
 
 /** A row, typed: its service call receives the parsed input and returns the output schema's type. */
-export const tool = <I extends z.ZodType, O extends z.ZodType>(row: ConnectorTool<I, O>): ConnectorTool => row as unknown as ConnectorTool;
+export const tool = <I extends z.ZodType, O extends z.ZodType>(row: ConnectorTool<I, O>): ConnectorTool =>
+  row as unknown as ConnectorTool;
 
 type JsonObject = Record<string, unknown>;
 type JsonOptions = Parameters<StandardSchemaWithJSON["~standard"]["jsonSchema"]["input"]>[0];
 
 /** The input's JSON Schema with each top-level field described (connector text, else REST's OpenAPI description). */
 function describedJsonSchema(row: ConnectorTool, options: JsonOptions): JsonObject {
-  const schema = structuredClone((row.input as unknown as StandardSchemaWithJSON)["~standard"].jsonSchema.input(options)) as JsonObject;
+  const schema = structuredClone(
+    (row.input as unknown as StandardSchemaWithJSON)["~standard"].jsonSchema.input(options),
+  ) as JsonObject;
   const properties = (schema.properties ?? {}) as Record<string, JsonObject>;
   const shape = (row.input as unknown as { shape?: Record<string, z.ZodType> }).shape ?? {};
   for (const [field, property] of Object.entries(properties)) {
-    const text = row.fields?.[field] ?? (shape[field] ? getOpenApiMetadata(shape[field] as never).description : undefined);
+    const text =
+      row.fields?.[field] ?? (shape[field] ? getOpenApiMetadata(shape[field] as never).description : undefined);
     if (typeof text === "string") property.description = text;
   }
   return schema;
@@ -83,7 +96,14 @@ function advertisedInput(row: ConnectorTool): StandardSchemaWithJSON {
     if (!cache.has(key)) cache.set(key, describedJsonSchema(row, options));
     return cache.get(key)!;
   };
-  return { "~standard": { version: 1, vendor: "zod", validate: (value: unknown) => ({ value }), jsonSchema: { input: json, output: json } } };
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "zod",
+      validate: (value: unknown) => ({ value }),
+      jsonSchema: { input: json, output: json },
+    },
+  };
 }
 
 const answered = <O>(answer: Answer<O>): ToolResult => {
@@ -95,7 +115,13 @@ export function registerTools(server: McpServer, context: McpContext, rows: read
   for (const row of rows) {
     server.registerTool(
       row.name,
-      { title: row.title, description: row.description, inputSchema: advertisedInput(row), outputSchema: row.output as unknown as StandardSchemaWithJSON, annotations: row.annotations },
+      {
+        title: row.title,
+        description: row.description,
+        inputSchema: advertisedInput(row),
+        outputSchema: row.output as unknown as StandardSchemaWithJSON,
+        annotations: row.annotations,
+      },
       async (args: unknown) =>
         guarded(
           context,

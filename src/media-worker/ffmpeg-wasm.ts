@@ -47,7 +47,13 @@ export class FfmpegError extends Error {
   readonly exitCode: number;
   readonly peakWasmBytes: number;
 
-  constructor(fields: { reason: FfmpegFailure; exitCode: number; log: string; summary: string; peakWasmBytes: number }) {
+  constructor(fields: {
+    reason: FfmpegFailure;
+    exitCode: number;
+    log: string;
+    summary: string;
+    peakWasmBytes: number;
+  }) {
     super(describeFfmpegLog(fields.summary, fields.log));
     this.name = "FfmpegError";
     this.reason = fields.reason;
@@ -61,12 +67,14 @@ export const LOG_LIMIT_CHARS = 64 * 1024;
 /** MEMFS directory the command runs in, so relative names cannot clash with /dev or /tmp. */
 const WORK_DIR = "/job";
 /** A plain file name (the backend protocol's rule, as on the native backend), or one inside the fonts subdirectory. */
-const isSafeName = (name: string) => isSafeFileName(name.startsWith(`${FONTS_SUBDIR}/`) ? name.slice(FONTS_SUBDIR.length + 1) : name);
+const isSafeName = (name: string) =>
+  isSafeFileName(name.startsWith(`${FONTS_SUBDIR}/`) ? name.slice(FONTS_SUBDIR.length + 1) : name);
 
 export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegWasmResult> {
   const names = [...Object.keys(request.inputs), ...request.outputs, ...(request.reports ?? [])];
   const unsafe = names.find((name) => !isSafeName(name));
-  if (unsafe !== undefined) throw new TypeError(`ffmpeg file name must be a plain file name: ${JSON.stringify(unsafe)}`);
+  if (unsafe !== undefined)
+    throw new TypeError(`ffmpeg file name must be a plain file name: ${JSON.stringify(unsafe)}`);
 
   const core = await createFfmpegCore();
   const log = new LogCollector(LOG_LIMIT_CHARS);
@@ -106,7 +114,11 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
 
 /** Each input file read by an upload container's demuxer only, as on the backend (UPLOAD_DEMUXERS). */
 function withUploadDemuxers(args: string[], files: Record<string, Uint8Array>): string[] {
-  return args.flatMap((arg, i) => (arg === "-i" && args[i + 1] !== undefined && Object.hasOwn(files, args[i + 1]!) ? [...UPLOAD_INPUT_OPTIONS, arg] : [arg]));
+  return args.flatMap((arg, i) =>
+    arg === "-i" && args[i + 1] !== undefined && Object.hasOwn(files, args[i + 1]!)
+      ? [...UPLOAD_INPUT_OPTIONS, arg]
+      : [arg],
+  );
 }
 
 /**

@@ -7,7 +7,11 @@
  */
 import { drawtextFonts, fontFiles, scriptFaces, subtitleFonts } from "../media/fonts";
 
-const shippedFiles = new Set([...Object.values(subtitleFonts).flatMap(fontFiles), ...Object.values(scriptFaces).map((face) => face.file), ...drawtextFonts]);
+const shippedFiles = new Set([
+  ...Object.values(subtitleFonts).flatMap(fontFiles),
+  ...Object.values(scriptFaces).map((face) => face.file),
+  ...drawtextFonts,
+]);
 
 /** A fresh copy of a shipped font file's bytes (ffmpeg's MEMFS keeps and may modify what it is given). */
 export async function loadFont(fonts: Fetcher | undefined, file: string): Promise<Uint8Array> {

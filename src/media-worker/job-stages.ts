@@ -43,7 +43,14 @@ export interface PreparedJob {
 export interface SpeechStage {
   kind: SpeechKind;
   inputs: StoredInput[];
-  fields: { text?: string; voice?: string; language?: string; cloneProfile?: unknown; finish?: FinishPass; billedMs?: number };
+  fields: {
+    text?: string;
+    voice?: string;
+    language?: string;
+    cloneProfile?: unknown;
+    finish?: FinishPass;
+    billedMs?: number;
+  };
   outputKey: string;
   outputName: string;
   contentType: string;
@@ -65,7 +72,13 @@ export async function loadJobInputs(db: D1Database, job: Job): Promise<StoredInp
     const row = rows.find((r) => r.id === id);
     if (!row) throw new JobFailure("An input upload is no longer available.");
     const probe = JSON.parse(row.probe) as ProbeResult;
-    return { name: `in${index}.${probe.container}`, filename: row.filename, sizeBytes: row.sizeBytes, probe, objectKey: row.objectKey };
+    return {
+      name: `in${index}.${probe.container}`,
+      filename: row.filename,
+      sizeBytes: row.sizeBytes,
+      probe,
+      objectKey: row.objectKey,
+    };
   });
 }
 
@@ -76,7 +89,12 @@ export function speechPlanOf(job: Job, inputs: StoredInput[]): SpeechPlan | unde
 
 // --- Media stage ------------------------------------------------------------------------------
 
-export async function prepareMediaStage(env: Env, job: Job, inputs: StoredInput[], transcript?: Transcript): Promise<PreparedJob> {
+export async function prepareMediaStage(
+  env: Env,
+  job: Job,
+  inputs: StoredInput[],
+  transcript?: Transcript,
+): Promise<PreparedJob> {
   const definition = toolDefinition(job.tool);
   if (!definition.build) throw new JobFailure(`The ${job.tool} tool has no media stage; credits refunded.`);
   const testMode = job.mode === "test";
@@ -94,7 +112,11 @@ export async function prepareMediaStage(env: Env, job: Job, inputs: StoredInput[
  * allocate an 8K picture per frame. A run past either fails the job, refunded.
  */
 function guarded(command: MediaCommand, inputs: MediaInput[]): MediaCommand {
-  const billed = Object.fromEntries(inputs.filter((input) => input.probe.kind !== "image" && input.probe.durationMs > 0).map((input) => [input.name, input.probe.durationMs]));
+  const billed = Object.fromEntries(
+    inputs
+      .filter((input) => input.probe.kind !== "image" && input.probe.durationMs > 0)
+      .map((input) => [input.name, input.probe.durationMs]),
+  );
   const kinds = Object.fromEntries(inputs.map((input) => [input.name, input.probe.kind]));
   const bound = (args: string[]) => withProgress(withDecodeLimits(boundInputs(args, billed), kinds));
   return {
@@ -103,16 +125,24 @@ function guarded(command: MediaCommand, inputs: MediaInput[]): MediaCommand {
     backend: command.backend && {
       ...command.backend,
       args: bound(command.backend.args),
-      measurePass: command.backend.measurePass && { ...command.backend.measurePass, args: bound(command.backend.measurePass.args) },
+      measurePass: command.backend.measurePass && {
+        ...command.backend.measurePass,
+        args: bound(command.backend.measurePass.args),
+      },
     },
-    wasmLoudness: command.wasmLoudness && { ...command.wasmLoudness, measureArgs: bound(command.wasmLoudness.measureArgs), args: bound(command.wasmLoudness.args) },
+    wasmLoudness: command.wasmLoudness && {
+      ...command.wasmLoudness,
+      measureArgs: bound(command.wasmLoudness.measureArgs),
+      args: bound(command.wasmLoudness.args),
+    },
     billedInputsMs: Object.values(billed),
   };
 }
 
 /** The routing limits from the Worker's settings (WASM_MEMORY_BUDGET_BYTES, WASM_MAX_CPU_SECONDS, MEDIA_ENGINE). */
 export function routingConfig(env: Env): RoutingConfig {
-  const number = (value: string | undefined, fallback: number) => (value !== undefined && Number.isFinite(Number(value)) ? Number(value) : fallback);
+  const number = (value: string | undefined, fallback: number) =>
+    value !== undefined && Number.isFinite(Number(value)) ? Number(value) : fallback;
   return {
     memoryBudgetBytes: number(env.WASM_MEMORY_BUDGET_BYTES, defaultRoutingConfig.memoryBudgetBytes),
     maxCpuSeconds: number(env.WASM_MAX_CPU_SECONDS, defaultRoutingConfig.maxCpuSeconds),
@@ -143,16 +173,25 @@ export async function runMediaOnWasm(env: Env, prepared: PreparedJob): Promise<J
   for (const input of prepared.inputs) files[input.name] = await readObject(env, input.objectKey);
   for (const font of command.fonts) files[`${FONTS_DIR}/${font}`] = await loadFont(env.FONTS, font);
   const run = await runCommandOnWasm(command, files);
-  await env.MEDIA.put(prepared.resultKey, run.outputs[command.outputName], { httpMetadata: { contentType: command.contentType } });
+  await env.MEDIA.put(prepared.resultKey, run.outputs[command.outputName], {
+    httpMetadata: { contentType: command.contentType },
+  });
   return mediaResultOf(prepared);
 }
 
 function requireBackend(env: Env, why: string) {
-  if (!backendConfigured(env) || !env.PUBLIC_BASE_URL) throw new JobFailure(`${why}, which is not configured on this server; credits refunded.`);
+  if (!backendConfigured(env) || !env.PUBLIC_BASE_URL)
+    throw new JobFailure(`${why}, which is not configured on this server; credits refunded.`);
 }
 
 /** Hands the command to the container backend; the result arrives later by callback. */
-export async function dispatchMediaToBackend(env: Env, jobId: string, prepared: PreparedJob, deadlineMs: number, reason = "too large for the in-Worker engine"): Promise<void> {
+export async function dispatchMediaToBackend(
+  env: Env,
+  jobId: string,
+  prepared: PreparedJob,
+  deadlineMs: number,
+  reason = "too large for the in-Worker engine",
+): Promise<void> {
   requireBackend(env, `This job needs the processing backend (${reason})`);
   const { command } = prepared;
   await startBackendJob(env, {
@@ -190,11 +229,23 @@ async function voiceProfileStage(env: Env, job: Job, objectKey: string): Promise
 }
 
 /** The job's speech stage (or, for an unanalysed cloned voice, the profile stage before it). */
-export async function planSpeechStage(env: Env, job: Job, inputs: StoredInput[], plan: SpeechPlan): Promise<SpeechStage> {
+export async function planSpeechStage(
+  env: Env,
+  job: Job,
+  inputs: StoredInput[],
+  plan: SpeechPlan,
+): Promise<SpeechStage> {
   // What the speech engines may read of the input: its billed duration (packages/wire/src/billed-duration.ts).
   const billedMs = inputs[0]?.probe.durationMs || undefined;
   if (plan.kind === "transcribe") {
-    return { kind: "transcribe", inputs, fields: { language: plan.language, billedMs }, outputKey: `work/${job.id}/transcript.json`, outputName: "transcript.json", contentType: "application/json" };
+    return {
+      kind: "transcribe",
+      inputs,
+      fields: { language: plan.language, billedMs },
+      outputKey: `work/${job.id}/transcript.json`,
+      outputName: "transcript.json",
+      contentType: "application/json",
+    };
   }
   let cloneProfile: unknown;
   if (plan.voice === "clone") {
@@ -206,12 +257,32 @@ export async function planSpeechStage(env: Env, job: Job, inputs: StoredInput[],
   const extension = plan.result.filename.split(".").pop();
   const outputName = `out.${extension}`;
   // A test key's result is marked like every other tool's, by an ffmpeg pass on the backend.
-  const finish = job.mode === "test" ? testMarkFinish(`speech.${extension}`, outputName, result.contentType) : undefined;
-  const fields = { voice: plan.voice, language: plan.language, cloneProfile, finish, ...(plan.kind === "tts" ? { text: plan.text } : { billedMs }) };
-  return { kind: plan.kind, inputs, fields, outputKey: result.key, outputName, contentType: result.contentType, result };
+  const finish =
+    job.mode === "test" ? testMarkFinish(`speech.${extension}`, outputName, result.contentType) : undefined;
+  const fields = {
+    voice: plan.voice,
+    language: plan.language,
+    cloneProfile,
+    finish,
+    ...(plan.kind === "tts" ? { text: plan.text } : { billedMs }),
+  };
+  return {
+    kind: plan.kind,
+    inputs,
+    fields,
+    outputKey: result.key,
+    outputName,
+    contentType: result.contentType,
+    result,
+  };
 }
 
-export async function dispatchSpeechStage(env: Env, jobId: string, stage: SpeechStage, deadlineMs: number): Promise<void> {
+export async function dispatchSpeechStage(
+  env: Env,
+  jobId: string,
+  stage: SpeechStage,
+  deadlineMs: number,
+): Promise<void> {
   requireBackend(env, "Speech processing needs the processing backend");
   const fields = Object.fromEntries(Object.entries(stage.fields).filter(([, value]) => value !== undefined));
   await startBackendJob(env, {
@@ -226,17 +297,29 @@ export async function dispatchSpeechStage(env: Env, jobId: string, stage: Speech
 
 /** Records what the profile stage learnt of the account's cloned voice. */
 export async function saveVoiceProfile(db: D1Database, accountId: string, profile: string): Promise<void> {
-  await orm(db).update(clonedVoices).set({ profile, status: "ready" }).where(eq(clonedVoices.accountId, accountId)).run();
+  await orm(db)
+    .update(clonedVoices)
+    .set({ profile, status: "ready" })
+    .where(eq(clonedVoices.accountId, accountId))
+    .run();
 }
 
 /** Whether the tool's result is its transcript (transcribe), rather than media built from it (subtitles). */
 export const resultIsTranscript = (job: Job) => toolDefinition(job.tool).fromTranscript !== undefined;
 
 /** Writes the result of a tool whose result is the transcript itself (txt or SRT). */
-export async function storeTranscriptResult(env: Env, job: Job, inputs: StoredInput[], transcript: Transcript): Promise<JobResult> {
+export async function storeTranscriptResult(
+  env: Env,
+  job: Job,
+  inputs: StoredInput[],
+  transcript: Transcript,
+): Promise<JobResult> {
   const definition = toolDefinition(job.tool);
-  if (!definition.fromTranscript) throw new JobFailure(`The ${job.tool} tool does not produce a transcript; credits refunded.`);
-  const file = definition.fromTranscript(jobParams(job), transcript, inputs[0]?.filename, { testMode: job.mode === "test" });
+  if (!definition.fromTranscript)
+    throw new JobFailure(`The ${job.tool} tool does not produce a transcript; credits refunded.`);
+  const file = definition.fromTranscript(jobParams(job), transcript, inputs[0]?.filename, {
+    testMode: job.mode === "test",
+  });
   const key = `results/${job.id}/${file.filename}`;
   await env.MEDIA.put(key, file.content, { httpMetadata: { contentType: file.contentType } });
   return { key, filename: file.filename, contentType: file.contentType };

@@ -81,9 +81,11 @@ export interface BackendOutcome {
 
 function userMessage(error: unknown): string {
   if (error instanceof JobFailure) return error.message;
-  if (error instanceof OverrunError || error instanceof DecodeLimitError) return `The media could not be processed: ${error.message}. Credits refunded.`;
+  if (error instanceof OverrunError || error instanceof DecodeLimitError)
+    return `The media could not be processed: ${error.message}. Credits refunded.`;
   if (error instanceof FfmpegError) return `The media could not be processed: ${error.message}`;
-  if (error instanceof BackendUnavailableError) return `The job could not be started: ${error.message}. Credits refunded.`;
+  if (error instanceof BackendUnavailableError)
+    return `The job could not be started: ${error.message}. Credits refunded.`;
   return "Processing failed unexpectedly; credits refunded.";
 }
 
@@ -95,7 +97,12 @@ export class MediaRunner extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     const resilient = withResilientD1(env);
-    super(ctx, env.FAULT_R2_PUT_FAIL_RATE ? { ...resilient, MEDIA: withFailingWrites(env.MEDIA, env.FAULT_R2_PUT_FAIL_RATE) } : resilient);
+    super(
+      ctx,
+      env.FAULT_R2_PUT_FAIL_RATE
+        ? { ...resilient, MEDIA: withFailingWrites(env.MEDIA, env.FAULT_R2_PUT_FAIL_RATE) }
+        : resilient,
+    );
   }
 
   /**
@@ -123,14 +130,17 @@ export class MediaRunner extends DurableObject<Env> {
     // The media Worker is deployed apart (wrangler.media.jsonc), with settings of its own: it
     // checks them too, before a job is claimed (the message stays queued, nothing is spent).
     assertDeployable(this.env);
-    const minDeadlineMs = this.env.JOB_MIN_DEADLINE_SECONDS ? Number(this.env.JOB_MIN_DEADLINE_SECONDS) * 1000 : undefined;
+    const minDeadlineMs = this.env.JOB_MIN_DEADLINE_SECONDS
+      ? Number(this.env.JOB_MIN_DEADLINE_SECONDS) * 1000
+      : undefined;
     const job = await claimJob(this.env.DB, jobId, Date.now(), minDeadlineMs);
     if (!job) return "skipped";
     // The watchdog is armed before any work: an object reset mid-job (eviction, crash, a deploy)
     // keeps its alarm, which fails and refunds the job at its deadline.
     await this.ctx.storage.put("claimed", jobId);
     await this.ctx.storage.setAlarm(job.deadlineAt ?? Date.now() + MIN_DEADLINE_MS);
-    if (faultFires(this.env.FAULT_RUNNER_ABORT_RATE, "runner-reset")) this.ctx.abort("reset by FAULT_RUNNER_ABORT_RATE");
+    if (faultFires(this.env.FAULT_RUNNER_ABORT_RATE, "runner-reset"))
+      this.ctx.abort("reset by FAULT_RUNNER_ABORT_RATE");
     return this.attempt(jobId, () => this.start(job));
   }
 
@@ -144,7 +154,10 @@ export class MediaRunner extends DurableObject<Env> {
     if (outcome.status === "failed") return this.finish(jobId, outcome);
     const head = await this.env.MEDIA.head(pending.outputKey);
     if (!head || head.size === 0) {
-      return this.finish(jobId, { status: "failed", error: "The processing backend reported success but stored no result; credits refunded." });
+      return this.finish(jobId, {
+        status: "failed",
+        error: "The processing backend reported success but stored no result; credits refunded.",
+      });
     }
     if (pending.result) return this.finish(jobId, outcome);
     const job = await loadJob(this.env.DB, jobId);
@@ -184,7 +197,13 @@ export class MediaRunner extends DurableObject<Env> {
     try {
       return await work();
     } catch (error) {
-      if (!(error instanceof JobFailure) && !(error instanceof BackendUnavailableError) && !(error instanceof OverrunError) && !(error instanceof DecodeLimitError)) console.error("job failed", jobId, error instanceof Error ? error.stack : String(error));
+      if (
+        !(error instanceof JobFailure) &&
+        !(error instanceof BackendUnavailableError) &&
+        !(error instanceof OverrunError) &&
+        !(error instanceof DecodeLimitError)
+      )
+        console.error("job failed", jobId, error instanceof Error ? error.stack : String(error));
       await this.finish(jobId, { status: "failed", error: userMessage(error) });
       return "failed";
     }
@@ -220,7 +239,11 @@ export class MediaRunner extends DurableObject<Env> {
     const plan = speechPlanOf(job, inputs);
     if (!plan) throw new JobFailure(`The ${job.tool} tool has no speech stage; credits refunded.`);
     const stage = await planSpeechStage(this.env, job, inputs, plan);
-    const deadlineAt = await this.remember(job, { stage: stage.kind, outputKey: stage.outputKey, result: stage.result });
+    const deadlineAt = await this.remember(job, {
+      stage: stage.kind,
+      outputKey: stage.outputKey,
+      result: stage.result,
+    });
     await dispatchSpeechStage(this.env, job.id, stage, deadlineAt - Date.now());
     await this.dispatched(job.id, stage.kind);
     return "dispatched";
@@ -255,7 +278,8 @@ export class MediaRunner extends DurableObject<Env> {
   /** Records that the backend accepted the pending stage (a later heartbeat may then take a 404 as a loss). */
   private async dispatched(jobId: string, stage: StageName): Promise<void> {
     const pending = await this.ctx.storage.get<PendingStage>("pending");
-    if (pending?.jobId === jobId && pending.stage === stage && !pending.handling) await this.ctx.storage.put("pending", { ...pending, dispatched: true });
+    if (pending?.jobId === jobId && pending.stage === stage && !pending.handling)
+      await this.ctx.storage.put("pending", { ...pending, dispatched: true });
   }
 
   private heartbeatMs(): number {
@@ -294,7 +318,11 @@ export class MediaRunner extends DurableObject<Env> {
       case "finished": {
         const finishedBeats = (pending.finishedBeats ?? 0) + 1;
         if (finishedBeats < CALLBACK_GRACE_BEATS) return this.beatLater({ ...pending, missedBeats: 0, finishedBeats });
-        console.warn("backend callback lost; taking the stage's outcome from the backend", pending.jobId, pending.stage);
+        console.warn(
+          "backend callback lost; taking the stage's outcome from the backend",
+          pending.jobId,
+          pending.stage,
+        );
         const error = answer.error ? `The media could not be processed: ${answer.error}` : undefined;
         await this.backendFinished(pending.jobId, pending.stage, { status: answer.status, error });
         return;
@@ -304,7 +332,10 @@ export class MediaRunner extends DurableObject<Env> {
         if (missedBeats < MAX_MISSED_BEATS) return this.beatLater({ ...pending, missedBeats });
         console.warn("backend unreachable; failing the job", pending.jobId, answer.why);
         await cancelBackendJob(this.env, backendJobId(pending.jobId, pending.stage));
-        await this.finish(pending.jobId, { status: "failed", error: "The processing backend stopped answering while it ran the job; credits refunded." });
+        await this.finish(pending.jobId, {
+          status: "failed",
+          error: "The processing backend stopped answering while it ran the job; credits refunded.",
+        });
         return;
       }
     }
@@ -314,7 +345,10 @@ export class MediaRunner extends DurableObject<Env> {
   private async resend(job: JobRow): Promise<void> {
     const resends = (await this.ctx.storage.get<number>("resends")) ?? 0;
     if (resends >= MAX_RESENDS) {
-      await this.finish(job.id, { status: "failed", error: `The processing backend lost the job ${resends + 1} times (it restarted); credits refunded.` });
+      await this.finish(job.id, {
+        status: "failed",
+        error: `The processing backend lost the job ${resends + 1} times (it restarted); credits refunded.`,
+      });
       return;
     }
     await this.ctx.storage.put("resends", resends + 1);

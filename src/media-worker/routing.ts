@@ -87,7 +87,9 @@ export function workloadOf(command: MediaCommand, inputs: MediaInput[]): Workloa
   const limit = Number(optionValue(args, "-t"));
   const mediaSeconds = Number.isFinite(limit) && limit > 0 ? Math.min(limit, inputSeconds) : inputSeconds;
   const inputBytes = inputs.reduce((sum, input) => sum + input.sizeBytes, 0);
-  const graph = [optionValue(args, "-filter_complex"), optionValue(args, "-vf"), optionValue(args, "-filter:v")].filter(Boolean).join(";");
+  const graph = [optionValue(args, "-filter_complex"), optionValue(args, "-vf"), optionValue(args, "-filter:v")]
+    .filter(Boolean)
+    .join(";");
   const draws = DRAWING_FILTER.test(graph);
   if (videoKind) {
     const first = inputs.find((input) => input.probe.hasVideo)?.probe;
@@ -112,7 +114,10 @@ function engineSeconds(side: typeof CALIBRATION.wasm | typeof CALIBRATION.native
 }
 
 /** Predicted seconds from dispatch to stored result on each engine. */
-export function predictSeconds(command: MediaCommand, inputs: MediaInput[]): { wasm: number; backend: number; wasmCpu: number } {
+export function predictSeconds(
+  command: MediaCommand,
+  inputs: MediaInput[],
+): { wasm: number; backend: number; wasmCpu: number } {
   const work = workloadOf(command, inputs);
   // A loudness-normalised command runs twice on ffmpeg.wasm: a measuring run, then the real one.
   const wasmCpu = engineSeconds(CALIBRATION.wasm, work) * (command.wasmLoudness ? 2 : 1);
@@ -146,14 +151,23 @@ export interface RoutingConfig {
   forced?: Engine;
 }
 
-export const defaultRoutingConfig: RoutingConfig = { memoryBudgetBytes: DEFAULT_WASM_MEMORY_BUDGET_BYTES, maxCpuSeconds: DEFAULT_WASM_MAX_CPU_SECONDS };
+export const defaultRoutingConfig: RoutingConfig = {
+  memoryBudgetBytes: DEFAULT_WASM_MEMORY_BUDGET_BYTES,
+  maxCpuSeconds: DEFAULT_WASM_MAX_CPU_SECONDS,
+};
 
-export function chooseEngine(config: RoutingConfig, command: MediaCommand, inputs: MediaInput[], backendAvailable: boolean): RoutingDecision {
+export function chooseEngine(
+  config: RoutingConfig,
+  command: MediaCommand,
+  inputs: MediaInput[],
+  backendAvailable: boolean,
+): RoutingDecision {
   const budget = config.memoryBudgetBytes;
   const maxCpu = config.maxCpuSeconds;
   const inputBytes = inputs.reduce((sum, input) => sum + input.sizeBytes, 0);
   // The output is rarely larger than the inputs; aux files and fonts are small but counted.
-  const auxBytes = Object.values(command.files).reduce((sum, f) => sum + f.byteLength, 0) + command.fonts.length * 400_000;
+  const auxBytes =
+    Object.values(command.files).reduce((sum, f) => sum + f.byteLength, 0) + command.fonts.length * 400_000;
   const memoryBytes = command.wasmHeapBytes + 2 * inputBytes + auxBytes;
   const predicted = predictSeconds(command, inputs);
   const decide = (engine: Engine, reason: string): RoutingDecision => ({

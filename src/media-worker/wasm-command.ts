@@ -14,15 +14,26 @@ import type { MediaCommand } from "../media/commands/command";
  * progress report) throws OverrunError, and frames refused over the pixel cap DecodeLimitError, as
  * the backend fails such jobs (packages/wire/src/billed-duration.ts, packages/wire/src/decode-limits.ts).
  */
-export async function runCommandOnWasm(command: MediaCommand, files: Record<string, Uint8Array>): Promise<FfmpegWasmResult> {
+export async function runCommandOnWasm(
+  command: MediaCommand,
+  files: Record<string, Uint8Array>,
+): Promise<FfmpegWasmResult> {
   const result = await runPasses(command, files);
   if (result.oversizedFrames) throw new DecodeLimitError();
   if (command.billedInputsMs !== undefined) checkProcessed(command.billedInputsMs, result.reports[PROGRESS_FILE]);
   const { finish } = command;
   if (!finish) return result;
   // The finish pass reads what the command wrote (its `finish.input`) and writes the output.
-  const finished = await runFfmpegWasm({ args: finish.args, inputs: { [finish.input]: result.outputs[finish.input]! }, outputs: [command.outputName] });
-  return { ...finished, reports: result.reports, peakWasmBytes: Math.max(result.peakWasmBytes, finished.peakWasmBytes) };
+  const finished = await runFfmpegWasm({
+    args: finish.args,
+    inputs: { [finish.input]: result.outputs[finish.input]! },
+    outputs: [command.outputName],
+  });
+  return {
+    ...finished,
+    reports: result.reports,
+    peakWasmBytes: Math.max(result.peakWasmBytes, finished.peakWasmBytes),
+  };
 }
 
 async function runPasses(command: MediaCommand, files: Record<string, Uint8Array>): Promise<FfmpegWasmResult> {
@@ -30,9 +41,17 @@ async function runPasses(command: MediaCommand, files: Record<string, Uint8Array
   const reports = [PROGRESS_FILE];
   const passes = command.wasmLoudness;
   if (!passes) return runFfmpegWasm({ args: command.args, inputs: files, outputs, reports });
-  const meter = await runFfmpegWasm({ args: loudnessMeterArgs(passes.args, passes.measureArgs), inputs: files, outputs: [] });
+  const meter = await runFfmpegWasm({
+    args: loudnessMeterArgs(passes.args, passes.measureArgs),
+    inputs: files,
+    outputs: [],
+  });
   const measured = parseLoudnessMeasurement(meter.log);
   const args = gainArgs(passes.args, measured ? peakSafeGainDb(passes.loudnorm, measured) : null);
   const result = await runFfmpegWasm({ args, inputs: files, outputs, reports });
-  return { ...result, peakWasmBytes: Math.max(result.peakWasmBytes, meter.peakWasmBytes), oversizedFrames: result.oversizedFrames || meter.oversizedFrames };
+  return {
+    ...result,
+    peakWasmBytes: Math.max(result.peakWasmBytes, meter.peakWasmBytes),
+    oversizedFrames: result.oversizedFrames || meter.oversizedFrames,
+  };
 }

@@ -78,11 +78,24 @@ function assTimeFromCentiseconds(cs: number): string {
 const SUBSTITUTES: Record<string, string> = {
   "\u202F": "\u00A0", // narrow no-break space (before ; : ! ? and inside « »)
   "\u2007": "\u00A0", // figure space
-  "\u2000": " ", "\u2001": " ", "\u2002": " ", "\u2003": " ", "\u2004": " ", "\u2005": " ",
-  "\u2006": " ", "\u2008": " ", "\u2009": " ", "\u200A": " ", "\u205F": " ",
-  "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2015": "\u2014",
+  "\u2000": " ",
+  "\u2001": " ",
+  "\u2002": " ",
+  "\u2003": " ",
+  "\u2004": " ",
+  "\u2005": " ",
+  "\u2006": " ",
+  "\u2008": " ",
+  "\u2009": " ",
+  "\u200A": " ",
+  "\u205F": " ",
+  "\u2010": "-",
+  "\u2011": "-",
+  "\u2012": "-",
+  "\u2015": "\u2014",
   "\u0178": "Y", // Ÿ is in the latin-ext subset only
-  "\u2028": "\n", "\u2029": "\n",
+  "\u2028": "\n",
+  "\u2029": "\n",
 };
 /**
  * Invisible characters (soft hyphen, zero-width and direction marks) the fonts lack: dropped.
@@ -201,8 +214,14 @@ function layout(params: SubtitleStyleParams, video: { width: number; height: num
     assColor(params.color), // SecondaryColour: unused (no \k)
     outlineColour,
     backColour,
-    0, 0, 0, 0, // Bold, Italic, Underline, StrikeOut: the font's own Regular face
-    100, 100, 0, 0, // ScaleX, ScaleY, Spacing, Angle
+    0,
+    0,
+    0,
+    0, // Bold, Italic, Underline, StrikeOut: the font's own Regular face
+    100,
+    100,
+    0,
+    0, // ScaleX, ScaleY, Spacing, Angle
     borderStyle,
     outline,
     shadow,
@@ -248,7 +267,9 @@ export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { widt
   const events: string[] = [];
   const dialogue = (startCs: number, endCs: number, text: string) => {
     if (endCs > startCs && text !== "") {
-      events.push(`Dialogue: 0,${assTimeFromCentiseconds(startCs)},${assTimeFromCentiseconds(endCs)},Caption,,0,0,0,,${text}`);
+      events.push(
+        `Dialogue: 0,${assTimeFromCentiseconds(startCs)},${assTimeFromCentiseconds(endCs)},Caption,,0,0,0,,${text}`,
+      );
     }
   };
   const cs = (seconds: number) => Math.max(0, Math.round(seconds * 100));
@@ -287,7 +308,9 @@ export function buildAss(params: SubtitleStyleParams, cues: Cue[], video: { widt
     });
     words.forEach((_, w) => {
       // pieces alternate: text before the first word, the word, text before the next... the rest.
-      const text = wrapped.map((piece, i) => (i === 2 * w + 1 ? `{${activeTags}}${caption(piece)}{\\r}` : caption(piece))).join("");
+      const text = wrapped
+        .map((piece, i) => (i === 2 * w + 1 ? `{${activeTags}}${caption(piece)}{\\r}` : caption(piece)))
+        .join("");
       dialogue(bounds[w]!, bounds[w + 1]!, text);
     });
   }

@@ -22,7 +22,6 @@ export interface Cue {
   words?: TimedWord[];
 }
 
-
 /** `srtContent` is not usable SRT; the message is meant for the caller (HTTP 400). */
 export class SrtError extends Error {
   constructor(message: string) {
@@ -84,7 +83,12 @@ export async function cuesFromSrt(srt: string): Promise<Cue[]> {
       .join("\n")
       .trim();
     if (cleaned === "" || cue.endTime === cue.startTime) continue;
-    cues.push({ start: cue.startTime, end: cue.endTime, text: cleaned, words: proportionalWords(cleaned, cue.startTime, cue.endTime) });
+    cues.push({
+      start: cue.startTime,
+      end: cue.endTime,
+      text: cleaned,
+      words: proportionalWords(cleaned, cue.startTime, cue.endTime),
+    });
   }
   // Cues without text are skipped; an SRT made only of them has nothing to show.
   if (cues.length === 0) throw new SrtError("no cue has text to show");
@@ -139,7 +143,8 @@ export function cuesFromWords(words: TimedWord[], captionWords: 1 | 2 | 4): Cue[
   }));
   cues.forEach((cue, i) => {
     const next = cues[i + 1];
-    if (next !== undefined && next.start >= cue.end && next.start - cue.end <= CAPTION_PAUSE_SECONDS) cue.end = next.start;
+    if (next !== undefined && next.start >= cue.end && next.start - cue.end <= CAPTION_PAUSE_SECONDS)
+      cue.end = next.start;
   });
   return cues;
 }

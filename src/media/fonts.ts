@@ -29,11 +29,26 @@ export interface SubtitleFont {
 }
 
 export const subtitleFonts: Record<FontId, SubtitleFont> = {
-  inter: { family: "Inter", file: "Inter-Regular.ttf", subsets: ["latin-ext", "cyrillic", "cyrillic-ext", "greek", "greek-ext", "vietnamese"], lineHeightEm: 1.43 },
-  montserrat: { family: "Montserrat", file: "Montserrat-Regular.ttf", subsets: ["latin-ext", "cyrillic", "cyrillic-ext", "vietnamese"], lineHeightEm: 1.562 },
+  inter: {
+    family: "Inter",
+    file: "Inter-Regular.ttf",
+    subsets: ["latin-ext", "cyrillic", "cyrillic-ext", "greek", "greek-ext", "vietnamese"],
+    lineHeightEm: 1.43,
+  },
+  montserrat: {
+    family: "Montserrat",
+    file: "Montserrat-Regular.ttf",
+    subsets: ["latin-ext", "cyrillic", "cyrillic-ext", "vietnamese"],
+    lineHeightEm: 1.562,
+  },
   poppins: { family: "Poppins", file: "Poppins-Regular.ttf", subsets: ["latin-ext"], lineHeightEm: 1.762 },
   fredoka: { family: "Fredoka", file: "Fredoka-Regular.ttf", subsets: ["latin-ext"], lineHeightEm: 1.251 },
-  "archivo-black": { family: "Archivo Black", file: "ArchivoBlack-Regular.ttf", subsets: ["latin-ext"], lineHeightEm: 1.347 },
+  "archivo-black": {
+    family: "Archivo Black",
+    file: "ArchivoBlack-Regular.ttf",
+    subsets: ["latin-ext"],
+    lineHeightEm: 1.347,
+  },
   anton: { family: "Anton", file: "Anton-Regular.ttf", subsets: ["latin-ext", "vietnamese"], lineHeightEm: 1.733 },
 };
 
@@ -57,19 +72,54 @@ export interface ScriptFace {
 }
 
 export const scriptFaces = {
-  arabic: { family: "Noto Sans Arabic", file: "NotoSansArabic-Regular.ttf", lineHeightEm: 2.169, drawtextFile: "NotoSansArabic-Regular.merged.ttf" },
-  hebrew: { family: "Noto Sans Hebrew", file: "NotoSansHebrew-Regular.ttf", lineHeightEm: 1.36, drawtextFile: "NotoSansHebrew-Regular.merged.ttf" },
+  arabic: {
+    family: "Noto Sans Arabic",
+    file: "NotoSansArabic-Regular.ttf",
+    lineHeightEm: 2.169,
+    drawtextFile: "NotoSansArabic-Regular.merged.ttf",
+  },
+  hebrew: {
+    family: "Noto Sans Hebrew",
+    file: "NotoSansHebrew-Regular.ttf",
+    lineHeightEm: 1.36,
+    drawtextFile: "NotoSansHebrew-Regular.merged.ttf",
+  },
   devanagari: { family: "Noto Sans Devanagari", file: "NotoSansDevanagari-Regular.ttf", lineHeightEm: 1.906 },
-  thai: { family: "Noto Sans Thai", file: "NotoSansThai-Regular.ttf", lineHeightEm: 1.511, drawtextFile: "NotoSansThai-Regular.merged.ttf" },
+  thai: {
+    family: "Noto Sans Thai",
+    file: "NotoSansThai-Regular.ttf",
+    lineHeightEm: 1.511,
+    drawtextFile: "NotoSansThai-Regular.merged.ttf",
+  },
   // The CJK faces (2.4-2.6 MB each) already hold their package's Latin: one file for both uses.
   // Their name tables say "Thin" although they are weight-400 faces (scripts/build-fonts.mjs).
-  japanese: { family: "Noto Sans JP Thin", file: "NotoSansJP-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansJP-Regular.ttf" },
-  chinese: { family: "Noto Sans SC Thin", file: "NotoSansSC-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansSC-Regular.ttf" },
-  korean: { family: "Noto Sans KR Thin", file: "NotoSansKR-Regular.ttf", lineHeightEm: 1.448, drawtextFile: "NotoSansKR-Regular.ttf" },
+  japanese: {
+    family: "Noto Sans JP Thin",
+    file: "NotoSansJP-Regular.ttf",
+    lineHeightEm: 1.448,
+    drawtextFile: "NotoSansJP-Regular.ttf",
+  },
+  chinese: {
+    family: "Noto Sans SC Thin",
+    file: "NotoSansSC-Regular.ttf",
+    lineHeightEm: 1.448,
+    drawtextFile: "NotoSansSC-Regular.ttf",
+  },
+  korean: {
+    family: "Noto Sans KR Thin",
+    file: "NotoSansKR-Regular.ttf",
+    lineHeightEm: 1.448,
+    drawtextFile: "NotoSansKR-Regular.ttf",
+  },
   // Monochrome outlines in the caption's colour (libass draws no colour glyphs). libass does not
   // form the face's sequence ligatures: a ZWJ family shows its people, a flag its two letters.
   // drawtext: Inter's merged face with the emoji appended (scripts/build-fonts.mjs).
-  emoji: { family: "Noto Emoji", file: "NotoEmoji-Regular.ttf", lineHeightEm: 1.172, drawtextFile: "Inter-Regular.emoji.ttf" },
+  emoji: {
+    family: "Noto Emoji",
+    file: "NotoEmoji-Regular.ttf",
+    lineHeightEm: 1.172,
+    drawtextFile: "Inter-Regular.emoji.ttf",
+  },
 } as const satisfies Record<string, ScriptFace>;
 export type Script = keyof typeof scriptFaces;
 export const scripts = Object.keys(scriptFaces) as Script[];
@@ -101,11 +151,18 @@ const RUN_UNITS = {
 };
 type RunKind = keyof typeof RUN_UNITS;
 const runKinds = Object.keys(RUN_UNITS) as RunKind[];
-const firstLetterOf = Object.fromEntries(runKinds.map((kind) => [kind, new RegExp(`^${RUN_UNITS[kind].unit}`, "u")])) as Record<RunKind, RegExp>;
+const firstLetterOf = Object.fromEntries(
+  runKinds.map((kind) => [kind, new RegExp(`^${RUN_UNITS[kind].unit}`, "u")]),
+) as Record<RunKind, RegExp>;
 
 /** One run: units of one kind, their marks and joiners, the spaces between its words (one capturing group, for split). */
 const SCRIPT_RUN = new RegExp(
-  `(${runKinds.map((kind) => { const { unit, inside } = RUN_UNITS[kind]; return `${unit}(?:${unit}|[${inside}]|[ \\u00A0]+(?=${unit}))*`; }).join("|")})`,
+  `(${runKinds
+    .map((kind) => {
+      const { unit, inside } = RUN_UNITS[kind];
+      return `${unit}(?:${unit}|[${inside}]|[ \\u00A0]+(?=${unit}))*`;
+    })
+    .join("|")})`,
   "u",
 );
 /**
@@ -192,7 +249,9 @@ export function fontFamilyName(font: Uint8Array): string | undefined {
   const strings = name + view.getUint16(name + 4);
   for (let i = 0; i < count; i++) {
     const r = name + 6 + i * 12;
-    const [platform, encoding, language, nameId, length, offset] = [0, 2, 4, 6, 8, 10].map((d) => view.getUint16(r + d));
+    const [platform, encoding, language, nameId, length, offset] = [0, 2, 4, 6, 8, 10].map((d) =>
+      view.getUint16(r + d),
+    );
     if (platform === 3 && encoding === 1 && language === 0x409 && nameId === 1) {
       let text = "";
       for (let c = 0; c < length; c += 2) text += String.fromCharCode(view.getUint16(strings + offset + c));

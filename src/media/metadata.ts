@@ -21,7 +21,9 @@ interface Track {
 
 export function summarizeMetadata(metadata: IAudioMetadata): StreamSummary {
   const { format } = metadata;
-  const tracks = format.trackInfo.map((info) => classify(info, format.bitsPerSample)).filter((track) => track !== undefined);
+  const tracks = format.trackInfo
+    .map((info) => classify(info, format.bitsPerSample))
+    .filter((track) => track !== undefined);
   const video = tracks.find((track) => track.kind === "video");
   const audio = tracks.find((track) => track.kind === "audio");
   const trackDurations = format.trackInfo.map((info) => info.duration ?? 0);
@@ -51,12 +53,19 @@ function classify(info: ITrackInfo, bitsPerSample: number | undefined): Track | 
 }
 
 function knownCodec(info: ITrackInfo): boolean {
-  return info.codecId !== undefined && (codecFromMp4SampleEntry(info.codecId) ?? codecFromMatroskaId(info.codecId)) !== undefined;
+  return (
+    info.codecId !== undefined &&
+    (codecFromMp4SampleEntry(info.codecId) ?? codecFromMatroskaId(info.codecId)) !== undefined
+  );
 }
 
 function normalizeCodec(info: ITrackInfo, bitsPerSample: number | undefined): string | undefined {
   if (info.codecId !== undefined) {
-    return codecFromMp4SampleEntry(info.codecId) ?? codecFromMatroskaId(info.codecId) ?? info.codecId.trim().toLowerCase();
+    return (
+      codecFromMp4SampleEntry(info.codecId) ?? codecFromMatroskaId(info.codecId) ?? info.codecId.trim().toLowerCase()
+    );
   }
-  return info.codecName === undefined ? undefined : codecFromAudioFormatName(info.codecName, info.audio?.bitDepth ?? bitsPerSample);
+  return info.codecName === undefined
+    ? undefined
+    : codecFromAudioFormatName(info.codecName, info.audio?.bitDepth ?? bitsPerSample);
 }

@@ -60,11 +60,17 @@ export async function probeR2Object(bucket: R2Bucket, key: string, size: number)
     }
     if (cause === client.failure) throw cause;
     const detail = cause instanceof Error ? cause.message : String(cause);
-    throw new UnsupportedMediaError(`The ${label} file cannot be read; it is probably truncated or corrupt (${detail}).`);
+    throw new UnsupportedMediaError(
+      `The ${label} file cannot be read; it is probably truncated or corrupt (${detail}).`,
+    );
   }
 }
 
-async function readStreams(format: SniffedFormat, source: IRandomAccessTokenizer, head: Uint8Array): Promise<StreamSummary> {
+async function readStreams(
+  format: SniffedFormat,
+  source: IRandomAccessTokenizer,
+  head: Uint8Array,
+): Promise<StreamSummary> {
   switch (format.family) {
     case "image":
       return { hasAudio: false, hasVideo: false, ...(await checkImage(source, format.container, format.label)) };
@@ -123,7 +129,15 @@ function toResult(format: SniffedFormat, streams: StreamSummary): ProbeResult {
   const { container, label, mimeTypes } = format;
   if (format.family === "image") {
     const size = streams.width && streams.height ? { width: streams.width, height: streams.height } : {};
-    return { kind: "image", container, mimeType: mimeTypes.image ?? "application/octet-stream", durationMs: 0, hasAudio: false, hasVideo: false, ...size };
+    return {
+      kind: "image",
+      container,
+      mimeType: mimeTypes.image ?? "application/octet-stream",
+      durationMs: 0,
+      hasAudio: false,
+      hasVideo: false,
+      ...size,
+    };
   }
   if (!streams.hasAudio && !streams.hasVideo) {
     throw new UnsupportedMediaError(`The ${label} file contains neither an audio nor a video stream.`);
@@ -131,7 +145,11 @@ function toResult(format: SniffedFormat, streams: StreamSummary): ProbeResult {
   const seconds = streams.durationSeconds;
   const durationMs = seconds !== undefined && Number.isFinite(seconds) ? Math.round(seconds * 1000) : 0;
   if (durationMs <= 0) {
-    throw new DurationUnknownError(`The duration of the ${label} file cannot be determined from its headers.`, container, mimeTypes);
+    throw new DurationUnknownError(
+      `The duration of the ${label} file cannot be determined from its headers.`,
+      container,
+      mimeTypes,
+    );
   }
   const kind = streams.hasVideo ? "video" : "audio";
   const result: ProbeResult = {
@@ -150,8 +168,15 @@ function toResult(format: SniffedFormat, streams: StreamSummary): ProbeResult {
     result.height = quarterTurned ? streams.width : streams.height;
   }
   if (streams.hasVideo && streams.rotation !== undefined) result.rotation = streams.rotation;
-  if (streams.hasVideo && streams.videoCodec === "h264" && streams.h264Profile !== undefined) result.h264Profile = streams.h264Profile;
-  if (streams.hasAudio && streams.audioChannels !== undefined && Number.isInteger(streams.audioChannels) && streams.audioChannels > 0 && streams.audioChannels <= 64) {
+  if (streams.hasVideo && streams.videoCodec === "h264" && streams.h264Profile !== undefined)
+    result.h264Profile = streams.h264Profile;
+  if (
+    streams.hasAudio &&
+    streams.audioChannels !== undefined &&
+    Number.isInteger(streams.audioChannels) &&
+    streams.audioChannels > 0 &&
+    streams.audioChannels <= 64
+  ) {
     result.audioChannels = streams.audioChannels;
   }
   const rate = streams.frameRate;

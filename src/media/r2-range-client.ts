@@ -51,7 +51,11 @@ export class R2RangeClient implements IRangeRequestClient {
     return {
       size: this.size,
       acceptPartialRequests: true,
-      contentRange: { firstBytePosition: start, lastBytePosition: start + data.byteLength - 1, instanceLength: this.size },
+      contentRange: {
+        firstBytePosition: start,
+        lastBytePosition: start + data.byteLength - 1,
+        instanceLength: this.size,
+      },
       arrayBuffer: async () => data,
     };
   }
@@ -68,9 +72,11 @@ export class R2RangeClient implements IRangeRequestClient {
       this.last = { offset, length };
       const object = await this.bucket.get(this.key, { range: { offset, length } });
       if (!object) throw new Error(`R2 object ${this.key} disappeared while it was being probed`);
-      if (object.size !== this.size) throw new Error(`R2 object ${this.key} is ${object.size} bytes, expected ${this.size}`);
+      if (object.size !== this.size)
+        throw new Error(`R2 object ${this.key} is ${object.size} bytes, expected ${this.size}`);
       const data = new Uint8Array(await object.arrayBuffer());
-      if (data.byteLength !== length) throw new Error(`R2 returned ${data.byteLength} bytes for a ${length}-byte range`);
+      if (data.byteLength !== length)
+        throw new Error(`R2 returned ${data.byteLength} bytes for a ${length}-byte range`);
       return data;
     } catch (error) {
       this.failure ??= error;
@@ -84,7 +90,8 @@ export class R2RangeClient implements IRangeRequestClient {
       throw new ReadLimitError(`more than ${this.limits.maxRequests} reads would be needed`);
     }
     const budget = this.limits.maxBytes - this.bytesRead;
-    if (requested > budget) throw new ReadLimitError(`more than ${this.limits.maxBytes / 2 ** 20} MiB would have to be read`);
+    if (requested > budget)
+      throw new ReadLimitError(`more than ${this.limits.maxBytes / 2 ** 20} MiB would have to be read`);
     const last = this.last;
     const continuesScan = last !== undefined && offset > last.offset && offset <= last.offset + 2 * last.length;
     const readAhead = continuesScan ? Math.min(2 * last.length, this.limits.maxReadAhead) : 0;

@@ -19,12 +19,32 @@ const ACCEPTED_FORMATS = `MP4, MOV, M4V, WebM, MKV and AVI videos; MP3, WAV, M4A
 /** file-type extension -> accepted format. Anything not listed is refused. */
 const FORMATS: Record<string, SniffedFormat> = {
   mp4: { family: "isobmff", container: "mp4", label: "MP4", mimeTypes: { video: "video/mp4", audio: "audio/mp4" } },
-  mov: { family: "isobmff", container: "mov", label: "QuickTime (MOV)", mimeTypes: { video: "video/quicktime", audio: "video/quicktime" } },
+  mov: {
+    family: "isobmff",
+    container: "mov",
+    label: "QuickTime (MOV)",
+    mimeTypes: { video: "video/quicktime", audio: "video/quicktime" },
+  },
   m4v: { family: "isobmff", container: "m4v", label: "M4V", mimeTypes: { video: "video/x-m4v", audio: "audio/mp4" } },
   m4a: { family: "isobmff", container: "m4a", label: "M4A", mimeTypes: { video: "video/mp4", audio: "audio/mp4" } },
-  webm: { family: "matroska", container: "webm", label: "WebM", mimeTypes: { video: "video/webm", audio: "audio/webm" } },
-  mkv: { family: "matroska", container: "mkv", label: "Matroska (MKV)", mimeTypes: { video: "video/matroska", audio: "audio/matroska" } },
-  avi: { family: "avi", container: "avi", label: "AVI", mimeTypes: { video: "video/x-msvideo", audio: "video/x-msvideo" } },
+  webm: {
+    family: "matroska",
+    container: "webm",
+    label: "WebM",
+    mimeTypes: { video: "video/webm", audio: "audio/webm" },
+  },
+  mkv: {
+    family: "matroska",
+    container: "mkv",
+    label: "Matroska (MKV)",
+    mimeTypes: { video: "video/matroska", audio: "audio/matroska" },
+  },
+  avi: {
+    family: "avi",
+    container: "avi",
+    label: "AVI",
+    mimeTypes: { video: "video/x-msvideo", audio: "video/x-msvideo" },
+  },
   mp3: { family: "mpeg-audio", container: "mp3", label: "MP3", mimeTypes: { audio: "audio/mpeg" } },
   aac: { family: "mpeg-audio", container: "aac", label: "AAC (ADTS)", mimeTypes: { audio: "audio/aac" } },
   wav: { family: "wav", container: "wav", label: "WAV", mimeTypes: { audio: "audio/wav" } },
@@ -40,7 +60,9 @@ const FORMATS: Record<string, SniffedFormat> = {
 export async function sniff(head: Uint8Array): Promise<SniffedFormat> {
   const detected = await fileTypeFromBuffer(head);
   if (!detected) {
-    throw new UnsupportedMediaError(`The file is not a recognised audio, video or image file. Accepted are ${ACCEPTED_FORMATS}.`);
+    throw new UnsupportedMediaError(
+      `The file is not a recognised audio, video or image file. Accepted are ${ACCEPTED_FORMATS}.`,
+    );
   }
   const format = FORMATS[detected.ext];
   if (!format) {

@@ -43,7 +43,9 @@ export function phrases(words: TimedWord[]): TimedWord[][] {
       !last ||
       SENTENCE_END.test(last.text) ||
       (!punctuated &&
-        (word.start - last.end >= SENTENCE_PAUSE_SECONDS || group.length >= MAX_CUE_WORDS || word.end - group[0].start > MAX_CUE_SECONDS));
+        (word.start - last.end >= SENTENCE_PAUSE_SECONDS ||
+          group.length >= MAX_CUE_WORDS ||
+          word.end - group[0].start > MAX_CUE_SECONDS));
     if (startsNew) groups.push([word]);
     else group.push(word);
   }
@@ -57,7 +59,11 @@ function srtTime(seconds: number): string {
 }
 
 function srt(cues: { start: number; end: number; text: string }[]): string {
-  return cues.map((cue, i) => `${i + 1}\n${srtTime(cue.start)} --> ${srtTime(Math.max(cue.end, cue.start + 0.001))}\n${cue.text}\n`).join("\n");
+  return cues
+    .map(
+      (cue, i) => `${i + 1}\n${srtTime(cue.start)} --> ${srtTime(Math.max(cue.end, cue.start + 0.001))}\n${cue.text}\n`,
+    )
+    .join("\n");
 }
 
 /**
@@ -68,7 +74,11 @@ export function transcriptToSrt(transcript: Transcript, mode: "phrase" | "mot", 
   const cues =
     mode === "mot"
       ? cleanWords(transcript.words)
-      : phrases(transcript.words).map((group) => ({ start: group[0].start, end: group.at(-1)!.end, text: joinWords(group.map((w) => w.text)) }));
+      : phrases(transcript.words).map((group) => ({
+          start: group[0].start,
+          end: group.at(-1)!.end,
+          text: joinWords(group.map((w) => w.text)),
+        }));
   return srt(mark === undefined ? cues : cues.map((cue) => ({ ...cue, text: `[${mark}] ${cue.text}` })));
 }
 
@@ -77,7 +87,10 @@ export function transcriptToText(transcript: Transcript, mark?: string): string 
   const sentences = () => phrases(transcript.words).map((g) => joinWords(g.map((w) => w.text)));
   if (mark !== undefined) {
     const lines = transcript.words.length > 0 ? sentences() : transcript.text.split(/\n+/);
-    return `${lines.filter((line) => line.trim() !== "").map((line) => `[${mark}] ${line.trim()}`).join("\n")}\n`;
+    return `${lines
+      .filter((line) => line.trim() !== "")
+      .map((line) => `[${mark}] ${line.trim()}`)
+      .join("\n")}\n`;
   }
   const text = transcript.text.trim() || sentences().join("\n");
   return `${text}\n`;

@@ -8,7 +8,9 @@ import { wordSegmenter } from "./words";
 
 const FULL_WIDTH = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Hangul}\u3000-\u303F\uFF01-\uFF60\uFFE0-\uFFE6]/u;
 /** Never at the start of a line: closing punctuation, prolonged sound mark, small kana, iteration marks. */
-const NO_LINE_START = new Set("、。，．・：；？！ー―…‥」』）〕］｝〉》】〙〗〟’”｠»,.!?:;)]}ぁぃぅぇぉっゃゅょゎゕゖァィゥェォッャュョヮヵヶ々ゝゞヽヾ〻");
+const NO_LINE_START = new Set(
+  "、。，．・：；？！ー―…‥」』）〕］｝〉》】〙〗〟’”｠»,.!?:;)]}ぁぃぅぇぉっゃゅょゎゕゖァィゥェォッャュョヮヵヶ々ゝゞヽヾ〻",
+);
 /** Never at the end of a line: opening brackets. */
 const NO_LINE_END = new Set("「『（〔［｛〈《【〘〖〝‘“｟«([{");
 const MARK = /\p{M}/u;
@@ -58,7 +60,11 @@ function lineBreaks(line: string, maxEm: number): number[] {
   }
   // Between words when that fits (是否 stays whole, and so does a karaoke word's highlight);
   // between any two characters only when a word is too long for a line.
-  const betweenWords = chooseBreaks(candidates.filter((c) => c.betweenWords), total, maxEm);
+  const betweenWords = chooseBreaks(
+    candidates.filter((c) => c.betweenWords),
+    total,
+    maxEm,
+  );
   return betweenWords.fits ? betweenWords.offsets : chooseBreaks(candidates, total, maxEm).offsets;
 }
 
@@ -82,14 +88,21 @@ function chooseBreaks(candidates: Candidate[], total: number, maxEm: number): { 
     let next = 0;
     for (let k = 1; k < lines; k++) {
       const goal = (k * total) / lines;
-      while (next + 1 < candidates.length && Math.abs(candidates[next + 1]!.width - goal) <= Math.abs(candidates[next]!.width - goal)) next++;
+      while (
+        next + 1 < candidates.length &&
+        Math.abs(candidates[next + 1]!.width - goal) <= Math.abs(candidates[next]!.width - goal)
+      )
+        next++;
       const nearest = candidates[next];
       if (nearest === undefined || (chosen.length > 0 && nearest.width <= chosen.at(-1)!.width)) break;
       chosen.push(nearest);
       next++;
     }
     const edges = [0, ...chosen.map((c) => c.width), total];
-    best = { offsets: chosen.map((c) => c.offset), fits: edges.every((edge, i) => i === 0 || edge - edges[i - 1]! <= maxEm) };
+    best = {
+      offsets: chosen.map((c) => c.offset),
+      fits: edges.every((edge, i) => i === 0 || edge - edges[i - 1]! <= maxEm),
+    };
     if (chosen.length < lines - 1 || best.fits) break;
   }
   return best;

@@ -29,7 +29,8 @@ export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promi
       if (job?.status === "queued") await env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).run(jobId);
       if (job?.notifies) await dispatchJobWebhooks(env, jobId);
       // Soak campaign: the queue delivers a handled message again, as at-least-once delivery may.
-      if (faultFires(env.FAULT_QUEUE_REDELIVER_RATE, "queue-redelivered") && message.attempts === 1) message.retry({ delaySeconds: 1 });
+      if (faultFires(env.FAULT_QUEUE_REDELIVER_RATE, "queue-redelivered") && message.attempts === 1)
+        message.retry({ delaySeconds: 1 });
       else message.ack();
     } catch (error) {
       console.error("job delivery failed", jobId, error instanceof Error ? error.message : String(error));
@@ -42,7 +43,12 @@ export async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env)
   for (const message of batch.messages) {
     const parsed = JobMessageSchema.safeParse(message.body);
     if (parsed.success) {
-      await failJob(env.DB, parsed.data.jobId, "The job could not be processed after several attempts; credits refunded.", Date.now());
+      await failJob(
+        env.DB,
+        parsed.data.jobId,
+        "The job could not be processed after several attempts; credits refunded.",
+        Date.now(),
+      );
       await dispatchJobWebhooks(env, parsed.data.jobId);
     }
     message.ack();

@@ -11,5 +11,10 @@ export const downloadRoutes = new Hono<AppEnv>().on(["GET", "HEAD"], "/:id", asy
 
 /** GET|HEAD /api/post-media/{token}: a post's media through the connector's signed, expiring link. */
 export const postMediaRoutes = new Hono<AppEnv>().on(["GET", "HEAD"], "/:token", async (c) =>
-  attachmentResponse(c.env.MEDIA, await linkedPostMedia(c.env, c.req.param("token"), Date.now()), c.req.raw, "This media link does not exist or has expired."),
+  attachmentResponse(
+    c.env.MEDIA,
+    await linkedPostMedia(c.env, c.req.param("token"), Date.now()),
+    c.req.raw,
+    "This media link does not exist or has expired.",
+  ),
 );

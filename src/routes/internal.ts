@@ -5,13 +5,18 @@
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../http";
-import { notFound, unauthorized, invalidRequest } from "../errors";
+import { unauthorized, invalidRequest } from "../errors";
 import { verifyGrant } from "../lib/signing";
 import { streamToR2 } from "../lib/r2-stream";
 import { objectResponse } from "../services/media-jobs/downloads";
 import { parseBackendJobId } from "../backend-client/stage-ids";
 import { dispatchJobWebhooks } from "../services/webhooks/outbox";
-import { CALLBACK_SIGNATURE_HEADER, CALLBACK_TIMESTAMP_HEADER, CallbackSchema, verifyCallbackSignature } from "@media-credits/wire/protocol";
+import {
+  CALLBACK_SIGNATURE_HEADER,
+  CALLBACK_TIMESTAMP_HEADER,
+  CallbackSchema,
+  verifyCallbackSignature,
+} from "@media-credits/wire/protocol";
 
 /** Results are capped like uploads. */
 const MAX_RESULT_BYTES = 5_000_000_000;
@@ -21,7 +26,13 @@ export const internalRoutes = new Hono<AppEnv>()
     const grant = await verifyGrant(c.env.BACKEND_SECRET ?? "", c.req.param("token"), Date.now());
     if (!grant || grant.method !== "GET") throw unauthorized("Invalid or expired media URL.");
     // Ranges let the backend fetch large inputs on several connections at once.
-    return objectResponse(c.env.MEDIA, grant.key, c.req.raw, new Headers({ "content-type": "application/octet-stream" }), "No such object.");
+    return objectResponse(
+      c.env.MEDIA,
+      grant.key,
+      c.req.raw,
+      new Headers({ "content-type": "application/octet-stream" }),
+      "No such object.",
+    );
   })
   .put("/media/:token", async (c) => {
     const grant = await verifyGrant(c.env.BACKEND_SECRET ?? "", c.req.param("token"), Date.now());
@@ -32,10 +43,15 @@ export const internalRoutes = new Hono<AppEnv>()
     if (Number.isSafeInteger(declared) && declared > 0) {
       if (declared > MAX_RESULT_BYTES) throw invalidRequest(`The result exceeds ${MAX_RESULT_BYTES} bytes.`);
       // A known length goes to R2 as one streamed put, without copying chunks through JavaScript.
-      const stored = await c.env.MEDIA.put(grant.key, body, { httpMetadata: grant.contentType ? { contentType: grant.contentType } : undefined });
+      const stored = await c.env.MEDIA.put(grant.key, body, {
+        httpMetadata: grant.contentType ? { contentType: grant.contentType } : undefined,
+      });
       return c.json({ stored: true, size: stored?.size ?? declared }, 200);
     }
-    const { size } = await streamToR2(c.env.MEDIA, grant.key, body, { maxBytes: MAX_RESULT_BYTES, contentType: grant.contentType });
+    const { size } = await streamToR2(c.env.MEDIA, grant.key, body, {
+      maxBytes: MAX_RESULT_BYTES,
+      contentType: grant.contentType,
+    });
     return c.json({ stored: true, size }, 200);
   })
   .post("/jobs/:jobId/callback", async (c) => {
@@ -56,7 +72,8 @@ export const internalRoutes = new Hono<AppEnv>()
     }
     const parsed = CallbackSchema.safeParse(json);
     const target = parseBackendJobId(c.req.param("jobId"));
-    if (!parsed.success || !target || parsed.data.jobId !== c.req.param("jobId")) throw invalidRequest("Malformed callback.");
+    if (!parsed.success || !target || parsed.data.jobId !== c.req.param("jobId"))
+      throw invalidRequest("Malformed callback.");
     const runner = c.env.MEDIA_RUNNER.get(c.env.MEDIA_RUNNER.idFromName(target.jobId));
     const recorded = await runner.backendFinished(target.jobId, target.stage, {
       status: parsed.data.status,

@@ -5,7 +5,9 @@ import type { ToolContext } from "./definition";
 
 export async function requireClone(voice: string, context: ToolContext) {
   if (voice === "clone" && !(await context.hasClonedVoice())) {
-    throw invalidRequest("voice: clone needs a cloned voice registered on the account (POST /api/v1/voices/clone, or the Voice page of the developer area).");
+    throw invalidRequest(
+      "voice: clone needs a cloned voice registered on the account (POST /api/v1/voices/clone, or the Voice page of the developer area).",
+    );
   }
 }
 
@@ -20,7 +22,11 @@ export async function checkTranscriptionAvailable(context: ToolContext, field = 
   if (lookup.state === "unreachable") return;
   const languages = lookup.state === "known" ? lookup.value.transcription.languages : [];
   if (languages.length === 0) {
-    throw invalidRequest(field === "srtContent" ? "srtContent: Required, automatic transcription is not available on this server." : `${field}: transcription is not available on this server.`);
+    throw invalidRequest(
+      field === "srtContent"
+        ? "srtContent: Required, automatic transcription is not available on this server."
+        : `${field}: transcription is not available on this server.`,
+    );
   }
 }
 
@@ -38,7 +44,8 @@ export async function checkSrt(srt: string | undefined, karaoke = false) {
   try {
     cues = await cuesFromSrt(srt);
   } catch (error) {
-    if (error instanceof SrtError) throw invalidRequest(error.message.startsWith("srtContent") ? error.message : `srtContent: ${error.message}`);
+    if (error instanceof SrtError)
+      throw invalidRequest(error.message.startsWith("srtContent") ? error.message : `srtContent: ${error.message}`);
     throw error;
   }
   if (!karaoke) return;

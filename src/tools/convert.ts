@@ -4,7 +4,9 @@ import { buildConvertCommand } from "../media/commands/convert";
 import { defineTool } from "./definition";
 import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
 
-export const ConvertParams = z.object({ uploadId, format: z.enum(["mp4", "webm", "mov", "avi", "mkv"]).default("mp4") }).openapi("ConvertRequest");
+export const ConvertParams = z
+  .object({ uploadId, format: z.enum(["mp4", "webm", "mov", "avi", "mkv"]).default("mp4") })
+  .openapi("ConvertRequest");
 export type ConvertInput = z.output<typeof ConvertParams>;
 
 export const convert = defineTool({

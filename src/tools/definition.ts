@@ -77,7 +77,12 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   /** The speech stage the job starts with, if any; `sourceFilename` names the first input. */
   speech?(params: z.output<Schema>, sourceFilename: string | undefined): SpeechPlan | undefined;
   /** Turns a transcript into the result file (tools whose result is text). */
-  fromTranscript?(params: z.output<Schema>, transcript: Transcript, sourceFilename: string | undefined, context: { testMode: boolean }): ResultFile & { content: string };
+  fromTranscript?(
+    params: z.output<Schema>,
+    transcript: Transcript,
+    sourceFilename: string | undefined,
+    context: { testMode: boolean },
+  ): ResultFile & { content: string };
   /** The ffmpeg command of the media stage; absent for tools made of speech stages only. */
   build?(params: z.output<Schema>, inputs: MediaInput[], context: BuildContext): Promise<MediaCommand> | MediaCommand;
 }

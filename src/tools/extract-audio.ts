@@ -4,7 +4,9 @@ import { buildExtractAudioCommand } from "../media/commands/extract-audio";
 import { defineTool } from "./definition";
 import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
 
-export const ExtractAudioParams = z.object({ uploadId, format: z.enum(["mp3", "wav", "aac"]).default("mp3") }).openapi("ExtractAudioRequest");
+export const ExtractAudioParams = z
+  .object({ uploadId, format: z.enum(["mp3", "wav", "aac"]).default("mp3") })
+  .openapi("ExtractAudioRequest");
 export type ExtractAudioInput = z.output<typeof ExtractAudioParams>;
 
 export const extractAudio = defineTool({

@@ -8,7 +8,10 @@ import type { StoredUpload } from "../services/media-jobs/uploads";
 import type { InputRef } from "./definition";
 
 /** Ids are at most 64 characters: a longer one is refused before any lookup. */
-export const uploadId = z.string().min(1).max(64).openapi({ description: "uploadId returned by POST /api/v1/uploads (at most 64 characters)", example: "upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB" });
+export const uploadId = z.string().min(1).max(64).openapi({
+  description: "uploadId returned by POST /api/v1/uploads (at most 64 characters)",
+  example: "upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB",
+});
 
 export const hexColor = (fallback: string, description: string) =>
   z
@@ -17,11 +20,15 @@ export const hexColor = (fallback: string, description: string) =>
     .default(fallback)
     .openapi({ description, example: fallback });
 
-export const percent = (fallback: number, description: string) => z.number().min(0).max(100).default(fallback).openapi({ description });
+export const percent = (fallback: number, description: string) =>
+  z.number().min(0).max(100).default(fallback).openapi({ description });
 
-export const voice = z.enum([...CATALOGUE_VOICES, "clone"]).default("lea").openapi({
-  description: "Catalogue voice, or `clone` for the account's cloned voice (400 when none is registered)",
-});
+export const voice = z
+  .enum([...CATALOGUE_VOICES, "clone"])
+  .default("lea")
+  .openapi({
+    description: "Catalogue voice, or `clone` for the account's cloned voice (400 when none is registered)",
+  });
 
 /**
  * A language as an ISO 639-1 code (`fr`; any case, the engines read `FR` as `fr`), optionally with a
@@ -37,9 +44,14 @@ export const languageCode = (options: { auto?: boolean; subtags?: boolean; fallb
       (value) => {
         if (options.auto && value === "auto") return true;
         const [base, ...rest] = value.toLowerCase().split(/[-_]/);
-        return ISO6391.validate(base ?? "") && (rest.length === 0 || (options.subtags === true && rest.every((part) => /^[a-z0-9]{2,8}$/.test(part))));
+        return (
+          ISO6391.validate(base ?? "") &&
+          (rest.length === 0 || (options.subtags === true && rest.every((part) => /^[a-z0-9]{2,8}$/.test(part))))
+        );
       },
-      { message: `must be an ISO 639-1 code${options.subtags ? " (optionally with a region, fr-CA)" : ""}${options.auto ? " or auto" : ""}` },
+      {
+        message: `must be an ISO 639-1 code${options.subtags ? " (optionally with a region, fr-CA)" : ""}${options.auto ? " or auto" : ""}`,
+      },
     )
     .default(options.fallback);
 
@@ -48,4 +60,6 @@ export const videoOnly: MediaKind[] = ["video"];
 
 export const totalMs = (uploads: StoredUpload[]) => uploads.reduce((sum, u) => sum + u.durationMs, 0);
 
-export const singleInput = (id: string, accepts: MediaKind[], needsAudio = false): InputRef[] => [{ field: "uploadId", uploadId: id, accepts, needsAudio }];
+export const singleInput = (id: string, accepts: MediaKind[], needsAudio = false): InputRef[] => [
+  { field: "uploadId", uploadId: id, accepts, needsAudio },
+];

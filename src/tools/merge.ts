@@ -6,7 +6,11 @@ import { totalMs, uploadId, videoOnly } from "./fields";
 
 export const MergeParams = z
   .object({
-    uploadIds: z.array(uploadId).min(2).max(20).openapi({ description: "2 to 20 video uploadIds in merge order; repeats allowed" }),
+    uploadIds: z
+      .array(uploadId)
+      .min(2)
+      .max(20)
+      .openapi({ description: "2 to 20 video uploadIds in merge order; repeats allowed" }),
   })
   .openapi("MergeRequest");
 export type MergeInput = z.output<typeof MergeParams>;

@@ -19,9 +19,15 @@ export const TextToSpeechParams = z
       .refine((t) => !LONE_SURROGATE.test(t), "must be valid Unicode text (it holds a lone surrogate)")
       .refine((t) => [...t].length <= 100_000, "must be at most 100000 characters")
       // The engines speak letters and digits; emoji or punctuation alone used to be charged, then failed and refunded.
-      .refine((t) => t.trim().length === 0 || SPEAKABLE.test(t), "has nothing to speak: it needs at least one letter or digit")
+      .refine(
+        (t) => t.trim().length === 0 || SPEAKABLE.test(t),
+        "has nothing to speak: it needs at least one letter or digit",
+      )
       // Counted in Unicode characters (code points), as JSON Schema's maxLength counts; zod's max would count UTF-16 units.
-      .openapi({ maxLength: 100_000, description: "1 to 100000 characters (Unicode code points), at least one letter or digit; billed per character" }),
+      .openapi({
+        maxLength: 100_000,
+        description: "1 to 100000 characters (Unicode code points), at least one letter or digit; billed per character",
+      }),
     voice,
   })
   .openapi("TextToSpeechRequest");
@@ -37,5 +43,11 @@ export const textToSpeech = defineTool({
   check: (p, _u, context) => requireClone(p.voice, context),
   workFactor: 0.5,
   // The contract's text-to-speech takes no language: it is guessed from the text (French when nothing tells).
-  speech: (p) => ({ kind: "tts", text: p.text, voice: p.voice, language: guessTextLanguage(p.text), result: { filename: "speech.wav", contentType: "audio/wav" } }),
+  speech: (p) => ({
+    kind: "tts",
+    text: p.text,
+    voice: p.voice,
+    language: guessTextLanguage(p.text),
+    result: { filename: "speech.wav", contentType: "audio/wav" },
+  }),
 });

@@ -15,7 +15,10 @@ export const TranscribeParams = z
         "ISO 639-1 code or `auto` (another value is 400). A code this server's transcription engines lack is accepted and its job fails with an error naming the languages they have, refunded in full (a wrong-language transcript is not sold).",
     }),
     format: z.enum(["txt", "srt"]).default("txt"),
-    srtSplitMode: z.enum(["phrase", "mot"]).default("phrase").openapi({ description: "Only with format srt (validated, ignored otherwise)" }),
+    srtSplitMode: z
+      .enum(["phrase", "mot"])
+      .default("phrase")
+      .openapi({ description: "Only with format srt (validated, ignored otherwise)" }),
   })
   .openapi("TranscribeRequest");
 export type TranscribeInput = z.output<typeof TranscribeParams>;
@@ -32,6 +35,14 @@ export const transcribe = defineTool({
   speech: (p) => ({ kind: "transcribe", language: p.language }),
   fromTranscript: (p, transcript, source, { testMode }) =>
     p.format === "srt"
-      ? { content: transcriptToSrt(transcript, p.srtSplitMode, testMode ? TEST_MARK_TEXT : undefined), filename: resultName(source ?? "transcript", "srt", "", "transcript"), contentType: "application/x-subrip; charset=utf-8" }
-      : { content: transcriptToText(transcript, testMode ? TEST_MARK_TEXT : undefined), filename: resultName(source ?? "transcript", "txt", "", "transcript"), contentType: "text/plain; charset=utf-8" },
+      ? {
+          content: transcriptToSrt(transcript, p.srtSplitMode, testMode ? TEST_MARK_TEXT : undefined),
+          filename: resultName(source ?? "transcript", "srt", "", "transcript"),
+          contentType: "application/x-subrip; charset=utf-8",
+        }
+      : {
+          content: transcriptToText(transcript, testMode ? TEST_MARK_TEXT : undefined),
+          filename: resultName(source ?? "transcript", "txt", "", "transcript"),
+          contentType: "text/plain; charset=utf-8",
+        },
 });

@@ -34,7 +34,8 @@ export const trim = defineTool({
   // Billed on the output segment, not the source.
   quantity: (p) => ({ durationMs: exactMs(p.end - p.start) }),
   check: (p, [upload]) => {
-    if (exactMs(p.end) > upload.durationMs) throw invalidRequest(`end: must not exceed the media duration (${upload.durationMs / 1000} s).`);
+    if (exactMs(p.end) > upload.durationMs)
+      throw invalidRequest(`end: must not exceed the media duration (${upload.durationMs / 1000} s).`);
   },
   workFactor: 0.3,
   build: (p, inputs) => buildTrimCommand(p, inputs),

@@ -9,7 +9,9 @@ export const VoiceChangeParams = z
   .object({
     uploadId,
     voice,
-    language: languageCode({ subtags: true, fallback: "fr" }).openapi({ description: "Language of the speech, ISO 639-1 (optionally with a region, fr-CA)" }),
+    language: languageCode({ subtags: true, fallback: "fr" }).openapi({
+      description: "Language of the speech, ISO 639-1 (optionally with a region, fr-CA)",
+    }),
   })
   .openapi("VoiceChangeRequest");
 export type VoiceChangeInput = z.output<typeof VoiceChangeParams>;

@@ -7,16 +7,30 @@ import { singleInput, uploadId, videoOnly } from "./fields";
 export const WatermarkParams = z
   .object({
     uploadId,
-    watermarkUploadId: uploadId.optional().openapi({ description: "uploadId of an image (png, jpeg, webp); wins over watermarkText" }),
+    watermarkUploadId: uploadId
+      .optional()
+      .openapi({ description: "uploadId of an image (png, jpeg, webp); wins over watermarkText" }),
     watermarkText: z
       .string()
       .min(1)
       .max(200)
       .refine((t) => t.trim().length > 0, "must not be empty")
-      .optional().openapi({ description: "Required when watermarkUploadId is absent" }),
-    type: z.enum(["fixe", "flottant"]).default("fixe").openapi({ description: "`fixe` tiles the mark; `flottant` moves one mark every `interval` seconds" }),
+      .optional()
+      .openapi({ description: "Required when watermarkUploadId is absent" }),
+    type: z
+      .enum(["fixe", "flottant"])
+      .default("fixe")
+      .openapi({ description: "`fixe` tiles the mark; `flottant` moves one mark every `interval` seconds" }),
     opacity: z.int().min(10).max(100).default(80),
-    interval: z.literal([3, 5, 8]).default(5).openapi({ type: "integer", enum: [3, 5, 8], default: 5, description: "Seconds between positions; flottant only" }),
+    interval: z
+      .literal([3, 5, 8])
+      .default(5)
+      .openapi({
+        type: "integer",
+        enum: [3, 5, 8],
+        default: 5,
+        description: "Seconds between positions; flottant only",
+      }),
   })
   .refine((p) => p.watermarkUploadId !== undefined || p.watermarkText !== undefined, {
     message: "Required when watermarkUploadId is absent",
@@ -32,7 +46,9 @@ export const watermark = defineTool({
   rates: { payg: { per: "minute", credits: 5 }, plans: { per: "free" } },
   inputs: (p) => [
     ...singleInput(p.uploadId, videoOnly),
-    ...(p.watermarkUploadId ? [{ field: "watermarkUploadId", uploadId: p.watermarkUploadId, accepts: ["image" as const] }] : []),
+    ...(p.watermarkUploadId
+      ? [{ field: "watermarkUploadId", uploadId: p.watermarkUploadId, accepts: ["image" as const] }]
+      : []),
   ],
   // The mark image has no duration; only the video is billed.
   quantity: (_p, u) => ({ durationMs: u[0].durationMs }),

@@ -12,7 +12,12 @@ import { isEmailVerified } from "../services/accounts/email-verification";
 import { resolveSession } from "../services/accounts/sessions";
 import type { McpGrantProps } from "../mcp/oauth";
 import { AppError } from "../errors";
-import { assistantScopes, createConnection, DEFAULT_DAILY_CREDIT_CAP, parseConnectionSettings } from "../services/accounts/connected-apps";
+import {
+  assistantScopes,
+  createConnection,
+  DEFAULT_DAILY_CREDIT_CAP,
+  parseConnectionSettings,
+} from "../services/accounts/connected-apps";
 import { LINK_PAGES } from "./layout";
 import { LoginPage, MessagePage } from "./pages/auth";
 import { ConsentPage } from "./pages/consent";
@@ -46,14 +51,31 @@ const sentence = (text: string) => {
 function refusal(c: Context<WebEnv>, error: unknown) {
   if (error instanceof AuthorizationError && error.redirectTo) return c.redirect(error.redirectTo, 302);
   if (error instanceof AuthorizationError || error instanceof CimdFetchError) {
-    const message = error instanceof AuthorizationError ? error.description || "This authorization request is not valid." : "This app could not be verified.";
-    return c.html(<MessagePage title="Cannot connect this app" message={`${sentence(message)} Start the connection again from the app.`} section={LINK_PAGES.connect.section} />, 400);
+    const message =
+      error instanceof AuthorizationError
+        ? error.description || "This authorization request is not valid."
+        : "This app could not be verified.";
+    return c.html(
+      <MessagePage
+        title="Cannot connect this app"
+        message={`${sentence(message)} Start the connection again from the app.`}
+        section={LINK_PAGES.connect.section}
+      />,
+      400,
+    );
   }
   throw error;
 }
 
 function unverifiedEmail(c: Context<WebEnv>) {
-  return c.html(<MessagePage title="Confirm your email first" message="Open the link mailed to the account's address (the developer area's overview sends it again), then start the connection again from the app." section={LINK_PAGES.connect.section} />, 400);
+  return c.html(
+    <MessagePage
+      title="Confirm your email first"
+      message="Open the link mailed to the account's address (the developer area's overview sends it again), then start the connection again from the app."
+      section={LINK_PAGES.connect.section}
+    />,
+    400,
+  );
 }
 
 export function authorizeRoutes() {
@@ -70,14 +92,29 @@ export function authorizeRoutes() {
       if (!request.codeChallenge) return c.redirect(pkceRequired(request.redirectUri, request.state), 302);
       const session = await resolveSession(c.env.DB, sessionToken(c), Date.now());
       if (!session) {
-        return c.html(<LoginPage title="Sign in to connect an app" action="/app/login" next={url.pathname + url.search} info="Sign in to your account to let the app use it." />);
+        return c.html(
+          <LoginPage
+            title="Sign in to connect an app"
+            action="/app/login"
+            next={url.pathname + url.search}
+            info="Sign in to your account to let the app use it."
+          />,
+        );
       }
       const account = await getAccountDetails(c.env.DB, session.accountId);
       // An assistant spends the account's credits and posts in its name: the email must be the owner's.
       if (!account.emailVerified) return unverifiedEmail(c);
       const details = await oauth.describeConsent(request);
       const consent = await oauth.beginConsent(request);
-      const page = await c.html(<ConsentPage details={details} handle={consent.handle} email={account.email} accountId={account.accountId} defaultDailyCap={DEFAULT_DAILY_CREDIT_CAP} />);
+      const page = await c.html(
+        <ConsentPage
+          details={details}
+          handle={consent.handle}
+          email={account.email}
+          accountId={account.accountId}
+          defaultDailyCap={DEFAULT_DAILY_CREDIT_CAP}
+        />,
+      );
       consent.headers.forEach((value, name) => page.headers.append(name, value));
       return page;
     } catch (error) {
@@ -86,12 +123,27 @@ export function authorizeRoutes() {
   });
   routes.post("/", async (c) => {
     const session = await resolveSession(c.env.DB, sessionToken(c), Date.now());
-    if (!session) return c.html(<MessagePage title="Signed out" message="Your session ended. Start the connection again from the app." section={LINK_PAGES.connect.section} />, 400);
+    if (!session)
+      return c.html(
+        <MessagePage
+          title="Signed out"
+          message="Your session ended. Start the connection again from the app."
+          section={LINK_PAGES.connect.section}
+        />,
+        400,
+      );
     const form = await readForm(c);
     const handle = typeof form.handle === "string" ? form.handle : "";
     // The page named one account; a grant must not go to another signed in since (another tab).
     if (form.decision === "approve" && form.account !== session.accountId) {
-      return c.html(<MessagePage title="Signed in as another account" message="This page was shown for another account than the one signed in now. Start the connection again from the app." section={LINK_PAGES.connect.section} />, 400);
+      return c.html(
+        <MessagePage
+          title="Signed in as another account"
+          message="This page was shown for another account than the one signed in now. Start the connection again from the app."
+          section={LINK_PAGES.connect.section}
+        />,
+        400,
+      );
     }
     // Checked again at the grant, not only when the page was shown: a post may come without the page.
     if (form.decision === "approve" && !(await isEmailVerified(c.env.DB, session.accountId))) return unverifiedEmail(c);
@@ -111,7 +163,14 @@ export function authorizeRoutes() {
         });
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        return c.html(<MessagePage title="Nothing was connected" message={`${error.message} Start the connection again from the app.`} section={LINK_PAGES.connect.section} />, 400);
+        return c.html(
+          <MessagePage
+            title="Nothing was connected"
+            message={`${error.message} Start the connection again from the app.`}
+            section={LINK_PAGES.connect.section}
+          />,
+          400,
+        );
       }
       const approved = await oauth.approveConsent(c.req.raw, handle, { scope: settings.scopes });
       const connectionId = await createConnection(c.env.DB, session.accountId, settings, Date.now());

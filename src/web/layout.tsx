@@ -26,13 +26,18 @@ export const LINK_PAGES = {
 } as const;
 
 /** The section of the link page at `path`, or undefined for the developer area's. */
-export const linkPageSection = (path: string): string | undefined => Object.values(LINK_PAGES).find((page) => path.startsWith(page.prefix))?.section;
+export const linkPageSection = (path: string): string | undefined =>
+  Object.values(LINK_PAGES).find((page) => path.startsWith(page.prefix))?.section;
 
 /**
  * Sign-in, sign-up and reset forms, and the pages people without an account open (a client's
  * review, an assistant's upload page, the consent page): `section` names what the page is for.
  */
-export const PublicPage: FC<{ title: string; section?: string; children?: Child }> = ({ title, section = "developer area", children }) => (
+export const PublicPage: FC<{ title: string; section?: string; children?: Child }> = ({
+  title,
+  section = "developer area",
+  children,
+}) => (
   <html lang="en">
     <Head title={title} />
     <body>
@@ -65,7 +70,8 @@ export const tabs = [
 export const VerifyEmailNotice: FC<{ email: string }> = ({ email }) => (
   <div class="notice info" role="status" data-testid="verify-email">
     <p style="margin:0 0 .5rem">
-      Confirm your email: open the link mailed to <strong>{email}</strong>. Until then the account cannot create API keys, set webhooks, buy credits or connect an assistant.
+      Confirm your email: open the link mailed to <strong>{email}</strong>. Until then the account cannot create API
+      keys, set webhooks, buy credits or connect an assistant.
     </p>
     <form method="post" action="/app/verify/send" class="row">
       <button class="secondary" type="submit">
@@ -76,7 +82,13 @@ export const VerifyEmailNotice: FC<{ email: string }> = ({ email }) => (
 );
 
 /** `unverified`: the account's email is not confirmed yet (the notice above is shown). */
-export const AppPage: FC<{ title: string; path: string; email: string; unverified?: boolean; children?: Child }> = ({ title, path, email, unverified, children }) => (
+export const AppPage: FC<{ title: string; path: string; email: string; unverified?: boolean; children?: Child }> = ({
+  title,
+  path,
+  email,
+  unverified,
+  children,
+}) => (
   <html lang="en">
     <Head title={title} />
     <body>
@@ -112,7 +124,9 @@ export const AppPage: FC<{ title: string; path: string; email: string; unverifie
 /** Each column's name in front of its cells, for the phone layout (app.css: `table.cards`). */
 const cardLabels = (tableClass: string, columns: string[]) =>
   `@media (max-width:600px){${columns
-    .map((column, i) => (column ? `.${tableClass} td:nth-child(${i + 1})::before{content:"${column.replace(/[^A-Za-z0-9 ]/g, "")}"}` : ""))
+    .map((column, i) =>
+      column ? `.${tableClass} td:nth-child(${i + 1})::before{content:"${column.replace(/[^A-Za-z0-9 ]/g, "")}"}` : "",
+    )
     .join("")}}`;
 
 /**
@@ -120,8 +134,16 @@ const cardLabels = (tableClass: string, columns: string[]) =>
  * numeric. On a phone each row is a card, every cell under its column's name, so nothing (the
  * Revoke or Disconnect button in the last column) is hidden off to the right.
  */
-export const DataTable: FC<{ columns: string[]; empty: string; count: number; children?: Child }> = ({ columns, empty, count, children }) => {
-  const tableClass = `cards-${columns.length}-${columns.join("").replace(/[^A-Za-z]/g, "").toLowerCase()}`;
+export const DataTable: FC<{ columns: string[]; empty: string; count: number; children?: Child }> = ({
+  columns,
+  empty,
+  count,
+  children,
+}) => {
+  const tableClass = `cards-${columns.length}-${columns
+    .join("")
+    .replace(/[^A-Za-z]/g, "")
+    .toLowerCase()}`;
   return (
     <div class="table-wrap">
       {/* Raw: the text of a <style> is not HTML (escaped quotes would void it); labels keep letters, digits and spaces only. */}
@@ -129,7 +151,9 @@ export const DataTable: FC<{ columns: string[]; empty: string; count: number; ch
       <table class={`cards ${tableClass}`}>
         <thead>
           <tr>
-            {columns.map((column) => (column.endsWith("#") ? <th class="num">{column.slice(0, -1)}</th> : <th>{column}</th>))}
+            {columns.map((column) =>
+              column.endsWith("#") ? <th class="num">{column.slice(0, -1)}</th> : <th>{column}</th>,
+            )}
           </tr>
         </thead>
         <tbody>
@@ -152,14 +176,14 @@ export const DataTable: FC<{ columns: string[]; empty: string; count: number; ch
  * A one-button form that changes something at once (revoke, remove, cancel): the button asks
  * `confirm` first where scripts run (assets' data-confirm handler); without them it posts.
  */
-export const ConfirmedAction: FC<{ action: string; confirm: string; kind: "danger" | "secondary"; fields?: Record<string, string>; inline?: boolean; children?: Child }> = ({
-  action,
-  confirm,
-  kind,
-  fields = {},
-  inline = true,
-  children,
-}) => (
+export const ConfirmedAction: FC<{
+  action: string;
+  confirm: string;
+  kind: "danger" | "secondary";
+  fields?: Record<string, string>;
+  inline?: boolean;
+  children?: Child;
+}> = ({ action, confirm, kind, fields = {}, inline = true, children }) => (
   <form method="post" action={action} class={inline ? "inline" : undefined}>
     {Object.entries(fields).map(([name, value]) => (
       <input type="hidden" name={name} value={value} />

@@ -10,9 +10,19 @@ import { MessagePage } from "./pages/auth";
 /** `section`: the page's own name when it is not the developer area's (see MessagePage). */
 export function pageError(error: Error, c: Context, where: string, section?: string): Response | Promise<Response> {
   if (error instanceof HTTPException && error.status < 500) {
-    const message = error.status === 403 ? "This form was sent from another site, or without its origin; nothing was changed." : error.message || "Request refused.";
+    const message =
+      error.status === 403
+        ? "This form was sent from another site, or without its origin; nothing was changed."
+        : error.message || "Request refused.";
     return c.html(<MessagePage title="Request refused" message={message} section={section} />, error.status);
   }
   console.error(`${where} error`, error.stack ?? String(error));
-  return c.html(<MessagePage title="Something went wrong" message="The page could not be shown; nothing was changed by it. Try again in a moment." section={section} />, 500);
+  return c.html(
+    <MessagePage
+      title="Something went wrong"
+      message="The page could not be shown; nothing was changed by it. Try again in a moment."
+      section={section}
+    />,
+    500,
+  );
 }

@@ -33,24 +33,39 @@ const DONE: Record<string, string> = {
 /** The service's messages name API fields; the page names its own fields instead. */
 function formMessage(message: string): string {
   const [, field, rest] = /^(\w+): (.*)$/s.exec(message) ?? [undefined, "", message];
-  if (field === "state") return "This post is not waiting for a review any more: it was reviewed already or changed since.";
+  if (field === "state")
+    return "This post is not waiting for a review any more: it was reviewed already or changed since.";
   const label = field === "reviewerName" ? "Your name" : field === "comment" ? "Comment" : "";
   return label ? `${label}: ${rest}` : capitalized(rest);
 }
 
-const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?: string; done?: string }> = ({ post, brandName, token, error, done }) => (
+const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?: string; done?: string }> = ({
+  post,
+  brandName,
+  token,
+  error,
+  done,
+}) => (
   <PublicPage title={`Review a post for ${brandName}`} section={LINK_PAGES.review.section}>
     <h1>Post for {brandName}</h1>
     {error && <Notice kind="error">{error}</Notice>}
     {done && <Notice kind="ok">{done}</Notice>}
     <div class="card" data-testid="post-preview">
       <p style="white-space:pre-wrap">{post.text}</p>
-      {post.media?.contentType.startsWith("image/") && <img src={`/review/${token}/media`} alt="" style="max-width:100%;border-radius:8px" />}
-      {post.media?.contentType.startsWith("video/") && <video src={`/review/${token}/media`} controls style="max-width:100%;border-radius:8px"></video>}
+      {post.media?.contentType.startsWith("image/") && (
+        <img src={`/review/${token}/media`} alt="" style="max-width:100%;border-radius:8px" />
+      )}
+      {post.media?.contentType.startsWith("video/") && (
+        <video src={`/review/${token}/media`} controls style="max-width:100%;border-radius:8px"></video>
+      )}
       {post.media?.contentType.startsWith("audio/") && <audio src={`/review/${token}/media`} controls></audio>}
       <p class="muted">
         On {post.networks.join(", ") || "no network yet"}
-        {post.scheduledAtLocal ? ` · planned ${post.scheduledAtLocal.replace("T", " ")} (${post.timeZone})` : ""} · state <span class="badge" data-testid="post-state">{stateLabels[post.state] ?? post.state}</span>
+        {post.scheduledAtLocal ? ` · planned ${post.scheduledAtLocal.replace("T", " ")} (${post.timeZone})` : ""} ·
+        state{" "}
+        <span class="badge" data-testid="post-state">
+          {stateLabels[post.state] ?? post.state}
+        </span>
       </p>
     </div>
     {post.state === "pending_approval" ? (
@@ -61,7 +76,12 @@ const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?:
         </label>
         <label>
           Comment <span class="muted">(needed to request changes)</span>
-          <textarea name="comment" maxlength={2000} rows={3} style="font:inherit;padding:8px;border:1px solid #c9ced6;border-radius:7px"></textarea>
+          <textarea
+            name="comment"
+            maxlength={2000}
+            rows={3}
+            style="font:inherit;padding:8px;border:1px solid #c9ced6;border-radius:7px"
+          ></textarea>
         </label>
         <div class="row">
           <button type="submit" name="decision" value="approve">
@@ -79,7 +99,8 @@ const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?:
       <div class="card">
         {post.reviews.map((r) => (
           <p>
-            <strong>{r.reviewerName}</strong> {r.decision === "approved" ? "approved" : "asked for changes"} on {r.at.slice(0, 16).replace("T", " ")} UTC{r.comment ? `: “${r.comment}”` : ""}
+            <strong>{r.reviewerName}</strong> {r.decision === "approved" ? "approved" : "asked for changes"} on{" "}
+            {r.at.slice(0, 16).replace("T", " ")} UTC{r.comment ? `: “${r.comment}”` : ""}
           </p>
         ))}
       </div>
@@ -87,7 +108,15 @@ const ReviewPage: FC<{ post: PostView; brandName: string; token: string; error?:
   </PublicPage>
 );
 
-const gone = (c: Context) => c.html(<MessagePage title="Link not valid" message="This review link is invalid, expired or was revoked. Ask for a new one." section={LINK_PAGES.review.section} />, 404);
+const gone = (c: Context) =>
+  c.html(
+    <MessagePage
+      title="Link not valid"
+      message="This review link is invalid, expired or was revoked. Ask for a new one."
+      section={LINK_PAGES.review.section}
+    />,
+    404,
+  );
 
 export function reviewRoutes() {
   const routes = capabilityPageApp(LINK_PAGES.review.section);
@@ -96,28 +125,58 @@ export function reviewRoutes() {
     if (!found) return gone(c);
     // Thanks only for what the post shows: a link with ?done=approved cannot claim an approval.
     const outcome = c.req.query("done");
-    const reviewed = (outcome === "approved" && found.post.reviews.at(-1)?.decision === "approved") || (outcome === "changes" && found.post.state === "changes_requested");
-    return c.html(<ReviewPage post={found.post} brandName={found.brand.name} token={c.req.param("token")} done={reviewed ? known(DONE, outcome) : undefined} />);
+    const reviewed =
+      (outcome === "approved" && found.post.reviews.at(-1)?.decision === "approved") ||
+      (outcome === "changes" && found.post.state === "changes_requested");
+    return c.html(
+      <ReviewPage
+        post={found.post}
+        brandName={found.brand.name}
+        token={c.req.param("token")}
+        done={reviewed ? known(DONE, outcome) : undefined}
+      />,
+    );
   });
   routes.get("/:token/media", async (c) => {
     const found = await postForReview(c.env.DB, c.req.param("token"), Date.now());
     const object = found?.row.mediaKey ? await c.env.MEDIA.get(found.row.mediaKey) : null;
     if (!found || !object) return gone(c);
-    return new Response(object.body, { headers: { "content-type": found.row.mediaContentType ?? "application/octet-stream", "content-length": String(object.size), "cache-control": "private, max-age=300" } });
+    return new Response(object.body, {
+      headers: {
+        "content-type": found.row.mediaContentType ?? "application/octet-stream",
+        "content-length": String(object.size),
+        "cache-control": "private, max-age=300",
+      },
+    });
   });
   routes.post("/:token", async (c) => {
     const token = c.req.param("token");
     const form = await readForm(c);
     const decision = form.decision === "approve" ? "approve" : "request_changes";
     try {
-      await reviewPost(c.env, token, { decision, reviewerName: String(form.reviewerName ?? ""), comment: typeof form.comment === "string" ? form.comment : undefined }, Date.now());
+      await reviewPost(
+        c.env,
+        token,
+        {
+          decision,
+          reviewerName: String(form.reviewerName ?? ""),
+          comment: typeof form.comment === "string" ? form.comment : undefined,
+        },
+        Date.now(),
+      );
       // Redirected, so a reload shows the outcome instead of sending the decision again.
-      return c.redirect(`/review/${encodeURIComponent(token)}?done=${decision === "approve" ? "approved" : "changes"}`, 303);
+      return c.redirect(
+        `/review/${encodeURIComponent(token)}?done=${decision === "approve" ? "approved" : "changes"}`,
+        303,
+      );
     } catch (error) {
       if (!(error instanceof AppError) || error.code === "internal_error") throw error;
       const found = await postForReview(c.env.DB, token, Date.now());
       if (!found) return gone(c);
-      return c.html(<ReviewPage post={found.post} brandName={found.brand.name} token={token} error={formMessage(error.message)} />, 400);
+      return c.html(
+        <ReviewPage post={found.post} brandName={found.brand.name} token={token} error={formMessage(error.message)} />,
+        400,
+      );
     }
   });
   return routes;

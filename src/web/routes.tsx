@@ -9,10 +9,31 @@ import { trimTrailingSlash } from "hono/trailing-slash";
 import { AppError } from "../errors";
 import { randomToken } from "../lib/ids";
 import { authSecret, signGrant, verifyGrant } from "../lib/signing";
-import { createOwnApiKey, getAccountDetails, listApiKeys, restAccessRefusal, revokeApiKey, type KeyMode } from "../services/accounts/accounts";
-import { checkResetToken, limitAttempts, normalizeEmail, requestPasswordReset, resetPassword, signIn, signUp } from "../services/accounts/auth";
+import {
+  createOwnApiKey,
+  getAccountDetails,
+  listApiKeys,
+  restAccessRefusal,
+  revokeApiKey,
+  type KeyMode,
+} from "../services/accounts/accounts";
+import {
+  checkResetToken,
+  limitAttempts,
+  normalizeEmail,
+  requestPasswordReset,
+  resetPassword,
+  signIn,
+  signUp,
+} from "../services/accounts/auth";
 import { cancelPlan, choosePlan, listPayments, resumePlan, startCreditCheckout } from "../services/billing/purchases";
-import { assistantScopes, listConnectedApps, parseConnectionSettings, revokeConnectedApp, updateConnection } from "../services/accounts/connected-apps";
+import {
+  assistantScopes,
+  listConnectedApps,
+  parseConnectionSettings,
+  revokeConnectedApp,
+  updateConnection,
+} from "../services/accounts/connected-apps";
 import { paidPlans, planLookupKey, type PaidPlan } from "../services/billing/catalog";
 import { readDevOutbox } from "../services/platform/mailer";
 import { ACCEPTED_IMAGE_FORMATS } from "../media/sniff";
@@ -76,7 +97,12 @@ interface SignedNotice {
  * account: a link cannot put its own words on anyone's page.
  */
 async function noticeParameter(c: Context<WebEnv>, words: string): Promise<string> {
-  const notice: SignedNotice = { purpose: "notice", accountId: c.get("account").accountId, text: words, exp: Date.now() + NOTICE_TTL_MS };
+  const notice: SignedNotice = {
+    purpose: "notice",
+    accountId: c.get("account").accountId,
+    text: words,
+    exp: Date.now() + NOTICE_TTL_MS,
+  };
   return `notice=${encodeURIComponent(await signGrant(authSecret(c.env, "Notices are not signed"), notice))}`;
 }
 
@@ -97,14 +123,16 @@ function voiceSampleMessage(message: string): string {
 
 const NOTICES: Record<string, string> = {
   revoked: "Key revoked: requests with it are refused from now on.",
-  "key-already-created": "That form already created its key (listed below, newest first); its secret was shown once, when it was made. If you did not copy it, revoke that key and create another.",
+  "key-already-created":
+    "That form already created its key (listed below, newest first); its secret was shown once, when it was made. If you did not copy it, revoke that key and create another.",
   "voice-deleted": "Cloned voice deleted.",
   "no-voice": "There is no cloned voice to delete: nothing was changed.",
   disconnected: "App disconnected: its access is revoked and its next call is refused.",
   "not-connected": "That app is not connected (any more): nothing was changed.",
   cancelled: "Plan cancelled: it stays active until the end of the paid period, then moves to Solo.",
   resumed: "Cancellation undone: the plan renews as usual.",
-  "checkout-success": "Back from checkout. Once Stripe confirms the payment, usually within seconds, the credits appear here and in the ledger: refresh this page.",
+  "checkout-success":
+    "Back from checkout. Once Stripe confirms the payment, usually within seconds, the credits appear here and in the ledger: refresh this page.",
   "checkout-cancelled": "Checkout cancelled: nothing was charged.",
   "verification-sent": "A new confirmation link is on its way; it works for 24 hours.",
   "webhook-saved": "Webhook URL saved: jobs created from now on notify it.",
@@ -119,8 +147,14 @@ const PRICE_CACHE_MS = 5 * 60 * 1000;
 async function planPrices(c: Context<WebEnv>): Promise<Partial<Record<PaidPlan, number | null>>> {
   if (priceCache && Date.now() - priceCache.at < PRICE_CACHE_MS) return priceCache.prices;
   try {
-    const list = await stripeFor(c.env).prices.list({ lookup_keys: paidPlans.map(planLookupKey), active: true, limit: 10 });
-    const prices = Object.fromEntries(paidPlans.map((plan) => [plan, list.data.find((p) => p.lookup_key === planLookupKey(plan))?.unit_amount ?? null]));
+    const list = await stripeFor(c.env).prices.list({
+      lookup_keys: paidPlans.map(planLookupKey),
+      active: true,
+      limit: 10,
+    });
+    const prices = Object.fromEntries(
+      paidPlans.map((plan) => [plan, list.data.find((p) => p.lookup_key === planLookupKey(plan))?.unit_amount ?? null]),
+    );
     priceCache = { at: Date.now(), prices };
     return prices;
   } catch (error) {
@@ -142,8 +176,12 @@ export function webRoutes() {
   // "/app/keys/" and the like: the page without the slash (301), not the not-found page.
   web.use("*", trimTrailingSlash());
 
-  web.get("/assets/app.css", (c) => c.body(appCss, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=3600" }));
-  web.get("/assets/app.js", (c) => c.body(appJs, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600" }));
+  web.get("/assets/app.css", (c) =>
+    c.body(appCss, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=3600" }),
+  );
+  web.get("/assets/app.js", (c) =>
+    c.body(appJs, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600" }),
+  );
 
   // --- Sign-up, sign-in, sign-out, password reset -------------------------------------------
   const signupCredits = (c: Context<WebEnv>) => Math.max(0, Number(c.env.SIGNUP_CREDITS ?? 0) || 0);
@@ -157,16 +195,33 @@ export function webRoutes() {
       await startSession(c, account.accountId, Date.now());
       // After the answer: the page never waits on, nor fails with, the mail provider.
       c.executionCtx.waitUntil(
-        sendVerificationMail(c.env, account.accountId, new URL(c.req.url).origin, Date.now()).catch((error: unknown) => console.error("verification mail not sent:", error instanceof Error ? error.message : String(error))),
+        sendVerificationMail(c.env, account.accountId, new URL(c.req.url).origin, Date.now()).catch((error: unknown) =>
+          console.error("verification mail not sent:", error instanceof Error ? error.message : String(error)),
+        ),
       );
       return c.redirect(safeNext(form.next), 303);
     } catch (error) {
       const { message, status } = userError(error, c);
-      return c.html(<SignupPage error={message} email={text(form.email)} next={text(form.next) || undefined} signupCredits={signupCredits(c)} />, status);
+      return c.html(
+        <SignupPage
+          error={message}
+          email={text(form.email)}
+          next={text(form.next) || undefined}
+          signupCredits={signupCredits(c)}
+        />,
+        status,
+      );
     }
   });
 
-  web.get("/login", (c) => c.html(<LoginPage next={c.req.query("next")} info={c.req.query("signed_out") !== undefined ? "You are signed out." : undefined} />));
+  web.get("/login", (c) =>
+    c.html(
+      <LoginPage
+        next={c.req.query("next")}
+        info={c.req.query("signed_out") !== undefined ? "You are signed out." : undefined}
+      />,
+    ),
+  );
   web.post("/login", async (c) => {
     const form = await readForm(c);
     try {
@@ -194,7 +249,9 @@ export function webRoutes() {
       await limitAttempts(c.env, "reset", clientAddress(c), email);
       // After the answer, known email or not: the page takes the same time and never fails on the mailer.
       c.executionCtx.waitUntil(
-        requestPasswordReset(c.env, email, new URL(c.req.url).origin, Date.now()).catch((error: unknown) => console.error("reset mail not sent:", error instanceof Error ? error.message : String(error))),
+        requestPasswordReset(c.env, email, new URL(c.req.url).origin, Date.now()).catch((error: unknown) =>
+          console.error("reset mail not sent:", error instanceof Error ? error.message : String(error)),
+        ),
       );
       return c.html(<ResetRequestPage sent />);
     } catch (error) {
@@ -226,8 +283,20 @@ export function webRoutes() {
   web.get("/verify/:token", async (c) => {
     const accountId = await verifyEmail(c.env, c.req.param("token"), Date.now());
     return accountId
-      ? c.html(<MessagePage title="Email confirmed" kind="info" message="Thank you: the email is confirmed. API keys, webhooks and payments are open to the account." />)
-      : c.html(<MessagePage title="Link not valid" message="This confirmation link is invalid or expired. Sign in and ask for a new one on the overview." />, 400);
+      ? c.html(
+          <MessagePage
+            title="Email confirmed"
+            kind="info"
+            message="Thank you: the email is confirmed. API keys, webhooks and payments are open to the account."
+          />,
+        )
+      : c.html(
+          <MessagePage
+            title="Link not valid"
+            message="This confirmation link is invalid or expired. Sign in and ask for a new one on the overview."
+          />,
+          400,
+        );
   });
 
   web.get("/dev/outbox", async (c) => {
@@ -238,16 +307,44 @@ export function webRoutes() {
   // --- Signed-in pages ------------------------------------------------------------------------
   // Registered on the web app itself: a sub-app's "*" middleware would also cover /login.
   const area = web;
-  for (const path of ["/", "/keys", "/keys/*", "/webhooks", "/webhooks/*", "/verify/send", "/ledger", "/ledger.csv", "/jobs", "/voice", "/voice/*", "/billing", "/billing/*", "/connected", "/connected/*", "/posts"]) {
+  for (const path of [
+    "/",
+    "/keys",
+    "/keys/*",
+    "/webhooks",
+    "/webhooks/*",
+    "/verify/send",
+    "/ledger",
+    "/ledger.csv",
+    "/jobs",
+    "/voice",
+    "/voice/*",
+    "/billing",
+    "/billing/*",
+    "/connected",
+    "/connected/*",
+    "/posts",
+  ]) {
     area.use(path, requireSession);
   }
   const notice = (c: Context<WebEnv>) => known(NOTICES, c.req.query("done"));
 
   area.get("/", async (c) => {
     const account = c.get("account");
-    const [usage, keys] = await Promise.all([dailyUsage(c.env.DB, account.accountId, Date.now()), listApiKeys(c.env.DB, account.accountId)]);
+    const [usage, keys] = await Promise.all([
+      dailyUsage(c.env.DB, account.accountId, Date.now()),
+      listApiKeys(c.env.DB, account.accountId),
+    ]);
     const unrevoked = keys.filter((k) => !k.revokedAt).length;
-    return c.html(<OverviewPage account={account} usage={usage} activeKeys={unrevoked} keysPaused={restAccessRefusal(account.plan)} notice={notice(c)} />);
+    return c.html(
+      <OverviewPage
+        account={account}
+        usage={usage}
+        activeKeys={unrevoked}
+        keysPaused={restAccessRefusal(account.plan)}
+        notice={notice(c)}
+      />,
+    );
   });
 
   area.post("/verify/send", async (c) => {
@@ -261,15 +358,33 @@ export function webRoutes() {
     return c.redirect("/app?done=verification-sent", 303);
   });
 
-  const webhooksPage = async (c: Context<WebEnv>, extra: { error?: string; notice?: string } = {}, status: 200 | 400 = 200) => {
+  const webhooksPage = async (
+    c: Context<WebEnv>,
+    extra: { error?: string; notice?: string } = {},
+    status: 200 | 400 = 200,
+  ) => {
     const account = c.get("account");
     const [live, test, brands] = await Promise.all([
       getAccountWebhook(c.env, account.accountId, "live"),
       getAccountWebhook(c.env, account.accountId, "test"),
       listBrands(c.env, account.accountId),
     ]);
-    const brandUrls = brands.map((brand) => ({ brandId: brand.brandId, name: brand.name, webhookUrl: brand.webhookUrl }));
-    return c.html(<WebhooksPage account={account} live={live} test={test} brands={brandUrls} notice={extra.notice ?? notice(c)} error={extra.error} />, status);
+    const brandUrls = brands.map((brand) => ({
+      brandId: brand.brandId,
+      name: brand.name,
+      webhookUrl: brand.webhookUrl,
+    }));
+    return c.html(
+      <WebhooksPage
+        account={account}
+        live={live}
+        test={test}
+        brands={brandUrls}
+        notice={extra.notice ?? notice(c)}
+        error={extra.error}
+      />,
+      status,
+    );
   };
   const webhookMode = (value: unknown): KeyMode => (value === "test" ? "test" : "live");
   area.get("/webhooks", (c) => webhooksPage(c));
@@ -297,16 +412,37 @@ export function webRoutes() {
     return c.redirect("/app/webhooks?done=webhook-removed", 303);
   });
 
-  const keysPage = async (c: Context<WebEnv>, extra: { created?: { apiKey: string; name: string; mode: KeyMode }; error?: string } = {}, status: 200 | 400 = 200) => {
+  const keysPage = async (
+    c: Context<WebEnv>,
+    extra: { created?: { apiKey: string; name: string; mode: KeyMode }; error?: string } = {},
+    status: 200 | 400 = 200,
+  ) => {
     const account = c.get("account");
     const keys = await listApiKeys(c.env.DB, account.accountId);
-    return c.html(<KeysPage account={account} keys={keys} refusal={restAccessRefusal(account.plan)} notice={notice(c)} formNonce={randomToken(18)} {...extra} />, status);
+    return c.html(
+      <KeysPage
+        account={account}
+        keys={keys}
+        refusal={restAccessRefusal(account.plan)}
+        notice={notice(c)}
+        formNonce={randomToken(18)}
+        {...extra}
+      />,
+      status,
+    );
   };
   area.get("/keys", (c) => keysPage(c));
   area.post("/keys", async (c) => {
     const form = await readForm(c);
     try {
-      const created = await createOwnApiKey(c.env.DB, c.get("account").accountId, form.name, Date.now(), form.mode ?? "live", form.nonce);
+      const created = await createOwnApiKey(
+        c.env.DB,
+        c.get("account").accountId,
+        form.name,
+        Date.now(),
+        form.mode ?? "live",
+        form.nonce,
+      );
       if (!created) return c.redirect("/app/keys?done=key-already-created", 303);
       return keysPage(c, { created });
     } catch (error) {
@@ -328,7 +464,15 @@ export function webRoutes() {
     const kind = isLedgerKind(kindParam) ? kindParam : undefined;
     const before = c.req.query("before")?.slice(0, 64) || undefined;
     const page = await ledgerPage(c.env.DB, c.get("account").accountId, { kind, before });
-    return c.html(<LedgerPage account={c.get("account")} entries={page.entries} kind={kind} nextBefore={page.nextBefore} first={!before} />);
+    return c.html(
+      <LedgerPage
+        account={c.get("account")}
+        entries={page.entries}
+        kind={kind}
+        nextBefore={page.nextBefore}
+        first={!before}
+      />,
+    );
   });
   area.get("/ledger.csv", async (c) => {
     const kindParam = c.req.query("kind");
@@ -339,9 +483,17 @@ export function webRoutes() {
     });
   });
 
-  area.get("/jobs", async (c) => c.html(<JobsPage account={c.get("account")} jobs={await recentJobs(c.env, c.get("account").accountId, Date.now())} />));
+  area.get("/jobs", async (c) =>
+    c.html(
+      <JobsPage account={c.get("account")} jobs={await recentJobs(c.env, c.get("account").accountId, Date.now())} />,
+    ),
+  );
 
-  const voicePage = async (c: Context<WebEnv>, extra: { error?: string; notice?: string } = {}, status: 200 | 400 = 200) => {
+  const voicePage = async (
+    c: Context<WebEnv>,
+    extra: { error?: string; notice?: string } = {},
+    status: 200 | 400 = 200,
+  ) => {
     const account = c.get("account");
     const voice = await getClonedVoice(c.env.DB, account).catch((error) => {
       if (error instanceof AppError && error.code === "not_found") return null;
@@ -356,7 +508,7 @@ export function webRoutes() {
       const now = Date.now();
       const upload = await uploadFromMultipart(c.env, account.accountId, c.req.raw, now);
       await registerClonedVoice(c.env.DB, c.env.MEDIA, account, upload.uploadId, now);
-      return voicePage(c, { notice: "Voice registered: use \"voice\": \"clone\" on text-to-speech and voice-change." });
+      return voicePage(c, { notice: 'Voice registered: use "voice": "clone" on text-to-speech and voice-change.' });
     } catch (error) {
       return voicePage(c, { error: voiceSampleMessage(userError(error).message) }, 400);
     }
@@ -372,27 +524,49 @@ export function webRoutes() {
     return c.redirect(`/app/voice?done=${deleted ? "voice-deleted" : "no-voice"}`, 303);
   });
 
-  const billingPage = async (c: Context<WebEnv>, extra: { error?: string; notice?: string } = {}, status: 200 | 400 = 200) => {
+  const billingPage = async (
+    c: Context<WebEnv>,
+    extra: { error?: string; notice?: string } = {},
+    status: 200 | 400 = 200,
+  ) => {
     const account = c.get("account");
     const ready = Boolean(c.env.STRIPE_SECRET_KEY);
-    const [payments, prices] = await Promise.all([listPayments(c.env.DB, account.accountId), ready ? planPrices(c) : Promise.resolve({})]);
+    const [payments, prices] = await Promise.all([
+      listPayments(c.env.DB, account.accountId),
+      ready ? planPrices(c) : Promise.resolve({}),
+    ]);
     const checkout = c.req.query("checkout");
-    const shown = notice(c) ?? (await signedNotice(c)) ?? (checkout ? known(NOTICES, `checkout-${checkout}`) : undefined);
-    return c.html(<BillingPage account={account} payments={payments} planPrices={prices} paymentsReady={ready} notice={shown} {...extra} />, status);
+    const shown =
+      notice(c) ?? (await signedNotice(c)) ?? (checkout ? known(NOTICES, `checkout-${checkout}`) : undefined);
+    return c.html(
+      <BillingPage
+        account={account}
+        payments={payments}
+        planPrices={prices}
+        paymentsReady={ready}
+        notice={shown}
+        {...extra}
+      />,
+      status,
+    );
   };
-  const billingAction = (action: (c: Context<WebEnv>, form: Record<string, unknown>) => Promise<Response>) => async (c: Context<WebEnv>) => {
-    const form = await readForm(c);
-    try {
-      return await action(c, form);
-    } catch (error) {
-      return billingPage(c, { error: userError(error).message }, 400);
-    }
-  };
+  const billingAction =
+    (action: (c: Context<WebEnv>, form: Record<string, unknown>) => Promise<Response>) =>
+    async (c: Context<WebEnv>) => {
+      const form = await readForm(c);
+      try {
+        return await action(c, form);
+      } catch (error) {
+        return billingPage(c, { error: userError(error).message }, 400);
+      }
+    };
   const origin = (c: Context<WebEnv>) => new URL(c.req.url).origin;
   area.get("/billing", (c) => billingPage(c));
   area.post(
     "/billing/checkout",
-    billingAction(async (c, form) => c.redirect(await startCreditCheckout(c.env, c.get("account").accountId, form.offer, origin(c), Date.now()), 303)),
+    billingAction(async (c, form) =>
+      c.redirect(await startCreditCheckout(c.env, c.get("account").accountId, form.offer, origin(c), Date.now()), 303),
+    ),
   );
   area.post(
     "/billing/plan",
@@ -437,7 +611,10 @@ export function webRoutes() {
     const account = c.get("account");
     const apps = c.env.OAUTH_PROVIDER ? await listConnectedApps(c.env.OAUTH_PROVIDER, account.accountId, c.env.DB) : [];
     const connectorUrl = `${new URL(c.req.url).origin}/api/mcp`;
-    return c.html(<ConnectedAppsPage account={account} apps={apps} connectorUrl={connectorUrl} notice={notice(c)} {...extra} />, status);
+    return c.html(
+      <ConnectedAppsPage account={account} apps={apps} connectorUrl={connectorUrl} notice={notice(c)} {...extra} />,
+      status,
+    );
   };
   area.get("/connected", (c) => connectedPage(c));
   area.post("/connected/:grantId/settings", async (c) => {
@@ -445,7 +622,14 @@ export function webRoutes() {
     const account = c.get("account");
     const apps = c.env.OAUTH_PROVIDER ? await listConnectedApps(c.env.OAUTH_PROVIDER, account.accountId, c.env.DB) : [];
     const connection = apps.find((app) => app.grantId === c.req.param("grantId"))?.connection;
-    if (!connection) return connectedPage(c, { error: "That app is not connected (any more), or was connected before settings existed: nothing was changed." }, 400);
+    if (!connection)
+      return connectedPage(
+        c,
+        {
+          error: "That app is not connected (any more), or was connected before settings existed: nothing was changed.",
+        },
+        400,
+      );
     try {
       const settings = parseConnectionSettings({
         scopes: assistantScopes.filter((scope) => form[`scope_${scope}`] === "on"),
@@ -461,7 +645,11 @@ export function webRoutes() {
   area.post("/connected/:grantId/revoke", async (c) => {
     // Served without the OAuth provider (plain http on a non-loopback host), no app can be connected.
     if (!c.env.OAUTH_PROVIDER) return c.redirect("/app/connected?done=disconnected", 303);
-    const gone = await revokeConnectedApp(c.env.OAUTH_PROVIDER, c.get("account").accountId, c.req.param("grantId")).then(
+    const gone = await revokeConnectedApp(
+      c.env.OAUTH_PROVIDER,
+      c.get("account").accountId,
+      c.req.param("grantId"),
+    ).then(
       () => false,
       (error) => {
         if (!(error instanceof AppError && error.code === "not_found")) throw error;

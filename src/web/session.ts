@@ -37,7 +37,13 @@ const SAME_ORIGIN = "https://same-origin.invalid";
  * "//evil.example"), and what remains must resolve to this origin.
  */
 export function safeNext(next: unknown): string {
-  if (typeof next !== "string" || next.length >= 2000 || !/^\/(?![/\\])/.test(next) || /[\u0000-\u001f\u007f\\]/.test(next)) return "/app";
+  if (
+    typeof next !== "string" ||
+    next.length >= 2000 ||
+    !/^\/(?![/\\])/.test(next) ||
+    /[\u0000-\u001f\u007f\\]/.test(next)
+  )
+    return "/app";
   const url = new URL(next, SAME_ORIGIN);
   // Checked again once normalised: dot segments can leave `//host` ("/app/..//evil.example"),
   // which a browser reads as another site.

@@ -10,7 +10,13 @@ import { MessagePage } from "./pages/auth";
 
 export function uploadPageRoutes() {
   const routes = capabilityPageApp(LINK_PAGES.upload.section);
-  const gone = () => <MessagePage title="Link not valid" message="This upload link is invalid, expired or already used. Ask the assistant for a new one." section={LINK_PAGES.upload.section} />;
+  const gone = () => (
+    <MessagePage
+      title="Link not valid"
+      message="This upload link is invalid, expired or already used. Ask the assistant for a new one."
+      section={LINK_PAGES.upload.section}
+    />
+  );
   routes.get("/:token", async (c) => {
     const link = await uploadLinkOf(c.env.DB, c.req.param("token"), Date.now());
     if (!link) return c.html(gone(), 404);
@@ -20,7 +26,8 @@ export function uploadPageRoutes() {
         <PublicPage title="Uploaded" section={LINK_PAGES.upload.section}>
           <h1>Uploaded</h1>
           <Notice kind="ok">
-            The file is with your assistant now (upload <code data-testid="upload-id">{link.uploadId}</code>). You can close this page.
+            The file is with your assistant now (upload <code data-testid="upload-id">{link.uploadId}</code>). You can
+            close this page.
           </Notice>
         </PublicPage>,
       );
@@ -29,7 +36,8 @@ export function uploadPageRoutes() {
       <PublicPage title="Upload a file for your assistant" section={LINK_PAGES.upload.section}>
         <h1>Upload a file for your assistant</h1>
         <p class="muted">
-          Video, audio or an image (for watermarks), up to 100 MB (the request limit of the platform; for a bigger file, ask the assistant to fetch it from a link). The link works once, until{" "}
+          Video, audio or an image (for watermarks), up to 100 MB (the request limit of the platform; for a bigger file,
+          ask the assistant to fetch it from a link). The link works once, until{" "}
           {new Date(link.expiresAt).toISOString().slice(11, 16)} UTC.
         </p>
         <form method="post" action={`/upload/${c.req.param("token")}`} enctype="multipart/form-data" class="card stack">
@@ -47,7 +55,14 @@ export function uploadPageRoutes() {
       if (!(error instanceof AppError) || error.code === "internal_error") throw error;
       const open = await openUploadLink(c.env.DB, c.req.param("token"), Date.now());
       if (!open) return c.html(gone(), 404);
-      return c.html(<MessagePage title="Upload refused" message={`${error.message.replace(/^file: /, "")} Go back and choose another file.`} section={LINK_PAGES.upload.section} />, 400);
+      return c.html(
+        <MessagePage
+          title="Upload refused"
+          message={`${error.message.replace(/^file: /, "")} Go back and choose another file.`}
+          section={LINK_PAGES.upload.section}
+        />,
+        400,
+      );
     }
   });
   return routes;

@@ -6,7 +6,19 @@ import type { FC } from "hono/jsx";
 import type { DailyUsage } from "../services/billing/usage";
 import { credits } from "./format";
 
-const palette = ["#3451d1", "#12b76a", "#f79009", "#ee46bc", "#06aed4", "#7a5af8", "#f04438", "#669f2a", "#875bf7", "#98a2b3", "#475467"];
+const palette = [
+  "#3451d1",
+  "#12b76a",
+  "#f79009",
+  "#ee46bc",
+  "#06aed4",
+  "#7a5af8",
+  "#f04438",
+  "#669f2a",
+  "#875bf7",
+  "#98a2b3",
+  "#475467",
+];
 
 export const UsageChart: FC<{ usage: DailyUsage }> = ({ usage }) => {
   const tools = Object.keys(usage.byTool).sort();
@@ -23,7 +35,11 @@ export const UsageChart: FC<{ usage: DailyUsage }> = ({ usage }) => {
   return (
     <div class="chart">
       <div class="plot">
-        <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`Credits spent per day over ${usage.days.length} days: ${credits(usage.total)} in all`}>
+        <svg
+          viewBox={`0 0 ${width} ${height}`}
+          role="img"
+          aria-label={`Credits spent per day over ${usage.days.length} days: ${credits(usage.total)} in all`}
+        >
           <line x1={left} x2={width} y1={y(0)} y2={y(0)} stroke="#d0d5dd" />
           <line x1={left} x2={width} y1={y(max)} y2={y(max)} stroke="#f2f4f7" />
           <text x={left - 6} y={y(max) + 4} text-anchor="end" font-size="11" fill="#667085">
@@ -41,7 +57,15 @@ export const UsageChart: FC<{ usage: DailyUsage }> = ({ usage }) => {
                   const value = Math.max(0, usage.byTool[tool][i]);
                   if (value === 0) return null;
                   const rect = (
-                    <rect x={x.toFixed(1)} y={y(base + value).toFixed(1)} width={barWidth.toFixed(1)} height={(y(base) - y(base + value)).toFixed(1)} fill={palette[t % palette.length]} data-tool={tool} data-day={day}>
+                    <rect
+                      x={x.toFixed(1)}
+                      y={y(base + value).toFixed(1)}
+                      width={barWidth.toFixed(1)}
+                      height={(y(base) - y(base + value)).toFixed(1)}
+                      fill={palette[t % palette.length]}
+                      data-tool={tool}
+                      data-day={day}
+                    >
                       <title>{`${day} · ${tool}: ${credits(value)} credits`}</title>
                     </rect>
                   );

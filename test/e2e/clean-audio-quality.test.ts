@@ -23,13 +23,21 @@ type Window = [number, number];
 
 /** Mono float samples of a file's first audio stream at 48 kHz, decoded by native ffmpeg. */
 function decode(file: string): Float32Array {
-  const raw = execFileSync("ffmpeg", ["-v", "error", "-i", file, "-map", "0:a:0", "-ac", "1", "-ar", String(RATE), "-f", "f32le", "-"], { maxBuffer: 256 * MiB });
+  const raw = execFileSync(
+    "ffmpeg",
+    ["-v", "error", "-i", file, "-map", "0:a:0", "-ac", "1", "-ar", String(RATE), "-f", "f32le", "-"],
+    { maxBuffer: 256 * MiB },
+  );
   return new Float32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
 }
 
 /** Integrated loudness (LUFS) by native ffmpeg's EBU R128 meter. */
 function integratedLoudness(file: string): number {
-  const run = spawnSync("ffmpeg", ["-hide_banner", "-nostats", "-i", file, "-af", "ebur128=framelog=verbose", "-f", "null", "-"], { encoding: "utf8" });
+  const run = spawnSync(
+    "ffmpeg",
+    ["-hide_banner", "-nostats", "-i", file, "-af", "ebur128=framelog=verbose", "-f", "null", "-"],
+    { encoding: "utf8" },
+  );
   return Number(/I:\s+(-?[\d.]+) LUFS/.exec(run.stderr.slice(run.stderr.lastIndexOf("Summary:")))?.[1]);
 }
 
@@ -108,17 +116,29 @@ describe("a voice stand-in (400 Hz + 3 kHz tones) over white noise 23 dB down", 
   };
   beforeAll(() => {
     c.file = generate("clean-quality-tones.wav", [
-      "-f", "lavfi", "-i", `aevalsrc='(0.1*sin(2*PI*400*t)+0.05*sin(2*PI*3000*t))*(between(t,3,7)+between(t,9.5,14))':s=${RATE}:d=14`,
-      "-f", "lavfi", "-i", `anoisesrc=a=0.01:c=white:r=${RATE}:d=14:seed=5`,
-      "-filter_complex", "[0][1]amix=inputs=2:normalize=0", "-c:a", "pcm_s16le",
+      "-f",
+      "lavfi",
+      "-i",
+      `aevalsrc='(0.1*sin(2*PI*400*t)+0.05*sin(2*PI*3000*t))*(between(t,3,7)+between(t,9.5,14))':s=${RATE}:d=14`,
+      "-f",
+      "lavfi",
+      "-i",
+      `anoisesrc=a=0.01:c=white:r=${RATE}:d=14:seed=5`,
+      "-filter_complex",
+      "[0][1]amix=inputs=2:normalize=0",
+      "-c:a",
+      "pcm_s16le",
     ]);
   });
 
-  it.each(["backend", "wasm"] as const)("on %s: >= 10 dB less noise relative to the voice, both tones kept, -16 LUFS", async (engine) => {
-    const result = await cleanOn(engine, "tones over white noise", c);
-    expectCleaned(result, 1);
-    expect(Math.abs(result.lufs - -16)).toBeLessThanOrEqual(1);
-  });
+  it.each(["backend", "wasm"] as const)(
+    "on %s: >= 10 dB less noise relative to the voice, both tones kept, -16 LUFS",
+    async (engine) => {
+      const result = await cleanOn(engine, "tones over white noise", c);
+      expectCleaned(result, 1);
+      expect(Math.abs(result.lufs - -16)).toBeLessThanOrEqual(1);
+    },
+  );
 });
 
 const hasFlite = spawnSync("flite", ["-lv"]).status === 0;
@@ -131,31 +151,63 @@ describe.skipIf(skipUnlessEngine("flite", hasFlite))("flite speech over pink noi
     const say = (name: string, text: string) => {
       const file = path.join(dir, name);
       execFileSync("flite", ["-t", text, "-o", file]);
-      return { file, seconds: Number(execFileSync("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", file], { encoding: "utf8" })) };
+      return {
+        file,
+        seconds: Number(
+          execFileSync("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", file], {
+            encoding: "utf8",
+          }),
+        ),
+      };
     };
-    const one = say("clean-quality-1.wav", "The quick brown fox jumps over the lazy dog. Clean audio should keep the voice.");
+    const one = say(
+      "clean-quality-1.wav",
+      "The quick brown fox jumps over the lazy dog. Clean audio should keep the voice.",
+    );
     const two = say("clean-quality-2.wav", "Noise only passages must become much quieter, while the words stay clear.");
     const total = 3 + one.seconds + 2.5 + two.seconds + 1;
     const speech = `aevalsrc=0:s=${RATE}:d=3[s0];aevalsrc=0:s=${RATE}:d=2.5[s1];aevalsrc=0:s=${RATE}:d=1[s2];[0]aresample=${RATE}[a];[1]aresample=${RATE}[b];[s0][a][s1][b][s2]concat=n=5:v=0:a=1,volume=0.7`;
-    c.reference = generate("clean-quality-speech.wav", ["-i", one.file, "-i", two.file, "-filter_complex", speech, "-c:a", "pcm_s16le"]);
+    c.reference = generate("clean-quality-speech.wav", [
+      "-i",
+      one.file,
+      "-i",
+      two.file,
+      "-filter_complex",
+      speech,
+      "-c:a",
+      "pcm_s16le",
+    ]);
     c.file = generate("clean-quality-noisy-speech.wav", [
-      "-i", c.reference,
-      "-f", "lavfi", "-i", `anoisesrc=a=0.05:c=pink:r=${RATE}:d=${total.toFixed(3)}:seed=3`,
-      "-filter_complex", "[0][1]amix=inputs=2:normalize=0:duration=first", "-c:a", "pcm_s16le",
+      "-i",
+      c.reference,
+      "-f",
+      "lavfi",
+      "-i",
+      `anoisesrc=a=0.05:c=pink:r=${RATE}:d=${total.toFixed(3)}:seed=3`,
+      "-filter_complex",
+      "[0][1]amix=inputs=2:normalize=0:duration=first",
+      "-c:a",
+      "pcm_s16le",
     ]);
     c.voice = [3.2, 3 + one.seconds - 0.2];
     c.noise.pause = [3 + one.seconds + 0.5, 3 + one.seconds + 2];
-    const bands: [number, number][] = [[300, 1000], [1000, 3400]];
+    const bands: [number, number][] = [
+      [300, 1000],
+      [1000, 3400],
+    ];
     c.balance = (s) => {
       const [low, high] = bandLevelsDb(s, RATE, ...c.voice, bands);
       return high! - low!;
     };
   });
 
-  it.each(["backend", "wasm"] as const)("on %s: >= 10 dB less noise relative to the voice, voice band within 2 dB of the clean speech", async (engine) => {
-    const result = await cleanOn(engine, "speech over pink noise", c);
-    expectCleaned(result, 2);
-    // flite's speech is very peaky (17 dB from loudness to peak): both engines measure first, then cut.
-    expect(Math.abs(result.lufs - -16)).toBeLessThanOrEqual(1);
-  });
+  it.each(["backend", "wasm"] as const)(
+    "on %s: >= 10 dB less noise relative to the voice, voice band within 2 dB of the clean speech",
+    async (engine) => {
+      const result = await cleanOn(engine, "speech over pink noise", c);
+      expectCleaned(result, 2);
+      // flite's speech is very peaky (17 dB from loudness to peak): both engines measure first, then cut.
+      expect(Math.abs(result.lufs - -16)).toBeLessThanOrEqual(1);
+    },
+  );
 });

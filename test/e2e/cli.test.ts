@@ -16,7 +16,8 @@ import { balance, ffprobe, FIXTURES, newClient, stream, type Client } from "./cl
 const root = path.resolve(import.meta.dirname, "../..");
 const main = path.join(root, "cli/src/main.ts");
 const scratch = mkdtempSync(path.join(tmpdir(), "e2e-cli-"));
-const SRT = "1\n00:00:00,500 --> 00:00:02,500\nBonjour depuis la CLI\n\n2\n00:00:03,000 --> 00:00:04,500\nDeuxième ligne\n";
+const SRT =
+  "1\n00:00:00,500 --> 00:00:02,500\nBonjour depuis la CLI\n\n2\n00:00:03,000 --> 00:00:04,500\nDeuxième ligne\n";
 
 let client: Client;
 let configHome: string;
@@ -62,7 +63,11 @@ describe("media-credits CLI", () => {
   });
 
   it("type-checks against those types (a renamed route or field fails here)", () => {
-    const result = spawnSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(root, "cli")], { encoding: "utf8" });
+    const result = spawnSync(
+      process.execPath,
+      [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(root, "cli")],
+      { encoding: "utf8" },
+    );
     expect(result.status, result.stdout + result.stderr).toBe(0);
   });
 
@@ -82,21 +87,45 @@ describe("media-credits CLI", () => {
     writeFileSync(srtFile, SRT);
     const out = path.join(scratch, "clip.srt.mp4");
     const before = await balance(client);
-    const run = await cli(["subtitles", uploaded.stdout, "--srt-content", `@${srtFile}`, "--style", "impact", "--wait", "--out", out]);
+    const run = await cli([
+      "subtitles",
+      uploaded.stdout,
+      "--srt-content",
+      `@${srtFile}`,
+      "--style",
+      "impact",
+      "--wait",
+      "--out",
+      out,
+    ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toBe(out);
     expect(run.stderr).toMatch(/job job_\w+ queued: 1 credit used/);
     expect(run.stderr).toMatch(/completed in \d+\.\d s/);
     const probe = ffprobe(out);
     expect(stream(probe, "video")!.codec_name).toBe("h264");
-    expect(Number(probe.format.duration)).toBeCloseTo(Number(ffprobe(path.join(FIXTURES, "clip.mp4")).format.duration), 0);
+    expect(Number(probe.format.duration)).toBeCloseTo(
+      Number(ffprobe(path.join(FIXTURES, "clip.mp4")).format.duration),
+      0,
+    );
     expect(await balance(client)).toBeLessThan(before);
   });
 
   it("uploads a big file in resumable parts and, after an interruption, sends only the missing ones", async () => {
     // 40 MB of real audio: a 210 s stereo 48 kHz WAV, three parts.
     const file = path.join(scratch, "long.wav");
-    const made = spawnSync("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=210", "-ac", "2", file]);
+    const made = spawnSync("ffmpeg", [
+      "-v",
+      "error",
+      "-y",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=frequency=440:sample_rate=48000:duration=210",
+      "-ac",
+      "2",
+      file,
+    ]);
     expect(made.status, String(made.stderr)).toBe(0);
     const size = statSync(file).size;
     const fresh = await cli(["upload", file, "--resumable"]);
@@ -105,9 +134,19 @@ describe("media-credits CLI", () => {
 
     // An interrupted upload: the session is open and only part 2 arrived.
     const headers = { ...client.auth, "content-type": "application/json" };
-    const opened = (await (await fetch(`${client.base}/api/v1/uploads/multipart`, { method: "POST", headers, body: JSON.stringify({ filename: "long.wav", size }) })).json()) as { uploadId: string; partSize: number };
+    const opened = (await (
+      await fetch(`${client.base}/api/v1/uploads/multipart`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ filename: "long.wav", size }),
+      })
+    ).json()) as { uploadId: string; partSize: number };
     const bytes = readFileSync(file);
-    const part2 = await fetch(`${client.base}/api/v1/uploads/multipart/${opened.uploadId}/parts/2`, { method: "PUT", headers: client.auth, body: bytes.subarray(opened.partSize, 2 * opened.partSize) });
+    const part2 = await fetch(`${client.base}/api/v1/uploads/multipart/${opened.uploadId}/parts/2`, {
+      method: "PUT",
+      headers: client.auth,
+      body: bytes.subarray(opened.partSize, 2 * opened.partSize),
+    });
     expect(part2.status).toBe(200);
     const resumed = await cli(["upload", file, "--resume", opened.uploadId]);
     expect(resumed.code, resumed.stderr).toBe(0);
@@ -116,7 +155,18 @@ describe("media-credits CLI", () => {
 
     // What arrived is the file: a trim near its end has the source's tone.
     const out = path.join(scratch, "end.wav");
-    const trimmed = await cli(["trim", opened.uploadId, "--start", "205", "--end", "207", "--wait", "--out", out, "--quiet"]);
+    const trimmed = await cli([
+      "trim",
+      opened.uploadId,
+      "--start",
+      "205",
+      "--end",
+      "207",
+      "--wait",
+      "--out",
+      out,
+      "--quiet",
+    ]);
     expect(trimmed.code, trimmed.stderr).toBe(0);
     expect(Number(ffprobe(out).format.duration)).toBeCloseTo(2, 1);
   });
@@ -155,13 +205,22 @@ describe("media-credits CLI", () => {
     expect(usage.stderr).toContain("unknown command frobnicate");
     // What would fail after the call (and its debit) is refused before it.
     const badTimeout = await cli(["extract-audio", uploaded.stdout, "--wait", "--timeout", "abc"]);
-    expect([badTimeout.code, badTimeout.stderr]).toEqual([2, expect.stringContaining('--timeout takes whole seconds (at least 1), not "abc"')]);
+    expect([badTimeout.code, badTimeout.stderr]).toEqual([
+      2,
+      expect.stringContaining('--timeout takes whole seconds (at least 1), not "abc"'),
+    ]);
     const noFolder = await cli(["extract-audio", uploaded.stdout, "--out", path.join(scratch, "missing", "x.mp3")]);
     expect([noFolder.code, noFolder.stderr]).toEqual([2, expect.stringContaining("the folder")]);
     const noFile = await cli(["subtitles", uploaded.stdout, "--srt-content", "@nothing-here.srt"]);
-    expect([noFile.code, noFile.stderr]).toEqual([2, expect.stringContaining("cannot read nothing-here.srt (ENOENT); write @@ for a value that starts with @")]);
+    expect([noFile.code, noFile.stderr]).toEqual([
+      2,
+      expect.stringContaining("cannot read nothing-here.srt (ENOENT); write @@ for a value that starts with @"),
+    ]);
     const notAnOption = await cli(["account", "--base-url", "http://127.0.0.1:1"]);
-    expect([notAnOption.code, notAnOption.stderr]).toEqual([2, expect.stringContaining("account has no option --base-url")]);
+    expect([notAnOption.code, notAnOption.stderr]).toEqual([
+      2,
+      expect.stringContaining("account has no option --base-url"),
+    ]);
     const help = await cli(["upload", "--help"]);
     expect([help.code, help.stdout]).toEqual([0, expect.stringMatching(/^Usage: media-credits upload <file>/)]);
     expect(await balance(client)).toBe(before);
@@ -171,7 +230,9 @@ describe("media-credits CLI", () => {
     expect(down.stderr).toMatch(/^fetch failed: .*ECONNREFUSED 127\.0\.0\.1:5/);
 
     const poor = await newClient(client.base, 0);
-    const broke = await cli(["extract-audio", uploaded.stdout], { env: { MEDIA_CREDITS_API_KEY: poor.auth.authorization.slice(7) } });
+    const broke = await cli(["extract-audio", uploaded.stdout], {
+      env: { MEDIA_CREDITS_API_KEY: poor.auth.authorization.slice(7) },
+    });
     expect(broke.code).toBe(1);
     expect(broke.stderr).toMatch(/error (400|402) (invalid_request|insufficient_credits)/);
   });
@@ -189,11 +250,19 @@ describe("media-credits CLI", () => {
       req.on("end", async () => {
         const toolCall = req.method === "POST" && req.url === "/api/v1/trim";
         if (toolCall) trimKeys.push(String(req.headers["idempotency-key"]));
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name))) as Record<string, string>;
-        const answer = await fetch(new URL(req.url!, client.base), { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name)),
+        ) as Record<string, string>;
+        const answer = await fetch(new URL(req.url!, client.base), {
+          method: req.method,
+          headers,
+          body: chunks.length ? Buffer.concat(chunks) : undefined,
+        });
         const body = Buffer.from(await answer.arrayBuffer());
         if (toolCall && (trimKeys.length === 1 || dropEveryAnswer)) return void req.socket.destroy();
-        res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/octet-stream" });
+        res.writeHead(answer.status, {
+          "content-type": answer.headers.get("content-type") ?? "application/octet-stream",
+        });
         res.end(body);
       });
     });
@@ -201,7 +270,9 @@ describe("media-credits CLI", () => {
     try {
       const viaProxy = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
       const out = path.join(scratch, "retried.mp3");
-      const run = await cli(["trim", uploaded.stdout, "--start", "0", "--end", "1", "--wait", "--out", out], { env: { MEDIA_CREDITS_BASE_URL: viaProxy } });
+      const run = await cli(["trim", uploaded.stdout, "--start", "0", "--end", "1", "--wait", "--out", out], {
+        env: { MEDIA_CREDITS_BASE_URL: viaProxy },
+      });
       expect(run.code, run.stderr).toBe(0);
       expect(run.stderr).toMatch(/retrying in 1 s/);
       expect(trimKeys).toHaveLength(2);
@@ -213,13 +284,25 @@ describe("media-credits CLI", () => {
 
       // Every answer lost: after its retries the CLI names the key that picks the call up.
       dropEveryAnswer = true;
-      const lost = await cli(["trim", uploaded.stdout, "--start", "1", "--end", "2"], { env: { MEDIA_CREDITS_BASE_URL: viaProxy } });
+      const lost = await cli(["trim", uploaded.stdout, "--start", "1", "--end", "2"], {
+        env: { MEDIA_CREDITS_BASE_URL: viaProxy },
+      });
       expect(lost.code).toBe(1);
       const key = /--idempotency-key (cli-[0-9a-f-]{36}) to get its answer without paying twice/.exec(lost.stderr)?.[1];
       expect(key, lost.stderr).toBeDefined();
       expect(trimKeys.slice(2)).toEqual([key, key, key, key]);
       expect(await balance(client)).toBe(before - 2);
-      const picked = await cli(["trim", uploaded.stdout, "--start", "1", "--end", "2", "--idempotency-key", key!, "--json"]);
+      const picked = await cli([
+        "trim",
+        uploaded.stdout,
+        "--start",
+        "1",
+        "--end",
+        "2",
+        "--idempotency-key",
+        key!,
+        "--json",
+      ]);
       expect(picked.code, picked.stderr).toBe(0);
       expect(JSON.parse(picked.stdout)).toMatchObject({ status: "queued", creditsUsed: 1 });
       expect(await balance(client)).toBe(before - 2);
@@ -230,9 +313,23 @@ describe("media-credits CLI", () => {
 
   it("lists the tools and a tool's fields from the OpenAPI document", async () => {
     const tools = await cli(["tools"]);
-    expect(tools.stdout.split("\n").map((line) => line.split(/\s+/)[0]).sort()).toEqual(
-      ["clean-audio", "convert", "extract-audio", "merge", "subtitles", "text-to-speech", "transcribe", "trim", "voice-change", "watermark"],
-    );
+    expect(
+      tools.stdout
+        .split("\n")
+        .map((line) => line.split(/\s+/)[0])
+        .sort(),
+    ).toEqual([
+      "clean-audio",
+      "convert",
+      "extract-audio",
+      "merge",
+      "subtitles",
+      "text-to-speech",
+      "transcribe",
+      "trim",
+      "voice-change",
+      "watermark",
+    ]);
     const help = await cli(["help", "watermark"]);
     expect(help.stdout).toContain("--type <string> (fixe | flottant)");
     expect(help.stdout).toContain("--upload-id <string> (required)");
@@ -240,7 +337,10 @@ describe("media-credits CLI", () => {
 
   it("stores the key with login (mode 0600) and uses it without the environment variable", async () => {
     const key = client.auth.authorization.slice(7);
-    const login = await cli(["login", "--base-url", client.base], { env: { MEDIA_CREDITS_API_KEY: "" }, input: `${key}\n` });
+    const login = await cli(["login", "--base-url", client.base], {
+      env: { MEDIA_CREDITS_API_KEY: "" },
+      input: `${key}\n`,
+    });
     expect(login.code, login.stderr).toBe(0);
     const file = path.join(configHome, "media-credits/config.json");
     expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -274,7 +374,9 @@ describe("media-credits CLI", () => {
       async () => {
         const deliveries = await cli(["deliveries", jobId]);
         expect(deliveries.code, deliveries.stderr).toBe(0);
-        return JSON.parse(deliveries.stdout) as { deliveries: { event: string; status: string; attempts: { responseStatus: number | null }[] }[] };
+        return JSON.parse(deliveries.stdout) as {
+          deliveries: { event: string; status: string; attempts: { responseStatus: number | null }[] }[];
+        };
       },
       (read) => read.deliveries[0]?.status === "delivered",
       { timeoutMs: 30_000, intervalMs: 300, what: `job ${jobId}'s webhook delivered` },
@@ -286,7 +388,11 @@ describe("media-credits CLI", () => {
     expect(json(await cli(["webhook", "delete"])).url).toBeNull();
     expect(json(await cli(["webhook"])).url).toBeNull();
     // Usage errors cost nothing and say what the command takes.
-    for (const args of [["webhook", "set"], ["webhook", "frobnicate"], ["webhook", "delete", "now"]]) {
+    for (const args of [
+      ["webhook", "set"],
+      ["webhook", "frobnicate"],
+      ["webhook", "delete", "now"],
+    ]) {
       const refused = await cli(args);
       expect(refused.code, args.join(" ")).toBe(2);
       expect(refused.stderr).toContain("webhook [set <url> | delete | rotate-secret]");

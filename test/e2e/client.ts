@@ -18,14 +18,25 @@ export interface Client {
 
 export async function newClient(base: string, credits = 10_000): Promise<Client> {
   const email = `e2e-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
-  const account = (await (await fetch(`${base}/api/admin/accounts`, { method: "POST", headers: ADMIN, body: JSON.stringify({ email, credits }) })).json()) as { accountId: string };
-  const key = (await (await fetch(`${base}/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: ADMIN })).json()) as { apiKey: string };
+  const account = (await (
+    await fetch(`${base}/api/admin/accounts`, {
+      method: "POST",
+      headers: ADMIN,
+      body: JSON.stringify({ email, credits }),
+    })
+  ).json()) as { accountId: string };
+  const key = (await (
+    await fetch(`${base}/api/admin/accounts/${account.accountId}/keys`, { method: "POST", headers: ADMIN })
+  ).json()) as { apiKey: string };
   return { base, auth: { authorization: `Bearer ${key.apiKey}` }, accountId: account.accountId };
 }
 
 /** A test-mode key (mk_test_) of the same account: free calls, its own uploads, marked results. */
 export async function testKeyOf(client: Client): Promise<Client> {
-  const response = await fetch(`${client.base}/api/admin/accounts/${client.accountId}/keys?mode=test`, { method: "POST", headers: ADMIN });
+  const response = await fetch(`${client.base}/api/admin/accounts/${client.accountId}/keys?mode=test`, {
+    method: "POST",
+    headers: ADMIN,
+  });
   const key = (await response.json()) as { apiKey: string };
   expect(response.status, JSON.stringify(key)).toBe(200);
   return { ...client, auth: { authorization: `Bearer ${key.apiKey}` } };
@@ -41,7 +52,9 @@ export async function upload(client: Client, file: string): Promise<{ uploadId: 
 }
 
 export async function balance(client: Client): Promise<number> {
-  return ((await (await fetch(`${client.base}/api/v1/account`, { headers: client.auth })).json()) as { balance: number }).balance;
+  return (
+    (await (await fetch(`${client.base}/api/v1/account`, { headers: client.auth })).json()) as { balance: number }
+  ).balance;
 }
 
 export interface FinishedJob {
@@ -53,7 +66,11 @@ export interface FinishedJob {
 
 /** Calls a tool, waits for the job's end (GET /api/v1/jobs/{id}?wait, answered when it ends) and returns it. */
 export async function runTool(client: Client, tool: string, body: unknown, timeoutMs = 100_000): Promise<FinishedJob> {
-  const response = await fetch(`${client.base}/api/v1/${tool}`, { method: "POST", headers: { ...client.auth, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${client.base}/api/v1/${tool}`, {
+    method: "POST",
+    headers: { ...client.auth, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const envelope = (await response.json()) as { jobId: string; creditsUsed: number };
   expect(response.status, JSON.stringify(envelope)).toBe(200);
   const deadline = Date.now() + timeoutMs;
@@ -61,7 +78,9 @@ export async function runTool(client: Client, tool: string, body: unknown, timeo
   const job = await eventually(
     async () => {
       const wait = Math.max(0, Math.min(50, Math.ceil((deadline - Date.now()) / 1000)));
-      return (await (await fetch(`${client.base}/api/v1/jobs/${envelope.jobId}?wait=${wait}`, { headers: client.auth })).json()) as FinishedJob;
+      return (await (
+        await fetch(`${client.base}/api/v1/jobs/${envelope.jobId}?wait=${wait}`, { headers: client.auth })
+      ).json()) as FinishedJob;
     },
     (read) => read.status === "completed" || read.status === "failed",
     { timeoutMs, intervalMs: 0, what: `job ${envelope.jobId} to end` },
@@ -81,18 +100,51 @@ export async function download(client: Client, job: FinishedJob): Promise<string
 
 export interface Probe {
   format: { format_name: string; duration: string; tags?: Record<string, string> };
-  streams: { codec_type: string; codec_name: string; width?: number; height?: number; r_frame_rate?: string; sample_rate?: string; start_time?: string; duration?: string }[];
+  streams: {
+    codec_type: string;
+    codec_name: string;
+    width?: number;
+    height?: number;
+    r_frame_rate?: string;
+    sample_rate?: string;
+    start_time?: string;
+    duration?: string;
+  }[];
 }
 
 export function ffprobe(file: string): Probe {
-  return JSON.parse(execFileSync("ffprobe", ["-v", "error", "-show_format", "-show_streams", "-of", "json", file], { encoding: "utf8" }));
+  return JSON.parse(
+    execFileSync("ffprobe", ["-v", "error", "-show_format", "-show_streams", "-of", "json", file], {
+      encoding: "utf8",
+    }),
+  );
 }
 
 export const stream = (probe: Probe, type: "video" | "audio") => probe.streams.find((s) => s.codec_type === type);
 
 /** One decoded RGB frame at `seconds`. */
 export function frameAt(file: string, seconds: number, width: number, height: number): Buffer {
-  const raw = execFileSync("ffmpeg", ["-v", "error", "-ss", String(seconds), "-i", file, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", `${width}x${height}`, "-"], { maxBuffer: 64 * 1024 * 1024 });
+  const raw = execFileSync(
+    "ffmpeg",
+    [
+      "-v",
+      "error",
+      "-ss",
+      String(seconds),
+      "-i",
+      file,
+      "-frames:v",
+      "1",
+      "-f",
+      "rawvideo",
+      "-pix_fmt",
+      "rgb24",
+      "-s",
+      `${width}x${height}`,
+      "-",
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
   expect(raw.length).toBe(width * height * 3);
   return raw;
 }
@@ -122,7 +174,21 @@ export function markPixels(file: string): { corner: number; elsewhere: number } 
 
 /** Overall RMS level in dB of the audio of `file` after `filter` (ffmpeg astats). */
 export function rmsDb(file: string, filter = "anull"): number {
-  const run = spawnSync("ffmpeg", ["-v", "info", "-i", file, "-af", `${filter},astats=measure_overall=RMS_level:measure_perchannel=none`, "-f", "null", "-"], { encoding: "utf8" });
+  const run = spawnSync(
+    "ffmpeg",
+    [
+      "-v",
+      "info",
+      "-i",
+      file,
+      "-af",
+      `${filter},astats=measure_overall=RMS_level:measure_perchannel=none`,
+      "-f",
+      "null",
+      "-",
+    ],
+    { encoding: "utf8" },
+  );
   const match = /RMS level dB: (-?[\d.]+|-inf)/.exec(run.stderr);
   if (!match) throw new Error(`no RMS level in ffmpeg output: ${run.stderr.slice(-500)}`);
   return match[1] === "-inf" ? -Infinity : Number(match[1]);
@@ -139,7 +205,11 @@ export function generate(name: string, args: string[]): string {
  * Until the browser sees `mailed` (a locator) in the dev outbox at `outboxUrl`, read again after
  * each load: the mail leaves after the answer that sends it.
  */
-export async function untilMailed(page: { goto(url: string): Promise<unknown> }, outboxUrl: string, mailed: { count(): Promise<number> }): Promise<void> {
+export async function untilMailed(
+  page: { goto(url: string): Promise<unknown> },
+  outboxUrl: string,
+  mailed: { count(): Promise<number> },
+): Promise<void> {
   await eventually(
     async () => {
       await page.goto(outboxUrl);

@@ -12,7 +12,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/client";
+import {
+  Client,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+  type OAuthClientProvider,
+} from "@modelcontextprotocol/client";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ffprobe, untilMailed } from "./client";
@@ -23,7 +28,11 @@ const mastodon = inject("mastodonBaseUrl");
 const fixtures = inject("fixtureBaseUrl");
 const shots = path.resolve(import.meta.dirname, "../../test-artifacts/screens");
 
-type Result = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+type Result = {
+  isError?: boolean;
+  structuredContent?: Record<string, any>;
+  content: { type: string; text?: string }[];
+};
 
 /** What an assistant keeps between the steps of its OAuth connection. */
 class AssistantAuth implements OAuthClientProvider {
@@ -33,7 +42,13 @@ class AssistantAuth implements OAuthClientProvider {
   private verifier = "";
   constructor(readonly redirectUrl: string) {}
   get clientMetadata() {
-    return { client_name: "E2E Assistant", redirect_uris: [this.redirectUrl], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
+    return {
+      client_name: "E2E Assistant",
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
   }
   clientInformation() {
     return this.client;
@@ -66,10 +81,20 @@ beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   // The assistant's redirect target: a page on this machine, as a desktop client's.
-  callbackServer = createServer((_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("You can close this window."));
+  callbackServer = createServer((_req, res) =>
+    res.writeHead(200, { "content-type": "text/plain" }).end("You can close this window."),
+  );
   await new Promise<void>((resolve) => callbackServer.listen(0, "127.0.0.1", resolve));
   callbackUrl = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
 });
@@ -84,7 +109,9 @@ describe("assistant connector end to end", () => {
     const mcpUrl = new URL(`${base}/api/mcp`);
     const auth = new AssistantAuth(callbackUrl);
     const first = new Client({ name: "e2e-assistant", version: "1.0.0" });
-    await expect(first.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: auth }))).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(
+      first.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: auth })),
+    ).rejects.toBeInstanceOf(UnauthorizedError);
     expect(auth.authorizationUrl?.pathname).toBe("/authorize");
 
     // The person: a new account, then the authorization page the assistant opened.
@@ -119,9 +146,19 @@ describe("assistant connector end to end", () => {
 
     const client = new Client({ name: "e2e-assistant", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: auth }));
-    const call = (name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<Result>;
+    const call = (name: string, args: Record<string, unknown> = {}) =>
+      client.callTool({ name, arguments: args }) as Promise<Result>;
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(["extract_audio", "upload_from_url", "get_job", "get_balance", "create_post", "create_approval_link"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "extract_audio",
+        "upload_from_url",
+        "get_job",
+        "get_balance",
+        "create_post",
+        "create_approval_link",
+      ]),
+    );
 
     // A paid tool on a URL upload; the result downloaded and probed.
     const upload = await call("upload_from_url", { url: `${fixtures}/clip.mp4` });
@@ -145,11 +182,25 @@ describe("assistant connector end to end", () => {
     expect(refused.isError).toBe(true);
     // An error fits no output schema: its data is JSON text, with no structuredContent.
     expect(refused.structuredContent).toBeUndefined();
-    expect(JSON.parse(refused.content[0].text!)).toMatchObject({ code: "insufficient_credits", balance: 97, required: 250, billingUrl: `${base}/app/billing` });
+    expect(JSON.parse(refused.content[0].text!)).toMatchObject({
+      code: "insufficient_credits",
+      balance: 97,
+      required: 250,
+      billingUrl: `${base}/app/billing`,
+    });
 
     // A brand, a post with the clip, approval by the client in the browser, publication at its time.
-    const brand = await call("create_brand", { name: "Studio Nord", timeZone: "Europe/Paris", requiresApproval: true, channels: [{ network: "mastodon", instanceUrl: mastodon, accessToken: "mastodon-test-token" }] });
-    const post = await call("create_post", { brandId: brand.structuredContent!.brandId, text: `Teaser ${Date.now()}`, media: { uploadId: upload.structuredContent!.uploadId } });
+    const brand = await call("create_brand", {
+      name: "Studio Nord",
+      timeZone: "Europe/Paris",
+      requiresApproval: true,
+      channels: [{ network: "mastodon", instanceUrl: mastodon, accessToken: "mastodon-test-token" }],
+    });
+    const post = await call("create_post", {
+      brandId: brand.structuredContent!.brandId,
+      text: `Teaser ${Date.now()}`,
+      media: { uploadId: upload.structuredContent!.uploadId },
+    });
     const postId = post.structuredContent!.postId;
     await call("submit_post", { postId });
     const link = await call("create_approval_link", { postId });
@@ -165,18 +216,29 @@ describe("assistant connector end to end", () => {
     await reviewer.close();
 
     await call("schedule_post", { postId, scheduledAt: new Date(Date.now() + 2000).toISOString() });
-    const state = await eventually(async () => (await call("get_post", { postId })).structuredContent!.state, (read) => read === "published", {
-      timeoutMs: 30_000,
-      intervalMs: 250,
-      what: "the post published",
-    });
+    const state = await eventually(
+      async () => (await call("get_post", { postId })).structuredContent!.state,
+      (read) => read === "published",
+      {
+        timeoutMs: 30_000,
+        intervalMs: 250,
+        what: "the post published",
+      },
+    );
     expect(state).toBe("published");
-    const statuses = (await (await fetch(`${mastodon}/_test/statuses`)).json()) as { content: string; media_attachments: unknown[] }[];
+    const statuses = (await (await fetch(`${mastodon}/_test/statuses`)).json()) as {
+      content: string;
+      media_attachments: unknown[];
+    }[];
     const mine = statuses.filter((s) => s.content.includes(post.structuredContent!.text));
     expect(mine).toHaveLength(1);
     expect(mine[0].media_attachments).toHaveLength(1);
     const stats = await call("get_brand_stats", { brandId: brand.structuredContent!.brandId });
-    expect(stats.structuredContent).toMatchObject({ postsByState: { published: 1 }, publishedByNetwork: { mastodon: 1 }, approval: { reviewed: 1 } });
+    expect(stats.structuredContent).toMatchObject({
+      postsByState: { published: 1 },
+      publishedByNetwork: { mastodon: 1 },
+      approval: { reviewed: 1 },
+    });
 
     await page.goto(`${base}/app/posts`);
     expect(await page.locator(`tr[data-post-id="${postId}"]`).innerText()).toContain("Inès");

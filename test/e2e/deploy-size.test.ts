@@ -26,7 +26,9 @@ function dryRun(config: string) {
   const match = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(run.stdout);
   expect(match, run.stdout).not.toBeNull();
   const files = readdirSync(outdir);
-  const scriptBytes = files.filter((file) => file.endsWith(".js")).reduce((sum, file) => sum + statSync(path.join(outdir, file)).size, 0);
+  const scriptBytes = files
+    .filter((file) => file.endsWith(".js"))
+    .reduce((sum, file) => sum + statSync(path.join(outdir, file)).size, 0);
   return { bytes: Number(match![1]) * 1024, gzipBytes: Number(match![2]) * 1024, scriptBytes, files, log: run.stdout };
 }
 
@@ -45,7 +47,9 @@ describe("deployable Workers", () => {
 
   it("the media Worker carries ffmpeg.wasm within the limits, its fonts as assets", () => {
     const media = dryRun("wrangler.media.jsonc");
-    console.log(`media Worker: ${(media.bytes / 1024).toFixed(0)} KiB, gzip ${(media.gzipBytes / 1024).toFixed(0)} KiB, script ${(media.scriptBytes / 1024).toFixed(0)} KiB`);
+    console.log(
+      `media Worker: ${(media.bytes / 1024).toFixed(0)} KiB, gzip ${(media.gzipBytes / 1024).toFixed(0)} KiB, script ${(media.scriptBytes / 1024).toFixed(0)} KiB`,
+    );
     expect(media.files.some((file) => file.endsWith(".wasm"))).toBe(true);
     expect(media.files.some((file) => file.endsWith(".ttf"))).toBe(false);
     expect(media.log).toMatch(/env\.FONTS\s+Assets/);

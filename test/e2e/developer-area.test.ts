@@ -21,7 +21,15 @@ beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
   browser = await chromium.launch({
     executablePath,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 });
 afterAll(async () => {
@@ -32,7 +40,10 @@ const shot = (page: Page, name: string) => page.screenshot({ path: path.join(sho
 
 async function apiAccount(key: string) {
   const response = await fetch(`${base}/api/v1/account`, { headers: { authorization: `Bearer ${key}` } });
-  return { status: response.status, body: (await response.json()) as { balance?: number; email?: string; error?: { message: string } } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { balance?: number; email?: string; error?: { message: string } },
+  };
 }
 
 /** Webhooks are delivered before the checkout page redirects back, but allow for a slow machine. */
@@ -117,7 +128,9 @@ describe("developer area in a browser", () => {
     await shot(page, "06-stripe-checkout");
     await page.click('button:has-text("Pay")');
     await page.waitForURL(/\/app\/billing\?checkout=success/);
-    expect(await page.locator(".notice.ok").innerText()).toContain("Back from checkout. Once Stripe confirms the payment");
+    expect(await page.locator(".notice.ok").innerText()).toContain(
+      "Back from checkout. Once Stripe confirms the payment",
+    );
     await waitForText(page, `${base}/app`, '[data-testid="balance"]', "10,100");
     expect(await page.getByTestId("purchased-credits").innerText()).toBe("10,100");
     await page.goto(`${base}/app/ledger?kind=purchase`);
@@ -152,7 +165,10 @@ describe("developer area in a browser", () => {
     expect(await page.getByTestId("current-plan").innerText()).toContain("moves to Solo");
 
     // Other pages render.
-    for (const [name, pathname] of [["10-jobs", "/app/jobs"], ["11-voice", "/app/voice"]] as const) {
+    for (const [name, pathname] of [
+      ["10-jobs", "/app/jobs"],
+      ["11-voice", "/app/voice"],
+    ] as const) {
       await page.goto(`${base}${pathname}`);
       await shot(page, name);
     }
@@ -178,7 +194,9 @@ describe("developer area in a browser", () => {
     expect(await phone.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
     const detail = (await phone.locator("tbody tr td:nth-child(6)").first().boundingBox())!;
     expect(detail.x + detail.width).toBeLessThanOrEqual(390);
-    expect(await phone.evaluate(`getComputedStyle(document.querySelector("tbody td:nth-child(6)"), "::before").content`)).toBe('"Detail"');
+    expect(
+      await phone.evaluate(`getComputedStyle(document.querySelector("tbody td:nth-child(6)"), "::before").content`),
+    ).toBe('"Detail"');
     await shot(phone, "15-phone-ledger");
     await phone.close();
 

@@ -20,8 +20,14 @@ const scratch = mkdtempSync(path.join(tmpdir(), "e2e-merge-rate-"));
 function markedClip(rate: string, duration: number, at: number): string[] {
   const end = at + 0.13;
   return [
-    "-f", "lavfi", "-i", `color=c=black:size=160x120:rate=${rate}:duration=${duration},drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='between(t,${at},${end})'`,
-    "-f", "lavfi", "-i", `aevalsrc='if(between(t,${at},${end}),0.5*sin(2*PI*1000*t),0)':s=48000:d=${duration}`,
+    "-f",
+    "lavfi",
+    "-i",
+    `color=c=black:size=160x120:rate=${rate}:duration=${duration},drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='between(t,${at},${end})'`,
+    "-f",
+    "lavfi",
+    "-i",
+    `aevalsrc='if(between(t,${at},${end}),0.5*sin(2*PI*1000*t),0)':s=48000:d=${duration}`,
   ];
 }
 
@@ -31,8 +37,12 @@ function lateAudioClip(rate: string, duration: number, at: number, late: number)
   const end = at + 0.13;
   return [
     ...picture,
-    "-itsoffset", String(late),
-    "-f", "lavfi", "-i", `aevalsrc='if(between(t+${late},${at},${end}),0.5*sin(2*PI*1000*t),0)':s=48000:d=${duration - late}`,
+    "-itsoffset",
+    String(late),
+    "-f",
+    "lavfi",
+    "-i",
+    `aevalsrc='if(between(t+${late},${at},${end}),0.5*sin(2*PI*1000*t),0)':s=48000:d=${duration - late}`,
   ];
 }
 
@@ -45,14 +55,33 @@ interface Streams {
 }
 
 function probe(file: string): Streams & { video: Streams["streams"][number]; audio: Streams["streams"][number] } {
-  const probed = JSON.parse(execFileSync("ffprobe", ["-v", "error", "-show_format", "-show_streams", "-of", "json", file], { encoding: "utf8" })) as Streams;
-  return { ...probed, video: probed.streams.find((s) => s.codec_type === "video")!, audio: probed.streams.find((s) => s.codec_type === "audio")! };
+  const probed = JSON.parse(
+    execFileSync("ffprobe", ["-v", "error", "-show_format", "-show_streams", "-of", "json", file], {
+      encoding: "utf8",
+    }),
+  ) as Streams;
+  return {
+    ...probed,
+    video: probed.streams.find((s) => s.codec_type === "video")!,
+    audio: probed.streams.find((s) => s.codec_type === "audio")!,
+  };
 }
 
 /** Start time of each run of white frames (mean luma over 128; a gap over 0.1 s starts a new run). */
 function flashStarts(file: string): number[] {
   const log = path.join(scratch, `${path.basename(file)}.yavg.txt`);
-  execFileSync("ffmpeg", ["-v", "error", "-i", file, "-an", "-vf", `signalstats,metadata=mode=print:key=lavfi.signalstats.YAVG:file=${log}`, "-f", "null", "-"]);
+  execFileSync("ffmpeg", [
+    "-v",
+    "error",
+    "-i",
+    file,
+    "-an",
+    "-vf",
+    `signalstats,metadata=mode=print:key=lavfi.signalstats.YAVG:file=${log}`,
+    "-f",
+    "null",
+    "-",
+  ]);
   const white: number[] = [];
   let time = Number.NaN;
   for (const line of readFileSync(log, "utf8").split("\n")) {
@@ -67,7 +96,27 @@ function flashStarts(file: string): number[] {
 /** Start time of each beep: samples over a third of the peak after at least 0.1 s below it. */
 function beepStarts(file: string, audioStart: number): number[] {
   const rate = 48_000;
-  const raw = execFileSync("ffmpeg", ["-v", "error", "-i", file, "-map", "0:a:0", "-ac", "1", "-ar", String(rate), "-f", "s16le", "-c:a", "pcm_s16le", "-"], { maxBuffer: 64 * 1024 * 1024 });
+  const raw = execFileSync(
+    "ffmpeg",
+    [
+      "-v",
+      "error",
+      "-i",
+      file,
+      "-map",
+      "0:a:0",
+      "-ac",
+      "1",
+      "-ar",
+      String(rate),
+      "-f",
+      "s16le",
+      "-c:a",
+      "pcm_s16le",
+      "-",
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
   const samples = new Int16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2);
   const peak = samples.reduce((max, s) => Math.max(max, Math.abs(s)), 0);
   const starts: number[] = [];
@@ -81,7 +130,12 @@ function beepStarts(file: string, audioStart: number): number[] {
 }
 
 /** Merges the uploads and checks rate, duration and the markers; returns the measured offsets. */
-async function mergeAndCheck(client: Client, first: { uploadId: string; durationSeconds: number }, second: { uploadId: string; durationSeconds: number }, secondMarkerAt: number) {
+async function mergeAndCheck(
+  client: Client,
+  first: { uploadId: string; durationSeconds: number },
+  second: { uploadId: string; durationSeconds: number },
+  secondMarkerAt: number,
+) {
   const file = await download(client, await runTool(client, "merge", { uploadIds: [first.uploadId, second.uploadId] }));
   const out = probe(file);
   expect(out.video.r_frame_rate).toBe("25/1");
@@ -121,7 +175,11 @@ describe("merge of a 25 fps input then a 30 fps input", () => {
 
   it("a recorder WebM at 25 fps (no duration in its headers, probed by the backend) + MP4 at 30 fps", async () => {
     // Written to a pipe as MediaRecorder does: no Duration, no Cues; the backend's full read times it.
-    const recorded = execFileSync("ffmpeg", ["-v", "error", ...markedClip("25", 2.2, 1), ...VP8_OPUS, "-f", "webm", "pipe:1"], { maxBuffer: 64 * 1024 * 1024 });
+    const recorded = execFileSync(
+      "ffmpeg",
+      ["-v", "error", ...markedClip("25", 2.2, 1), ...VP8_OPUS, "-f", "webm", "pipe:1"],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
     const recorder = path.join(scratch, "recorder25.webm");
     writeFileSync(recorder, recorded);
     const first = await upload(client, recorder);
@@ -154,7 +212,10 @@ describe("merge of a 25 fps input then a 30 fps input", () => {
 describe("convert to AVI, whose tracks all start at zero", () => {
   it("pads an audio track that starts after the picture instead of pulling it forward", async () => {
     const client = await newClient(inject("e2eMainUrl"));
-    const late = await upload(client, generate("late-audio-avi.mp4", [...lateAudioClip("25", 2.5, 1, 0.48), ...H264_AAC]));
+    const late = await upload(
+      client,
+      generate("late-audio-avi.mp4", [...lateAudioClip("25", 2.5, 1, 0.48), ...H264_AAC]),
+    );
     const file = await download(client, await runTool(client, "convert", { uploadId: late.uploadId, format: "avi" }));
     const out = probe(file);
     const [flash] = flashStarts(file);

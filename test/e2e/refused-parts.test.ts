@@ -44,14 +44,27 @@ describe("resumable upload parts refused with a large body", () => {
     expect(opened.status).toBe(200);
     const { uploadId, partSize } = (await opened.json()) as { uploadId: string; partSize: number };
     const part = (n: number | string, body: BodyInit) =>
-      fetch(`${client.base}/api/v1/uploads/multipart/${uploadId}/parts/${n}`, { method: "PUT", headers: client.auth, body, duplex: "half" } as RequestInit);
+      fetch(`${client.base}/api/v1/uploads/multipart/${uploadId}/parts/${n}`, {
+        method: "PUT",
+        headers: client.auth,
+        body,
+        duplex: "half",
+      } as RequestInit);
     for (let round = 0; round < 3; round++) {
-      await expectRefused(await part(1, new Uint8Array(10_000_000)), /must be exactly 16777216 bytes \(Content-Length says 10000000\)/);
+      await expectRefused(
+        await part(1, new Uint8Array(10_000_000)),
+        /must be exactly 16777216 bytes \(Content-Length says 10000000\)/,
+      );
       await expectRefused(await part(0, new Uint8Array(partSize)), /partNumber/);
       await expectRefused(await part(99, new Uint8Array(partSize)), /partNumber/);
-      await expectRefused(await part(3, chunked(12 * MiB)), /part 3 must be exactly 8388608 bytes; the body was shorter or longer/);
+      await expectRefused(
+        await part(3, chunked(12 * MiB)),
+        /part 3 must be exactly 8388608 bytes; the body was shorter or longer/,
+      );
     }
-    const session = (await (await fetch(`${client.base}/api/v1/uploads/multipart/${uploadId}`, { headers: client.auth })).json()) as { parts: unknown[] };
+    const session = (await (
+      await fetch(`${client.base}/api/v1/uploads/multipart/${uploadId}`, { headers: client.auth })
+    ).json()) as { parts: unknown[] };
     expect(session.parts).toEqual([]);
   });
 });

@@ -28,7 +28,11 @@ async function uploadBytes(client: Client, bytes: Uint8Array, name: string) {
 }
 
 const postJson = (client: Client, route: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${client.base}/api/v1/${route}`, { method: "POST", headers: { ...client.auth, "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  fetch(`${client.base}/api/v1/${route}`, {
+    method: "POST",
+    headers: { ...client.auth, "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
 
 describe("a header cannot set the price (native ffmpeg and the speech engines)", () => {
   const forged: [string, (bytes: Uint8Array) => Uint8Array][] = [
@@ -72,7 +76,11 @@ describe("test keys", () => {
     const statuses: number[] = [];
     for (let i = 0; i < 50; i++) {
       const key = keys[i % 2]!;
-      const response = await postJson(key, "trim", { uploadId: key === keys[0] ? tone.uploadId : other.uploadId, start: 0, end: 0.2 });
+      const response = await postJson(key, "trim", {
+        uploadId: key === keys[0] ? tone.uploadId : other.uploadId,
+        start: 0,
+        end: 0.2,
+      });
       await response.body?.cancel();
       statuses.push(response.status);
     }
@@ -85,10 +93,23 @@ describe("test keys", () => {
 
   it("are at most 20 unrevoked keys per account, live and test together", async () => {
     const client = await newClient(inject("e2eMainUrl"), 0);
-    for (let i = 1; i < 20; i++) expect((await fetch(`${client.base}/api/admin/accounts/${client.accountId}/keys?mode=test`, { method: "POST", headers: ADMIN })).status).toBe(200);
-    const refused = await fetch(`${client.base}/api/admin/accounts/${client.accountId}/keys`, { method: "POST", headers: ADMIN });
+    for (let i = 1; i < 20; i++)
+      expect(
+        (
+          await fetch(`${client.base}/api/admin/accounts/${client.accountId}/keys?mode=test`, {
+            method: "POST",
+            headers: ADMIN,
+          })
+        ).status,
+      ).toBe(200);
+    const refused = await fetch(`${client.base}/api/admin/accounts/${client.accountId}/keys`, {
+      method: "POST",
+      headers: ADMIN,
+    });
     expect(refused.status).toBe(400);
-    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/at most 20 unrevoked API keys/);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
+      /at most 20 unrevoked API keys/,
+    );
   });
 
   it("cannot pass their two-minute cap with a header", async () => {
@@ -118,7 +139,11 @@ class Browser {
     return response;
   }
   post(pathname: string, form: Record<string, string>) {
-    return this.request(pathname, { method: "POST", headers: { origin: this.base, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(form) });
+    return this.request(pathname, {
+      method: "POST",
+      headers: { origin: this.base, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(form),
+    });
   }
 }
 
@@ -133,7 +158,9 @@ describe("an email belongs to whoever can read it", () => {
     const nonce = page.match(/name="nonce" value="([^"]+)"/)![1]!;
     const key = await stranger.post("/app/keys", { name: "mine now", mode: "live", nonce });
     expect(key.status).toBe(400);
-    expect((await stranger.post("/app/webhooks", { url: "https://attacker.example/hook", mode: "live" })).status).toBe(400);
+    expect((await stranger.post("/app/webhooks", { url: "https://attacker.example/hook", mode: "live" })).status).toBe(
+      400,
+    );
     expect((await stranger.post("/app/billing/checkout", { offer: "pack_10k" })).status).toBe(400);
 
     // The owner asks for a reset and reads it in the mailbox (the dev outbox).
@@ -142,7 +169,9 @@ describe("an email belongs to whoever can read it", () => {
     const link = await eventually(
       async () => {
         const outbox = await (await owner.request("/app/dev/outbox")).text();
-        return [...outbox.matchAll(/href="(http[^"]+\/app\/reset\/[^"]+)"/g)].map((m) => m[1]!).find((href) => outbox.includes(email));
+        return [...outbox.matchAll(/href="(http[^"]+\/app\/reset\/[^"]+)"/g)]
+          .map((m) => m[1]!)
+          .find((href) => outbox.includes(email));
       },
       (found) => found !== undefined,
       { timeoutMs: 10_000, intervalMs: 100, what: `a reset link mailed to ${email}` },
@@ -165,7 +194,11 @@ describe("an email belongs to whoever can read it", () => {
  * ECONNRESET when the server answers early and closes): headers first with the length stated, or a
  * chunked body written until the answer comes. Returns the answer and how much was written.
  */
-async function sendHuge(base: string, route: string, stated: boolean): Promise<{ status: number; body: string; written: number }> {
+async function sendHuge(
+  base: string,
+  route: string,
+  stated: boolean,
+): Promise<{ status: number; body: string; written: number }> {
   // When the server's reset overtakes its answer in the kernel, the answer is lost to the client
   // (TCP drops unread data on RST): a client then sends again, and so does this one, at most twice.
   for (let attempt = 1; ; attempt++) {
@@ -178,13 +211,27 @@ async function sendHuge(base: string, route: string, stated: boolean): Promise<{
   }
 }
 
-function sendHugeOnce(base: string, route: string, stated: boolean): Promise<{ status: number; body: string; written: number }> {
+function sendHugeOnce(
+  base: string,
+  route: string,
+  stated: boolean,
+): Promise<{ status: number; body: string; written: number }> {
   const total = 20_000_000;
   const url = new URL(route, base);
   return new Promise((resolve, reject) => {
     let written = 0;
     let answered = false;
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: base, ...(stated ? { "content-length": String(total) } : {}) } });
+    const req = http.request({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        origin: base,
+        ...(stated ? { "content-length": String(total) } : {}),
+      },
+    });
     req.on("response", (res) => {
       answered = true;
       let body = "";
@@ -210,7 +257,13 @@ function sendHugeOnce(base: string, route: string, stated: boolean): Promise<{ s
 }
 
 describe("no body is read before it is bounded", () => {
-  for (const route of ["/app/login", "/internal/jobs/job_x/callback", "/api/webhooks/stripe", "/api/integrations/engagement", "/oauth/register"]) {
+  for (const route of [
+    "/app/login",
+    "/internal/jobs/job_x/callback",
+    "/api/webhooks/stripe",
+    "/api/integrations/engagement",
+    "/oauth/register",
+  ]) {
     it(`answers 413 to 20 MB on ${route}, stated or streamed, long before the end`, async () => {
       const base = inject("e2eMainUrl");
       const stated = await sendHuge(base, route, true);
@@ -219,7 +272,9 @@ describe("no body is read before it is bounded", () => {
       expect(stated.written).toBe(0);
       const streamed = await sendHuge(base, route, false);
       expect(streamed.status).toBe(413);
-      expect(JSON.parse(streamed.body)).toMatchObject({ error: { code: "invalid_request", message: expect.stringMatching(/^The request body is larger than /) } });
+      expect(JSON.parse(streamed.body)).toMatchObject({
+        error: { code: "invalid_request", message: expect.stringMatching(/^The request body is larger than /) },
+      });
       expect(streamed.written).toBeLessThan(4_000_000);
     });
   }
@@ -241,7 +296,10 @@ describe("a job the service accepts can finish", () => {
   it("finishes a 2.5-hour subtitles job it accepted (its deadline stays within the backend protocol's cap)", async () => {
     const client = await newClient(inject("e2eForcedBackendUrl"), 5_000);
     const upload = await uploadBytes(client, forgeMp4Duration(fixture("clip.mp4"), 2.5 * 3600), "long.mp4");
-    const job = await runTool(client, "subtitles", { uploadId: upload.uploadId, srtContent: "1\n00:00:00,000 --> 00:00:02,000\nHello\n" });
+    const job = await runTool(client, "subtitles", {
+      uploadId: upload.uploadId,
+      srtContent: "1\n00:00:00,000 --> 00:00:02,000\nHello\n",
+    });
     // 150 minutes at 20 credits: billed on what the header states (an overstatement costs its sender).
     expect(job.creditsUsed).toBe(3000);
     expect(job.status, job.error).toBe("completed");
@@ -252,13 +310,24 @@ describe("a job the service accepts can finish", () => {
 function startBackend(env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.join(root, "backend/src/server.ts")], {
     cwd: path.join(root, "backend"),
-    env: { ...process.env, PORT: String(inject("e2eNoBackendBackendPort")), HOST: "127.0.0.1", BACKEND_SECRET: inject("e2eBackendSecret"), FONTS_DIR: path.join(root, "assets/fonts"), ALLOW_PRIVATE_URLS: "true", ...env },
+    env: {
+      ...process.env,
+      PORT: String(inject("e2eNoBackendBackendPort")),
+      HOST: "127.0.0.1",
+      BACKEND_SECRET: inject("e2eBackendSecret"),
+      FONTS_DIR: path.join(root, "assets/fonts"),
+      ALLOW_PRIVATE_URLS: "true",
+      ...env,
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   return eventually(
     async () => {
       if (child.exitCode !== null) throw new Error(`backend did not start: it exited with ${child.exitCode}`);
-      return fetch(`http://127.0.0.1:${inject("e2eNoBackendBackendPort")}/v1/health`).then((response) => response.ok, () => false);
+      return fetch(`http://127.0.0.1:${inject("e2eNoBackendBackendPort")}/v1/health`).then(
+        (response) => response.ok,
+        () => false,
+      );
     },
     (ok) => ok,
     { timeoutMs: 30_000, intervalMs: 200, what: "the backend to start" },
@@ -266,21 +335,37 @@ function startBackend(env: Record<string, string> = {}): Promise<ChildProcess> {
 }
 
 async function jobStatus(client: Client, jobId: string) {
-  return (await (await fetch(`${client.base}/api/v1/jobs/${jobId}`, { headers: client.auth })).json()) as { status: string; error?: string };
+  return (await (await fetch(`${client.base}/api/v1/jobs/${jobId}`, { headers: client.auth })).json()) as {
+    status: string;
+    error?: string;
+  };
 }
 
 /** Until the job is processing and the `nobackend` stack's backend holds it (GET /v1/jobs/:id answers). */
 async function heldByBackend(client: Client, jobId: string): Promise<void> {
-  await eventually(() => jobStatus(client, jobId), (job) => job.status === "processing", { timeoutMs: 10_000, what: `job ${jobId} processing` });
+  await eventually(
+    () => jobStatus(client, jobId),
+    (job) => job.status === "processing",
+    { timeoutMs: 10_000, what: `job ${jobId} processing` },
+  );
   // A convert is one ffmpeg stage, whose backend job id is the job's own.
   const backendJob = () =>
-    fetch(`http://127.0.0.1:${inject("e2eNoBackendBackendPort")}/v1/jobs/${jobId}`, { headers: { authorization: `Bearer ${inject("e2eBackendSecret")}` } }).then((response) => response.status);
-  await eventually(backendJob, (status) => status === 200, { timeoutMs: 10_000, what: `the backend to hold job ${jobId}` });
+    fetch(`http://127.0.0.1:${inject("e2eNoBackendBackendPort")}/v1/jobs/${jobId}`, {
+      headers: { authorization: `Bearer ${inject("e2eBackendSecret")}` },
+    }).then((response) => response.status);
+  await eventually(backendJob, (status) => status === 200, {
+    timeoutMs: 10_000,
+    what: `the backend to hold job ${jobId}`,
+  });
 }
 
 /** Until the job leaves processing, within two minutes. */
 function ended(client: Client, jobId: string) {
-  return eventually(() => jobStatus(client, jobId), (job) => job.status !== "processing", { timeoutMs: 120_000, intervalMs: 500, what: `job ${jobId} to leave processing` });
+  return eventually(
+    () => jobStatus(client, jobId),
+    (job) => job.status !== "processing",
+    { timeoutMs: 120_000, intervalMs: 500, what: `job ${jobId} to leave processing` },
+  );
 }
 
 describe("nothing stuck", () => {
@@ -295,7 +380,9 @@ describe("nothing stuck", () => {
     // Every job waits 60 s on this backend before it starts: it is running when the backend dies.
     const slow = await startBackend({ FAULT_SLOW_RATE: "1", FAULT_SLOW_MS: "60000" });
     started.push(slow);
-    const envelope = (await (await postJson(client, "convert", { uploadId: clip.uploadId, format: "webm" })).json()) as { jobId: string; creditsUsed: number };
+    const envelope = (await (
+      await postJson(client, "convert", { uploadId: clip.uploadId, format: "webm" })
+    ).json()) as { jobId: string; creditsUsed: number };
     expect(envelope.creditsUsed).toBe(1);
     await heldByBackend(client, envelope.jobId);
     slow.kill("SIGKILL");
@@ -311,13 +398,17 @@ describe("nothing stuck", () => {
     // Killed and started again at once: the new backend does not know the job, which is sent again.
     const second = await startBackend({ FAULT_SLOW_RATE: "1", FAULT_SLOW_MS: "60000" });
     started.push(second);
-    const again = (await (await postJson(client, "convert", { uploadId: clip.uploadId, format: "webm" })).json()) as { jobId: string };
+    const again = (await (await postJson(client, "convert", { uploadId: clip.uploadId, format: "webm" })).json()) as {
+      jobId: string;
+    };
     await heldByBackend(client, again.jobId);
     second.kill("SIGKILL");
     const restartedAt = Date.now();
     started.push(await startBackend());
     const resent = await ended(client, again.jobId);
-    console.log(`security: job ${resent.status} ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after its backend restarted`);
+    console.log(
+      `security: job ${resent.status} ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after its backend restarted`,
+    );
     expect(resent.status, resent.error).toBe("completed");
     expect(await balance(client)).toBe(99);
   }, 300_000);
@@ -333,10 +424,19 @@ function stripeSigned(event: unknown) {
 describe("money follows time", () => {
   it("gives each API key its own Idempotency-Key scope", async () => {
     const client = await newClient(inject("e2eMainUrl"), 100);
-    const other = { ...client, auth: { authorization: `Bearer ${((await (await fetch(`${client.base}/api/admin/accounts/${client.accountId}/keys`, { method: "POST", headers: ADMIN })).json()) as { apiKey: string }).apiKey}` } };
+    const other = {
+      ...client,
+      auth: {
+        authorization: `Bearer ${((await (await fetch(`${client.base}/api/admin/accounts/${client.accountId}/keys`, { method: "POST", headers: ADMIN })).json()) as { apiKey: string }).apiKey}`,
+      },
+    };
     const tone = await uploadBytes(client, fixture("tone.wav"), "tone.wav");
-    const first = (await (await postJson(client, "extract-audio", { uploadId: tone.uploadId }, { "idempotency-key": "shared" })).json()) as { jobId: string };
-    const second = (await (await postJson(other, "extract-audio", { uploadId: tone.uploadId }, { "idempotency-key": "shared" })).json()) as { jobId: string };
+    const first = (await (
+      await postJson(client, "extract-audio", { uploadId: tone.uploadId }, { "idempotency-key": "shared" })
+    ).json()) as { jobId: string };
+    const second = (await (
+      await postJson(other, "extract-audio", { uploadId: tone.uploadId }, { "idempotency-key": "shared" })
+    ).json()) as { jobId: string };
     expect(second.jobId).not.toBe(first.jobId);
     expect((await fetch(`${client.base}/api/v1/jobs/${second.jobId}`, { headers: other.auth })).status).toBe(200);
   });
@@ -345,8 +445,19 @@ describe("money follows time", () => {
     const base = inject("e2eMainUrl");
     const client = await newClient(base, 0);
     const send = async (type: string, object: unknown) => {
-      const { body, signature } = stripeSigned({ id: `evt_${Date.now()}_${Math.random().toString(36).slice(2)}`, object: "event", type, created: Math.floor(Date.now() / 1000), livemode: false, data: { object } });
-      const response = await fetch(`${base}/api/webhooks/stripe`, { method: "POST", headers: { "content-type": "application/json", "stripe-signature": signature }, body });
+      const { body, signature } = stripeSigned({
+        id: `evt_${Date.now()}_${Math.random().toString(36).slice(2)}`,
+        object: "event",
+        type,
+        created: Math.floor(Date.now() / 1000),
+        livemode: false,
+        data: { object },
+      });
+      const response = await fetch(`${base}/api/webhooks/stripe`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "stripe-signature": signature },
+        body,
+      });
       expect(response.status).toBe(200);
     };
     const subscription = `sub_e2e_${Date.now()}`;
@@ -358,17 +469,38 @@ describe("money follows time", () => {
       status: "paid",
       currency: "eur",
       amount_paid: 3900,
-      parent: { type: "subscription_details", subscription_details: { subscription, metadata: { account_id: client.accountId, plan: "pro" } } },
-      lines: { object: "list", data: [{ id: `il_${id}`, amount: 3900, period: { start: periodStart, end: periodStart + 30 * 86400 } }] },
+      parent: {
+        type: "subscription_details",
+        subscription_details: { subscription, metadata: { account_id: client.accountId, plan: "pro" } },
+      },
+      lines: {
+        object: "list",
+        data: [{ id: `il_${id}`, amount: 3900, period: { start: periodStart, end: periodStart + 30 * 86400 } }],
+      },
     });
     // Read by the operator: on Solo the account's keys have no REST access.
-    const audit = async () => (await (await fetch(`${base}/api/admin/accounts/${client.accountId}/audit`, { headers: ADMIN })).json()) as { balance: number; ledgerTotal: number; consistent: boolean };
+    const audit = async () =>
+      (await (await fetch(`${base}/api/admin/accounts/${client.accountId}/audit`, { headers: ADMIN })).json()) as {
+        balance: number;
+        ledgerTotal: number;
+        consistent: boolean;
+      };
     await send("invoice.paid", invoice(`in_a_${start}`, start));
     expect((await audit()).balance).toBe(9000);
     await send("customer.subscription.deleted", { id: subscription, object: "subscription", status: "canceled" });
     expect((await audit()).balance).toBe(300);
     await send("invoice.paid", invoice(`in_b_${start}`, start + 30 * 86400));
-    await send("checkout.session.completed", { id: `cs_${start}`, object: "checkout.session", mode: "subscription", status: "complete", payment_status: "paid", customer: "cus_e2e", client_reference_id: client.accountId, metadata: { account_id: client.accountId }, subscription });
+    await send("checkout.session.completed", {
+      id: `cs_${start}`,
+      object: "checkout.session",
+      mode: "subscription",
+      status: "complete",
+      payment_status: "paid",
+      customer: "cus_e2e",
+      client_reference_id: client.accountId,
+      metadata: { account_id: client.accountId },
+      subscription,
+    });
     const after = await audit();
     expect(after.balance).toBe(300);
     expect(after.ledgerTotal).toBe(300);
@@ -381,14 +513,22 @@ describe("outbound URLs", () => {
     const client = await newClient(inject("e2eMainUrl"), 0);
     for (const [body, why] of [
       [{ name: "Acme", timeZone: "UTC", webhookUrl: "http://example.com/hook" }, /webhookUrl: only https/],
-      [{ name: "Acme", timeZone: "UTC", webhookUrl: "https://user:secret@example.com/hook" }, /webhookUrl: credentials/],
-      [{ name: "Acme", timeZone: "UTC", channels: [{ network: "webhook", url: "http://example.com/post" }] }, /channels\.0\.url: only https/],
+      [
+        { name: "Acme", timeZone: "UTC", webhookUrl: "https://user:secret@example.com/hook" },
+        /webhookUrl: credentials/,
+      ],
+      [
+        { name: "Acme", timeZone: "UTC", channels: [{ network: "webhook", url: "http://example.com/post" }] },
+        /channels\.0\.url: only https/,
+      ],
     ] as const) {
       const response = await postJson(client, "brands", body);
       expect(response.status).toBe(400);
       expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(why);
     }
-    const brands = (await (await fetch(`${client.base}/api/v1/brands`, { headers: client.auth })).json()) as { brands: unknown[] };
+    const brands = (await (await fetch(`${client.base}/api/v1/brands`, { headers: client.auth })).json()) as {
+      brands: unknown[];
+    };
     expect(brands.brands).toEqual([]);
   });
 });
@@ -404,9 +544,13 @@ describe("URL uploads through the backend, which connects to the address it chec
     expect(body.durationSeconds).toBeCloseTo(2.5, 1);
     const refused = await postJson(client, "uploads", { url: "http://127.0.0.1:9/nothing-listens-here.mp4" });
     expect(refused.status).toBe(400);
-    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/^url: the download failed/);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
+      /^url: the download failed/,
+    );
     const missing = await postJson(client, "uploads", { url: url.replace("clip.mp4", "no-such-file.mp4") });
-    expect(((await missing.json()) as { error: { message: string } }).error.message).toMatch(/^url: refused, the server answered HTTP 404/);
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toMatch(
+      /^url: refused, the server answered HTTP 404/,
+    );
   });
 });
 

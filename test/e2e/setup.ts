@@ -63,20 +63,30 @@ function keepTail(child: ChildProcess, label: string): () => string {
   return () => tail;
 }
 
-async function startWorkerOnce(name: string, port: number, vars: Record<string, string>, stateDir: string): Promise<ChildProcess[]> {
+async function startWorkerOnce(
+  name: string,
+  port: number,
+  vars: Record<string, string>,
+  stateDir: string,
+): Promise<ChildProcess[]> {
   // The API and the media Worker as two processes sharing the state (scripts/local-workers.ts).
   const mediaPort = await freePort();
   const tails = { api: () => "", media: () => "" };
   const spawned: ChildProcess[] = [];
   try {
-    const { api } = await startLocalWorkers({ port, mediaPort, stateDir, registryDir: path.join(stateDir, "registry"), vars }, (which, child) => {
-      spawned.push(child);
-      tails[which] = keepTail(child, which === "api" ? name : `${name}/media`);
-    });
+    const { api } = await startLocalWorkers(
+      { port, mediaPort, stateDir, registryDir: path.join(stateDir, "registry"), vars },
+      (which, child) => {
+        spawned.push(child);
+        tails[which] = keepTail(child, which === "api" ? name : `${name}/media`);
+      },
+    );
     await waitFor(`http://127.0.0.1:${port}/api/v1/openapi.json`, api, `wrangler dev (${name})`);
   } catch (error) {
     for (const child of spawned) child.kill("SIGTERM");
-    throw new Error(`${(error as Error).message}\n--- ${name} printed:\n${tails.api()}\n--- ${name}/media printed:\n${tails.media()}`);
+    throw new Error(
+      `${(error as Error).message}\n--- ${name} printed:\n${tails.api()}\n--- ${name}/media printed:\n${tails.media()}`,
+    );
   }
   return spawned;
 }
@@ -86,9 +96,18 @@ async function startWorkerOnce(name: string, port: number, vars: Record<string, 
  * with what the processes printed and tried once more (the media Worker on a new port; the
  * API keeps its port, which its URLs name).
  */
-async function startWorker(name: string, port: number, vars: Record<string, string>, stateDir: string): Promise<ChildProcess[]> {
+async function startWorker(
+  name: string,
+  port: number,
+  vars: Record<string, string>,
+  stateDir: string,
+): Promise<ChildProcess[]> {
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
-  const migrate = spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir], { cwd: root, env, encoding: "utf8" });
+  const migrate = spawnSync(
+    process.execPath,
+    [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir],
+    { cwd: root, env, encoding: "utf8" },
+  );
   if (migrate.status !== 0) throw new Error(`migrations for ${name} failed: ${migrate.stderr}`);
   try {
     return await startWorkerOnce(name, port, vars, stateDir);
@@ -107,7 +126,14 @@ export default async function setup(project: TestProject) {
   const backendPort = await freePort();
   const backend = spawn(process.execPath, [path.join(root, "backend/src/server.ts")], {
     cwd: path.join(root, "backend"),
-    env: { ...process.env, PORT: String(backendPort), HOST: "127.0.0.1", BACKEND_SECRET, FONTS_DIR: path.join(root, "assets/fonts"), ALLOW_PRIVATE_URLS: "true" },
+    env: {
+      ...process.env,
+      PORT: String(backendPort),
+      HOST: "127.0.0.1",
+      BACKEND_SECRET,
+      FONTS_DIR: path.join(root, "assets/fonts"),
+      ALLOW_PRIVATE_URLS: "true",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   backend.stderr?.on("data", (chunk: Buffer) => process.env.E2E_VERBOSE && process.stderr.write(`[backend] ${chunk}`));
@@ -116,49 +142,80 @@ export default async function setup(project: TestProject) {
 
   // Job webhooks: a signing key, and retries after 1 and 2 s instead of 30 s ... 12 h.
   // AUTH_SECRET also derives the result download capabilities (src/services/media-jobs/downloads.ts).
-  const common = { ADMIN_TOKEN, BACKEND_SECRET, AUTH_SECRET: "e2e-auth-secret", ALLOW_PRIVATE_URLS: "true", WEBHOOK_SIGNING_KEY: "e2e-webhook-signing-key", WEBHOOK_RETRY_SCHEDULE: "1,2" };
+  const common = {
+    ADMIN_TOKEN,
+    BACKEND_SECRET,
+    AUTH_SECRET: "e2e-auth-secret",
+    ALLOW_PRIVATE_URLS: "true",
+    WEBHOOK_SIGNING_KEY: "e2e-webhook-signing-key",
+    WEBHOOK_RETRY_SCHEDULE: "1,2",
+  };
   const mainPort = await freePort();
   const deadPort = await freePort();
   const noBackendPort = await freePort();
   const forcedPort = await freePort();
   const wasmPort = await freePort();
   // The developer area of `main` pays through this local Stripe, which sends it signed webhooks.
-  const stripe = await startLocalStripe({ secretKey: STRIPE.STRIPE_SECRET_KEY, webhookSecret: STRIPE.STRIPE_WEBHOOK_SECRET, webhookUrl: `http://127.0.0.1:${mainPort}/api/webhooks/stripe` });
+  const stripe = await startLocalStripe({
+    secretKey: STRIPE.STRIPE_SECRET_KEY,
+    webhookSecret: STRIPE.STRIPE_WEBHOOK_SECRET,
+    webhookUrl: `http://127.0.0.1:${mainPort}/api/webhooks/stripe`,
+  });
   const started = await Promise.all([
-    startWorker("main", mainPort, {
-      ...common,
-      BACKEND_URL: `http://127.0.0.1:${backendPort}`,
-      PUBLIC_BASE_URL: `http://127.0.0.1:${mainPort}`,
-      // Copies and audio fit; any video re-encode (>= 55 MiB of wasm heap) goes to the backend.
-      WASM_MEMORY_BUDGET_BYTES: String(48 * 1024 * 1024),
-      ...STRIPE,
-      STRIPE_API_BASE: stripe.url,
-      DEV_MODE: "true",
-      SIGNUP_CREDITS: "100",
-    }, path.join(stateDir, "main")),
-    startWorker("nobackend", noBackendPort, {
-      ...common,
-      BACKEND_URL: `http://127.0.0.1:${deadPort}`,
-      PUBLIC_BASE_URL: `http://127.0.0.1:${noBackendPort}`,
-      WASM_MEMORY_BUDGET_BYTES: String(48 * 1024 * 1024),
-    }, path.join(stateDir, "nobackend")),
-    startWorker("forced", forcedPort, {
-      ...common,
-      BACKEND_URL: `http://127.0.0.1:${backendPort}`,
-      PUBLIC_BASE_URL: `http://127.0.0.1:${forcedPort}`,
-      // Every command on native ffmpeg: the jobs the router sends there when inputs are large.
-      MEDIA_ENGINE: "backend",
-      // And through presigned S3 URLs on the R2 emulation's S3 API, production's transfer path
-      // (the other stacks hand the backend URLs the Worker serves).
-      ...localPresignedR2Vars(forcedPort),
-    }, path.join(stateDir, "forced")),
-    startWorker("wasm", wasmPort, {
-      ...common,
-      PUBLIC_BASE_URL: `http://127.0.0.1:${wasmPort}`,
-      // Every command on ffmpeg.wasm, no backend at all: to compare both engines on one input
-      // where the router would pick the backend (clean-audio of more than a few seconds).
-      MEDIA_ENGINE: "wasm",
-    }, path.join(stateDir, "wasm")),
+    startWorker(
+      "main",
+      mainPort,
+      {
+        ...common,
+        BACKEND_URL: `http://127.0.0.1:${backendPort}`,
+        PUBLIC_BASE_URL: `http://127.0.0.1:${mainPort}`,
+        // Copies and audio fit; any video re-encode (>= 55 MiB of wasm heap) goes to the backend.
+        WASM_MEMORY_BUDGET_BYTES: String(48 * 1024 * 1024),
+        ...STRIPE,
+        STRIPE_API_BASE: stripe.url,
+        DEV_MODE: "true",
+        SIGNUP_CREDITS: "100",
+      },
+      path.join(stateDir, "main"),
+    ),
+    startWorker(
+      "nobackend",
+      noBackendPort,
+      {
+        ...common,
+        BACKEND_URL: `http://127.0.0.1:${deadPort}`,
+        PUBLIC_BASE_URL: `http://127.0.0.1:${noBackendPort}`,
+        WASM_MEMORY_BUDGET_BYTES: String(48 * 1024 * 1024),
+      },
+      path.join(stateDir, "nobackend"),
+    ),
+    startWorker(
+      "forced",
+      forcedPort,
+      {
+        ...common,
+        BACKEND_URL: `http://127.0.0.1:${backendPort}`,
+        PUBLIC_BASE_URL: `http://127.0.0.1:${forcedPort}`,
+        // Every command on native ffmpeg: the jobs the router sends there when inputs are large.
+        MEDIA_ENGINE: "backend",
+        // And through presigned S3 URLs on the R2 emulation's S3 API, production's transfer path
+        // (the other stacks hand the backend URLs the Worker serves).
+        ...localPresignedR2Vars(forcedPort),
+      },
+      path.join(stateDir, "forced"),
+    ),
+    startWorker(
+      "wasm",
+      wasmPort,
+      {
+        ...common,
+        PUBLIC_BASE_URL: `http://127.0.0.1:${wasmPort}`,
+        // Every command on ffmpeg.wasm, no backend at all: to compare both engines on one input
+        // where the router would pick the backend (clean-audio of more than a few seconds).
+        MEDIA_ENGINE: "wasm",
+      },
+      path.join(stateDir, "wasm"),
+    ),
   ]);
   children.push(...started.flat());
   project.provide("e2eForcedBackendUrl", `http://127.0.0.1:${forcedPort}`);

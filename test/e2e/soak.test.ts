@@ -15,7 +15,14 @@ describe("fault campaign (short)", () => {
       concurrency: 6,
       minutes: 6,
       killEverySeconds: 20,
-      faults: { slow: 0.1, callbackDrop: 0.1, callbackDuplicate: 0.2, queueRedeliver: 0.3, runnerReset: 0.1, r2PutFail: 0.1 },
+      faults: {
+        slow: 0.1,
+        callbackDrop: 0.1,
+        callbackDuplicate: 0.2,
+        queueRedeliver: 0.3,
+        runnerReset: 0.1,
+        r2PutFail: 0.1,
+      },
       log: () => {},
     });
     console.log(`soak (short): ${JSON.stringify(report)}`);

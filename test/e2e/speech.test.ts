@@ -7,7 +7,22 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { parseText } from "media-captions";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { balance, download, ffprobe, frameAt, generate, markPixels, newClient, pixel, rmsDb, runTool, stream, testKeyOf, upload, type Client } from "./client";
+import {
+  balance,
+  download,
+  ffprobe,
+  frameAt,
+  generate,
+  markPixels,
+  newClient,
+  pixel,
+  rmsDb,
+  runTool,
+  stream,
+  testKeyOf,
+  upload,
+  type Client,
+} from "./client";
 
 const SENTENCE = "the quick brown fox jumps over the lazy dog";
 let client: Client;
@@ -16,7 +31,11 @@ let speechWav: string;
 /** Word error rate by edit distance over words. */
 function wordErrorRate(reference: string, hypothesis: string): number {
   const ref = reference.toLowerCase().split(/\s+/).filter(Boolean);
-  const hyp = hypothesis.toLowerCase().replace(/[^a-z' ]/g, " ").split(/\s+/).filter(Boolean);
+  const hyp = hypothesis
+    .toLowerCase()
+    .replace(/[^a-z' ]/g, " ")
+    .split(/\s+/)
+    .filter(Boolean);
   const d = Array.from({ length: ref.length + 1 }, (_, i) => [i, ...Array(hyp.length).fill(0)]);
   for (let j = 1; j <= hyp.length; j++) d[0][j] = j;
   for (let i = 1; i <= ref.length; i++) {
@@ -64,10 +83,42 @@ describe("text-to-speech and transcription", () => {
   });
 
   it("times words against the picture when the audio track starts after it", async () => {
-    const srtOf = async (file: string) => (await parseText(await transcribe(await upload(client, file), { format: "srt", srtSplitMode: "mot" }), { type: "srt", strict: true })).cues;
+    const srtOf = async (file: string) =>
+      (
+        await parseText(await transcribe(await upload(client, file), { format: "srt", srtSplitMode: "mot" }), {
+          type: "srt",
+          strict: true,
+        })
+      ).cues;
     const video = ["-f", "lavfi", "-i", "color=c=black:size=160x120:rate=25:duration=6"];
-    const onTime = generate("speech-on-time.mp4", [...video, "-i", speechWav, "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac"]);
-    const late = generate("speech-late.mp4", [...video, "-itsoffset", "0.8", "-i", speechWav, "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac"]);
+    const onTime = generate("speech-on-time.mp4", [
+      ...video,
+      "-i",
+      speechWav,
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
+      "-c:a",
+      "aac",
+    ]);
+    const late = generate("speech-late.mp4", [
+      ...video,
+      "-itsoffset",
+      "0.8",
+      "-i",
+      speechWav,
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
+      "-c:a",
+      "aac",
+    ]);
     const [first] = await srtOf(onTime);
     const [firstLate] = await srtOf(late);
     // The same first word, 0.8 s later in the video (within a recogniser frame or two).
@@ -91,7 +142,10 @@ describe("text-to-speech and transcription", () => {
   it("gives four distinct voices", async () => {
     const medians: Record<string, number> = {};
     for (const voice of ["lea", "camille", "thomas", "gilles"]) {
-      const file = await download(client, await runTool(client, "text-to-speech", { text: "Bonjour, ceci est un essai de voix.", voice }));
+      const file = await download(
+        client,
+        await runTool(client, "text-to-speech", { text: "Bonjour, ceci est un essai de voix.", voice }),
+      );
       medians[voice] = medianPitch(file);
     }
     expect(Math.min(medians.lea, medians.camille)).toBeGreaterThan(Math.max(medians.thomas, medians.gilles) + 30);
@@ -102,7 +156,9 @@ describe("text-to-speech and transcription", () => {
 
 /** Median fundamental frequency (Hz) of voiced frames, by autocorrelation on 16 kHz mono PCM. */
 function medianPitch(file: string): number {
-  const raw = execFileSync("ffmpeg", ["-v", "error", "-i", file, "-ac", "1", "-ar", "16000", "-f", "s16le", "-"], { maxBuffer: 64 * 1024 * 1024 });
+  const raw = execFileSync("ffmpeg", ["-v", "error", "-i", file, "-ac", "1", "-ar", "16000", "-f", "s16le", "-"], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const samples = new Int16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2);
   const frame = 640;
   const pitches: number[] = [];
@@ -128,7 +184,21 @@ function medianPitch(file: string): number {
 
 /** A black 320x240 video whose sound is the spoken sentence. */
 function talkingVideo(): string {
-  return generate("talking.mp4", ["-f", "lavfi", "-i", "color=c=black:size=320x240:rate=25", "-i", speechWav, "-shortest", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac"]);
+  return generate("talking.mp4", [
+    "-f",
+    "lavfi",
+    "-i",
+    "color=c=black:size=320x240:rate=25",
+    "-i",
+    speechWav,
+    "-shortest",
+    "-c:v",
+    "libx264",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "aac",
+  ]);
 }
 
 describe("video speech tools", () => {
@@ -191,12 +261,23 @@ describe("test-mode keys on the speech tools", () => {
     expect(Number(wavProbe.format.duration)).toBeGreaterThan(1.5);
 
     const spoken = await upload(key, wav);
-    const text = readFileSync(await download(key, await runTool(key, "transcribe", { uploadId: spoken.uploadId, language: "en" })), "utf8");
+    const text = readFileSync(
+      await download(key, await runTool(key, "transcribe", { uploadId: spoken.uploadId, language: "en" })),
+      "utf8",
+    );
     // Marked throughout: every line starts with [TEST]; the words are still recognised under it.
     const lines = text.trim().split("\n");
     expect(lines.every((line) => line.startsWith("[TEST] "))).toBe(true);
-    expect(wordErrorRate(SENTENCE, lines.map((line) => line.slice("[TEST] ".length)).join(" "))).toBeLessThanOrEqual(0.5);
-    const srt = readFileSync(await download(key, await runTool(key, "transcribe", { uploadId: spoken.uploadId, language: "en", format: "srt" })), "utf8");
+    expect(wordErrorRate(SENTENCE, lines.map((line) => line.slice("[TEST] ".length)).join(" "))).toBeLessThanOrEqual(
+      0.5,
+    );
+    const srt = readFileSync(
+      await download(
+        key,
+        await runTool(key, "transcribe", { uploadId: spoken.uploadId, language: "en", format: "srt" }),
+      ),
+      "utf8",
+    );
     const { cues, errors } = await parseText(srt, { type: "srt", strict: true });
     expect(errors).toEqual([]);
     // The beep of the test key's spoken file sits in its pauses: the phrases may run together.
@@ -204,7 +285,10 @@ describe("test-mode keys on the speech tools", () => {
     expect(cues.every((cue) => cue.text.startsWith("[TEST] "))).toBe(true);
 
     const talking = await upload(key, talkingVideo());
-    const changed = await download(key, await runTool(key, "voice-change", { uploadId: talking.uploadId, voice: "lea", language: "en" }));
+    const changed = await download(
+      key,
+      await runTool(key, "voice-change", { uploadId: talking.uploadId, voice: "lea", language: "en" }),
+    );
     const probe = ffprobe(changed);
     expect(probe.format.tags?.comment).toBe("TEST");
     expect(stream(probe, "video")!.codec_name).toBe("h264");

@@ -12,7 +12,30 @@ import { generate, newClient } from "./client";
 
 function streamedWebm(): string {
   // Written to a pipe, as MediaRecorder does: no Duration element, no Cues.
-  const bytes = execFileSync("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=3", "-f", "lavfi", "-i", "sine=duration=3", "-shortest", "-c:v", "libvpx", "-c:a", "libopus", "-f", "webm", "pipe:1"], { maxBuffer: 64 * 1024 * 1024 });
+  const bytes = execFileSync(
+    "ffmpeg",
+    [
+      "-v",
+      "error",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=160x120:rate=25:duration=3",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=duration=3",
+      "-shortest",
+      "-c:v",
+      "libvpx",
+      "-c:a",
+      "libopus",
+      "-f",
+      "webm",
+      "pipe:1",
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
   const file = path.join(tmpdir(), `recorder-${Date.now()}.webm`);
   writeFileSync(file, bytes);
   return file;
@@ -22,12 +45,26 @@ async function uploadRaw(base: string, auth: { authorization: string }, file: st
   const form = new FormData();
   form.append("file", new Blob([readFileSync(file)]), path.basename(file));
   const response = await fetch(`${base}/api/v1/uploads`, { method: "POST", headers: auth, body: form });
-  return { status: response.status, body: (await response.json()) as { durationSeconds?: number; error?: { message: string } } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { durationSeconds?: number; error?: { message: string } },
+  };
 }
 
 describe("uploads the headers cannot time", () => {
   const recorder = streamedWebm();
-  const fragmented = generate("fragmented.mp4", ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2.5", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "frag_keyframe+empty_moov"]);
+  const fragmented = generate("fragmented.mp4", [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=160x120:rate=25:duration=2.5",
+    "-c:v",
+    "libx264",
+    "-pix_fmt",
+    "yuv420p",
+    "-movflags",
+    "frag_keyframe+empty_moov",
+  ]);
 
   it("are measured by the backend", async () => {
     const client = await newClient(inject("e2eMainUrl"));

@@ -30,7 +30,9 @@ function verify(secret: string, headers: Received["headers"], body: string): boo
   const id = String(headers["webhook-id"] ?? "");
   const timestamp = String(headers["webhook-timestamp"] ?? "");
   if (!id || Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return false;
-  const expected = createHmac("sha256", Buffer.from(secret.slice("whsec_".length), "base64")).update(`${id}.${timestamp}.${body}`).digest();
+  const expected = createHmac("sha256", Buffer.from(secret.slice("whsec_".length), "base64"))
+    .update(`${id}.${timestamp}.${body}`)
+    .digest();
   return String(headers["webhook-signature"] ?? "")
     .split(" ")
     .some((entry) => {
@@ -67,19 +69,29 @@ async function secretOf(client: Client): Promise<string> {
 }
 
 interface Log {
-  deliveries: { id: string; event: string; status: string; attempts: { attempt: number; responseStatus: number | null; error: string | null }[] }[];
+  deliveries: {
+    id: string;
+    event: string;
+    status: string;
+    attempts: { attempt: number; responseStatus: number | null; error: string | null }[];
+  }[];
 }
 
 async function logOnceDelivered(client: Client, jobId: string, timeoutMs = 30_000): Promise<Log> {
   return eventually(
-    async () => (await (await fetch(`${client.base}/api/v1/jobs/${jobId}/webhooks`, { headers: client.auth })).json()) as Log,
+    async () =>
+      (await (await fetch(`${client.base}/api/v1/jobs/${jobId}/webhooks`, { headers: client.auth })).json()) as Log,
     (log) => log.deliveries[0]?.status === "delivered",
     { timeoutMs, intervalMs: 300, what: `job ${jobId}'s webhook delivered` },
   );
 }
 
 async function jobIdOf(client: Client, tool: string, body: unknown): Promise<string> {
-  const response = await fetch(`${client.base}/api/v1/${tool}`, { method: "POST", headers: { ...client.auth, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${client.base}/api/v1/${tool}`, {
+    method: "POST",
+    headers: { ...client.auth, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const envelope = (await response.json()) as { jobId: string };
   expect(response.status, JSON.stringify(envelope)).toBe(200);
   return envelope.jobId;
@@ -94,20 +106,34 @@ describe("job webhooks", () => {
     const job = await runTool(client, "extract-audio", { uploadId: clip.uploadId, webhookUrl });
     expect(job.status).toBe("completed");
 
-    const attempts = await eventually(() => received.filter((r) => r.path === "/completed"), (found) => found.length >= 2, { timeoutMs: 30_000, intervalMs: 200, what: "two attempts at /completed" });
+    const attempts = await eventually(
+      () => received.filter((r) => r.path === "/completed"),
+      (found) => found.length >= 2,
+      { timeoutMs: 30_000, intervalMs: 200, what: "two attempts at /completed" },
+    );
     expect(attempts).toHaveLength(2);
     expect(attempts.every((a) => a.verified)).toBe(true);
     expect(attempts[0].headers["webhook-id"]).toBe(attempts[1].headers["webhook-id"]);
     expect(attempts[0].body).toBe(attempts[1].body);
-    const payload = JSON.parse(attempts[1].body) as { type: string; timestamp: string; data: { jobId: string; status: string; result?: { url: string } } };
+    const payload = JSON.parse(attempts[1].body) as {
+      type: string;
+      timestamp: string;
+      data: { jobId: string; status: string; result?: { url: string } };
+    };
     expect(payload.type).toBe("job.completed");
-    const status = await (await fetch(`${client.base}/api/v1/jobs/${payload.data.jobId}`, { headers: client.auth })).json();
+    const status = await (
+      await fetch(`${client.base}/api/v1/jobs/${payload.data.jobId}`, { headers: client.auth })
+    ).json();
     expect(payload.data).toEqual(status);
     expect(payload.data.result?.url).toMatch(/^\/api\/download\//);
 
     const log = await logOnceDelivered(client, payload.data.jobId);
     expect(log.deliveries).toHaveLength(1);
-    expect(log.deliveries[0]).toMatchObject({ event: "job.completed", status: "delivered", id: attempts[0].headers["webhook-id"] });
+    expect(log.deliveries[0]).toMatchObject({
+      event: "job.completed",
+      status: "delivered",
+      id: attempts[0].headers["webhook-id"],
+    });
     expect(log.deliveries[0].attempts.map((a) => [a.attempt, a.responseStatus])).toEqual([
       [1, 500],
       [2, 200],
@@ -132,7 +158,10 @@ describe("job webhooks", () => {
     const attempts = received.filter((r) => r.path === "/failed");
     expect(attempts.length).toBe(2);
     expect(attempts.every((a) => a.verified)).toBe(true);
-    const payload = JSON.parse(attempts[1].body) as { type: string; data: { jobId: string; status: string; error: string } };
+    const payload = JSON.parse(attempts[1].body) as {
+      type: string;
+      data: { jobId: string; status: string; error: string };
+    };
     expect(payload).toMatchObject({ type: "job.failed", data: { jobId, status: "failed" } });
     expect(payload.data.error).toMatch(/refunded/);
   });

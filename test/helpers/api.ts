@@ -14,7 +14,11 @@ export function call(path: string, init: RequestInit = {}, base = BASE): Promise
 }
 
 export function postJson(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return call(path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  return call(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 export interface TestAccount {
@@ -87,11 +91,22 @@ export async function expectLedgerConsistent(account: TestAccount): Promise<void
   expect(row!.purchased_total).toBe(row!.purchased_credits);
 }
 
-export async function callTool(account: TestAccount, tool: string, body: unknown, headers: Record<string, string> = {}) {
+export async function callTool(
+  account: TestAccount,
+  tool: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
   return postJson(`/api/v1/${tool}`, body, { ...account.auth, ...headers });
 }
 
-type JobStatus = { jobId: string; status: string; progress: null; result?: { url: string; filename: string }; error?: string };
+type JobStatus = {
+  jobId: string;
+  status: string;
+  progress: null;
+  result?: { url: string; filename: string };
+  error?: string;
+};
 
 /**
  * Polls the job until it ends (the queue consumer and Durable Object really run), four times a

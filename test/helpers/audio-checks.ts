@@ -135,7 +135,8 @@ export function monoSamples(wav: WavInfo, channel = 0): Float32Array {
 function windowOf(samples: ArrayLike<number>, sampleRate: number, from: number, to: number): [number, number] {
   const start = Math.max(0, Math.round(from * sampleRate));
   const end = Math.min(samples.length, Math.round(to * sampleRate));
-  if (end - start < 2) throw new RangeError(`window ${from}-${to} s is outside the ${samples.length / sampleRate} s of audio`);
+  if (end - start < 2)
+    throw new RangeError(`window ${from}-${to} s is outside the ${samples.length / sampleRate} s of audio`);
   return [start, end];
 }
 
@@ -153,7 +154,13 @@ export function rmsDb(samples: ArrayLike<number>, sampleRate: number, from: numb
  * Level (dBFS RMS) of the sine at `frequency` between `from` and `to` seconds (Goertzel over the
  * window, Hann-weighted so that noise and other tones leak little into it).
  */
-export function toneLevelDb(samples: ArrayLike<number>, sampleRate: number, frequency: number, from: number, to: number): number {
+export function toneLevelDb(
+  samples: ArrayLike<number>,
+  sampleRate: number,
+  frequency: number,
+  from: number,
+  to: number,
+): number {
   const [start, end] = windowOf(samples, sampleRate, from, to);
   const n = end - start;
   const coefficient = 2 * Math.cos((2 * Math.PI * frequency) / sampleRate);
@@ -171,13 +178,18 @@ export function toneLevelDb(samples: ArrayLike<number>, sampleRate: number, freq
   return decibels(amplitude ** 2 / 2);
 }
 
-
 /**
  * Level (dB, relative: compare bands or files with each other) of each frequency band
  * `[low, high)` Hz between `from` and `to` seconds: the power spectrum of Hann-windowed 4096-sample
  * blocks, half overlapped, summed per band.
  */
-export function bandLevelsDb(samples: ArrayLike<number>, sampleRate: number, from: number, to: number, bands: [number, number][]): number[] {
+export function bandLevelsDb(
+  samples: ArrayLike<number>,
+  sampleRate: number,
+  from: number,
+  to: number,
+  bands: [number, number][],
+): number[] {
   const [start, end] = windowOf(samples, sampleRate, from, to);
   const size = 4096;
   const power = new Float64Array(size / 2);
@@ -196,13 +208,19 @@ export function bandLevelsDb(samples: ArrayLike<number>, sampleRate: number, fro
   if (blocks === 0) throw new RangeError(`window ${from}-${to} s is shorter than one ${size}-sample block`);
   return bands.map(([low, high]) => {
     let sum = 0;
-    for (let k = Math.ceil((low * size) / sampleRate); k < Math.min(size / 2, (high * size) / sampleRate); k++) sum += power[k]!;
+    for (let k = Math.ceil((low * size) / sampleRate); k < Math.min(size / 2, (high * size) / sampleRate); k++)
+      sum += power[k]!;
     return decibels(sum / blocks / size);
   });
 }
 
 /** Voice-to-noise ratio (dB): RMS of the voice window over RMS of the noise-only window. */
-export function voiceToNoiseDb(samples: ArrayLike<number>, sampleRate: number, voice: [number, number], noise: [number, number]): number {
+export function voiceToNoiseDb(
+  samples: ArrayLike<number>,
+  sampleRate: number,
+  voice: [number, number],
+  noise: [number, number],
+): number {
   return rmsDb(samples, sampleRate, ...voice) - rmsDb(samples, sampleRate, ...noise);
 }
 
@@ -213,7 +231,8 @@ export function makeWav(p: { seconds: number; sampleRate: number; channels: numb
   const dataBytes = frames * blockAlign;
   const bytes = new Uint8Array(44 + dataBytes);
   const view = new DataView(bytes.buffer);
-  const ascii = (offset: number, text: string) => [...text].forEach((ch, i) => view.setUint8(offset + i, ch.charCodeAt(0)));
+  const ascii = (offset: number, text: string) =>
+    [...text].forEach((ch, i) => view.setUint8(offset + i, ch.charCodeAt(0)));
   ascii(0, "RIFF");
   view.setUint32(4, 36 + dataBytes, true);
   ascii(8, "WAVEfmt ");

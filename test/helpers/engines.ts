@@ -38,6 +38,8 @@ export function skipUnlessEngine(engine: Engine, available: boolean): boolean {
   if (ci && allowance === undefined) {
     throw new Error(`${engine} is missing and CI=true: CI must run these tests. Install ${ENGINES[engine]}.`);
   }
-  console.warn(`skipping the tests that need ${engine} (missing: ${ENGINES[engine]})${allowance ? `; CI may lack it: ${allowance}` : ""}`);
+  console.warn(
+    `skipping the tests that need ${engine} (missing: ${ENGINES[engine]})${allowance ? `; CI may lack it: ${allowance}` : ""}`,
+  );
   return true;
 }

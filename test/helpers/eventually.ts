@@ -39,8 +39,14 @@ export async function eventually<T>(
       failure = error;
     }
     if (Date.now() >= deadline) {
-      const why = failure === undefined ? "" : `\nlast assertion: ${failure instanceof Error ? failure.message : String(failure)}`;
-      throw new Error(`eventually: ${what} not met within ${timeoutMs} ms (${reads} reads); last value: ${show(value)}${why}`, failure === undefined ? undefined : { cause: failure });
+      const why =
+        failure === undefined
+          ? ""
+          : `\nlast assertion: ${failure instanceof Error ? failure.message : String(failure)}`;
+      throw new Error(
+        `eventually: ${what} not met within ${timeoutMs} ms (${reads} reads); last value: ${show(value)}${why}`,
+        failure === undefined ? undefined : { cause: failure },
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }

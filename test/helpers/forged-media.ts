@@ -96,7 +96,8 @@ export function forgeMp4Dimensions(bytes: Uint8Array, width: number, height: num
 function vint(bytes: Uint8Array, at: number, keepMarker: boolean): { length: number; value: number; unknown: boolean } {
   const first = bytes[at] ?? 0;
   const length = Math.clz32(first) - 23;
-  if (first === 0 || length > 8 || at + length > bytes.length) throw new Error(`forged-media: invalid EBML number at byte ${at}`);
+  if (first === 0 || length > 8 || at + length > bytes.length)
+    throw new Error(`forged-media: invalid EBML number at byte ${at}`);
   let value = keepMarker ? first : first & (0xff >> length);
   let unknown = (first & (0xff >> length)) === 0xff >> length;
   for (let i = 1; i < length; i++) {
@@ -143,7 +144,8 @@ export function forgeMatroskaDuration(bytes: Uint8Array, claimedSeconds: number)
   let timestampScale = 1_000_000;
   let duration: Element | undefined;
   for (const element of elements(copy, info.payload, info.end)) {
-    if (element.id === 0x2ad7b1) timestampScale = copy.subarray(element.payload, element.end).reduce((value, byte) => value * 256 + byte, 0);
+    if (element.id === 0x2ad7b1)
+      timestampScale = copy.subarray(element.payload, element.end).reduce((value, byte) => value * 256 + byte, 0);
     if (element.id === 0x4489) duration = element;
   }
   if (!duration) throw new Error("forged-media: no Matroska Duration element found in Segment Info");
@@ -176,7 +178,10 @@ export function forgeMp3Duration(bytes: Uint8Array, claimedSeconds: number): Uin
   const copy = bytes.slice();
   const data = view(copy);
   // An ID3v2 tag first: 10-byte header, syncsafe size, and a 10-byte footer when flagged.
-  let frame = ascii(copy, 0, 3) === "ID3" ? 10 + ((copy[6]! << 21) | (copy[7]! << 14) | (copy[8]! << 7) | copy[9]!) + (copy[5]! & 0x10 ? 10 : 0) : 0;
+  let frame =
+    ascii(copy, 0, 3) === "ID3"
+      ? 10 + ((copy[6]! << 21) | (copy[7]! << 14) | (copy[8]! << 7) | copy[9]!) + (copy[5]! & 0x10 ? 10 : 0)
+      : 0;
   while (frame < copy.length && copy[frame] === 0) frame++; // padding some taggers leave
   const header = frame + 4 <= copy.length ? data.getUint32(frame) : 0;
   const versionBits = (header >>> 19) & 3; // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5

@@ -12,7 +12,11 @@ export const BASE = "http://localhost";
 const REDIRECT = "http://127.0.0.1:33418/callback";
 export const fetchAt = (path: string, init: RequestInit = {}) => call(path, init, BASE);
 
-const b64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const b64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 
 export async function pkce() {
   const verifier = b64url(crypto.getRandomValues(new Uint8Array(32)));
@@ -24,7 +28,13 @@ export async function register(name = "Test Assistant", redirect = REDIRECT) {
   const response = await fetchAt("/oauth/register", {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ client_name: name, redirect_uris: [redirect], token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] }),
+    body: JSON.stringify({
+      client_name: name,
+      redirect_uris: [redirect],
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+    }),
   });
   expect(response.status, await response.clone().text()).toBe(201);
   return ((await response.json()) as { client_id: string }).client_id;
@@ -47,8 +57,17 @@ export function authorizeUrl(clientId: string, challenge: string, state = "state
 export const initialize = (token?: string) =>
   fetchAt("/api/mcp", {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    }),
   });
 
 /** What the consent form sends: the boxes and caps as the page shows them, unless changed. */
@@ -70,7 +89,13 @@ export async function connect(name = "Test Assistant", choices: ConsentChoices =
   const handle = html.match(/name="handle" value="([^"]+)"/)![1];
   const account = html.match(/name="account" value="([^"]+)"/)![1];
   const dailyCap = choices.dailyCap ?? html.match(/name="daily_cap"[^>]*value="([^"]*)"/)![1]!;
-  const form: Record<string, string> = { handle, account, decision: "approve", daily_cap: dailyCap, call_cap: choices.callCap ?? "" };
+  const form: Record<string, string> = {
+    handle,
+    account,
+    decision: "approve",
+    daily_cap: dailyCap,
+    call_cap: choices.callCap ?? "",
+  };
   if (choices.media !== false) form.scope_media = "on";
   if (choices.social !== false) form.scope_social = "on";
   const approved = await person.client.post("/authorize", form);
@@ -90,7 +115,14 @@ export const exchangeCode = (clientId: string, code: string, verifier: string, r
   fetchAt("/oauth/token", {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirect, client_id: clientId, code_verifier: verifier, resource: `${BASE}/api/mcp` }),
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: redirect,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: `${BASE}/api/mcp`,
+    }),
   });
 
 /** A refresh at the token endpoint; `extra` adds or overrides form fields (resource, scope). */
@@ -98,12 +130,21 @@ export async function refresh(clientId: string, refreshToken: string, extra: Rec
   const response = await fetchAt("/oauth/token", {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId, ...extra }),
+    body: new URLSearchParams({
+      grant_type: "refresh_token",
+      refresh_token: refreshToken,
+      client_id: clientId,
+      ...extra,
+    }),
   });
-  const body = (await response.json()) as { access_token: string; refresh_token: string; error?: string; error_description?: string };
+  const body = (await response.json()) as {
+    access_token: string;
+    refresh_token: string;
+    error?: string;
+    error_description?: string;
+  };
   return { status: response.status, body };
 }
-
 
 /** The official MCP client, speaking to /api/mcp through the Worker's fetch handler. */
 export async function mcpClient(accessToken: string): Promise<Client> {
@@ -120,7 +161,11 @@ export async function mcpClient(accessToken: string): Promise<Client> {
  * The error a tool result carries: an `isError` result with no structuredContent (that belongs
  * to the tool's output schema, which describes successes) and `{code, message, ...}` as JSON text.
  */
-export function toolError(result: { isError?: boolean; structuredContent?: unknown; content: { type: string; text?: string }[] }) {
+export function toolError(result: {
+  isError?: boolean;
+  structuredContent?: unknown;
+  content: { type: string; text?: string }[];
+}) {
   expect(result.isError, result.content[0]?.text).toBe(true);
   expect(result.structuredContent).toBeUndefined();
   expect(result.content).toHaveLength(1);

@@ -12,7 +12,10 @@ export class WebClient {
 
   cookies = new Map<string, string>();
   /** Each client comes from its own address (documentation range), as separate people do. */
-  address = `2001:db8::${crypto.getRandomValues(new Uint16Array(3)).reduce((s, n) => `${s}:${n.toString(16)}`, "").slice(1)}`;
+  address = `2001:db8::${crypto
+    .getRandomValues(new Uint16Array(3))
+    .reduce((s, n) => `${s}:${n.toString(16)}`, "")
+    .slice(1)}`;
 
   private cookieHeader() {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
@@ -63,7 +66,12 @@ export const PASSWORD = "correct horse battery";
  * A signed-up account, its email confirmed through the link of the dev outbox as its owner would
  * (`verified: false` leaves it unconfirmed: no keys, webhooks or payments).
  */
-export async function signedUpClient(email = uniqueEmail(), password = PASSWORD, base = BASE, options: { verified?: boolean } = {}) {
+export async function signedUpClient(
+  email = uniqueEmail(),
+  password = PASSWORD,
+  base = BASE,
+  options: { verified?: boolean } = {},
+) {
   const client = new WebClient(base);
   const response = await client.post("/app/signup", { email, password });
   expect(response.status, await response.clone().text()).toBe(303);
@@ -79,7 +87,12 @@ export async function signedUpClient(email = uniqueEmail(), password = PASSWORD,
 export async function mailedLink(email: string, path: string): Promise<string> {
   const linkIn = (body: string) => body.match(new RegExp(`https?://\\S+${path.replace(/\//g, "\\/")}\\S+`))?.[0];
   const mails = await eventually(
-    async () => (await env.DB.prepare("SELECT body FROM dev_outbox WHERE to_email = ? ORDER BY created_at DESC, id DESC").bind(email).all<{ body: string }>()).results,
+    async () =>
+      (
+        await env.DB.prepare("SELECT body FROM dev_outbox WHERE to_email = ? ORDER BY created_at DESC, id DESC")
+          .bind(email)
+          .all<{ body: string }>()
+      ).results,
     (found) => found.some((mail) => linkIn(mail.body) !== undefined),
     { timeoutMs: 2_000, intervalMs: 20, what: `a mail with a ${path} link for ${email}` },
   );
@@ -91,7 +104,11 @@ export async function accountRow(accountId: string) {
 }
 
 export async function ledgerOf(accountId: string) {
-  return (await env.DB.prepare("SELECT * FROM ledger WHERE account_id = ? ORDER BY created_at, id").bind(accountId).all<Record<string, any>>()).results;
+  return (
+    await env.DB.prepare("SELECT * FROM ledger WHERE account_id = ? ORDER BY created_at, id")
+      .bind(accountId)
+      .all<Record<string, any>>()
+  ).results;
 }
 
 /** balance == sum(ledger), per bucket too. */
@@ -111,8 +128,18 @@ export async function expectLedgerMatches(accountId: string) {
 }
 
 /** Signs a webhook body as Stripe does: t=<unix s>,v1=hex(HMAC-SHA256(secret, t + "." + body)). */
-export async function stripeSignature(body: string, secret = "whsec_test_workers", timestamp = Math.floor(Date.now() / 1000)) {
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+export async function stripeSignature(
+  body: string,
+  secret = "whsec_test_workers",
+  timestamp = Math.floor(Date.now() / 1000),
+) {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${timestamp}.${body}`)));
   return `t=${timestamp},v1=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
@@ -127,6 +154,20 @@ export async function sendStripeEvent(event: unknown, signature?: string) {
 }
 
 let eventCounter = 0;
-export function stripeEvent(type: string, object: Record<string, unknown>, id = `evt_test_${Date.now()}_${eventCounter++}`) {
-  return { id, object: "event", api_version: "2026-10-28.endive", created: Math.floor(Date.now() / 1000), type, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, data: { object } };
+export function stripeEvent(
+  type: string,
+  object: Record<string, unknown>,
+  id = `evt_test_${Date.now()}_${eventCounter++}`,
+) {
+  return {
+    id,
+    object: "event",
+    api_version: "2026-10-28.endive",
+    created: Math.floor(Date.now() / 1000),
+    type,
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    data: { object },
+  };
 }

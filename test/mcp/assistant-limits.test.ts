@@ -10,12 +10,17 @@ import { fixtureBytes } from "../helpers/api";
 import { BASE, authorizeUrl, connect, mcpClient, pkce, register, toolError } from "../helpers/mcp";
 import { accountRow, signedUpClient, WebClient } from "../helpers/web";
 
-type Result = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+type Result = {
+  isError?: boolean;
+  structuredContent?: Record<string, any>;
+  content: { type: string; text?: string }[];
+};
 
 async function assistant(choices: Parameters<typeof connect>[1]) {
   const connection = await connect("Capped assistant", choices);
   const client = await mcpClient(connection.tokens.access_token);
-  const callTool = (name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<Result>;
+  const callTool = (name: string, args: Record<string, unknown> = {}) =>
+    client.callTool({ name, arguments: args }) as Promise<Result>;
   return { ...connection, callTool };
 }
 
@@ -63,7 +68,9 @@ describe("assistant scopes and spending caps", () => {
     expect(overDay.message).toMatch(/has spent 3 of the 5 credits a day/);
     expect(overDay).toMatchObject({ required: 3, dailyCap: 5, spentToday: 3 });
     expect((await accountRow(daily.person.accountId)).purchased_credits).toBe(97);
-    const jobs = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?").bind(daily.person.accountId).first<{ n: number }>();
+    const jobs = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?")
+      .bind(daily.person.accountId)
+      .first<{ n: number }>();
     expect(jobs!.n).toBe(1);
   });
 
@@ -71,7 +78,9 @@ describe("assistant scopes and spending caps", () => {
     const { callTool, person } = await assistant({ dailyCap: "3" });
     const uploadId = await uploadThroughLink(callTool);
     expect((await callTool("extract_audio", { uploadId })).isError).toBeFalsy();
-    expect(toolError(await callTool("extract_audio", { uploadId, format: "wav" })).message).toMatch(/3 of the 3 credits a day/);
+    expect(toolError(await callTool("extract_audio", { uploadId, format: "wav" })).message).toMatch(
+      /3 of the 3 credits a day/,
+    );
 
     const page = await (await person.client.get("/app/connected")).text();
     expect(page).toContain("process media, posts and publishing");
@@ -79,7 +88,11 @@ describe("assistant scopes and spending caps", () => {
     expect(page).toContain("spent today: 3");
     const grantId = page.match(/data-grant-id="([^"]+)"/)![1]!;
     // Raised to 10, publishing taken away: both at once.
-    const saved = await person.client.post(`/app/connected/${grantId}/settings`, { scope_media: "on", daily_cap: "10", call_cap: "" });
+    const saved = await person.client.post(`/app/connected/${grantId}/settings`, {
+      scope_media: "on",
+      daily_cap: "10",
+      call_cap: "",
+    });
     expect(saved.status).toBe(303);
     expect((await callTool("extract_audio", { uploadId, format: "wav" })).isError).toBeFalsy();
     expect(toolError(await callTool("list_brands")).message).toMatch(/did not allow/);
@@ -106,9 +119,20 @@ describe("assistant scopes and spending caps", () => {
     const handle = html.match(/name="handle" value="([^"]+)"/)![1]!;
     // The address stops counting as confirmed between the page and the approval.
     await env.DB.prepare("UPDATE accounts SET email_verified_at = NULL WHERE id = ?").bind(person.accountId).run();
-    const approved = await person.client.post("/authorize", { handle, account: person.accountId, decision: "approve", scope_media: "on", daily_cap: "10", call_cap: "" });
+    const approved = await person.client.post("/authorize", {
+      handle,
+      account: person.accountId,
+      decision: "approve",
+      scope_media: "on",
+      daily_cap: "10",
+      call_cap: "",
+    });
     expect(approved.status).toBe(400);
     expect(await approved.text()).toContain("Confirm your email first");
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM assistant_connections WHERE account_id = ?").bind(person.accountId).first("n")).toBe(0);
+    expect(
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM assistant_connections WHERE account_id = ?")
+        .bind(person.accountId)
+        .first("n"),
+    ).toBe(0);
   });
 });

@@ -8,11 +8,24 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { handleMcpRequest, type McpProps } from "../../src/mcp/handler";
-import { BASE, balanceOf, call, expectLedgerConsistent, fixtureBytes, newAccount, uploadFixture, type TestAccount } from "../helpers/api";
+import {
+  BASE,
+  balanceOf,
+  call,
+  expectLedgerConsistent,
+  fixtureBytes,
+  newAccount,
+  uploadFixture,
+  type TestAccount,
+} from "../helpers/api";
 import { toolError } from "../helpers/mcp";
 import { WebClient } from "../helpers/web";
 
-type Result = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+type Result = {
+  isError?: boolean;
+  structuredContent?: Record<string, any>;
+  content: { type: string; text?: string }[];
+};
 
 const MCP_URL = `${BASE}/api/mcp`;
 const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
@@ -26,38 +39,80 @@ async function answerOf<T>(response: Response): Promise<T> {
   return JSON.parse(data[0].slice(5)) as T;
 }
 
-const rpc = (props: McpProps, body: unknown) => handleMcpRequest(new Request(MCP_URL, { method: "POST", headers, body: JSON.stringify(body) }), env, props);
+const rpc = (props: McpProps, body: unknown) =>
+  handleMcpRequest(new Request(MCP_URL, { method: "POST", headers, body: JSON.stringify(body) }), env, props);
 
-async function clientFor(account: TestAccount): Promise<{ callTool: (name: string, args?: Record<string, unknown>) => Promise<Result>; client: Client }> {
+async function clientFor(
+  account: TestAccount,
+): Promise<{ callTool: (name: string, args?: Record<string, unknown>) => Promise<Result>; client: Client }> {
   const client = new Client({ name: "handler-test", version: "1.0.0" });
   const props: McpProps = { accountId: account.accountId, grantId: "grant-test", clientName: "Handler Test" };
-  const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), { fetch: (url, init) => handleMcpRequest(new Request(url, init), env, props) });
+  const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), {
+    fetch: (url, init) => handleMcpRequest(new Request(url, init), env, props),
+  });
   await client.connect(transport);
   return { client, callTool: (name, args = {}) => client.callTool({ name, arguments: args }) as Promise<Result> };
 }
 
 async function ledgerRows(account: TestAccount) {
-  return (await env.DB.prepare("SELECT id, kind, amount FROM ledger WHERE account_id = ? ORDER BY id").bind(account.accountId).all()).results;
+  return (
+    await env.DB.prepare("SELECT id, kind, amount FROM ledger WHERE account_id = ? ORDER BY id")
+      .bind(account.accountId)
+      .all()
+  ).results;
 }
 
-const mediaTools = ["subtitles", "transcribe", "clean_audio", "extract_audio", "convert", "merge", "watermark", "trim", "text_to_speech", "voice_change"];
+const mediaTools = [
+  "subtitles",
+  "transcribe",
+  "clean_audio",
+  "extract_audio",
+  "convert",
+  "merge",
+  "watermark",
+  "trim",
+  "text_to_speech",
+  "voice_change",
+];
 
 describe("handleMcpRequest", () => {
   it("answers initialize and tools/list as raw JSON-RPC, with schemas, descriptions, prices and hints", async () => {
     const account = await newAccount({ credits: 10 });
-    const init = await rpc({ accountId: account.accountId }, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+    const init = await rpc(
+      { accountId: account.accountId },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      },
+    );
     expect(init.status).toBe(200);
-    const hello = await answerOf<{ result: { serverInfo: { name: string }; capabilities: { tools?: unknown }; instructions: string } }>(init);
+    const hello = await answerOf<{
+      result: { serverInfo: { name: string }; capabilities: { tools?: unknown }; instructions: string };
+    }>(init);
     expect(hello.result.serverInfo.name).toBe("media-credits-api");
     // Stateless: no GET stream, so no list-changed notification is promised.
     expect(hello.result.capabilities.tools).toEqual({ listChanged: false });
     expect(hello.result.instructions).toContain("create_upload_link");
 
-    const listed = await rpc({ accountId: account.accountId }, { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} });
+    const listed = await rpc(
+      { accountId: account.accountId },
+      { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
+    );
     expect(listed.status).toBe(200);
     const { tools } = (await answerOf<{ result: { tools: any[] } }>(listed)).result;
     const byName = new Map(tools.map((t) => [t.name, t]));
-    for (const name of [...mediaTools, "upload_from_url", "create_upload_link", "get_upload_link", "get_job", "get_balance", "get_cloned_voice", "list_voices"]) {
+    for (const name of [
+      ...mediaTools,
+      "upload_from_url",
+      "create_upload_link",
+      "get_upload_link",
+      "get_job",
+      "get_balance",
+      "get_cloned_voice",
+      "list_voices",
+    ]) {
       expect(byName.has(name), name).toBe(true);
     }
     for (const tool of tools) {
@@ -70,18 +125,42 @@ describe("handleMcpRequest", () => {
       const tool = byName.get(name);
       expect(tool.description, name).toMatch(/Cost: .*credits|Cost: free/);
       expect(tool.inputSchema.properties, name).toHaveProperty("idempotencyKey");
-      expect(tool.outputSchema.properties, name).toMatchObject({ jobId: {}, status: {}, creditsUsed: {}, creditsRemaining: {}, estimatedSeconds: {} });
-      expect(tool.annotations, name).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+      expect(tool.outputSchema.properties, name).toMatchObject({
+        jobId: {},
+        status: {},
+        creditsUsed: {},
+        creditsRemaining: {},
+        estimatedSeconds: {},
+      });
+      expect(tool.annotations, name).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+      });
     }
     const extract = byName.get("extract_audio");
     expect(extract.description).toContain("3 credits per call");
     expect(extract.inputSchema.required).toEqual(["uploadId"]);
     expect(extract.inputSchema.properties.format).toMatchObject({ enum: ["mp3", "wav", "aac"], default: "mp3" });
     // Choices of whole numbers are integers, as in the OpenAPI document.
-    expect(byName.get("subtitles").inputSchema.properties.captionWords).toMatchObject({ type: "integer", enum: [1, 2, 4], default: 4 });
-    expect(byName.get("watermark").inputSchema.properties.interval).toMatchObject({ type: "integer", enum: [3, 5, 8], default: 5 });
-    expect(byName.get("text_to_speech").inputSchema.properties.text).toMatchObject({ type: "string", minLength: 1, maxLength: 100_000 });
-    expect(byName.get("merge").description).toMatch(/per minute, pro rata .* The seconds billed are the inputs. durations added up\./);
+    expect(byName.get("subtitles").inputSchema.properties.captionWords).toMatchObject({
+      type: "integer",
+      enum: [1, 2, 4],
+      default: 4,
+    });
+    expect(byName.get("watermark").inputSchema.properties.interval).toMatchObject({
+      type: "integer",
+      enum: [3, 5, 8],
+      default: 5,
+    });
+    expect(byName.get("text_to_speech").inputSchema.properties.text).toMatchObject({
+      type: "string",
+      minLength: 1,
+      maxLength: 100_000,
+    });
+    expect(byName.get("merge").description).toMatch(
+      /per minute, pro rata .* The seconds billed are the inputs. durations added up\./,
+    );
     // Field help comes from the registry's documentation, worded for an assistant.
     expect(extract.inputSchema.properties.uploadId.description).toContain("upload_from_url");
     expect(byName.get("trim").description).toMatch(/For example \d+ credits for 10 minutes/);
@@ -91,7 +170,8 @@ describe("handleMcpRequest", () => {
     expect(byName.get("create_upload_link").annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     // Post moves: only schedule takes a time; cancel ends a post for good.
     expect(Object.keys(byName.get("schedule_post").inputSchema.properties).sort()).toEqual(["postId", "scheduledAt"]);
-    for (const name of ["submit_post", "unschedule_post", "cancel_post"]) expect(Object.keys(byName.get(name).inputSchema.properties), name).toEqual(["postId"]);
+    for (const name of ["submit_post", "unschedule_post", "cancel_post"])
+      expect(Object.keys(byName.get(name).inputSchema.properties), name).toEqual(["postId"]);
     expect(byName.get("cancel_post").annotations).toMatchObject({ destructiveHint: true });
     // Scheduling publishes to outside networks; the other post moves stay inside the service.
     expect(byName.get("schedule_post").annotations).toMatchObject({ openWorldHint: true });
@@ -130,7 +210,13 @@ describe("handleMcpRequest", () => {
     expect((await download.arrayBuffer()).byteLength).toBeGreaterThan(1000);
 
     const balance = await callTool("get_balance");
-    expect(balance.structuredContent).toMatchObject({ balance: 7, planCredits: 0, purchasedCredits: 7, plan: "payg", planRenewsAt: null });
+    expect(balance.structuredContent).toMatchObject({
+      balance: 7,
+      planCredits: 0,
+      purchasedCredits: 7,
+      plan: "payg",
+      planRenewsAt: null,
+    });
     await expectLedgerConsistent(account);
   });
 
@@ -140,7 +226,12 @@ describe("handleMcpRequest", () => {
     const { callTool } = await clientFor(account);
     const before = await ledgerRows(account);
     const refused = toolError(await callTool("extract_audio", { uploadId: upload.uploadId }));
-    expect(refused).toMatchObject({ code: "insufficient_credits", balance: 2, required: 3, billingUrl: `${BASE}/app/billing` });
+    expect(refused).toMatchObject({
+      code: "insufficient_credits",
+      balance: 2,
+      required: 3,
+      billingUrl: `${BASE}/app/billing`,
+    });
     expect(refused.message).toContain(`${BASE}/app/billing`);
     expect(refused.message).toMatch(/3 credits.*balance is 2/);
     expect(await ledgerRows(account)).toEqual(before);
@@ -170,7 +261,10 @@ describe("handleMcpRequest", () => {
     expect(notAList.content[0].text).not.toMatch(/Too big/);
     // A valid SRT of 2,000,000 characters in CJK is 6 MB of JSON: read, not refused for its size.
     const longSrt = await callTool("subtitles", { uploadId: "upl_unknown", srtContent: "字".repeat(1_999_000) });
-    expect(toolError(longSrt)).toMatchObject({ code: "invalid_request", message: expect.stringMatching(/^uploadId: /) });
+    expect(toolError(longSrt)).toMatchObject({
+      code: "invalid_request",
+      message: expect.stringMatching(/^uploadId: /),
+    });
     const badKey = await callTool("extract_audio", { uploadId: upload.uploadId, idempotencyKey: "" });
     expect(badKey.isError).toBe(true);
     expect(badKey.content[0].text).toMatch(/idempotencyKey: /);
@@ -188,7 +282,11 @@ describe("handleMcpRequest", () => {
     const { callTool } = await clientFor(account);
     const first = await callTool("extract_audio", { uploadId: upload.uploadId, idempotencyKey: "mcp-retry-1" });
     // format omitted = its default: the same request as spelling it out.
-    const second = await callTool("extract_audio", { uploadId: upload.uploadId, format: "mp3", idempotencyKey: "mcp-retry-1" });
+    const second = await callTool("extract_audio", {
+      uploadId: upload.uploadId,
+      format: "mp3",
+      idempotencyKey: "mcp-retry-1",
+    });
     expect(first.isError, first.content[0].text).toBeFalsy();
     expect(second.structuredContent).toEqual(first.structuredContent);
     expect(await balanceOf(account)).toBe(17);
@@ -206,7 +304,9 @@ describe("handleMcpRequest", () => {
     expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(3600_000);
     // Only the token's hash is stored.
     const token = new URL(url).pathname.split("/").pop()!;
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM upload_links WHERE token_hash = ?").bind(token).first("n")).toBe(0);
+    expect(
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM upload_links WHERE token_hash = ?").bind(token).first("n"),
+    ).toBe(0);
     expect((await callTool("get_upload_link", { linkId })).structuredContent).toEqual({ status: "pending" });
 
     const person = new WebClient(BASE);
@@ -222,7 +322,13 @@ describe("handleMcpRequest", () => {
     const uploadId = (await (await person.get(uploaded.headers.get("location")!)).text()).match(/(upl_[0-9A-Z]+)/)![1];
 
     const status = await callTool("get_upload_link", { linkId });
-    expect(status.structuredContent).toEqual({ status: "uploaded", uploadId, filename: "tone.mp3", durationSeconds: expect.closeTo(3, 1), expiresIn: expect.toSatisfy((s: number) => s > 10_700 && s <= 10_800) });
+    expect(status.structuredContent).toEqual({
+      status: "uploaded",
+      uploadId,
+      filename: "tone.mp3",
+      durationSeconds: expect.closeTo(3, 1),
+      expiresIn: expect.toSatisfy((s: number) => s > 10_700 && s <= 10_800),
+    });
     // Used: a second file is refused.
     expect((await person.post(new URL(url).pathname, form)).status).toBe(404);
     // The upload is the account's: a paid tool takes it.
@@ -239,7 +345,12 @@ describe("handleMcpRequest", () => {
     const account = await newAccount({ credits: 0 });
     const { callTool } = await clientFor(account);
     const voices = await callTool("list_voices");
-    expect((voices.structuredContent!.voices as { voice: string }[]).map((v) => v.voice)).toEqual(["lea", "camille", "thomas", "gilles"]);
+    expect((voices.structuredContent!.voices as { voice: string }[]).map((v) => v.voice)).toEqual([
+      "lea",
+      "camille",
+      "thomas",
+      "gilles",
+    ]);
     const clone = await callTool("get_cloned_voice");
     expect(clone.isError).toBeFalsy();
     expect(clone.structuredContent).toEqual({ registered: false, manageUrl: `${BASE}/app/voice` });

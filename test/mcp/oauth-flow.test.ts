@@ -9,7 +9,17 @@ import { describe, expect, it } from "vitest";
 import { newAccount } from "../helpers/api";
 import { mailedLink, signedUpClient, WebClient } from "../helpers/web";
 
-import { BASE, connect, exchangeCode, fetchAt, initialize, pkce, refresh, register, authorizeUrl } from "../helpers/mcp";
+import {
+  BASE,
+  connect,
+  exchangeCode,
+  fetchAt,
+  initialize,
+  pkce,
+  refresh,
+  register,
+  authorizeUrl,
+} from "../helpers/mcp";
 
 describe("connector OAuth", () => {
   it("answers an unauthenticated call with a 401 pointing at its metadata, which leads to the authorization server", async () => {
@@ -18,15 +28,24 @@ describe("connector OAuth", () => {
     const challenge = denied.headers.get("www-authenticate")!;
     expect(challenge).toMatch(/^Bearer /);
     // The provider's empty refusals get the error shape, like every error of the API.
-    expect(await denied.json()).toEqual({ error: { code: "unauthorized", message: expect.stringMatching(/access token/) } });
+    expect(await denied.json()).toEqual({
+      error: { code: "unauthorized", message: expect.stringMatching(/access token/) },
+    });
     const unknown = await fetchAt("/.well-known/oauth-protected-resource");
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("not_found");
     const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1];
-    const resource = (await (await fetchAt(metadataUrl)).json()) as { resource: string; authorization_servers: string[] };
+    const resource = (await (await fetchAt(metadataUrl)).json()) as {
+      resource: string;
+      authorization_servers: string[];
+    };
     expect(resource.resource).toBe(`${BASE}/api/mcp`);
     const server = (await (await fetchAt("/.well-known/oauth-authorization-server")).json()) as Record<string, unknown>;
-    expect(server).toMatchObject({ authorization_endpoint: `${BASE}/authorize`, token_endpoint: `${BASE}/oauth/token`, registration_endpoint: `${BASE}/oauth/register` });
+    expect(server).toMatchObject({
+      authorization_endpoint: `${BASE}/authorize`,
+      token_endpoint: `${BASE}/oauth/token`,
+      registration_endpoint: `${BASE}/oauth/register`,
+    });
     expect(server.code_challenge_methods_supported).toContain("S256");
   });
 
@@ -41,7 +60,14 @@ describe("connector OAuth", () => {
     expect(html).toContain("the one that opens <strong>cursor:</strong> links");
     const handle = html.match(/name="handle" value="([^"]+)"/)![1]!;
     const account = html.match(/name="account" value="([^"]+)"/)![1]!;
-    const approved = await person.client.post("/authorize", { handle, account, decision: "approve", scope_media: "on", scope_social: "on", daily_cap: "1000" });
+    const approved = await person.client.post("/authorize", {
+      handle,
+      account,
+      decision: "approve",
+      scope_media: "on",
+      scope_social: "on",
+      daily_cap: "1000",
+    });
     expect(approved.status).toBe(302);
     const location = new URL(approved.headers.get("location")!);
     expect(`${location.protocol}//${location.host}${location.pathname}`).toBe(callback);
@@ -84,14 +110,18 @@ describe("connector OAuth", () => {
     expect(tokens.token_type.toLowerCase()).toBe("bearer");
     expect((await initialize(tokens.access_token)).status).toBe(200);
     // An OAuth token is not an API key.
-    expect((await fetchAt("/api/v1/account", { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
+    expect(
+      (await fetchAt("/api/v1/account", { headers: { authorization: `Bearer ${tokens.access_token}` } })).status,
+    ).toBe(401);
     // An API key is not an OAuth token.
     const account = await newAccount({ credits: 10 });
     const refused = await initialize(account.apiKey);
     expect(refused.status).toBe(401);
     // The challenge clients follow stays; the body has the API's error shape like every error.
     expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer .*error="invalid_token"/);
-    expect(await refused.json()).toEqual({ error: { code: "unauthorized", message: expect.stringMatching(/^Invalid access token\. /) } });
+    expect(await refused.json()).toEqual({
+      error: { code: "unauthorized", message: expect.stringMatching(/^Invalid access token\. /) },
+    });
   });
 
   it("rotates refresh tokens", async () => {
@@ -113,7 +143,10 @@ describe("connector OAuth", () => {
     expect((await initialize(thief.body.access_token)).status).toBe(200);
     const client = await refresh(stolen.clientId, second.body.refresh_token);
     expect(client.status).toBe(400);
-    expect(client.body).toMatchObject({ error: "invalid_grant", error_description: expect.stringMatching(/revoked for safety/) });
+    expect(client.body).toMatchObject({
+      error: "invalid_grant",
+      error_description: expect.stringMatching(/revoked for safety/),
+    });
     expect((await initialize(thief.body.access_token)).status).toBe(401);
     expect((await refresh(stolen.clientId, thief.body.refresh_token)).status).toBe(400);
     expect((await refresh(stolen.clientId, stolen.tokens.refresh_token)).status).toBe(400);
@@ -202,7 +235,9 @@ describe("connector OAuth", () => {
     // A second click finds nothing to disconnect, and says so.
     const again = await person.client.post(`/app/connected/${grantId}/revoke`, {});
     expect(again.headers.get("location")).toBe("/app/connected?done=not-connected");
-    expect(await (await person.client.get("/app/connected?done=not-connected")).text()).toContain("is not connected (any more)");
+    expect(await (await person.client.get("/app/connected?done=not-connected")).text()).toContain(
+      "is not connected (any more)",
+    );
     // With a trailing slash, the page itself.
     const slash = await person.client.get("/app/connected/");
     expect(slash.status).toBe(301);
@@ -264,11 +299,23 @@ describe("connector OAuth", () => {
     const registered = await fetchAt("/oauth/register", {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ client_name: "Confidential", redirect_uris: ["https://assistant.example/callback"], token_endpoint_auth_method: "client_secret_basic", grant_types: ["authorization_code"], response_types: ["code"] }),
+      body: JSON.stringify({
+        client_name: "Confidential",
+        redirect_uris: ["https://assistant.example/callback"],
+        token_endpoint_auth_method: "client_secret_basic",
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+      }),
     });
     expect(registered.status).toBe(201);
     const { client_id } = (await registered.json()) as { client_id: string };
-    const params = new URLSearchParams({ response_type: "code", client_id, redirect_uri: "https://assistant.example/callback", state: "s-9", scope: "media" });
+    const params = new URLSearchParams({
+      response_type: "code",
+      client_id,
+      redirect_uri: "https://assistant.example/callback",
+      state: "s-9",
+      scope: "media",
+    });
     const answer = await person.client.get(`/authorize?${params}`);
     expect(answer.status).toBe(302);
     const back = new URL(answer.headers.get("location")!);

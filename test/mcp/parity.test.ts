@@ -7,7 +7,11 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, call } from "../helpers/api";
 import { BASE, connect, mcpClient, toolError } from "../helpers/mcp";
 
-type Result = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+type Result = {
+  isError?: boolean;
+  structuredContent?: Record<string, any>;
+  content: { type: string; text?: string }[];
+};
 type Json = Record<string, any>;
 
 let client: Awaited<ReturnType<typeof mcpClient>>;
@@ -16,7 +20,11 @@ let apiKey: string;
 beforeAll(async () => {
   const connection = await connect("Parity client");
   client = await mcpClient(connection.tokens.access_token);
-  const key = await call(`/api/admin/accounts/${connection.person.accountId}/keys`, { method: "POST", headers: ADMIN }, BASE);
+  const key = await call(
+    `/api/admin/accounts/${connection.person.accountId}/keys`,
+    { method: "POST", headers: ADMIN },
+    BASE,
+  );
   expect(key.status).toBe(200);
   apiKey = ((await key.json()) as { apiKey: string }).apiKey;
 });
@@ -25,7 +33,14 @@ beforeAll(async () => {
 async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
   const response = await call(
     `/api/v1${path}`,
-    { method, headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) },
+    {
+      method,
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    },
     BASE,
   );
   return { status: response.status, body: (await response.json()) as Json };
@@ -55,7 +70,13 @@ async function expectSameRefusal(method: string, path: string, body: unknown, na
 /** The fields each side makes its own: ids, secrets, times of creation. */
 const withoutIdentity = ({ brandId, postId, webhookSecret, createdAt, ...rest }: Json) => rest;
 
-const brandInput = { name: "Parité", timeZone: "Europe/Paris", requiresApproval: true, webhookUrl: null, channels: [{ network: "webhook", url: "https://example.com/hooks/parity" }] };
+const brandInput = {
+  name: "Parité",
+  timeZone: "Europe/Paris",
+  requiresApproval: true,
+  webhookUrl: null,
+  channels: [{ network: "webhook", url: "https://example.com/hooks/parity" }],
+};
 
 describe("REST and connector parity", () => {
   it("creates, updates and lists brands alike", async () => {
@@ -68,19 +89,37 @@ describe("REST and connector parity", () => {
     const updatedRest = await restOk("PATCH", `/brands/${viaRest.brandId}`, changes);
     const updatedTool = await tool("update_brand", { brandId: viaTool.brandId, ...changes });
     expect(withoutIdentity(updatedTool)).toEqual(withoutIdentity(updatedRest));
-    expect(updatedTool).toMatchObject({ brandId: viaTool.brandId, webhookSecret: viaTool.webhookSecret, createdAt: viaTool.createdAt });
+    expect(updatedTool).toMatchObject({
+      brandId: viaTool.brandId,
+      webhookSecret: viaTool.webhookSecret,
+      createdAt: viaTool.createdAt,
+    });
 
     // One account: both doors list the same brands, byte for byte.
     expect(await tool("list_brands")).toEqual(await restOk("GET", "/brands"));
   });
 
   it("creates, updates and reads posts alike", async () => {
-    const brand = await restOk("POST", "/brands", { name: "Parité posts", timeZone: "Europe/Paris", channels: [{ network: "webhook", url: "https://example.com/hooks/posts" }] });
-    const input = { brandId: brand.brandId, text: "Ouverture samedi ☕", networks: ["webhook"], scheduledAt: "2027-03-01T09:30" };
+    const brand = await restOk("POST", "/brands", {
+      name: "Parité posts",
+      timeZone: "Europe/Paris",
+      channels: [{ network: "webhook", url: "https://example.com/hooks/posts" }],
+    });
+    const input = {
+      brandId: brand.brandId,
+      text: "Ouverture samedi ☕",
+      networks: ["webhook"],
+      scheduledAt: "2027-03-01T09:30",
+    };
     const viaRest = await restOk("POST", "/posts", input);
     const viaTool = await tool("create_post", input);
     expect(withoutIdentity(viaTool)).toEqual(withoutIdentity(viaRest));
-    expect(viaTool).toMatchObject({ brandId: brand.brandId, state: "draft", scheduledAtLocal: "2027-03-01T09:30", scheduledAt: "2027-03-01T08:30:00.000Z" });
+    expect(viaTool).toMatchObject({
+      brandId: brand.brandId,
+      state: "draft",
+      scheduledAtLocal: "2027-03-01T09:30",
+      scheduledAt: "2027-03-01T08:30:00.000Z",
+    });
 
     const changes = { text: "Ouverture dimanche", scheduledAt: null, media: null };
     const updatedRest = await restOk("PATCH", `/posts/${viaRest.postId}`, changes);
@@ -89,31 +128,70 @@ describe("REST and connector parity", () => {
 
     // The same post read through each door.
     expect(await tool("get_post", { postId: viaRest.postId })).toEqual(await restOk("GET", `/posts/${viaRest.postId}`));
-    expect(await tool("list_posts", { brandId: brand.brandId })).toEqual(await restOk("GET", `/posts?brandId=${brand.brandId}`));
+    expect(await tool("list_posts", { brandId: brand.brandId })).toEqual(
+      await restOk("GET", `/posts?brandId=${brand.brandId}`),
+    );
     // Moves: submit on both, then schedule, which both refuse the same way while approval is pending.
     const submittedRest = await restOk("POST", `/posts/${viaRest.postId}/submit`, {});
     const submittedTool = await tool("submit_post", { postId: viaTool.postId });
     expect(withoutIdentity(submittedTool)).toEqual(withoutIdentity(submittedRest));
     expect(submittedTool.state).toBe("pending_approval");
-    await expectSameRefusal("POST", `/posts/${viaRest.postId}/schedule`, { scheduledAt: "2027-04-01T10:00" }, "schedule_post", { postId: viaRest.postId, scheduledAt: "2027-04-01T10:00" });
+    await expectSameRefusal(
+      "POST",
+      `/posts/${viaRest.postId}/schedule`,
+      { scheduledAt: "2027-04-01T10:00" },
+      "schedule_post",
+      { postId: viaRest.postId, scheduledAt: "2027-04-01T10:00" },
+    );
   });
 
   it("refuses the same invalid inputs with the same code and message", async () => {
     const brand = await restOk("POST", "/brands", { name: "Parité refus", timeZone: "Europe/Paris" });
     const six = ["webhook", "mastodon", "webhook", "mastodon", "webhook", "mastodon"];
-    const tooMany = await expectSameRefusal("POST", "/posts", { brandId: brand.brandId, text: "x", networks: six }, "create_post", { brandId: brand.brandId, text: "x", networks: six });
+    const tooMany = await expectSameRefusal(
+      "POST",
+      "/posts",
+      { brandId: brand.brandId, text: "x", networks: six },
+      "create_post",
+      { brandId: brand.brandId, text: "x", networks: six },
+    );
     expect(tooMany).toMatchObject({ code: "invalid_request", message: expect.stringMatching(/^networks: /) });
 
-    const emptyZone = await expectSameRefusal("POST", "/brands", { name: "Sans fuseau", timeZone: "" }, "create_brand", { name: "Sans fuseau", timeZone: "" });
+    const emptyZone = await expectSameRefusal(
+      "POST",
+      "/brands",
+      { name: "Sans fuseau", timeZone: "" },
+      "create_brand",
+      { name: "Sans fuseau", timeZone: "" },
+    );
     expect(emptyZone.message).toMatch(/^timeZone: /);
-    await expectSameRefusal("PATCH", `/brands/${brand.brandId}`, { timeZone: "" }, "update_brand", { brandId: brand.brandId, timeZone: "" });
+    await expectSameRefusal("PATCH", `/brands/${brand.brandId}`, { timeZone: "" }, "update_brand", {
+      brandId: brand.brandId,
+      timeZone: "",
+    });
 
-    const channels = Array.from({ length: 6 }, (_, i) => ({ network: "webhook", url: `https://example.com/hooks/${i}` }));
-    await expectSameRefusal("POST", "/brands", { name: "Six", timeZone: "Europe/Paris", channels }, "create_brand", { name: "Six", timeZone: "Europe/Paris", channels });
+    const channels = Array.from({ length: 6 }, (_, i) => ({
+      network: "webhook",
+      url: `https://example.com/hooks/${i}`,
+    }));
+    await expectSameRefusal("POST", "/brands", { name: "Six", timeZone: "Europe/Paris", channels }, "create_brand", {
+      name: "Six",
+      timeZone: "Europe/Paris",
+      channels,
+    });
     // Refused by the services rather than the schema: an unknown zone, an unknown brand.
-    await expectSameRefusal("POST", "/brands", { name: "Mars", timeZone: "Mars/Olympus" }, "create_brand", { name: "Mars", timeZone: "Mars/Olympus" });
-    await expectSameRefusal("POST", "/posts", { brandId: "brd_unknown", text: "x" }, "create_post", { brandId: "brd_unknown", text: "x" });
-    await expectSameRefusal("POST", "/posts", { brandId: brand.brandId, text: "" }, "create_post", { brandId: brand.brandId, text: "" });
+    await expectSameRefusal("POST", "/brands", { name: "Mars", timeZone: "Mars/Olympus" }, "create_brand", {
+      name: "Mars",
+      timeZone: "Mars/Olympus",
+    });
+    await expectSameRefusal("POST", "/posts", { brandId: "brd_unknown", text: "x" }, "create_post", {
+      brandId: "brd_unknown",
+      text: "x",
+    });
+    await expectSameRefusal("POST", "/posts", { brandId: brand.brandId, text: "" }, "create_post", {
+      brandId: brand.brandId,
+      text: "",
+    });
     await expectSameRefusal("GET", "/posts/pst_unknown", undefined, "get_post", { postId: "pst_unknown" }, 404);
   });
 
@@ -140,7 +218,9 @@ describe("REST and connector parity", () => {
 
     // An unknown job is refused the same way; each door reads only its own jobs.
     await expectSameRefusal("GET", "/jobs/job_unknown", undefined, "get_job", { jobId: "job_unknown" }, 404);
-    expect(toolError((await client.callTool({ name: "get_job", arguments: { jobId: restJob } })) as Result).code).toBe("not_found");
+    expect(toolError((await client.callTool({ name: "get_job", arguments: { jobId: restJob } })) as Result).code).toBe(
+      "not_found",
+    );
     expect((await rest("GET", `/jobs/${toolJob}`)).status).toBe(404);
   });
 });

@@ -16,10 +16,14 @@
 import { describe, expect, it } from "vitest";
 import { toolNames, tools, type ToolName } from "../../src/tools";
 
-const sources = import.meta.glob(["../../src/**/*.ts", "../../src/**/*.tsx", "!../../src/tools/**", "!../../src/services/billing/pricing.ts"], { query: "?raw", import: "default", eager: true }) as Record<string, string>;
+const sources = import.meta.glob(
+  ["../../src/**/*.ts", "../../src/**/*.tsx", "!../../src/tools/**", "!../../src/services/billing/pricing.ts"],
+  { query: "?raw", import: "default", eager: true },
+) as Record<string, string>;
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-const namePattern = (tool: ToolName) => new RegExp(`(?<![\\w-])(${escape(tool)}|${escape(tool.replace(/-/g, "_"))})(?![\\w-])`);
+const namePattern = (tool: ToolName) =>
+  new RegExp(`(?<![\\w-])(${escape(tool)}|${escape(tool.replace(/-/g, "_"))})(?![\\w-])`);
 
 function pricesOf(tool: ToolName): number[] {
   const numbers = new Set<number>();
@@ -39,7 +43,8 @@ export function handWrittenPrices(files: Record<string, string>): string[] {
         if (!namePattern(tool).test(line)) continue;
         const price = pricesOf(tool).find((n) => new RegExp(`(?<![\\d.,])${n} (credit|per )`).test(line));
         if (price !== undefined) found.push(`${file}:${index + 1}: ${tool} at ${price}`);
-        if (tools[tool].rates.plans.per === "free" && /\bfree\b/i.test(line) && /\bplans?\b/i.test(line)) found.push(`${file}:${index + 1}: ${tool} free on plans`);
+        if (tools[tool].rates.plans.per === "free" && /\bfree\b/i.test(line) && /\bplans?\b/i.test(line))
+          found.push(`${file}:${index + 1}: ${tool} free on plans`);
       }
     });
   }
@@ -53,7 +58,11 @@ describe("prices come from the tool definitions", () => {
   });
 
   it("finds a tool's price written by hand (the check itself)", () => {
-    expect(handWrittenPrices({ "a.tsx": "On plans, convert, trim and merge are free; text-to-speech costs 15 credits per 1,000 characters." })).toEqual([
+    expect(
+      handWrittenPrices({
+        "a.tsx": "On plans, convert, trim and merge are free; text-to-speech costs 15 credits per 1,000 characters.",
+      }),
+    ).toEqual([
       "a.tsx:1: convert free on plans",
       "a.tsx:1: merge free on plans",
       "a.tsx:1: trim free on plans",
@@ -61,7 +70,11 @@ describe("prices come from the tool definitions", () => {
     ]);
     expect(handWrittenPrices({ "b.ts": "voice_change: 25 per minute" })).toEqual(["b.ts:1: voice-change at 25"]);
     // No price, or a number that is no price of the tool named: no alarm.
-    expect(handWrittenPrices({ "c.ts": "trim keeps 3 s of the video; merge takes up to 20 inputs; 1 credit per call is the minimum" })).toEqual([]);
+    expect(
+      handWrittenPrices({
+        "c.ts": "trim keeps 3 s of the video; merge takes up to 20 inputs; 1 credit per call is the minimum",
+      }),
+    ).toEqual([]);
   });
 
   it("states no tool's price by hand anywhere else in src/", () => {

@@ -50,13 +50,15 @@ describe("extractAudioArgs", () => {
   });
 
   it.each(["aac", "AAC", "MPEG-4/AAC", "MPEG-4/AAC+SBR", "mp4a"])("copies AAC sources to AAC (%s)", (codec) => {
-    expect(extractAudioArgs({ input: "in", output: "out.aac", format: "aac", sourceAudioCodec: codec }).join(" ")).toContain(
-      "-c:a copy -f adts",
-    );
+    expect(
+      extractAudioArgs({ input: "in", output: "out.aac", format: "aac", sourceAudioCodec: codec }).join(" "),
+    ).toContain("-c:a copy -f adts");
   });
 
   it.each(["aac_latm", "mp3", "opus", ""])("re-encodes other sources to AAC (%s)", (codec) => {
-    expect(extractAudioArgs({ input: "in", output: "out.aac", format: "aac", sourceAudioCodec: codec })).toContain("192k");
+    expect(extractAudioArgs({ input: "in", output: "out.aac", format: "aac", sourceAudioCodec: codec })).toContain(
+      "192k",
+    );
   });
 });
 
@@ -103,7 +105,12 @@ describe("runFfmpegWasm: extract-audio from clip.mp4 (2.5 s, H.264 + AAC 440 Hz 
     const header = mp3FrameHeader(result.bytes, firstMp3FrameOffset(result.bytes));
     expect(header).toEqual({ sync: true, version: 0b11, layer: 0b01 });
     const { format } = await parseBuffer(result.bytes, { mimeType: "audio/mpeg" });
-    expect(format).toMatchObject({ container: "MPEG", codec: "MPEG 1 Layer 3", sampleRate: 44100, numberOfChannels: 1 });
+    expect(format).toMatchObject({
+      container: "MPEG",
+      codec: "MPEG 1 Layer 3",
+      sampleRate: 44100,
+      numberOfChannels: 1,
+    });
     expect(Math.abs(format.duration! - 2.5)).toBeLessThan(0.05);
   });
 
@@ -162,12 +169,30 @@ describe("runFfmpegWasm: failures", () => {
     let state = 1;
     for (let i = mdat + 2000; i < damaged.length; i++) damaged[i] = (state = (state * 1103515245 + 12345) >>> 0) >>> 24;
     const error = await runFfmpegWasm({
-      args: ["-hide_banner", "-y", "-i", "in.mp4", "-map", "0:V:0", "-map", "0:a:0?", "-c:v", "libx264", "-preset", "veryfast", "-c:a", "aac", "out.mp4"],
+      args: [
+        "-hide_banner",
+        "-y",
+        "-i",
+        "in.mp4",
+        "-map",
+        "0:V:0",
+        "-map",
+        "0:a:0?",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "veryfast",
+        "-c:a",
+        "aac",
+        "out.mp4",
+      ],
       inputs: { "in.mp4": damaged },
       outputs: ["out.mp4"],
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FfmpegError);
-    expect((error as FfmpegError).message).toMatch(/^the input file looks damaged: its audio or video data could not be decoded \(\[(h264|aac)\] /);
+    expect((error as FfmpegError).message).toMatch(
+      /^the input file looks damaged: its audio or video data could not be decoded \(\[(h264|aac)\] /,
+    );
     expect((error as FfmpegError).message).not.toMatch(/cabac|264 - core|Qavg/);
   });
 
@@ -178,15 +203,29 @@ describe("runFfmpegWasm: failures", () => {
       outputs: ["out.wav"],
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FfmpegError);
-    expect(error).toMatchObject({ reason: "missing-output", exitCode: 0, message: expect.stringMatching(/^ffmpeg produced no out.wav/) });
+    expect(error).toMatchObject({
+      reason: "missing-output",
+      exitCode: 0,
+      message: expect.stringMatching(/^ffmpeg produced no out.wav/),
+    });
   });
 
   it("reads an input with an upload container's demuxer only: an MP3 hiding HLS after a long ID3 tag never opens the file it names", async () => {
     const frames = (await extract(await fixture("clip.mp4"), "clip.mp4", "mp3")).bytes;
     // An ID3 tag longer than the upload's sniff window, then what ffmpeg would read as a playlist.
     const tag = new Uint8Array(5000);
-    const header = new Uint8Array([0x49, 0x44, 0x33, 3, 0, 0, ...[21, 14, 7, 0].map((shift) => (tag.length >> shift) & 0x7f)]);
-    const playlist = new TextEncoder().encode(`#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:2.0,\nfile:/job/other.flac\n#EXT-X-ENDLIST\n${"\n".repeat(16)}`);
+    const header = new Uint8Array([
+      0x49,
+      0x44,
+      0x33,
+      3,
+      0,
+      0,
+      ...[21, 14, 7, 0].map((shift) => (tag.length >> shift) & 0x7f),
+    ]);
+    const playlist = new TextEncoder().encode(
+      `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:2.0,\nfile:/job/other.flac\n#EXT-X-ENDLIST\n${"\n".repeat(16)}`,
+    );
     const concat = (...parts: Uint8Array[]) => {
       const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
       parts.reduce((at, part) => (out.set(part, at), at + part.length), 0);

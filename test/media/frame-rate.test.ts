@@ -53,9 +53,22 @@ async function ffprobe(bytes: Uint8Array, countFrames = false) {
     if (entry.type === "stdout") out.push(entry.message);
   });
   core.FS.writeFile("media", bytes.slice());
-  (core as unknown as { ffprobe(...args: string[]): number }).ffprobe("-v", "error", ...(countFrames ? ["-count_frames"] : []), "-show_format", "-show_streams", "-of", "json", "media");
+  (core as unknown as { ffprobe(...args: string[]): number }).ffprobe(
+    "-v",
+    "error",
+    ...(countFrames ? ["-count_frames"] : []),
+    "-show_format",
+    "-show_streams",
+    "-of",
+    "json",
+    "media",
+  );
   const probed = JSON.parse(out.join("\n")) as { streams: ProbedStream[]; format: { duration?: string } };
-  return { ...probed, video: probed.streams.find((s) => s.codec_type === "video"), audio: probed.streams.find((s) => s.codec_type === "audio") };
+  return {
+    ...probed,
+    video: probed.streams.find((s) => s.codec_type === "video"),
+    audio: probed.streams.find((s) => s.codec_type === "audio"),
+  };
 }
 
 /** "30000/1001" -> 29.97002997... */
@@ -77,20 +90,34 @@ const rates = [
 const containers = [
   { ext: "mp4", video: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"], audio: ["-c:a", "aac"] },
   { ext: "mov", video: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"], audio: ["-c:a", "aac"] },
-  { ext: "m4v", video: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-f", "mp4"], audio: ["-c:a", "aac"] },
+  {
+    ext: "m4v",
+    video: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-f", "mp4"],
+    audio: ["-c:a", "aac"],
+  },
   { ext: "webm", video: ["-c:v", "libvpx", "-b:v", "100k"], audio: ["-c:a", "libopus"] },
   { ext: "mkv", video: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"], audio: ["-c:a", "aac"] },
   { ext: "avi", video: ["-c:v", "mpeg4"], audio: ["-c:a", "libmp3lame"] },
 ];
 
-const matrix = containers.flatMap((container) => rates.map((rate) => ({ ...container, ...rate, name: `${container.ext} at ${rate.arg} fps` })));
+const matrix = containers.flatMap((container) =>
+  rates.map((rate) => ({ ...container, ...rate, name: `${container.ext} at ${rate.arg} fps` })),
+);
 
 describe("probeR2Object frame rate", () => {
   it.each(matrix)("reads $name", async ({ ext, arg, expected, video, audio }) => {
     const bytes = await generate(`clip.${ext}`, [
-      "-f", "lavfi", "-i", `testsrc2=size=64x48:rate=${arg}:duration=1`,
-      "-f", "lavfi", "-i", "sine=frequency=440:duration=1",
-      "-shortest", ...video, ...audio,
+      "-f",
+      "lavfi",
+      "-i",
+      `testsrc2=size=64x48:rate=${arg}:duration=1`,
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=frequency=440:duration=1",
+      "-shortest",
+      ...video,
+      ...audio,
     ]);
     const [{ result }, reference] = await Promise.all([probe(bytes, `clip.${ext}`), ffprobe(bytes)]);
 
@@ -102,9 +129,27 @@ describe("probeR2Object frame rate", () => {
 
   it("reads the video track of an MP4 whose audio track comes first", async () => {
     const bytes = await generate("audio-first.mp4", [
-      "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=30000/1001:duration=1",
-      "-f", "lavfi", "-i", "sine=frequency=440:duration=1",
-      "-map", "1:a", "-map", "0:v", "-shortest", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=64x48:rate=30000/1001:duration=1",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=frequency=440:duration=1",
+      "-map",
+      "1:a",
+      "-map",
+      "0:v",
+      "-shortest",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
+      "-c:a",
+      "aac",
     ]);
     const reference = await ffprobe(bytes);
     expect(reference.streams.map((s) => s.codec_type)).toEqual(["audio", "video"]);
@@ -116,8 +161,18 @@ describe("probeR2Object frame rate", () => {
   it("reports the average rate of a variable-rate MP4, as ffprobe does", async () => {
     // 25 fps with frames 10-14 dropped: 20 frames over 1 s.
     const bytes = await generate("vfr.mp4", [
-      "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:duration=1,select='not(between(n\\,10\\,14))'",
-      "-vsync", "vfr", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=64x48:rate=25:duration=1,select='not(between(n\\,10\\,14))'",
+      "-vsync",
+      "vfr",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
     ]);
     const [{ result }, reference] = await Promise.all([probe(bytes, "vfr.mp4"), ffprobe(bytes)]);
     expect(result.frameRate).toBeCloseTo(fraction(reference.video!.avg_frame_rate), 3);
@@ -126,7 +181,16 @@ describe("probeR2Object frame rate", () => {
 
   it("reads the rate of a moov at the end without more gets than before", async () => {
     const bytes = await generate("moov-end.mov", [
-      "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=30:duration=3", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=64x48:rate=30:duration=3",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
     ]);
     const { result, reads } = await probe(bytes, "moov-end.mov");
     expect(result.frameRate).toBe(30);
@@ -152,8 +216,14 @@ describe("probeR2Object frame rate", () => {
 function markedClipArgs(rate: string, duration: number, at: number, codecs: string[]): string[] {
   const end = at + 0.13;
   return [
-    "-f", "lavfi", "-i", `color=c=black:size=160x120:rate=${rate}:duration=${duration},drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='between(t,${at},${end})'`,
-    "-f", "lavfi", "-i", `aevalsrc='if(between(t,${at},${end}),0.5*sin(2*PI*1000*t),0)':s=48000:d=${duration}`,
+    "-f",
+    "lavfi",
+    "-i",
+    `color=c=black:size=160x120:rate=${rate}:duration=${duration},drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='between(t,${at},${end})'`,
+    "-f",
+    "lavfi",
+    "-i",
+    `aevalsrc='if(between(t,${at},${end}),0.5*sin(2*PI*1000*t),0)':s=48000:d=${duration}`,
     ...codecs,
   ];
 }
@@ -161,7 +231,17 @@ function markedClipArgs(rate: string, duration: number, at: number, codecs: stri
 /** Presentation times of the frames whose mean luma says white (the markers). */
 async function whiteFrameTimes(bytes: Uint8Array): Promise<number[]> {
   const run = await runFfmpegWasm({
-    args: ["-hide_banner", "-i", "media.mp4", "-an", "-vf", "signalstats,metadata=mode=print:key=lavfi.signalstats.YAVG:file=yavg.txt", "-f", "null", "-"],
+    args: [
+      "-hide_banner",
+      "-i",
+      "media.mp4",
+      "-an",
+      "-vf",
+      "signalstats,metadata=mode=print:key=lavfi.signalstats.YAVG:file=yavg.txt",
+      "-f",
+      "null",
+      "-",
+    ],
     inputs: { "media.mp4": bytes.slice() },
     outputs: ["yavg.txt"],
   });
@@ -204,10 +284,19 @@ describe("variable frame rate kept through a re-encode on ffmpeg.wasm", () => {
   /** Trims `bytes` from `start` to `end` as the tool does and counts the frames of the result. */
   async function trimmedFrames(bytes: Uint8Array, filename: string, start: number, end: number) {
     const { result } = await probe(bytes, filename);
-    const input: MediaInput = { name: `in0.${filename.split(".").pop()}`, filename, sizeBytes: bytes.byteLength, probe: result };
+    const input: MediaInput = {
+      name: `in0.${filename.split(".").pop()}`,
+      filename,
+      sizeBytes: bytes.byteLength,
+      probe: result,
+    };
     const command = buildTrimCommand({ start, end }, [input]);
     expect(command.args.join(" ")).toContain("-fps_mode:v vfr -enc_time_base:v -1");
-    const run = await runFfmpegWasm({ args: command.args, inputs: { [input.name]: bytes.slice() }, outputs: [command.outputName] });
+    const run = await runFfmpegWasm({
+      args: command.args,
+      inputs: { [input.name]: bytes.slice() },
+      outputs: [command.outputName],
+    });
     // Decoded and counted: MKV headers carry no frame count.
     const out = await ffprobe(run.outputs[command.outputName]!, true);
     return { frames: Number(out.video!.nb_read_frames), duration: Number(out.format.duration), out };
@@ -215,9 +304,24 @@ describe("variable frame rate kept through a re-encode on ffmpeg.wasm", () => {
 
   it("trims a 24 fps then 60 fps MP4 (phone-like, 126 frames) keeping every frame at its time", async () => {
     const bytes = await generate("24-60.mp4", [
-      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=24:duration=1.5",
-      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=60:duration=1.5",
-      "-filter_complex", "[0:v][1:v]concat=n=2:v=1:a=0", "-fps_mode", "vfr", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=160x120:rate=24:duration=1.5",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=160x120:rate=60:duration=1.5",
+      "-filter_complex",
+      "[0:v][1:v]concat=n=2:v=1:a=0",
+      "-fps_mode",
+      "vfr",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
     ]);
     expect((await ffprobe(bytes)).video!.nb_frames).toBe("126");
     // The whole file: all 126 frames (a constant 24 fps dropped 54 of them, the 120 fps guess tripled them).
@@ -230,18 +334,41 @@ describe("variable frame rate kept through a re-encode on ffmpeg.wasm", () => {
 
     // The same frames remuxed into MKV, whose rate ffmpeg guesses at about 42 fps: the encoder's
     // clock at that guess dropped 25 frames; at the source's time base it keeps them.
-    const mkv = await runFfmpegWasm({ args: ["-hide_banner", "-i", "in.mp4", "-c", "copy", "24-60.mkv"], inputs: { "in.mp4": bytes.slice() }, outputs: ["24-60.mkv"] });
+    const mkv = await runFfmpegWasm({
+      args: ["-hide_banner", "-i", "in.mp4", "-c", "copy", "24-60.mkv"],
+      inputs: { "in.mp4": bytes.slice() },
+      outputs: ["24-60.mkv"],
+    });
     const fromMkv = await trimmedFrames(mkv.outputs["24-60.mkv"]!, "24-60.mkv", 0, 3);
     expect(fromMkv.frames).toBe(126);
   });
 
   it("keeps the 79 frames of a 24 + 25 + 30 fps MP4 with a 600 timescale (as phones and editors write)", async () => {
     const bytes = await generate("600.mp4", [
-      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=24:duration=1",
-      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=1",
-      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=1",
-      "-filter_complex", "[0:v][1:v][2:v]concat=n=3:v=1:a=0", "-fps_mode", "vfr", "-video_track_timescale", "600",
-      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=160x120:rate=24:duration=1",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=160x120:rate=25:duration=1",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=160x120:rate=30:duration=1",
+      "-filter_complex",
+      "[0:v][1:v][2:v]concat=n=3:v=1:a=0",
+      "-fps_mode",
+      "vfr",
+      "-video_track_timescale",
+      "600",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
     ]);
     expect((await ffprobe(bytes)).video!.nb_frames).toBe("79");
     const whole = await trimmedFrames(bytes, "600.mp4", 0, 3);
@@ -272,12 +399,19 @@ describe("audio kept whole through re-encodes that keep the frame times", () => 
       s1 = s0;
     }
     const tone = (s1 * s1 + s2 * s2 - k * s1 * s2) / (wav.sampleRate / 2);
-    return { seconds: wav.samples.length / wav.channels / wav.sampleRate, offToneDb: 10 * Math.log10(Math.max(1e-12, 1 - tone / total)) };
+    return {
+      seconds: wav.samples.length / wav.channels / wav.sampleRate,
+      offToneDb: 10 * Math.log10(Math.max(1e-12, 1 - tone / total)),
+    };
   }
 
   async function run(command: { args: string[]; outputName: string }, name: string, bytes: Uint8Array) {
     expect(command.args.join(" ")).toContain("-enc_time_base:v -1");
-    const done = await runFfmpegWasm({ args: command.args, inputs: { [name]: bytes.slice() }, outputs: [command.outputName] });
+    const done = await runFfmpegWasm({
+      args: command.args,
+      inputs: { [name]: bytes.slice() },
+      outputs: [command.outputName],
+    });
     return done.outputs[command.outputName]!;
   }
 
@@ -285,17 +419,32 @@ describe("audio kept whole through re-encodes that keep the frame times", () => 
   // a 2 s trim of an MKV kept 1.0 s of sound, of a WebM 0.02 s (960-sample Opus packets marked to
   // discard 940), and a 44.1 kHz MP4 made WebM crackled (78 samples dropped from every packet).
   for (const source of [
-    { name: "in0.mkv", codecs: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac"], rate: 44_100 },
+    {
+      name: "in0.mkv",
+      codecs: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac"],
+      rate: 44_100,
+    },
     { name: "in0.webm", codecs: ["-c:v", "libvpx", "-b:v", "200k", "-c:a", "libopus"], rate: 48_000 },
   ]) {
     it(`trims 1-3 s of a ${source.name.split(".")[1]!.toUpperCase()} keeping 2 s of clean sound`, async () => {
       const bytes = await generate(source.name, [
-        "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=5",
-        "-f", "lavfi", "-i", `sine=frequency=440:sample_rate=${source.rate}:duration=5`,
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=160x120:rate=25:duration=5",
+        "-f",
+        "lavfi",
+        "-i",
+        `sine=frequency=440:sample_rate=${source.rate}:duration=5`,
         ...source.codecs,
       ]);
       const { result } = await probe(bytes, source.name);
-      const input: MediaInput = { name: source.name, filename: source.name, sizeBytes: bytes.byteLength, probe: result };
+      const input: MediaInput = {
+        name: source.name,
+        filename: source.name,
+        sizeBytes: bytes.byteLength,
+        probe: result,
+      };
       const command = buildTrimCommand({ start: 1, end: 3 }, [input]);
       const audio = await decodedAudio(await run(command, source.name, bytes), command.outputName);
       expect(audio.seconds).toBeGreaterThan(1.95);
@@ -306,12 +455,27 @@ describe("audio kept whole through re-encodes that keep the frame times", () => 
 
   it("converts an MP4 with 44.1 kHz AAC (phone sound) to WebM with all its sound and no crackle", async () => {
     const bytes = await generate("in0.mp4", [
-      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=5",
-      "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=5",
-      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=160x120:rate=25:duration=5",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=frequency=440:sample_rate=44100:duration=5",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
+      "-c:a",
+      "aac",
     ]);
     const { result } = await probe(bytes, "in0.mp4");
-    const command = buildConvertCommand({ format: "webm" }, [{ name: "in0.mp4", filename: "phone.mp4", sizeBytes: bytes.byteLength, probe: result }]);
+    const command = buildConvertCommand({ format: "webm" }, [
+      { name: "in0.mp4", filename: "phone.mp4", sizeBytes: bytes.byteLength, probe: result },
+    ]);
     const audio = await decodedAudio(await run(command, "in0.mp4", bytes), command.outputName);
     expect(audio.seconds).toBeGreaterThan(4.95);
     expect(audio.offToneDb).toBeLessThan(-25);
@@ -320,15 +484,30 @@ describe("audio kept whole through re-encodes that keep the frame times", () => 
 
 describe("merge across frame rates on ffmpeg.wasm", () => {
   it("a 25 fps MP4 then a 30 fps WebM: 25 fps out, sum of durations, each beep on its flash", async () => {
-    const first = await generate("first-25.mp4", markedClipArgs("25", 2.2, 1, ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac"]));
-    const second = await generate("second-30.webm", markedClipArgs("30", 2, 1.1, ["-c:v", "libvpx", "-b:v", "200k", "-c:a", "libopus"]));
+    const first = await generate(
+      "first-25.mp4",
+      markedClipArgs("25", 2.2, 1, ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac"]),
+    );
+    const second = await generate(
+      "second-30.webm",
+      markedClipArgs("30", 2, 1.1, ["-c:v", "libvpx", "-b:v", "200k", "-c:a", "libopus"]),
+    );
     const probes = [(await probe(first, "first-25.mp4")).result, (await probe(second, "second-30.webm")).result];
     expect(probes.map((p) => p.frameRate)).toEqual([25, 30]);
-    const inputs: MediaInput[] = probes.map((p, i) => ({ name: `in${i}.${p.container}`, filename: `clip${i}.${p.container}`, sizeBytes: 0, probe: p }));
+    const inputs: MediaInput[] = probes.map((p, i) => ({
+      name: `in${i}.${p.container}`,
+      filename: `clip${i}.${p.container}`,
+      sizeBytes: 0,
+      probe: p,
+    }));
 
     const command = buildMergeCommand({}, inputs);
     expect(command.args.join(" ")).toContain("fps=25:start_time=0,");
-    const run = await runFfmpegWasm({ args: command.args, inputs: { "in0.mp4": first.slice(), "in1.webm": second.slice() }, outputs: [command.outputName] });
+    const run = await runFfmpegWasm({
+      args: command.args,
+      inputs: { "in0.mp4": first.slice(), "in1.webm": second.slice() },
+      outputs: [command.outputName],
+    });
     const out = run.outputs[command.outputName]!;
 
     const probed = await ffprobe(out);
@@ -338,7 +517,20 @@ describe("merge across frame rates on ffmpeg.wasm", () => {
 
     const flashes = runStarts(await whiteFrameTimes(out));
     const decoded = await runFfmpegWasm({
-      args: ["-hide_banner", "-i", "media.mp4", "-map", "0:a:0", "-ac", "1", "-c:a", "pcm_s16le", "-f", "wav", "audio.wav"],
+      args: [
+        "-hide_banner",
+        "-i",
+        "media.mp4",
+        "-map",
+        "0:a:0",
+        "-ac",
+        "1",
+        "-c:a",
+        "pcm_s16le",
+        "-f",
+        "wav",
+        "audio.wav",
+      ],
       inputs: { "media.mp4": out.slice() },
       outputs: ["audio.wav"],
     });
@@ -350,7 +542,9 @@ describe("merge across frame rates on ffmpeg.wasm", () => {
     expect(flashes[1]! - 2.2 - 1.1).toBeGreaterThan(-0.04);
     expect(flashes[1]! - 2.2 - 1.1).toBeLessThan(0.08);
     const offsets = beeps.map((beep, i) => beep - flashes[i]!);
-    console.log(`merge 25+30 fps on ffmpeg.wasm: flashes at ${flashes.join(", ")} s, beeps at ${beeps.map((b) => b.toFixed(4)).join(", ")} s, audio - video ${offsets.map((o) => `${(o * 1000).toFixed(1)} ms`).join(", ")}`);
+    console.log(
+      `merge 25+30 fps on ffmpeg.wasm: flashes at ${flashes.join(", ")} s, beeps at ${beeps.map((b) => b.toFixed(4)).join(", ")} s, audio - video ${offsets.map((o) => `${(o * 1000).toFixed(1)} ms`).join(", ")}`,
+    );
     for (const offset of offsets) expect(Math.abs(offset)).toBeLessThanOrEqual(0.04);
   });
 });
@@ -359,9 +553,23 @@ describe("the picture on screen at a cut, and AVI frame times, on ffmpeg.wasm", 
   /** 6 s at 1 fps (a slideshow or screen recording) whose frame n is a flat grey of level 30 + 30 n, with a tone. */
   async function slideshow(): Promise<MediaInput & { bytes: Uint8Array }> {
     const bytes = await generate("slides.mp4", [
-      "-f", "lavfi", "-i", "color=c=black:s=64x48:r=1:d=6,format=yuv420p,geq=lum='30+30*N':cb=128:cr=128",
-      "-f", "lavfi", "-i", "sine=f=440:d=6",
-      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest",
+      "-f",
+      "lavfi",
+      "-i",
+      "color=c=black:s=64x48:r=1:d=6,format=yuv420p,geq=lum='30+30*N':cb=128:cr=128",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=f=440:d=6",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
+      "-c:a",
+      "aac",
+      "-shortest",
     ]);
     const { result } = await probe(bytes, "slides.mp4");
     return { name: "in0.mp4", filename: "slides.mp4", sizeBytes: bytes.byteLength, probe: result, bytes };
@@ -373,7 +581,18 @@ describe("the picture on screen at a cut, and AVI frame times, on ffmpeg.wasm", 
     const log: string[] = [];
     core.setLogger((entry) => log.push(entry.message));
     core.FS.writeFile(name, bytes.slice());
-    core.exec("-hide_banner", "-i", name, "-map", "0:v:0", "-vf", "signalstats,metadata=print:key=lavfi.signalstats.YAVG", "-f", "null", "-");
+    core.exec(
+      "-hide_banner",
+      "-i",
+      name,
+      "-map",
+      "0:v:0",
+      "-vf",
+      "signalstats,metadata=print:key=lavfi.signalstats.YAVG",
+      "-f",
+      "null",
+      "-",
+    );
     const times = log.flatMap((line) => [...line.matchAll(/pts_time:([\d.]+)/g)].map((m) => Number(m[1])));
     const lumas = log.flatMap((line) => [...line.matchAll(/YAVG=([\d.]+)/g)].map((m) => Number(m[1])));
     return times.map((time, i) => ({ time, level: Math.round((lumas[i]! - 30) / 30) }));
@@ -381,7 +600,11 @@ describe("the picture on screen at a cut, and AVI frame times, on ffmpeg.wasm", 
 
   async function trimmed(input: MediaInput & { bytes: Uint8Array }, start: number, end: number) {
     const command = buildTrimCommand({ start, end }, [input]);
-    const run = await runFfmpegWasm({ args: command.args, inputs: { [input.name]: input.bytes.slice() }, outputs: [command.outputName] });
+    const run = await runFfmpegWasm({
+      args: command.args,
+      inputs: { [input.name]: input.bytes.slice() },
+      outputs: [command.outputName],
+    });
     const out = run.outputs[command.outputName]!;
     return { out, probed: await ffprobe(out), shown: await frames(out, command.outputName) };
   }
@@ -407,15 +630,33 @@ describe("the picture on screen at a cut, and AVI frame times, on ffmpeg.wasm", 
   it("keeps the picture on screen at start in a cut shorter than one frame of a 25 fps video", async () => {
     // 6 s at 25 fps whose frame n has the luma 16 + n (frame n on screen from n / 25 s).
     const bytes = await generate("frames25.mp4", [
-      "-f", "lavfi", "-i", "color=c=black:s=64x48:r=25:d=6,format=yuv420p,geq=lum='16+N':cb=128:cr=128",
-      "-f", "lavfi", "-i", "sine=f=440:d=6",
-      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest",
+      "-f",
+      "lavfi",
+      "-i",
+      "color=c=black:s=64x48:r=25:d=6,format=yuv420p,geq=lum='16+N':cb=128:cr=128",
+      "-f",
+      "lavfi",
+      "-i",
+      "sine=f=440:d=6",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
+      "-c:a",
+      "aac",
+      "-shortest",
     ]);
     const { result } = await probe(bytes, "frames25.mp4");
     const input = { name: "in0.mp4", filename: "frames25.mp4", sizeBytes: bytes.byteLength, probe: result, bytes };
     const frameAt = async (start: number, end: number) => {
       const command = buildTrimCommand({ start, end }, [input]);
-      const run = await runFfmpegWasm({ args: command.args, inputs: { [input.name]: input.bytes.slice() }, outputs: [command.outputName] });
+      const run = await runFfmpegWasm({
+        args: command.args,
+        inputs: { [input.name]: input.bytes.slice() },
+        outputs: [command.outputName],
+      });
       const out = run.outputs[command.outputName]!;
       const probed = await ffprobe(out);
       expect(probed.video, `${start}-${end}`).toBeDefined();
@@ -423,7 +664,18 @@ describe("the picture on screen at a cut, and AVI frame times, on ffmpeg.wasm", 
       const log: string[] = [];
       core.setLogger((entry) => log.push(entry.message));
       core.FS.writeFile("cut.mp4", out.slice());
-      core.exec("-hide_banner", "-i", "cut.mp4", "-map", "0:v:0", "-vf", "signalstats,metadata=print:key=lavfi.signalstats.YAVG", "-f", "null", "-");
+      core.exec(
+        "-hide_banner",
+        "-i",
+        "cut.mp4",
+        "-map",
+        "0:v:0",
+        "-vf",
+        "signalstats,metadata=print:key=lavfi.signalstats.YAVG",
+        "-f",
+        "null",
+        "-",
+      );
       return log.flatMap((line) => [...line.matchAll(/YAVG=([\d.]+)/g)].map((m) => Math.round(Number(m[1]) - 16)));
     };
     // The last millisecond: frame 149 (from 5.96 s); 2.01-2.02 s: frame 50 (2.00-2.04 s).
@@ -435,22 +687,57 @@ describe("the picture on screen at a cut, and AVI frame times, on ffmpeg.wasm", 
 
   it("lays a cut on the grid only when a frame could be lost", () => {
     const grid = (probe: Partial<ProbeResult>, start: number, end: number) => {
-      const video: ProbeResult = { kind: "video", container: "mp4", mimeType: "video/mp4", durationMs: 10_000, hasAudio: true, hasVideo: true, videoCodec: "h264", audioCodec: "aac", width: 64, height: 48, ...probe };
-      const args = buildTrimCommand({ start, end }, [{ name: "in0.mp4", filename: "in.mp4", sizeBytes: 1, probe: video }]).args;
-      return { fps: args.find((arg) => arg.startsWith("fps="))?.split(",")[0], keepsEarlierFrames: args.includes("-noaccurate_seek") };
+      const video: ProbeResult = {
+        kind: "video",
+        container: "mp4",
+        mimeType: "video/mp4",
+        durationMs: 10_000,
+        hasAudio: true,
+        hasVideo: true,
+        videoCodec: "h264",
+        audioCodec: "aac",
+        width: 64,
+        height: 48,
+        ...probe,
+      };
+      const args = buildTrimCommand({ start, end }, [
+        { name: "in0.mp4", filename: "in.mp4", sizeBytes: 1, probe: video },
+      ]).args;
+      return {
+        fps: args.find((arg) => arg.startsWith("fps="))?.split(",")[0],
+        keepsEarlierFrames: args.includes("-noaccurate_seek"),
+      };
     };
     expect(grid({ frameRate: 60 }, 5, 5.01)).toEqual({ fps: "fps=60:start_time=0:round=up", keepsEarlierFrames: true });
     expect(grid({ frameRate: 60 }, 5, 5.05)).toEqual({ fps: undefined, keepsEarlierFrames: false });
     expect(grid({ frameRate: undefined }, 5, 5.5).fps).toBe("fps=24:start_time=0:round=up");
     expect(grid({ frameRate: undefined }, 5, 6.5)).toEqual({ fps: undefined, keepsEarlierFrames: false });
     // Audio alone has no picture to keep.
-    expect(grid({ kind: "audio", hasVideo: false, videoCodec: undefined, width: undefined, height: undefined, container: "mp3", frameRate: undefined }, 5.999, 6)).toEqual({ fps: undefined, keepsEarlierFrames: false });
+    expect(
+      grid(
+        {
+          kind: "audio",
+          hasVideo: false,
+          videoCodec: undefined,
+          width: undefined,
+          height: undefined,
+          container: "mp3",
+          frameRate: undefined,
+        },
+        5.999,
+        6,
+      ),
+    ).toEqual({ fps: undefined, keepsEarlierFrames: false });
   });
 
   it("converts to AVI with each picture at its time and the source's duration", async () => {
     const input = await slideshow();
     const command = buildConvertCommand({ format: "avi" }, [input]);
-    const run = await runFfmpegWasm({ args: command.args, inputs: { [input.name]: input.bytes.slice() }, outputs: [command.outputName] });
+    const run = await runFfmpegWasm({
+      args: command.args,
+      inputs: { [input.name]: input.bytes.slice() },
+      outputs: [command.outputName],
+    });
     const out = run.outputs[command.outputName]!;
     // The MP3 priming shifted every frame after the first by one: frame 1 at 2 s, 7 s in all.
     const shown = await frames(out, command.outputName);

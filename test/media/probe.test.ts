@@ -85,7 +85,13 @@ describe("probeR2Object", () => {
     expect(reads.length).toBeGreaterThan(0);
     if (kind === "image") {
       const picture = reference.streams[0]!;
-      expect(result).toMatchObject({ durationMs: 0, hasAudio: false, hasVideo: false, width: picture.width, height: picture.height });
+      expect(result).toMatchObject({
+        durationMs: 0,
+        hasAudio: false,
+        hasVideo: false,
+        width: picture.width,
+        height: picture.height,
+      });
       return;
     }
     expect(Number.isInteger(result.durationMs)).toBe(true);
@@ -103,10 +109,19 @@ describe("probeR2Object", () => {
     const quarterTurned = Math.abs(turn) % 180 === 90;
     expect(result.width).toBe(quarterTurned ? video?.height : video?.width);
     expect(result.height).toBe(quarterTurned ? video?.width : video?.height);
-    expect(result.rotation).toBe(turn === 0 ? undefined : (((-turn % 360) + 360) % 360));
+    expect(result.rotation).toBe(turn === 0 ? undefined : ((-turn % 360) + 360) % 360);
     // H.264's profile from the avcC, as ffprobe names it (High, High 10...).
-    const profiles: Record<string, number> = { "Constrained Baseline": 66, Baseline: 66, Main: 77, High: 100, "High 10": 110, "High 4:2:2": 122, "High 4:4:4 Predictive": 244 };
-    if (video?.codec_name === "h264" && container !== "mkv" && container !== "avi") expect(result.h264Profile, name).toBe(profiles[video.profile!]);
+    const profiles: Record<string, number> = {
+      "Constrained Baseline": 66,
+      Baseline: 66,
+      Main: 77,
+      High: 100,
+      "High 10": 110,
+      "High 4:2:2": 122,
+      "High 4:4:4 Predictive": 244,
+    };
+    if (video?.codec_name === "h264" && container !== "mkv" && container !== "avi")
+      expect(result.h264Profile, name).toBe(profiles[video.profile!]);
     // The channel count, where the container's headers state it (AVI's and raw ADTS's reader do not).
     if (audio && !["clip.avi", "tone.aac"].includes(name)) expect(result.audioChannels).toBe(audio.channels);
     if (video) {
@@ -147,7 +162,13 @@ describe("probeR2Object", () => {
 
     const result = await probeR2Object(bucket, "huge.mov", size);
 
-    expect(result).toMatchObject({ kind: "video", container: "mov", durationMs: 3000, videoCodec: "h264", audioCodec: "aac" });
+    expect(result).toMatchObject({
+      kind: "video",
+      container: "mov",
+      durationMs: 3000,
+      videoCodec: "h264",
+      audioCodec: "aac",
+    });
     expect(totalBytes(reads)).toBeLessThan(16 * 1024);
   });
 
@@ -208,7 +229,11 @@ describe("probeR2Object", () => {
       ["logo.webp", "webp"],
     ])("a truncated image (%s cut in half)", async (name, extension) => {
       const bytes = await download(name);
-      await refuses(bytes.slice(0, bytes.byteLength >> 1), `probe/truncated.${extension}`, /image is truncated or corrupt/);
+      await refuses(
+        bytes.slice(0, bytes.byteLength >> 1),
+        `probe/truncated.${extension}`,
+        /image is truncated or corrupt/,
+      );
     });
 
     it.each([
@@ -235,7 +260,10 @@ function topLevelBoxes(file: Uint8Array): Record<string, Uint8Array> {
   const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
   for (let position = 0; position + 8 <= file.length; ) {
     const size = view.getUint32(position);
-    boxes[new TextDecoder().decode(file.subarray(position + 4, position + 8))] = file.subarray(position, position + size);
+    boxes[new TextDecoder().decode(file.subarray(position + 4, position + 8))] = file.subarray(
+      position,
+      position + size,
+    );
     position += size;
   }
   return boxes;

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
-import { CALIBRATION, chooseEngine as chooseWithConfig, predictSeconds, workloadOf } from "../../src/media-worker/routing";
+import {
+  CALIBRATION,
+  chooseEngine as chooseWithConfig,
+  predictSeconds,
+  workloadOf,
+} from "../../src/media-worker/routing";
 import { routingConfig } from "../../src/media-worker/job-stages";
 import { progressiveInputs, type MediaCommand, type MediaInput } from "../../src/media/commands/command";
 import { buildCleanAudioCommand } from "../../src/media/commands/clean-audio";
@@ -13,15 +18,36 @@ import { tools } from "../../src/tools";
 const MiB = 1024 * 1024;
 const env = (vars: Partial<Env> = {}) => vars as Env;
 /** Through the Worker's settings, as the job runner reads them. */
-const chooseEngine = (settings: Env, ...rest: Parameters<typeof chooseWithConfig> extends [unknown, ...infer R] ? R : never) =>
-  chooseWithConfig(routingConfig(settings), ...rest);
+const chooseEngine = (
+  settings: Env,
+  ...rest: Parameters<typeof chooseWithConfig> extends [unknown, ...infer R] ? R : never
+) => chooseWithConfig(routingConfig(settings), ...rest);
 const input = (sizeBytes: number, seconds: number, width = 1280, height = 720): MediaInput => ({
-  name: "in0.mp4", filename: "a.mp4", sizeBytes,
-  probe: { kind: "video", container: "mp4", mimeType: "video/mp4", durationMs: seconds * 1000, hasAudio: true, hasVideo: true, width, height, videoCodec: "h264", audioCodec: "aac" },
+  name: "in0.mp4",
+  filename: "a.mp4",
+  sizeBytes,
+  probe: {
+    kind: "video",
+    container: "mp4",
+    mimeType: "video/mp4",
+    durationMs: seconds * 1000,
+    hasAudio: true,
+    hasVideo: true,
+    width,
+    height,
+    videoCodec: "h264",
+    audioCodec: "aac",
+  },
 });
 const reencode = (heap = 55 * MiB): MediaCommand => ({
   args: ["-i", "in0.mp4", "-c:v", "libx264", "-preset", "veryfast", "-c:a", "aac", "out.mp4"],
-  files: {}, fonts: [], outputName: "out.mp4", resultFilename: "r.mp4", contentType: "video/mp4", wasmCapable: true, wasmHeapBytes: heap,
+  files: {},
+  fonts: [],
+  outputName: "out.mp4",
+  resultFilename: "r.mp4",
+  contentType: "video/mp4",
+  wasmCapable: true,
+  wasmHeapBytes: heap,
 });
 const copy = (): MediaCommand => ({ ...reencode(32 * MiB), args: ["-i", "in0.mp4", "-c", "copy", "out.mkv"] });
 const id = "upl_x";
@@ -60,11 +86,19 @@ describe("the router's view of a command", () => {
     const streamed = predictSeconds(short, [long]).backend;
     const downloaded = predictSeconds({ ...short, backendStreaming: undefined }, [avi]).backend;
     // 2 x 600 MiB at 100 MB/s no longer counted, and the 15/3600 read arrives while ffmpeg encodes: about 12.6 s less.
-    expect(downloaded! - streamed!).toBeCloseTo((600 * MiB * (2 - 15 / 3600)) / CALIBRATION.backend.transferBytesPerSecond, 3);
+    expect(downloaded! - streamed!).toBeCloseTo(
+      (600 * MiB * (2 - 15 / 3600)) / CALIBRATION.backend.transferBytesPerSecond,
+      3,
+    );
     // Containers without an index a range request can use are downloaded.
-    expect(buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [{ ...avi, name: "in0.avi" }]).backendStreaming).toBeUndefined();
+    expect(
+      buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [{ ...avi, name: "in0.avi" }])
+        .backendStreaming,
+    ).toBeUndefined();
     const mkv = { ...long, name: "in0.mkv", probe: { ...long.probe, container: "mkv" } };
-    expect(buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [mkv]).backendStreaming?.inputs).toEqual({ "in0.mkv": "matroska" });
+    expect(
+      buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [mkv]).backendStreaming?.inputs,
+    ).toEqual({ "in0.mkv": "matroska" });
   });
 
   it("streams the input of an audio extraction on the backend, overlapping its download with ffmpeg", () => {
@@ -78,7 +112,10 @@ describe("the router's view of a command", () => {
     // A container without a usable index is downloaded first.
     const avi = { ...film, name: "in0.avi", probe: { ...film.probe, container: "avi" } };
     expect(buildExtractAudioCommand({ format: "wav" }, [avi]).backendStreaming).toBeUndefined();
-    expect(predictSeconds({ ...mp3, backendStreaming: undefined }, [avi]).backend).toBeCloseTo(fixed + transfer + native + transfer, 6);
+    expect(predictSeconds({ ...mp3, backendStreaming: undefined }, [avi]).backend).toBeCloseTo(
+      fixed + transfer + native + transfer,
+      6,
+    );
   });
 
   it("has the backend read every other MP4, MKV or MP3 input while it downloads, so the encode overlaps the download", () => {
@@ -92,12 +129,29 @@ describe("the router's view of a command", () => {
     expect(progressiveInputs(aviWebm, [avi])).toEqual({});
     // The encode outlasts the download: the download's time is hidden, counted only for the AVI.
     expect(native).toBeGreaterThan(transfer);
-    expect(predictSeconds(webm, [film]).backend).toBeCloseTo(CALIBRATION.backend.dispatchSeconds + CALIBRATION.native.startSeconds + native + transfer, 6);
+    expect(predictSeconds(webm, [film]).backend).toBeCloseTo(
+      CALIBRATION.backend.dispatchSeconds + CALIBRATION.native.startSeconds + native + transfer,
+      6,
+    );
     expect(predictSeconds(aviWebm, [avi]).backend - predictSeconds(webm, [film]).backend).toBeCloseTo(transfer, 6);
     // An input a command streams is not also read progressively; an image is downloaded.
     const trim = buildTrimCommand(tools.trim.params.parse({ uploadId: id, start: 1, end: 2 }), [film]);
     expect(progressiveInputs(trim, [film])).toEqual({});
-    const logo = { ...film, name: "in1.png", sizeBytes: 20_000, probe: { kind: "image" as const, container: "png", mimeType: "image/png", durationMs: 0, hasAudio: false, hasVideo: false, width: 64, height: 64 } };
+    const logo = {
+      ...film,
+      name: "in1.png",
+      sizeBytes: 20_000,
+      probe: {
+        kind: "image" as const,
+        container: "png",
+        mimeType: "image/png",
+        durationMs: 0,
+        hasAudio: false,
+        hasVideo: false,
+        width: 64,
+        height: 64,
+      },
+    };
     expect(progressiveInputs(webm, [film, logo])).toEqual({ "in0.mp4": "mov" });
   });
 
@@ -125,7 +179,10 @@ describe("engine routing by predicted completion time", () => {
 
   it("runs what fits in the Worker when no backend is configured", () => {
     const small = [input(600_000, 4, 640, 360)];
-    expect(chooseEngine(env(), reencode(), small, false)).toMatchObject({ engine: "wasm", reason: "fits the in-Worker limits; no backend configured" });
+    expect(chooseEngine(env(), reencode(), small, false)).toMatchObject({
+      engine: "wasm",
+      reason: "fits the in-Worker limits; no backend configured",
+    });
   });
 
   it("never routes to wasm a job whose predicted CPU exceeds the limit, backend or not", () => {
@@ -149,7 +206,9 @@ describe("engine routing by predicted completion time", () => {
 
   it("follows configured thresholds and the forcing switch", () => {
     const small = [input(1 * MiB, 2, 320, 240)];
-    expect(chooseEngine(env({ WASM_MEMORY_BUDGET_BYTES: String(48 * MiB) }), reencode(), small, false).engine).toBe("backend");
+    expect(chooseEngine(env({ WASM_MEMORY_BUDGET_BYTES: String(48 * MiB) }), reencode(), small, false).engine).toBe(
+      "backend",
+    );
     expect(chooseEngine(env({ WASM_MEMORY_BUDGET_BYTES: String(48 * MiB) }), copy(), small, true).engine).toBe("wasm");
     expect(chooseEngine(env({ WASM_MAX_CPU_SECONDS: "0.0001" }), copy(), small, true).engine).toBe("backend");
     expect(chooseEngine(env({ MEDIA_ENGINE: "backend" }), copy(), small, true).engine).toBe("backend");

@@ -7,7 +7,16 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runFfmpegWasm } from "../../src/media-worker/ffmpeg-wasm";
 import { loadFont } from "../../src/media-worker/font-data";
-import { fontFamilyName, fontFiles, fontIds, scriptFaces, scripts, subtitleFonts, type FontId, type ScriptSubset } from "../../src/media/fonts";
+import {
+  fontFamilyName,
+  fontFiles,
+  fontIds,
+  scriptFaces,
+  scripts,
+  subtitleFonts,
+  type FontId,
+  type ScriptSubset,
+} from "../../src/media/fonts";
 import type { MediaInput } from "../../src/media/commands/command";
 import { assColor, assTime, buildAss, escapeAssText, type SubtitleStyleParams } from "../../src/media/ass";
 import { cuesFromSrt, cuesFromWords, SrtError, type Cue, type TimedWord } from "../../src/media/captions";
@@ -25,11 +34,19 @@ const defaults = SubtitlesParams.parse({ uploadId: "upl_test" });
 const params = (over: Partial<SubtitleStyleParams> = {}): SubtitleStyleParams => ({ ...defaults, ...over });
 
 const oneCue = (text: string, start = 0, end = 2): Cue[] => [{ start, end, text }];
-const styleLine = (ass: string) => ass.split("\n").find((line) => line.startsWith("Style: "))!.slice(7).split(",");
+const styleLine = (ass: string) =>
+  ass
+    .split("\n")
+    .find((line) => line.startsWith("Style: "))!
+    .slice(7)
+    .split(",");
 const dialogues = (ass: string) => ass.split("\n").filter((line) => line.startsWith("Dialogue: "));
 /** Text field of a Dialogue line (the 10th field; it may itself contain commas). */
 const dialogueText = (line: string) => line.slice("Dialogue: ".length).split(",").slice(9).join(",");
-const STYLE_FIELDS = "Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding".split(", ");
+const STYLE_FIELDS =
+  "Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding".split(
+    ", ",
+  );
 const styleField = (ass: string, name: string) => styleLine(ass)[STYLE_FIELDS.indexOf(name)]!;
 
 /** (usWinAscent + usWinDescent) / unitsPerEm of a TrueType font: the height libass sizes it by. */
@@ -37,7 +54,8 @@ function lineHeightEm(font: Uint8Array): number {
   const view = new DataView(font.buffer, font.byteOffset, font.byteLength);
   const table = (tag: string) => {
     for (let i = 0; i < view.getUint16(4); i++) {
-      if (String.fromCharCode(...font.subarray(12 + i * 16, 16 + i * 16)) === tag) return view.getUint32(12 + i * 16 + 8);
+      if (String.fromCharCode(...font.subarray(12 + i * 16, 16 + i * 16)) === tag)
+        return view.getUint32(12 + i * 16 + 8);
     }
     throw new Error(`no ${tag} table`);
   };
@@ -67,7 +85,9 @@ describe("cuesFromSrt", () => {
   });
 
   it("removes SRT formatting tags but keeps other text, braces and backslashes", async () => {
-    const [cue] = await cuesFromSrt('1\n00:00:00,000 --> 00:00:01,000\n<i>Bonjour</i> <font color="#ff0000">{\\b1}</font> a < b\n');
+    const [cue] = await cuesFromSrt(
+      '1\n00:00:00,000 --> 00:00:01,000\n<i>Bonjour</i> <font color="#ff0000">{\\b1}</font> a < b\n',
+    );
     expect(cue!.text).toBe("Bonjour {\\b1} a < b");
   });
 
@@ -96,10 +116,18 @@ describe("cuesFromSrt", () => {
     ["an empty document", "", /contains no cue/],
     ["blank lines only", "\n \n\t\n", /contains no cue/],
     ["plain text", "hello world\nnot a subtitle", /line 1: expected a timing line/],
-    ["a block without timing", "1\n00:00:00,000 --> 00:00:01,000\nOK\n\n2\nno timing here\n", /line 6: expected a timing line/],
+    [
+      "a block without timing",
+      "1\n00:00:00,000 --> 00:00:01,000\nOK\n\n2\nno timing here\n",
+      /line 6: expected a timing line/,
+    ],
     ["a malformed timestamp", "1\n00:00:0,000 --> 00:00:01,000\nHi\n", /line 2: .*timestamp/],
     ["letters as a timestamp", "1\nab:cd:ef,000 --> 00:00:01,000\nHi\n", /line 2:/],
-    ["a cue ending before it starts", "1\n00:00:05,000 --> 00:00:02,000\nHi\n", /line 2: the cue ends before it starts/],
+    [
+      "a cue ending before it starts",
+      "1\n00:00:05,000 --> 00:00:02,000\nHi\n",
+      /line 2: the cue ends before it starts/,
+    ],
   ])("rejects %s", async (_name, srt, message) => {
     const error = await cuesFromSrt(srt).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SrtError);
@@ -109,7 +137,8 @@ describe("cuesFromSrt", () => {
 });
 
 describe("cuesFromWords", () => {
-  const words = (...spec: [string, number, number][]): TimedWord[] => spec.map(([text, start, end]) => ({ text, start, end }));
+  const words = (...spec: [string, number, number][]): TimedWord[] =>
+    spec.map(([text, start, end]) => ({ text, start, end }));
   const transcript = words(
     ["Bonjour", 0, 0.4],
     ["à", 0.45, 0.5],
@@ -123,8 +152,19 @@ describe("cuesFromWords", () => {
   );
 
   it("groups up to N words, breaking on long pauses and at sentence ends", () => {
-    expect(cuesFromWords(transcript, 4).map((c) => c.text)).toEqual(["Bonjour à tous les", "amis du", "cinéma français.", "Merci"]);
-    expect(cuesFromWords(transcript, 2).map((c) => c.text)).toEqual(["Bonjour à", "tous les", "amis du", "cinéma français.", "Merci"]);
+    expect(cuesFromWords(transcript, 4).map((c) => c.text)).toEqual([
+      "Bonjour à tous les",
+      "amis du",
+      "cinéma français.",
+      "Merci",
+    ]);
+    expect(cuesFromWords(transcript, 2).map((c) => c.text)).toEqual([
+      "Bonjour à",
+      "tous les",
+      "amis du",
+      "cinéma français.",
+      "Merci",
+    ]);
     expect(cuesFromWords(transcript, 1)).toHaveLength(transcript.length);
   });
 
@@ -158,7 +198,11 @@ describe("buildAss", () => {
   });
 
   it("classique: a drop shadow in effectColor whose opacity is shadowIntensity", () => {
-    const ass = buildAss(params({ style: "classique", effectColor: "#102030", shadowIntensity: 60 }), oneCue("x"), VIDEO);
+    const ass = buildAss(
+      params({ style: "classique", effectColor: "#102030", shadowIntensity: 60 }),
+      oneCue("x"),
+      VIDEO,
+    );
     expect(styleField(ass, "BorderStyle")).toBe("1");
     expect(styleField(ass, "Outline")).toBe("0");
     expect(Number(styleField(ass, "Shadow"))).toBeGreaterThan(0);
@@ -193,7 +237,8 @@ describe("buildAss", () => {
   });
 
   it("scales the font with the video and the size option", () => {
-    const size = (s: SubtitleStyleParams["size"], video = VIDEO) => Number(styleField(buildAss(params({ size: s }), oneCue("x"), video), "Fontsize"));
+    const size = (s: SubtitleStyleParams["size"], video = VIDEO) =>
+      Number(styleField(buildAss(params({ size: s }), oneCue("x"), video), "Fontsize"));
     expect(size("petite")).toBeLessThan(size("normale"));
     expect(size("normale")).toBeLessThan(size("grande"));
     expect(size("normale", { width: 1920, height: 1080 })).toBeCloseTo(4.5 * size("normale"), 5);
@@ -218,7 +263,14 @@ describe("buildAss", () => {
   });
 
   it("writes one event per cue with ASS times", () => {
-    const ass = buildAss(params(), [{ start: 1.234, end: 3725.5, text: "a" }, { start: 4, end: 5, text: "b" }], VIDEO);
+    const ass = buildAss(
+      params(),
+      [
+        { start: 1.234, end: 3725.5, text: "a" },
+        { start: 4, end: 5, text: "b" },
+      ],
+      VIDEO,
+    );
     expect(dialogues(ass)).toEqual([
       "Dialogue: 0,0:00:01.23,1:02:05.50,Caption,,0,0,0,,a",
       "Dialogue: 0,0:00:04.00,0:00:05.00,Caption,,0,0,0,,b",
@@ -232,7 +284,9 @@ describe("buildAss", () => {
     expect(escapeAssText("ligne 1\nligne 2\r\nligne 3")).toBe("ligne 1\\Nligne 2\\Nligne 3");
     // Characters the latin subsets lack are mapped to ones they have.
     expect(escapeAssText("Quoi\u202F?\u00AD")).toBe("Quoi\u00A0?");
-    const [line] = dialogues(buildAss(params(), oneCue("{\\b1}x}\nDialogue: 0,0:00:00.00,9:00:00.00,Caption,,0,0,0,,pwned"), VIDEO));
+    const [line] = dialogues(
+      buildAss(params(), oneCue("{\\b1}x}\nDialogue: 0,0:00:00.00,9:00:00.00,Caption,,0,0,0,,pwned"), VIDEO),
+    );
     expect(dialogueText(line!)).toBe("\\{\\b1\\}x\\}\\NDialogue: 0,0:00:00.00,9:00:00.00,Caption,,0,0,0,,pwned");
     expect(dialogueText(line!)).not.toMatch(/(^|[^\\])\{/);
   });
@@ -246,11 +300,17 @@ describe("buildAss", () => {
     );
     expect(styleField(ass, "Encoding")).toBe("-1");
     // Joiners stay inside a run (Persian می‌خواهم, Devanagari half forms) and go elsewhere.
-    const joined = dialogueText(dialogues(buildAss(params({ fontId: "anton" }), oneCue("می\u200Cخواهم a\u200Db"), VIDEO))[0]!);
+    const joined = dialogueText(
+      dialogues(buildAss(params({ fontId: "anton" }), oneCue("می\u200Cخواهم a\u200Db"), VIDEO))[0]!,
+    );
     expect(joined).toBe("{\\fnNoto Sans Arabic\\fs18.02}می\u200Cخواهم{\\fnAnton\\fs14.4} ab");
     // Karaoke: each word carries its own switch inside the spoken word's tags.
-    const karaoke = dialogues(buildAss(params({ karaokeMode: "couleur" }), oneCue("שלום עולם"), VIDEO)).map(dialogueText);
-    expect(karaoke[1]).toBe("{\\fnNoto Sans Hebrew\\fs13.7}שלום{\\fnInter\\fs14.4} {\\1c&H66D1FF&}{\\fnNoto Sans Hebrew\\fs13.7}עולם{\\fnInter\\fs14.4}{\\r}");
+    const karaoke = dialogues(buildAss(params({ karaokeMode: "couleur" }), oneCue("שלום עולם"), VIDEO)).map(
+      dialogueText,
+    );
+    expect(karaoke[1]).toBe(
+      "{\\fnNoto Sans Hebrew\\fs13.7}שלום{\\fnInter\\fs14.4} {\\1c&H66D1FF&}{\\fnNoto Sans Hebrew\\fs13.7}עולם{\\fnInter\\fs14.4}{\\r}",
+    );
   });
 
   it("switches emoji to Noto Emoji at the family's em, each sequence whole; ©, ™ and arrows stay in the family", () => {
@@ -259,7 +319,9 @@ describe("buildAss", () => {
     const back = "{\\fnInter\\fs14.4}";
     expect(text("On y va 🔥🔥 !")).toBe(`On y va ${emoji}🔥🔥${back} !`);
     // A skin tone, a ZWJ family, a flag, a keycap and a variation selector stay with their emoji.
-    expect(text("Bravo 👍🏽 👩\u200D👩\u200D👧 🇫🇷 1\uFE0F\u20E3 ❤\uFE0F")).toBe(`Bravo ${emoji}👍🏽 👩\u200D👩\u200D👧 🇫🇷 1\uFE0F\u20E3 ❤\uFE0F${back}`);
+    expect(text("Bravo 👍🏽 👩\u200D👩\u200D👧 🇫🇷 1\uFE0F\u20E3 ❤\uFE0F")).toBe(
+      `Bravo ${emoji}👍🏽 👩\u200D👩\u200D👧 🇫🇷 1\uFE0F\u20E3 ❤\uFE0F${back}`,
+    );
     // The family draws these; a variation selector after one has nothing to select and goes.
     expect(text("© 2026 ™ ↔ #1 ©\uFE0F")).toBe("© 2026 ™ ↔ #1 ©");
   });
@@ -273,37 +335,44 @@ describe("buildAss", () => {
     expect(texts(oneCue("你好，「世界」、再见。"))[0]).toBe(`${sc}你好，「世界」、再见。{\\fnInter\\fs14.4}`);
     const back = "{\\fnInter\\fs14.4}";
     // Kana in one cue makes the other cue's kanji Japanese too; full-width punctuation stays in the run.
-    expect(texts([{ start: 0, end: 1, text: "東京へ「ようこそ」！" }, { start: 1, end: 2, text: "Tokyo 東京 2026" }])).toEqual([
-      `${jp}東京へ「ようこそ」！${back}`,
-      `Tokyo ${jp}東京${back} 2026`,
-    ]);
+    expect(
+      texts([
+        { start: 0, end: 1, text: "東京へ「ようこそ」！" },
+        { start: 1, end: 2, text: "Tokyo 東京 2026" },
+      ]),
+    ).toEqual([`${jp}東京へ「ようこそ」！${back}`, `Tokyo ${jp}東京${back} 2026`]);
     expect(texts([{ start: 0, end: 1, text: "你好，世界" }])).toEqual([`${sc}你好，世界${back}`]);
     // Hangul and Han are separate runs: the Korean face has no Han.
-    expect(texts([{ start: 0, end: 1, text: "한국어 자막 漢字" }])).toEqual([`${kr}한국어 자막${back} ${sc}漢字${back}`]);
+    expect(texts([{ start: 0, end: 1, text: "한국어 자막 漢字" }])).toEqual([
+      `${kr}한국어 자막${back} ${sc}漢字${back}`,
+    ]);
   });
 
-  it.each(["couleur", "taille", "halo"] as const)("karaoke %s: one event per word, tiling the cue, the spoken word tagged", (karaokeMode) => {
-    const cues: Cue[] = [
-      { start: 0, end: 2, text: "Été œuvre\n5 €" },
-      { start: 3, end: 4, text: "{x}", words: [{ text: "{x}", start: 3.2, end: 3.9 }] },
-    ];
-    const events = dialogues(buildAss(params({ karaokeMode, highlightColor: "#FFD166" }), cues, VIDEO));
-    expect(events).toHaveLength(5);
-    expect(events.map((e) => e.split(",").slice(1, 3).join("-"))).toEqual([
-      "0:00:00.00-0:00:00.60",
-      "0:00:00.60-0:00:01.60",
-      "0:00:01.60-0:00:01.80",
-      "0:00:01.80-0:00:02.00",
-      "0:00:03.00-0:00:04.00",
-    ]);
-    const tag = { couleur: "\\1c&H66D1FF&", taille: "\\fscx125\\fscy125", halo: "\\3c&H66D1FF&" }[karaokeMode];
-    const texts = events.map(dialogueText);
-    texts.forEach((text) => expect(text.split(tag).length - 1).toBe(1));
-    expect(texts[0]).toMatch(/^\{[^}]*\}Été\{\\r\} œuvre\\N5 €$/);
-    expect(texts[1]).toMatch(/^Été \{[^}]*\}œuvre\{\\r\}\\N5 €$/);
-    expect(texts[3]).toMatch(/^Été œuvre\\N5 \{[^}]*\}€\{\\r\}$/);
-    expect(texts[4]).toMatch(/^\{[^}]*\}\\\{x\\\}\{\\r\}$/);
-  });
+  it.each(["couleur", "taille", "halo"] as const)(
+    "karaoke %s: one event per word, tiling the cue, the spoken word tagged",
+    (karaokeMode) => {
+      const cues: Cue[] = [
+        { start: 0, end: 2, text: "Été œuvre\n5 €" },
+        { start: 3, end: 4, text: "{x}", words: [{ text: "{x}", start: 3.2, end: 3.9 }] },
+      ];
+      const events = dialogues(buildAss(params({ karaokeMode, highlightColor: "#FFD166" }), cues, VIDEO));
+      expect(events).toHaveLength(5);
+      expect(events.map((e) => e.split(",").slice(1, 3).join("-"))).toEqual([
+        "0:00:00.00-0:00:00.60",
+        "0:00:00.60-0:00:01.60",
+        "0:00:01.60-0:00:01.80",
+        "0:00:01.80-0:00:02.00",
+        "0:00:03.00-0:00:04.00",
+      ]);
+      const tag = { couleur: "\\1c&H66D1FF&", taille: "\\fscx125\\fscy125", halo: "\\3c&H66D1FF&" }[karaokeMode];
+      const texts = events.map(dialogueText);
+      texts.forEach((text) => expect(text.split(tag).length - 1).toBe(1));
+      expect(texts[0]).toMatch(/^\{[^}]*\}Été\{\\r\} œuvre\\N5 €$/);
+      expect(texts[1]).toMatch(/^Été \{[^}]*\}œuvre\{\\r\}\\N5 €$/);
+      expect(texts[3]).toMatch(/^Été œuvre\\N5 \{[^}]*\}€\{\\r\}$/);
+      expect(texts[4]).toMatch(/^\{[^}]*\}\\\{x\\\}\{\\r\}$/);
+    },
+  );
 
   it("karaoke in Chinese and Japanese: one event per word although no space separates them", async () => {
     // An SRT line: its words found by the word segmenter, punctuation kept with the word before.
@@ -315,10 +384,21 @@ describe("buildAss", () => {
       `${sc("你好，")}{\\1c&H66D1FF&}${sc("世界！")}{\\r}`,
     ]);
     // A transcript's words, joined without spaces, each highlighted in its own time.
-    const cues = cuesFromWords([{ text: "東京", start: 0, end: 0.5 }, { text: "へ", start: 0.5, end: 0.7 }, { text: "ようこそ", start: 0.7, end: 1.4 }], 4);
+    const cues = cuesFromWords(
+      [
+        { text: "東京", start: 0, end: 0.5 },
+        { text: "へ", start: 0.5, end: 0.7 },
+        { text: "ようこそ", start: 0.7, end: 1.4 },
+      ],
+      4,
+    );
     expect(cues[0]!.text).toBe("東京へようこそ");
     const events = dialogues(buildAss(params({ karaokeMode: "taille" }), cues, VIDEO));
-    expect(events.map((e) => e.split(",").slice(1, 3).join("-"))).toEqual(["0:00:00.00-0:00:00.50", "0:00:00.50-0:00:00.70", "0:00:00.70-0:00:01.40"]);
+    expect(events.map((e) => e.split(",").slice(1, 3).join("-"))).toEqual([
+      "0:00:00.00-0:00:00.50",
+      "0:00:00.50-0:00:00.70",
+      "0:00:00.70-0:00:01.40",
+    ]);
     expect(dialogueText(events[1]!)).toBe(
       "{\\fnNoto Sans JP Thin\\fs14.58}東京{\\fnInter\\fs14.4}{\\fscx125\\fscy125}{\\fnNoto Sans JP Thin\\fs14.58}へ{\\fnInter\\fs14.4}{\\r}{\\fnNoto Sans JP Thin\\fs14.58}ようこそ{\\fnInter\\fs14.4}",
     );
@@ -327,12 +407,16 @@ describe("buildAss", () => {
   it("breaks long Chinese and Japanese lines between characters, about equally, never before 。 or after 「", async () => {
     const LONG_ZH = "这是一个很长的中文句子用来测试字幕是否能够自动换行而不是超出画面的边缘我们希望它能正确显示。";
     const lines = (text: string, over: Partial<SubtitleStyleParams> = {}) =>
-      dialogueText(dialogues(buildAss(params(over), oneCue(text), VIDEO))[0]!).replace(/\{[^}]*\}/g, "").split("\\N");
+      dialogueText(dialogues(buildAss(params(over), oneCue(text), VIDEO))[0]!)
+        .replace(/\{[^}]*\}/g, "")
+        .split("\\N");
     // 320 px wide, grande on Inter: about 16 full-width characters fit between the margins.
     const zh = lines(LONG_ZH, { size: "grande" });
     expect(zh.length).toBeGreaterThanOrEqual(3);
     expect(zh.join("")).toBe(LONG_ZH);
-    expect(Math.max(...zh.map((l) => [...l].length)) - Math.min(...zh.map((l) => [...l].length))).toBeLessThanOrEqual(3);
+    expect(Math.max(...zh.map((l) => [...l].length)) - Math.min(...zh.map((l) => [...l].length))).toBeLessThanOrEqual(
+      3,
+    );
     const ja = lines("日本語の字幕は、「とても長い」文でも画面の外に出ないように改行されます。", { size: "grande" });
     expect(ja.length).toBeGreaterThan(1);
     for (const line of ja.slice(1)) expect(line).not.toMatch(/^[、。」）ゃゅょっー]/u);
@@ -342,7 +426,9 @@ describe("buildAss", () => {
     expect(lines("Only latin words that are quite long and wrapped by libass at their spaces")).toHaveLength(1);
     // Karaoke: every event of the cue breaks at the same places.
     const [cue] = await cuesFromSrt(`1\n00:00:00,000 --> 00:00:04,000\n${LONG_ZH}\n`);
-    const events = dialogues(buildAss(params({ karaokeMode: "couleur", size: "grande" }), [cue!], VIDEO)).map((e) => dialogueText(e).replace(/\{[^}]*\}/g, ""));
+    const events = dialogues(buildAss(params({ karaokeMode: "couleur", size: "grande" }), [cue!], VIDEO)).map((e) =>
+      dialogueText(e).replace(/\{[^}]*\}/g, ""),
+    );
     expect(events.length).toBeGreaterThan(3);
     for (const event of events) expect(event).toBe(zh.join("\\N"));
   });
@@ -387,7 +473,18 @@ describe("buildSubtitlesCommand", () => {
     name: "in0.mp4",
     filename: "Mon clip.mov",
     sizeBytes,
-    probe: { kind: "video", container: "mov", mimeType: "video/quicktime", durationMs: 2000, hasAudio: true, hasVideo: true, audioCodec: "aac", width: 1280, height: 720, ...over },
+    probe: {
+      kind: "video",
+      container: "mov",
+      mimeType: "video/quicktime",
+      durationMs: 2000,
+      hasAudio: true,
+      hasVideo: true,
+      audioCodec: "aac",
+      width: 1280,
+      height: 720,
+      ...over,
+    },
   });
 
   it("burns subs.ass with the chosen font, x264 without lookahead, audio copied", () => {
@@ -409,16 +506,32 @@ describe("buildSubtitlesCommand", () => {
   });
 
   it("adds the face of each script the captions switch to, and only those", () => {
-    const fonts = (text: string) => buildSubtitlesCommand(params({ fontId: "poppins" }), [input()], buildAss(params({ fontId: "poppins" }), oneCue(text), VIDEO)).fonts;
+    const fonts = (text: string) =>
+      buildSubtitlesCommand(
+        params({ fontId: "poppins" }),
+        [input()],
+        buildAss(params({ fontId: "poppins" }), oneCue(text), VIDEO),
+      ).fonts;
     expect(fonts("Été")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf"]);
-    expect(fonts("سلام שלום")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf", "NotoSansArabic-Regular.ttf", "NotoSansHebrew-Regular.ttf"]);
-    expect(fonts("नमस्ते สวัสดี")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf", "NotoSansDevanagari-Regular.ttf", "NotoSansThai-Regular.ttf"]);
+    expect(fonts("سلام שלום")).toEqual([
+      "Poppins-Regular.ttf",
+      "Poppins-Regular.latin-ext.ttf",
+      "NotoSansArabic-Regular.ttf",
+      "NotoSansHebrew-Regular.ttf",
+    ]);
+    expect(fonts("नमस्ते สวัสดี")).toEqual([
+      "Poppins-Regular.ttf",
+      "Poppins-Regular.latin-ext.ttf",
+      "NotoSansDevanagari-Regular.ttf",
+      "NotoSansThai-Regular.ttf",
+    ]);
     expect(fonts("Top 🔥")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf", "NotoEmoji-Regular.ttf"]);
     expect(fonts("© 2026")).toEqual(["Poppins-Regular.ttf", "Poppins-Regular.latin-ext.ttf"]);
   });
 
   it("ships a CJK face only for captions that need it, and counts the faces in the heap estimate", () => {
-    const command = (text: string) => buildSubtitlesCommand(params(), [input()], buildAss(params(), oneCue(text), VIDEO));
+    const command = (text: string) =>
+      buildSubtitlesCommand(params(), [input()], buildAss(params(), oneCue(text), VIDEO));
     const latin = command("Été");
     expect(latin.wasmHeapBytes).toBe(55 * MiB);
     // Measured at 720p: any script face took the heap from 55.4 to 66.5 MiB.
@@ -429,14 +542,20 @@ describe("buildSubtitlesCommand", () => {
   });
 
   it("re-encodes audio MP4 cannot carry, and maps no audio when there is none", () => {
-    expect(buildSubtitlesCommand(params(), [input({ audioCodec: "opus" })], "").args.join(" ")).toContain("-c:a aac -b:a 192k");
-    expect(buildSubtitlesCommand(params(), [input({ audioCodec: "pcm_s16le" })], "").args.join(" ")).toContain("-c:a aac");
+    expect(buildSubtitlesCommand(params(), [input({ audioCodec: "opus" })], "").args.join(" ")).toContain(
+      "-c:a aac -b:a 192k",
+    );
+    expect(buildSubtitlesCommand(params(), [input({ audioCodec: "pcm_s16le" })], "").args.join(" ")).toContain(
+      "-c:a aac",
+    );
     const silent = buildSubtitlesCommand(params(), [input({ hasAudio: false, audioCodec: undefined })], "").args;
     expect(silent).not.toContain("-c:a");
   });
 
   it("estimates more heap above 720p", () => {
-    expect(buildSubtitlesCommand(params(), [input({ width: 1920, height: 1080 }, 0)], "").wasmHeapBytes).toBe(100 * MiB);
+    expect(buildSubtitlesCommand(params(), [input({ width: 1920, height: 1080 }, 0)], "").wasmHeapBytes).toBe(
+      100 * MiB,
+    );
   });
 });
 
@@ -500,9 +619,27 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
     await createFfmpegCore(); // pays the 32 MB wasm transfer under the hook timeout
     const run = await runFfmpegWasm({
       args: [
-        "-hide_banner", "-f", "lavfi", "-i", `color=c=black:s=${WIDTH}x${HEIGHT}:r=25:d=2`,
-        "-f", "lavfi", "-i", "anullsrc=r=44100:cl=mono", "-t", "2",
-        "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "bg.mp4",
+        "-hide_banner",
+        "-f",
+        "lavfi",
+        "-i",
+        `color=c=black:s=${WIDTH}x${HEIGHT}:r=25:d=2`,
+        "-f",
+        "lavfi",
+        "-i",
+        "anullsrc=r=44100:cl=mono",
+        "-t",
+        "2",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+        "-c:a",
+        "aac",
+        "-shortest",
+        "bg.mp4",
       ],
       inputs: {},
       outputs: ["bg.mp4"],
@@ -517,7 +654,17 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
       name: "in0.mp4",
       filename: "clip.mp4",
       sizeBytes: background.byteLength,
-      probe: { kind: "video", container: "mp4", mimeType: "video/mp4", durationMs: 2000, hasAudio: true, hasVideo: true, audioCodec: "aac", width: WIDTH, height: HEIGHT },
+      probe: {
+        kind: "video",
+        container: "mp4",
+        mimeType: "video/mp4",
+        durationMs: 2000,
+        hasAudio: true,
+        hasVideo: true,
+        audioCodec: "aac",
+        width: WIDTH,
+        height: HEIGHT,
+      },
     };
     const command = buildSubtitlesCommand(p, [input], buildAss(p, await cuesFromSrt(srt), VIDEO));
     const inputs: Record<string, Uint8Array> = { [input.name]: background.slice(), ...command.files };
@@ -526,7 +673,20 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
     const burned = await runFfmpegWasm({ args: command.args, inputs, outputs: [command.outputName] });
     const burnMs = Date.now() - started;
     const frame = await runFfmpegWasm({
-      args: ["-hide_banner", "-ss", String(at), "-i", "video.mp4", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "frame.rgb"],
+      args: [
+        "-hide_banner",
+        "-ss",
+        String(at),
+        "-i",
+        "video.mp4",
+        "-frames:v",
+        "1",
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "rgb24",
+        "frame.rgb",
+      ],
       inputs: { "video.mp4": burned.outputs[command.outputName]! },
       outputs: ["frame.rgb"],
     });
@@ -565,7 +725,20 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
 
   it("burns into a video of odd width and height (4:4:4, 321x241), written 320x240 with the caption on it", async () => {
     const odd = await runFfmpegWasm({
-      args: ["-hide_banner", "-f", "lavfi", "-i", "color=c=black:s=321x241:r=25:d=2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv444p", "odd.mp4"],
+      args: [
+        "-hide_banner",
+        "-f",
+        "lavfi",
+        "-i",
+        "color=c=black:s=321x241:r=25:d=2",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv444p",
+        "odd.mp4",
+      ],
       inputs: {},
       outputs: ["odd.mp4"],
     });
@@ -574,15 +747,41 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
       name: "in0.mp4",
       filename: "odd.mp4",
       sizeBytes: odd.outputs["odd.mp4"]!.byteLength,
-      probe: { kind: "video", container: "mp4", mimeType: "video/mp4", durationMs: 2000, hasAudio: false, hasVideo: true, width: 321, height: 241 },
+      probe: {
+        kind: "video",
+        container: "mp4",
+        mimeType: "video/mp4",
+        durationMs: 2000,
+        hasAudio: false,
+        hasVideo: true,
+        width: 321,
+        height: 241,
+      },
     };
-    const command = buildSubtitlesCommand(p, [input], buildAss(p, await cuesFromSrt(SAMPLE), { width: 321, height: 241 }));
+    const command = buildSubtitlesCommand(
+      p,
+      [input],
+      buildAss(p, await cuesFromSrt(SAMPLE), { width: 321, height: 241 }),
+    );
     const inputs: Record<string, Uint8Array> = { [input.name]: odd.outputs["odd.mp4"]!, ...command.files };
     for (const font of command.fonts) inputs[`fonts/${font}`] = await loadFont(env.FONTS, font);
     const burned = await runFfmpegWasm({ args: command.args, inputs, outputs: [command.outputName] });
     expect(burned.exitCode).toBe(0);
     const frame = await runFfmpegWasm({
-      args: ["-hide_banner", "-ss", "1", "-i", "video.mp4", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "frame.rgb"],
+      args: [
+        "-hide_banner",
+        "-ss",
+        "1",
+        "-i",
+        "video.mp4",
+        "-frames:v",
+        "1",
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "rgb24",
+        "frame.rgb",
+      ],
       inputs: { "video.mp4": burned.outputs[command.outputName]! },
       outputs: ["frame.rgb"],
     });
@@ -641,7 +840,14 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
   it("renders Latin Extended, Cyrillic, Greek and Vietnamese from the family's other faces, where it has them", async () => {
     // One letter per subset, in none of the `latin` faces; each must be drawn, not the box a
     // missing glyph gets (the one a private-use code point, in no face, is drawn with).
-    const letters: Record<ScriptSubset, string> = { "latin-ext": "Ł", cyrillic: "Ж", "cyrillic-ext": "Ґ", greek: "Ω", "greek-ext": "ἀ", vietnamese: "ệ" };
+    const letters: Record<ScriptSubset, string> = {
+      "latin-ext": "Ł",
+      cyrillic: "Ж",
+      "cyrillic-ext": "Ґ",
+      greek: "Ω",
+      "greek-ext": "ἀ",
+      vietnamese: "ệ",
+    };
     for (const fontId of fontIds) {
       const missing = await burn({ fontId, size: "grande" }, srtOf("\uE000\uE000\uE000"));
       expect(pixels(missing, isLit).length, `${fontId}: the missing-glyph box`).toBeGreaterThan(30);
@@ -655,7 +861,12 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
 
   it("renders Arabic, Hebrew, Devanagari and Thai with their faces: shaped, right to left where the script is", async () => {
     const missing = await burn({ size: "grande" }, srtOf("\uE000\uE000\uE000"));
-    for (const [script, text] of [["arabic", "سلام"], ["hebrew", "שלום"], ["devanagari", "क्षत्रिय"], ["thai", "สวัสดี"]] as const) {
+    for (const [script, text] of [
+      ["arabic", "سلام"],
+      ["hebrew", "שלום"],
+      ["devanagari", "क्षत्रिय"],
+      ["thai", "สวัสดี"],
+    ] as const) {
       const drawn = await burn({ size: "grande" }, srtOf(text));
       expect(maskDifference(drawn, missing, isLit), script).toBeGreaterThan(60);
       expect(drawn.log, script).toContain(`fontselect: (${scriptFaces[script].family}, 400, 0) ->`);
@@ -681,7 +892,11 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
 
   it("renders Japanese, Chinese and Korean with their faces", async () => {
     const missing = await burn({ size: "grande" }, srtOf("\uE000\uE000\uE000"));
-    for (const [script, text] of [["japanese", "日本語です"], ["chinese", "你好世界"], ["korean", "안녕하세요"]] as const) {
+    for (const [script, text] of [
+      ["japanese", "日本語です"],
+      ["chinese", "你好世界"],
+      ["korean", "안녕하세요"],
+    ] as const) {
       const drawn = await burn({ size: "grande" }, srtOf(text));
       expect(maskDifference(drawn, missing, isLit), script).toBeGreaterThan(60);
       expect(drawn.log, script).toContain(`fontselect: (${scriptFaces[script].family}, 400, 0) ->`);
@@ -699,7 +914,10 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
   });
 
   it("keeps a long Chinese line inside the frame, on several lines", async () => {
-    const frame = await burn({ size: "grande" }, srtOf("这是一个很长的中文句子用来测试字幕是否能够自动换行而不是超出画面的边缘我们希望它能正确显示。"));
+    const frame = await burn(
+      { size: "grande" },
+      srtOf("这是一个很长的中文句子用来测试字幕是否能够自动换行而不是超出画面的边缘我们希望它能正确显示。"),
+    );
     const lit = bounds(pixels(frame, isLit));
     expect(lit.left).toBeGreaterThan(4);
     expect(lit.right).toBeLessThan(WIDTH - 5);
@@ -719,7 +937,9 @@ describe("burn-in on ffmpeg.wasm (320x240 black, 2 s)", () => {
     const plain = await burn({}, srtOf("x"));
     const lit = bounds(pixels(injected, isLit));
     expect(lit.top).toBeGreaterThan(HEIGHT / 2); // not moved to (10,10)
-    expect(lit.right - lit.left).toBeGreaterThan(3 * (bounds(pixels(plain, isLit)).right - bounds(pixels(plain, isLit)).left));
+    expect(lit.right - lit.left).toBeGreaterThan(
+      3 * (bounds(pixels(plain, isLit)).right - bounds(pixels(plain, isLit)).left),
+    );
   });
 
   it("karaoke couleur: the spoken word is in highlightColor, the others in color", async () => {

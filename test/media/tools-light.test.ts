@@ -17,7 +17,7 @@ import { buildConvertCommand, type ConvertFormat } from "../../src/media/command
 import { seconds, wasmHeapEstimate } from "../../src/media/commands/encoders";
 import { buildMergeCommand, frameRateOf } from "../../src/media/commands/merge";
 import { buildTrimCommand } from "../../src/media/commands/trim";
-import { buildWatermarkCommand, WATERMARK_FONT, WATERMARK_TEXT_FILE, type WatermarkParams } from "../../src/media/commands/watermark";
+import { buildWatermarkCommand, WATERMARK_FONT, WATERMARK_TEXT_FILE } from "../../src/media/commands/watermark";
 import type { ProbeResult } from "../../src/media/types";
 import { createFfmpegCore } from "../../wasm/ffmpeg-core";
 import { parseWav, toneFrequency } from "../helpers/audio-checks";
@@ -69,7 +69,12 @@ async function execute(tool: string, command: MediaCommand, sources: Source[]) {
   for (const font of command.fonts) inputs[`fonts/${font}`] = await loadFont(env.FONTS, font);
   const started = performance.now();
   const run = await runCommandOnWasm(command, inputs);
-  measurements.push({ tool, ms: performance.now() - started, peakMiB: run.peakWasmBytes / MiB, estimateMiB: command.wasmHeapBytes / MiB });
+  measurements.push({
+    tool,
+    ms: performance.now() - started,
+    peakMiB: run.peakWasmBytes / MiB,
+    estimateMiB: command.wasmHeapBytes / MiB,
+  });
   // The builder's estimate is what routing trusts: it must never be below what the run took.
   expect(run.peakWasmBytes).toBeLessThanOrEqual(command.wasmHeapBytes);
   return { ...run, bytes: run.outputs[command.outputName]! };
@@ -77,7 +82,14 @@ async function execute(tool: string, command: MediaCommand, sources: Source[]) {
 
 afterAll(() => {
   // Run time and peak heap of each command against the builder's estimate (read in the test log).
-  console.log(measurements.map((m) => `${m.tool}: ${Math.round(m.ms)} ms, peak ${m.peakMiB.toFixed(1)} MiB, estimate ${m.estimateMiB.toFixed(1)} MiB`).join("\n"));
+  console.log(
+    measurements
+      .map(
+        (m) =>
+          `${m.tool}: ${Math.round(m.ms)} ms, peak ${m.peakMiB.toFixed(1)} MiB, estimate ${m.estimateMiB.toFixed(1)} MiB`,
+      )
+      .join("\n"),
+  );
 });
 
 /** Runs lavfi sources into a file (test media generated in ffmpeg.wasm itself). */
@@ -104,7 +116,9 @@ interface Probed {
 }
 
 /** ffprobe (the one built into the same wasm core) over a file: streams, packet counts, durations. */
-async function ffprobe(bytes: Uint8Array): Promise<Probed & { video?: ProbedStream; audio?: ProbedStream; duration: number }> {
+async function ffprobe(
+  bytes: Uint8Array,
+): Promise<Probed & { video?: ProbedStream; audio?: ProbedStream; duration: number }> {
   const core = await createFfmpegCore();
   const out: string[] = [];
   core.setLogger((entry) => {
@@ -133,10 +147,29 @@ interface Frame {
 }
 
 /** One decoded frame at `time` seconds, as packed RGB. */
-async function frameAt(bytes: Uint8Array, extension: string, time: number, width: number, height: number): Promise<Frame> {
+async function frameAt(
+  bytes: Uint8Array,
+  extension: string,
+  time: number,
+  width: number,
+  height: number,
+): Promise<Frame> {
   const name = `media.${extension}`;
   const run = await runFfmpegWasm({
-    args: ["-hide_banner", "-ss", seconds(time), "-i", name, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "frame.rgb"],
+    args: [
+      "-hide_banner",
+      "-ss",
+      seconds(time),
+      "-i",
+      name,
+      "-frames:v",
+      "1",
+      "-f",
+      "rawvideo",
+      "-pix_fmt",
+      "rgb24",
+      "frame.rgb",
+    ],
     inputs: { [name]: bytes.slice() },
     outputs: ["frame.rgb"],
   });
@@ -239,7 +272,8 @@ const stubInput = (over: Partial<ProbeResult>, name = "in0.mp4", filename = "cli
 
 describe("buildConvertCommand (argv)", () => {
   it("copies streams the target holds and re-encodes the others", () => {
-    const joined = (format: ConvertFormat, over: Partial<ProbeResult>) => buildConvertCommand({ format }, [stubInput(over)]).args.join(" ");
+    const joined = (format: ConvertFormat, over: Partial<ProbeResult>) =>
+      buildConvertCommand({ format }, [stubInput(over)]).args.join(" ");
     expect(joined("mkv", {})).toContain("-c:v copy -c:a copy");
     expect(joined("mp4", { container: "mkv" })).toContain("-c:v copy -c:a copy -movflags +faststart -f mp4 out.mp4");
     expect(joined("mp4", { videoCodec: "vp8", audioCodec: "opus" })).toMatch(/-c:v libx264 .*-c:a aac/);
@@ -247,11 +281,14 @@ describe("buildConvertCommand (argv)", () => {
     expect(joined("webm", { videoCodec: "vp9", audioCodec: "opus" })).toContain("-c:v copy -c:a copy");
     expect(joined("webm", {})).toMatch(/-c:v libvpx .*-c:a libopus/);
     expect(joined("avi", {})).toMatch(/-c:v mpeg4 -vtag XVID .*-c:a libmp3lame -b:a 192k/);
-    expect(joined("mkv", { videoCodec: "mpeg4", audioCodec: "mp3", container: "avi" })).toContain("-c:v copy -bsf:v mpeg4_unpack_bframes -c:a copy");
+    expect(joined("mkv", { videoCodec: "mpeg4", audioCodec: "mp3", container: "avi" })).toContain(
+      "-c:v copy -bsf:v mpeg4_unpack_bframes -c:a copy",
+    );
   });
 
   it("re-encodes High 10, 4:2:2 and 4:4:4 H.264 for MP4 and MOV (browsers play 8-bit 4:2:0 only), copies it into MKV", () => {
-    const joined = (format: ConvertFormat, h264Profile: number) => buildConvertCommand({ format }, [stubInput({ videoCodec: "h264", h264Profile })]).args.join(" ");
+    const joined = (format: ConvertFormat, h264Profile: number) =>
+      buildConvertCommand({ format }, [stubInput({ videoCodec: "h264", h264Profile })]).args.join(" ");
     for (const profile of [110, 122, 244]) {
       expect(joined("mp4", profile)).toMatch(/-c:v libx264 .*-pix_fmt yuv420p/);
       expect(joined("mov", profile)).toMatch(/-c:v libx264/);
@@ -269,7 +306,15 @@ describe("buildConvertCommand (argv)", () => {
   });
 
   it("keeps audio-only inputs audio-only, with audio content types", () => {
-    const audio = { kind: "audio" as const, container: "mp3", videoCodec: undefined, audioCodec: "mp3", hasVideo: false, width: undefined, height: undefined };
+    const audio = {
+      kind: "audio" as const,
+      container: "mp3",
+      videoCodec: undefined,
+      audioCodec: "mp3",
+      hasVideo: false,
+      width: undefined,
+      height: undefined,
+    };
     const mp4 = buildConvertCommand({ format: "mp4" }, [stubInput(audio, "in0.mp3", "tone.mp3")]);
     expect(mp4.args.join(" ")).toContain("-map 0:a:0 -c:a aac");
     expect(mp4.args).not.toContain("-c:v");
@@ -280,16 +325,28 @@ describe("buildConvertCommand (argv)", () => {
 
   it("reports content types, names and heap per path", () => {
     const types = Object.fromEntries(
-      (["mp4", "webm", "mov", "avi", "mkv"] as const).map((format) => [format, buildConvertCommand({ format }, [stubInput({})]).contentType]),
+      (["mp4", "webm", "mov", "avi", "mkv"] as const).map((format) => [
+        format,
+        buildConvertCommand({ format }, [stubInput({})]).contentType,
+      ]),
     );
-    expect(types).toEqual({ mp4: "video/mp4", webm: "video/webm", mov: "video/quicktime", avi: "video/x-msvideo", mkv: "video/matroska" });
-    const heap = (format: ConvertFormat, over: Partial<ProbeResult> = {}) => buildConvertCommand({ format }, [stubInput(over)]).wasmHeapBytes;
+    expect(types).toEqual({
+      mp4: "video/mp4",
+      webm: "video/webm",
+      mov: "video/quicktime",
+      avi: "video/x-msvideo",
+      mkv: "video/matroska",
+    });
+    const heap = (format: ConvertFormat, over: Partial<ProbeResult> = {}) =>
+      buildConvertCommand({ format }, [stubInput(over)]).wasmHeapBytes;
     expect(heap("mkv")).toBe(32 * MiB);
     expect(heap("mp4", { videoCodec: "vp8", width: 1280, height: 720 })).toBe(55 * MiB);
     expect(heap("webm", { width: 1280, height: 720 })).toBe(67 * MiB);
     expect(heap("mp4", { videoCodec: "vp8", width: 1920, height: 1080 })).toBeGreaterThan(79 * MiB);
     expect(buildConvertCommand({ format: "webm" }, [stubInput({})]).wasmCapable).toBe(true);
-    expect(buildConvertCommand({ format: "mov" }, [stubInput({}, "in0.mp4", "Vidéo été.mp4")]).resultFilename).toBe("Video_ete.mov");
+    expect(buildConvertCommand({ format: "mov" }, [stubInput({}, "in0.mp4", "Vidéo été.mp4")]).resultFilename).toBe(
+      "Video_ete.mov",
+    );
   });
 });
 
@@ -358,11 +415,14 @@ describe("buildTrimCommand (argv)", () => {
   });
 
   it("writes the source's container back with its family's codecs", () => {
-    const family = (over: Partial<ProbeResult>) => buildTrimCommand({ start: 0, end: 1 }, [stubInput(over)]).args.join(" ");
+    const family = (over: Partial<ProbeResult>) =>
+      buildTrimCommand({ start: 0, end: 1 }, [stubInput(over)]).args.join(" ");
     expect(family({ container: "webm", mimeType: "video/webm" })).toMatch(/libvpx .*libopus .*-f webm out.webm/);
     expect(family({ container: "avi" })).toMatch(/mpeg4 .*libmp3lame .*-f avi out.avi/);
     const audio = { kind: "audio" as const, hasVideo: false, videoCodec: undefined };
-    expect(family({ ...audio, container: "mp3", audioCodec: "mp3" })).toMatch(/-map 0:a:0 -c:a libmp3lame .*-f mp3 out.mp3$/);
+    expect(family({ ...audio, container: "mp3", audioCodec: "mp3" })).toMatch(
+      /-map 0:a:0 -c:a libmp3lame .*-f mp3 out.mp3$/,
+    );
     expect(family({ ...audio, container: "wav", audioCodec: "pcm_s24le" })).toContain("-c:a pcm_s24le");
     expect(family({ ...audio, container: "ogg", audioCodec: "vorbis" })).toContain("libvorbis");
     expect(family({ ...audio, container: "flac", audioCodec: "flac" })).toContain("-c:a flac");
@@ -412,7 +472,9 @@ describe("trim on ffmpeg.wasm", () => {
     // the cut is the source's frame 13 (0.52 s), not its neighbours 12 (0.48 s) or 14 (0.56 s).
     const first = await frameAt(run.bytes, "mp4", 0, 320, 240);
     const differences = await Promise.all(
-      [0.48, 0.52, 0.56].map(async (t) => regionDifference(first, await frameAt(src.bytes, "mp4", t, 320, 240), 70, 0, 102, 38)),
+      [0.48, 0.52, 0.56].map(async (t) =>
+        regionDifference(first, await frameAt(src.bytes, "mp4", t, 320, 240), 70, 0, 102, 38),
+      ),
     );
     expect(differences[1]).toBeLessThan(differences[0]! / 2);
     expect(differences[1]).toBeLessThan(differences[2]! / 2);
@@ -450,11 +512,17 @@ describe("buildMergeCommand (argv)", () => {
       stubInput({ width: 320, height: 240, hasAudio: false, audioCodec: undefined, durationMs: 1500 }, "in1.webm"),
     ]);
     const graph = command.args[command.args.indexOf("-filter_complex") + 1]!;
-    expect(graph).toContain("[1:V:0]scale=640:360:force_original_aspect_ratio=decrease:force_divisible_by=2,pad=640:360:(ow-iw)/2:(oh-ih)/2");
+    expect(graph).toContain(
+      "[1:V:0]scale=640:360:force_original_aspect_ratio=decrease:force_divisible_by=2,pad=640:360:(ow-iw)/2:(oh-ih)/2",
+    );
     expect(graph).toContain("setsar=1,fps=30:start_time=0,format=yuv420p");
     expect(graph).toContain("anullsrc=r=48000:cl=stereo,atrim=duration=1.5");
     expect(graph).toMatch(/\[v0\]\[a0\]\[v1\]\[a1\]concat=n=2:v=1:a=1\[v\]\[a\]$/);
-    expect(command).toMatchObject({ outputName: "out.mp4", contentType: "video/mp4", resultFilename: "clip-merge.mp4" });
+    expect(command).toMatchObject({
+      outputName: "out.mp4",
+      contentType: "video/mp4",
+      resultFilename: "clip-merge.mp4",
+    });
   });
 
   it("uses the first input's frame rate once the probe reports one", () => {
@@ -479,15 +547,30 @@ describe("merge on ffmpeg.wasm", () => {
   beforeAll(async () => {
     // A different size and rate, without audio.
     silent = await generate("silent.mp4", [
-      "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=1.5",
-      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=160x120:rate=30:duration=1.5",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
     ]);
   });
 
   it("joins clip.mp4 + clip.webm + a silent 160x120 clip: sum of durations, first size, audio throughout", async () => {
-    const sources = [await fixtureSource("clip.mp4", 0), await fixtureSource("clip.webm", 1), await source(silent, "silent.mp4", 2)];
+    const sources = [
+      await fixtureSource("clip.mp4", 0),
+      await fixtureSource("clip.webm", 1),
+      await source(silent, "silent.mp4", 2),
+    ];
     expect(sources[2]!.input.probe.hasAudio).toBe(false);
-    const command = buildMergeCommand({ uploadIds: ["a", "b", "c"] }, sources.map((s) => s.input));
+    const command = buildMergeCommand(
+      { uploadIds: ["a", "b", "c"] },
+      sources.map((s) => s.input),
+    );
     const run = await execute("merge mp4+webm+silent", command, sources);
     const out = await ffprobe(run.bytes);
     const sum = sources.reduce((total, s) => total + s.input.probe.durationMs / 1000, 0);
@@ -509,7 +592,14 @@ describe("merge on ffmpeg.wasm", () => {
 
   it("has no audio stream when no input has audio", async () => {
     const sources = [await source(silent, "silent.mp4", 0), await source(silent, "silent.mp4", 1)];
-    const run = await execute("merge silent+silent", buildMergeCommand({}, sources.map((s) => s.input)), sources);
+    const run = await execute(
+      "merge silent+silent",
+      buildMergeCommand(
+        {},
+        sources.map((s) => s.input),
+      ),
+      sources,
+    );
     const out = await ffprobe(run.bytes);
     expect(out.streams.map((s) => s.codec_type)).toEqual(["video"]);
     expect(Math.abs(streamSeconds(out, out.video) - 3)).toBeLessThan(0.1);
@@ -530,13 +620,18 @@ describe("buildWatermarkCommand (argv)", () => {
     // Verbatim, apart from the line break that wraps it to a legible size.
     expect(new TextDecoder().decode(command.files[WATERMARK_TEXT_FILE]).replace(/\n/g, " ")).toBe(text);
     expect(command.fonts).toEqual([WATERMARK_FONT]);
-    expect(command.args.join(" ")).toContain(`fontfile=fonts/${WATERMARK_FONT}:textfile=${WATERMARK_TEXT_FILE}:expansion=none`);
+    expect(command.args.join(" ")).toContain(
+      `fontfile=fonts/${WATERMARK_FONT}:textfile=${WATERMARK_TEXT_FILE}:expansion=none`,
+    );
   });
 
   it("draws Arabic, Hebrew, Thai and CJK with their Noto face (Latin merged in), anything else with Inter's merged face", () => {
-    const fontOf = (watermarkText: string) => buildWatermarkCommand({ ...markDefaults, watermarkText }, [stubInput({})]);
+    const fontOf = (watermarkText: string) =>
+      buildWatermarkCommand({ ...markDefaults, watermarkText }, [stubInput({})]);
     expect(fontOf("© مرحبا 2026").fonts).toEqual(["NotoSansArabic-Regular.merged.ttf"]);
-    expect(fontOf("© مرحبا 2026").args.join(" ")).toContain(`fontfile=fonts/NotoSansArabic-Regular.merged.ttf:textfile=${WATERMARK_TEXT_FILE}`);
+    expect(fontOf("© مرحبا 2026").args.join(" ")).toContain(
+      `fontfile=fonts/NotoSansArabic-Regular.merged.ttf:textfile=${WATERMARK_TEXT_FILE}`,
+    );
     expect(fontOf("Logo שלום").fonts).toEqual(["NotoSansHebrew-Regular.merged.ttf"]);
     expect(fontOf("สวัสดี").fonts).toEqual(["NotoSansThai-Regular.merged.ttf"]);
     expect(fontOf("東京へようこそ").fonts).toEqual(["NotoSansJP-Regular.ttf"]);
@@ -548,16 +643,29 @@ describe("buildWatermarkCommand (argv)", () => {
   });
 
   it("maps opacity to alpha, uses the image when both are given, and copies MP4-ready audio", () => {
-    const image = stubInput({ kind: "image", container: "png", hasVideo: false, hasAudio: false, durationMs: 0 }, "in1.png", "logo.png");
-    const command = buildWatermarkCommand({ ...markDefaults, opacity: 35, watermarkUploadId: "u", watermarkText: "ignored" }, [stubInput({}), image]);
+    const image = stubInput(
+      { kind: "image", container: "png", hasVideo: false, hasAudio: false, durationMs: 0 },
+      "in1.png",
+      "logo.png",
+    );
+    const command = buildWatermarkCommand(
+      { ...markDefaults, opacity: 35, watermarkUploadId: "u", watermarkText: "ignored" },
+      [stubInput({}), image],
+    );
     expect(command.args.join(" ")).toContain("-i in0.mp4 -i in1.png");
     expect(command.args.join(" ")).toContain("colorchannelmixer=aa=0.35");
     expect(command.args.join(" ")).toContain("-c:a copy");
     expect(command.files).toEqual({});
     expect(command.fonts).toEqual([]);
-    const opus = buildWatermarkCommand({ ...markDefaults, watermarkText: "x" }, [stubInput({ container: "webm", audioCodec: "opus" })]);
+    const opus = buildWatermarkCommand({ ...markDefaults, watermarkText: "x" }, [
+      stubInput({ container: "webm", audioCodec: "opus" }),
+    ]);
     expect(opus.args.join(" ")).toContain("-c:a aac");
-    expect(opus).toMatchObject({ outputName: "out.mp4", contentType: "video/mp4", resultFilename: "clip-watermark.mp4" });
+    expect(opus).toMatchObject({
+      outputName: "out.mp4",
+      contentType: "video/mp4",
+      resultFilename: "clip-watermark.mp4",
+    });
   });
 
   it("wraps a long text onto lines rather than shrinking it below legibility", () => {
@@ -583,7 +691,9 @@ describe("buildWatermarkCommand (argv)", () => {
   });
 
   it("moves a floating mark every `interval` seconds", () => {
-    const command = buildWatermarkCommand({ ...markDefaults, type: "flottant", interval: 8, watermarkText: "x" }, [stubInput({})]);
+    const command = buildWatermarkCommand({ ...markDefaults, type: "flottant", interval: 8, watermarkText: "x" }, [
+      stubInput({}),
+    ]);
     expect(command.args.join(" ")).toContain("floor(t/8)");
     expect(command.args.join(" ").match(/drawtext=/g)).toHaveLength(1);
   });
@@ -599,7 +709,18 @@ describe("watermark on ffmpeg.wasm", () => {
     logo = await fixtureSource("logo.png", 1);
     // 7 s of flat gray: where a mark is is unambiguous.
     gray = await source(
-      await generate("gray.mp4", ["-f", "lavfi", "-i", "color=c=gray:size=160x120:rate=25:duration=7", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]),
+      await generate("gray.mp4", [
+        "-f",
+        "lavfi",
+        "-i",
+        "color=c=gray:size=160x120:rate=25:duration=7",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+      ]),
       "gray.mp4",
     );
     clipFrame = await frameAt(clip.bytes, "mp4", 1, 320, 240);
@@ -632,14 +753,16 @@ describe("watermark on ffmpeg.wasm", () => {
   });
 
   it("flottant image: one mark, still within an interval, elsewhere in the next", async () => {
-    const command = buildWatermarkCommand({ ...markDefaults, type: "flottant", opacity: 100, interval: 3, watermarkUploadId: "logo" }, [
-      gray.input,
-      logo.input,
-    ]);
+    const command = buildWatermarkCommand(
+      { ...markDefaults, type: "flottant", opacity: 100, interval: 3, watermarkUploadId: "logo" },
+      [gray.input, logo.input],
+    );
     const run = await execute("watermark image flottant", command, [gray, logo]);
     const out = await ffprobe(run.bytes);
     expect(Math.abs(streamSeconds(out, out.video) - 7)).toBeLessThan(0.1);
-    const marks = await Promise.all([0.5, 2.5, 3.5, 6.5].map(async (t) => blob(await frameAt(run.bytes, "mp4", t, 160, 120), isRed)));
+    const marks = await Promise.all(
+      [0.5, 2.5, 3.5, 6.5].map(async (t) => blob(await frameAt(run.bytes, "mp4", t, 160, 120), isRed)),
+    );
     for (const mark of marks) {
       // One square mark of 24x24 (the 64x64 logo fit into a fifth of 160x120): one blob, full.
       expect(mark.width).toBeGreaterThanOrEqual(22);
@@ -659,7 +782,8 @@ describe("watermark on ffmpeg.wasm", () => {
     const run = await execute("watermark text fixe", command, [clip]);
     const frame = await frameAt(run.bytes, "mp4", 1, 320, 240);
     // Rows centred at y = 40, 120, 200: text there, the picture unchanged halfway between.
-    for (const y of [40, 120, 200]) expect(regionDifference(frame, clipFrame, 20, y - 6, 300, y + 6)).toBeGreaterThan(15);
+    for (const y of [40, 120, 200])
+      expect(regionDifference(frame, clipFrame, 20, y - 6, 300, y + 6)).toBeGreaterThan(15);
     for (const y of [80, 160]) expect(regionDifference(frame, clipFrame, 120, y - 3, 300, y + 3)).toBeLessThan(8);
   });
 
@@ -688,21 +812,51 @@ describe("watermark on ffmpeg.wasm", () => {
     const arabic = await drawText("ببببب", "NotoSansArabic-Regular.merged.ttf");
     expect(regionDifference(arabic, boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
     // The same letters kept apart by zero-width non-joiners take their isolated forms.
-    expect(regionDifference(arabic, await drawText("ب\u200Cب\u200Cب\u200Cب\u200Cب", "NotoSansArabic-Regular.merged.ttf"), 0, 0, 160, 120)).toBeGreaterThan(1);
-    expect(regionDifference(await drawText("שלום", "NotoSansHebrew-Regular.merged.ttf"), boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
-    expect(regionDifference(await drawText("สวัสดี", "NotoSansThai-Regular.merged.ttf"), boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
-    expect(regionDifference(await drawText("日本語です", "NotoSansJP-Regular.ttf"), boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
+    expect(
+      regionDifference(
+        arabic,
+        await drawText("ب\u200Cب\u200Cب\u200Cب\u200Cب", "NotoSansArabic-Regular.merged.ttf"),
+        0,
+        0,
+        160,
+        120,
+      ),
+    ).toBeGreaterThan(1);
+    expect(
+      regionDifference(await drawText("שלום", "NotoSansHebrew-Regular.merged.ttf"), boxes, 0, 0, 160, 120),
+    ).toBeGreaterThan(1);
+    expect(
+      regionDifference(await drawText("สวัสดี", "NotoSansThai-Regular.merged.ttf"), boxes, 0, 0, 160, 120),
+    ).toBeGreaterThan(1);
+    expect(
+      regionDifference(await drawText("日本語です", "NotoSansJP-Regular.ttf"), boxes, 0, 0, 160, 120),
+    ).toBeGreaterThan(1);
     // Emoji past U+FFFF, beside Latin and Cyrillic in the same face.
     const emoji = await drawText("🔥😀👍", "Inter-Regular.emoji.ttf");
     expect(regionDifference(emoji, boxes, 0, 0, 160, 120)).toBeGreaterThan(1);
-    expect(regionDifference(await drawText("Ж🔥", "Inter-Regular.emoji.ttf"), await drawText("Ж\uE000", WATERMARK_FONT), 0, 0, 160, 120)).toBeGreaterThan(0.3);
+    expect(
+      regionDifference(
+        await drawText("Ж🔥", "Inter-Regular.emoji.ttf"),
+        await drawText("Ж\uE000", WATERMARK_FONT),
+        0,
+        0,
+        160,
+        120,
+      ),
+    ).toBeGreaterThan(0.3);
   });
 
   it("flottant text: drawn at a new place in the next interval", async () => {
-    const command = buildWatermarkCommand({ ...markDefaults, type: "flottant", opacity: 100, interval: 3, watermarkText: "© Démo" }, [gray.input]);
+    const command = buildWatermarkCommand(
+      { ...markDefaults, type: "flottant", opacity: 100, interval: 3, watermarkText: "© Démo" },
+      [gray.input],
+    );
     const run = await execute("watermark text flottant", command, [gray]);
-    const notGray = ([r, g, b]: [number, number, number]) => Math.abs(r - 128) + Math.abs(g - 128) + Math.abs(b - 128) > 60;
-    const [a, b, c] = await Promise.all([0.5, 2.5, 3.5].map(async (t) => blob(await frameAt(run.bytes, "mp4", t, 160, 120), notGray)));
+    const notGray = ([r, g, b]: [number, number, number]) =>
+      Math.abs(r - 128) + Math.abs(g - 128) + Math.abs(b - 128) > 60;
+    const [a, b, c] = await Promise.all(
+      [0.5, 2.5, 3.5].map(async (t) => blob(await frameAt(run.bytes, "mp4", t, 160, 120), notGray)),
+    );
     expect(a!.count).toBeGreaterThan(30);
     expect(Math.abs(a!.x0 - b!.x0) + Math.abs(a!.y0 - b!.y0)).toBeLessThanOrEqual(2);
     expect(Math.abs(a!.x0 - c!.x0) + Math.abs(a!.y0 - c!.y0)).toBeGreaterThan(10);
@@ -717,7 +871,9 @@ describe("buildCleanAudioCommand (argv)", () => {
     const command = buildCleanAudioCommand({}, [stubInput({ audioChannels: 2 })]);
     const CLEAN_AUDIO_FILTER = cleanAudioFilter(2);
     expect(command.args.join(" ")).toContain(`-map 0:V:0 -c:v copy -map 0:a:0 -af ${CLEAN_AUDIO_FILTER} -c:a aac`);
-    expect(CLEAN_AUDIO_FILTER).toMatch(/highpass=f=80,lowpass=f=12000,.*dynaudnorm=.*afftdn=.*afftdn=.*agate=.*alimiter=/);
+    expect(CLEAN_AUDIO_FILTER).toMatch(
+      /highpass=f=80,lowpass=f=12000,.*dynaudnorm=.*afftdn=.*afftdn=.*agate=.*alimiter=/,
+    );
     // Beyond two channels (or not known) ffmpeg 5.1's alimiter mixes channels up: a linked compressor instead.
     for (const channels of [6, undefined]) {
       const graph = buildCleanAudioCommand({}, [stubInput({ audioChannels: channels })]).args.join(" ");
@@ -726,10 +882,18 @@ describe("buildCleanAudioCommand (argv)", () => {
     }
     // ffmpeg.wasm normalises in two runs: the graph measured (audio alone, no encoder), then with one gain.
     const loudnorm = "loudnorm=I=-16:TP=-1.5:LRA=11";
-    expect(command.wasmLoudness?.measureArgs.join(" ")).toBe(`-hide_banner -y -i in0.mp4 -map 0:a:0 -af ${CLEAN_AUDIO_FILTER},${loudnorm} -f null -`);
-    expect(command.wasmLoudness?.args.join(" ")).toContain(`-map 0:V:0 -c:v copy -map 0:a:0 -af ${CLEAN_AUDIO_FILTER},${loudnorm} -c:a aac`);
+    expect(command.wasmLoudness?.measureArgs.join(" ")).toBe(
+      `-hide_banner -y -i in0.mp4 -map 0:a:0 -af ${CLEAN_AUDIO_FILTER},${loudnorm} -f null -`,
+    );
+    expect(command.wasmLoudness?.args.join(" ")).toContain(
+      `-map 0:V:0 -c:v copy -map 0:a:0 -af ${CLEAN_AUDIO_FILTER},${loudnorm} -c:a aac`,
+    );
     // The measuring run's meter took 38.4 MiB of wasm heap on stereo, 95.8 on 5.1 (the graph alone 32 and 80).
-    expect(command).toMatchObject({ resultFilename: "clip-clean.mp4", contentType: "video/mp4", wasmHeapBytes: 40 * MiB });
+    expect(command).toMatchObject({
+      resultFilename: "clip-clean.mp4",
+      contentType: "video/mp4",
+      wasmHeapBytes: 40 * MiB,
+    });
     const surround = stubInput({});
     surround.probe.audioChannels = 6;
     expect(buildCleanAudioCommand({}, [surround]).wasmHeapBytes).toBe(104 * MiB);
@@ -754,9 +918,18 @@ describe("clean-audio on ffmpeg.wasm", () => {
   it("lowers the noise floor of a noisy recording by more than 15 dB relative to the signal", async () => {
     // A 440 Hz tone with a 0.8 s pause every 2 s, under white noise 22 dB below it.
     const noisy = await generate("noisy.wav", [
-      "-f", "lavfi", "-i", "aevalsrc='0.3*sin(2*PI*440*t)*lt(mod(t,2),1.2)':s=48000:d=4",
-      "-f", "lavfi", "-i", "anoisesrc=a=0.03:c=white:r=48000:d=4:seed=7",
-      "-filter_complex", "[0][1]amix=inputs=2:normalize=0", "-c:a", "pcm_s16le",
+      "-f",
+      "lavfi",
+      "-i",
+      "aevalsrc='0.3*sin(2*PI*440*t)*lt(mod(t,2),1.2)':s=48000:d=4",
+      "-f",
+      "lavfi",
+      "-i",
+      "anoisesrc=a=0.03:c=white:r=48000:d=4:seed=7",
+      "-filter_complex",
+      "[0][1]amix=inputs=2:normalize=0",
+      "-c:a",
+      "pcm_s16le",
     ]);
     const src = await source(noisy, "noisy.wav");
     const command = buildCleanAudioCommand({}, [src.input]);
@@ -804,7 +977,11 @@ describe("heap estimates hold at 720p (the routing's calibration size)", () => {
     const src = await fixtureSource("clip720.mp4");
     expect(src.input.probe).toMatchObject({ width: 1280, height: 720 });
     const trimmed = await execute("trim 720p 0.2-0.8", buildTrimCommand({ start: 0.2, end: 0.8 }, [src.input]), [src]);
-    const marked = await execute("watermark text 720p", buildWatermarkCommand({ ...markDefaults, watermarkText: "720p" }, [src.input]), [src]);
+    const marked = await execute(
+      "watermark text 720p",
+      buildWatermarkCommand({ ...markDefaults, watermarkText: "720p" }, [src.input]),
+      [src],
+    );
     for (const run of [trimmed, marked]) {
       expect(run.bytes.byteLength).toBeGreaterThan(10_000);
       // A re-encode at 720p needs clearly more than the 32 MiB base heap: the guard is not vacuous.

@@ -12,8 +12,14 @@ const unpunctuated: Transcript = {
   language: "en",
   text: "",
   words: words([
-    ["the", 0.1, 0.3], ["quick", 0.3, 0.6], ["brown", 0.6, 0.9], ["fox", 0.9, 1.2],
-    ["jumps", 2.0, 2.3], ["over", 2.3, 2.5], ["the", 2.5, 2.6], ["dog", 2.6, 3.0],
+    ["the", 0.1, 0.3],
+    ["quick", 0.3, 0.6],
+    ["brown", 0.6, 0.9],
+    ["fox", 0.9, 1.2],
+    ["jumps", 2.0, 2.3],
+    ["over", 2.3, 2.5],
+    ["the", 2.5, 2.6],
+    ["dog", 2.6, 3.0],
   ]),
 };
 
@@ -28,7 +34,15 @@ describe("transcript files", () => {
   });
 
   it("cuts phrases at sentence ends and keeps text as recognised", async () => {
-    const punctuated: Transcript = { language: "fr", text: "Bonjour. Ça va ?", words: words([["Bonjour.", 0, 0.5], ["Ça", 0.6, 0.8], ["va ?", 0.8, 1.1]]) };
+    const punctuated: Transcript = {
+      language: "fr",
+      text: "Bonjour. Ça va ?",
+      words: words([
+        ["Bonjour.", 0, 0.5],
+        ["Ça", 0.6, 0.8],
+        ["va ?", 0.8, 1.1],
+      ]),
+    };
     const { cues } = await parseText(transcriptToSrt(punctuated, "phrase"), { type: "srt", strict: true });
     expect(cues.map((c) => c.text)).toEqual(["Bonjour.", "Ça va ?"]);
     expect(transcriptToText(punctuated)).toBe("Bonjour. Ça va ?\n");
@@ -37,19 +51,36 @@ describe("transcript files", () => {
   it("marks every cue and every line of a test key's transcript, the timing untouched", async () => {
     for (const mode of ["phrase", "mot"] as const) {
       const plain = (await parseText(transcriptToSrt(unpunctuated, mode), { type: "srt", strict: true })).cues;
-      const { cues, errors } = await parseText(transcriptToSrt(unpunctuated, mode, "TEST"), { type: "srt", strict: true });
+      const { cues, errors } = await parseText(transcriptToSrt(unpunctuated, mode, "TEST"), {
+        type: "srt",
+        strict: true,
+      });
       expect(errors).toEqual([]);
-      expect(cues.map((c) => [c.text, c.startTime, c.endTime])).toEqual(plain.map((c) => [`[TEST] ${c.text}`, c.startTime, c.endTime]));
+      expect(cues.map((c) => [c.text, c.startTime, c.endTime])).toEqual(
+        plain.map((c) => [`[TEST] ${c.text}`, c.startTime, c.endTime]),
+      );
     }
     expect(transcriptToText(unpunctuated, "TEST")).toBe("[TEST] the quick brown fox\n[TEST] jumps over the dog\n");
-    expect(transcriptToText({ language: "en", text: "a line\nanother", words: [] }, "TEST")).toBe("[TEST] a line\n[TEST] another\n");
+    expect(transcriptToText({ language: "en", text: "a line\nanother", words: [] }, "TEST")).toBe(
+      "[TEST] a line\n[TEST] another\n",
+    );
   });
 
   it("gives one cue per complete sentence when the engine punctuates, however long or paused", async () => {
     const long = "This sentence runs on well past fourteen words and seven seconds, with a pause in the middle of it.";
-    const spoken = long.split(" ").map((text, i): [string, number, number] => [text, i * 0.6 + (i >= 10 ? 2 : 0), i * 0.6 + 0.5 + (i >= 10 ? 2 : 0)]);
+    const spoken = long
+      .split(" ")
+      .map((text, i): [string, number, number] => [
+        text,
+        i * 0.6 + (i >= 10 ? 2 : 0),
+        i * 0.6 + 0.5 + (i >= 10 ? 2 : 0),
+      ]);
     const last = spoken.at(-1)![2];
-    const punctuated: Transcript = { language: "en", text: "", words: words([...spoken, ["Short", last + 0.1, last + 0.4], ["one!", last + 0.4, last + 0.8]]) };
+    const punctuated: Transcript = {
+      language: "en",
+      text: "",
+      words: words([...spoken, ["Short", last + 0.1, last + 0.4], ["one!", last + 0.4, last + 0.8]]),
+    };
     const { cues } = await parseText(transcriptToSrt(punctuated, "phrase"), { type: "srt", strict: true });
     expect(cues.map((c) => c.text)).toEqual([long, "Short one!"]);
   });
@@ -62,7 +93,11 @@ describe("transcript files", () => {
   });
 
   it("caps a long unbroken phrase at a readable length", async () => {
-    const long: Transcript = { language: "en", text: "", words: Array.from({ length: 40 }, (_, i) => ({ text: `w${i}`, start: i * 0.3, end: i * 0.3 + 0.25 })) };
+    const long: Transcript = {
+      language: "en",
+      text: "",
+      words: Array.from({ length: 40 }, (_, i) => ({ text: `w${i}`, start: i * 0.3, end: i * 0.3 + 0.25 })),
+    };
     const { cues } = await parseText(transcriptToSrt(long, "phrase"), { type: "srt", strict: true });
     expect(cues.length).toBeGreaterThanOrEqual(3);
     expect(cues.every((c) => c.text.split(" ").length <= 14 && c.endTime - c.startTime <= 7.01)).toBe(true);
@@ -87,7 +122,14 @@ describe("words of scripts written without spaces", () => {
     const chinese: Transcript = {
       language: "zh",
       text: "",
-      words: words([["你好", 0, 0.4], ["世界", 0.4, 0.8], ["。", 0.8, 0.9], ["欢迎", 1.0, 1.4], ["使用", 1.4, 1.8], ["！", 1.8, 1.9]]),
+      words: words([
+        ["你好", 0, 0.4],
+        ["世界", 0.4, 0.8],
+        ["。", 0.8, 0.9],
+        ["欢迎", 1.0, 1.4],
+        ["使用", 1.4, 1.8],
+        ["！", 1.8, 1.9],
+      ]),
     };
     const { cues } = await parseText(transcriptToSrt(chinese, "phrase"), { type: "srt", strict: true });
     expect(cues.map((c) => c.text)).toEqual(["你好世界。", "欢迎使用！"]);

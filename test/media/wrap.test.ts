@@ -38,7 +38,8 @@ describe("cjkLineBreaks", () => {
       const breaks = cjkLineBreaks(LINE, maxEm);
       expect(breaks.length).toBeGreaterThan(0);
       for (const offset of breaks) expect(starts.has(offset), `break at ${offset} for ${maxEm} em`).toBe(true);
-      for (const line of insertLineBreaks(LINE, breaks).split("\n")) expect([...line].length).toBeLessThanOrEqual(maxEm);
+      for (const line of insertLineBreaks(LINE, breaks).split("\n"))
+        expect([...line].length).toBeLessThanOrEqual(maxEm);
     }
     // One word of three characters, on lines 2 em wide: cut inside it.
     const name = "共和国";
@@ -60,7 +61,12 @@ describe("insertLineBreaks", () => {
     const breaks = cjkLineBreaks(LINE, 16);
     const whole = insertLineBreaks(LINE, breaks);
     let offset = 0;
-    const pieces = ["这是一个", "很长的中文句子用来测试字", "幕是否能够自动换行而不是超出画", "面的边缘我们希望它能正确显示。"].map((piece) => {
+    const pieces = [
+      "这是一个",
+      "很长的中文句子用来测试字",
+      "幕是否能够自动换行而不是超出画",
+      "面的边缘我们希望它能正确显示。",
+    ].map((piece) => {
       const out = insertLineBreaks(piece, breaks, offset);
       offset += piece.length;
       return out;

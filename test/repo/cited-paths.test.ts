@@ -27,7 +27,10 @@ function packageDir(file: string): string {
 
 /** A candidate cleaned of quoting and trailing punctuation, or null when it is not a path at all. */
 function asPath(raw: string): string | null {
-  let p = raw.trim().replace(/^[("'`[]+/, "").replace(/[)"'`\],.;:!?]+$/, "");
+  let p = raw
+    .trim()
+    .replace(/^[("'`[]+/, "")
+    .replace(/[)"'`\],.;:!?]+$/, "");
   p = p.replace(/#.*$/, "").replace(/:\d+(-\d+)?$/, ""); // anchors, line numbers
   if (!p || /^[a-z][a-z0-9+.-]*:/i.test(p) || p.startsWith("//")) return null; // URLs, schemes
   if (/[<>{}*$|\\ ]|\.\.\.|…/.test(p)) return null; // placeholders, globs, shell
@@ -58,7 +61,11 @@ function markdownCitations(text: string): string[] {
 }
 
 function commentTexts(file: string, text: string): string[] {
-  const kind = file.endsWith(".tsx") ? ts.ScriptKind.TSX : file.endsWith(".ts") || file.endsWith(".mts") ? ts.ScriptKind.TS : ts.ScriptKind.JS;
+  const kind = file.endsWith(".tsx")
+    ? ts.ScriptKind.TSX
+    : file.endsWith(".ts") || file.endsWith(".mts")
+      ? ts.ScriptKind.TS
+      : ts.ScriptKind.JS;
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, kind);
   const seen = new Map<number, string>();
   const collect = (ranges: ts.CommentRange[] | undefined) => {

@@ -10,7 +10,10 @@ describe("operator audit", () => {
   it("audits an account after a completed job: balance = ledger, nothing unrefunded", async () => {
     const account = await newAccount({ credits: 50 });
     const { uploadId } = await uploadFixture(account, "tone.mp3");
-    const envelope = (await (await callTool(account, "extract-audio", { uploadId, format: "wav" })).json()) as { jobId: string; creditsUsed: number };
+    const envelope = (await (await callTool(account, "extract-audio", { uploadId, format: "wav" })).json()) as {
+      jobId: string;
+      creditsUsed: number;
+    };
     expect((await waitForJob(account, envelope.jobId)).status).toBe("completed");
     const audit = await (await call(`/api/admin/accounts/${account.accountId}/audit`, { headers: ADMIN })).json();
     expect(audit).toMatchObject({
@@ -30,25 +33,43 @@ describe("operator audit", () => {
   it("reports orphan objects and deletes them on maintenance, keeping every object a row refers to", async () => {
     const account = await newAccount({ credits: 50 });
     const { uploadId } = await uploadFixture(account, "tone.mp3");
-    const envelope = (await (await callTool(account, "extract-audio", { uploadId, format: "mp3" })).json()) as { jobId: string };
+    const envelope = (await (await callTool(account, "extract-audio", { uploadId, format: "mp3" })).json()) as {
+      jobId: string;
+    };
     const job = await waitForJob(account, envelope.jobId);
-    const orphans = [`uploads/${account.accountId}/upl_gone`, "results/job_never_existed/x.mp3", `work/${envelope.jobId}/transcript.json`];
+    const orphans = [
+      `uploads/${account.accountId}/upl_gone`,
+      "results/job_never_existed/x.mp3",
+      `work/${envelope.jobId}/transcript.json`,
+    ];
     for (const key of orphans) await env.MEDIA.put(key, "left behind");
 
     // An object assembled by a resumable session is the session's until its upload row exists.
-    const session = (await (await postJson("/api/v1/uploads/multipart", { filename: "big.mp4", size: 10 * 1024 * 1024 }, account.auth)).json()) as { uploadId: string };
-    const assembled = await env.DB.prepare("SELECT object_key FROM upload_sessions WHERE id = ?").bind(session.uploadId).first<{ object_key: string }>();
+    const session = (await (
+      await postJson("/api/v1/uploads/multipart", { filename: "big.mp4", size: 10 * 1024 * 1024 }, account.auth)
+    ).json()) as { uploadId: string };
+    const assembled = await env.DB.prepare("SELECT object_key FROM upload_sessions WHERE id = ?")
+      .bind(session.uploadId)
+      .first<{ object_key: string }>();
     await env.MEDIA.put(assembled!.object_key, "assembled, not yet probed");
 
-    const fresh = (await (await call("/api/admin/storage/orphans", { headers: ADMIN })).json()) as { orphans: string[] };
+    const fresh = (await (await call("/api/admin/storage/orphans", { headers: ADMIN })).json()) as {
+      orphans: string[];
+    };
     // Younger than the default grace (a write may be in flight): not reported yet.
     expect(fresh.orphans.filter((key) => orphans.includes(key))).toEqual([]);
-    const report = (await (await call("/api/admin/storage/orphans?graceSeconds=0", { headers: ADMIN })).json()) as { orphans: string[] };
+    const report = (await (await call("/api/admin/storage/orphans?graceSeconds=0", { headers: ADMIN })).json()) as {
+      orphans: string[];
+    };
     expect(report.orphans).toEqual(expect.arrayContaining(orphans));
-    expect(report.orphans.some((key) => key.includes(uploadId) || key.includes(`results/${envelope.jobId}/`))).toBe(false);
+    expect(report.orphans.some((key) => key.includes(uploadId) || key.includes(`results/${envelope.jobId}/`))).toBe(
+      false,
+    );
     expect(report.orphans).not.toContain(assembled!.object_key);
 
-    const done = (await (await call("/api/admin/maintenance?orphanGraceSeconds=0", { method: "POST", headers: ADMIN })).json()) as { orphansDeleted: number };
+    const done = (await (
+      await call("/api/admin/maintenance?orphanGraceSeconds=0", { method: "POST", headers: ADMIN })
+    ).json()) as { orphansDeleted: number };
     expect(done.orphansDeleted).toBeGreaterThanOrEqual(orphans.length);
     for (const key of orphans) expect(await env.MEDIA.head(key)).toBeNull();
     // The upload and the job's result are still there and downloadable.

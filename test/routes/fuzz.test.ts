@@ -9,7 +9,16 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ADMIN, balanceOf, call, expectLedgerConsistent, fixtureBytes, newAccount, waitForJob, type TestAccount } from "../helpers/api";
+import {
+  ADMIN,
+  balanceOf,
+  call,
+  expectLedgerConsistent,
+  fixtureBytes,
+  newAccount,
+  waitForJob,
+  type TestAccount,
+} from "../helpers/api";
 import { signedUpClient } from "../helpers/web";
 
 /** mulberry32: small, seedable, good enough to pick cases. */
@@ -28,24 +37,86 @@ function generator(seed: number) {
 const nested = (depth: number): unknown => (depth === 0 ? "leaf" : { a: nested(depth - 1) });
 
 const hostileStrings = [
-  "", " ", "\u0000", "a".repeat(70_000), "🎬".repeat(2_000), "\u202e\u0644\u0639\u202c", "\ud800", "../../../etc/passwd",
-  "<script>alert(1)</script>", "' OR 1=1 --", "%00%ff%2e%2e", `upl_${"x".repeat(60)}`, "\n\r\t", "NaN", "-0", "1e309",
-  "job_00000000000000000000000000", "javascript:alert(1)", "http://127.0.0.1:1/", "file:///etc/passwd",
+  "",
+  " ",
+  "\u0000",
+  "a".repeat(70_000),
+  "🎬".repeat(2_000),
+  "\u202e\u0644\u0639\u202c",
+  "\ud800",
+  "../../../etc/passwd",
+  "<script>alert(1)</script>",
+  "' OR 1=1 --",
+  "%00%ff%2e%2e",
+  `upl_${"x".repeat(60)}`,
+  "\n\r\t",
+  "NaN",
+  "-0",
+  "1e309",
+  "job_00000000000000000000000000",
+  "javascript:alert(1)",
+  "http://127.0.0.1:1/",
+  "file:///etc/passwd",
 ];
 const hostileValues: unknown[] = [
-  ...hostileStrings, 0, -1, 1.5, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, true, false, null, [], {}, [1, 2, 3],
-  { $ne: null }, nested(200), Array.from({ length: 10_000 }, () => "a"), ["upl_a", 5, null],
+  ...hostileStrings,
+  0,
+  -1,
+  1.5,
+  1e308,
+  -1e308,
+  Number.MAX_SAFE_INTEGER + 2,
+  true,
+  false,
+  null,
+  [],
+  {},
+  [1, 2, 3],
+  { $ne: null },
+  nested(200),
+  Array.from({ length: 10_000 }, () => "a"),
+  ["upl_a", 5, null],
 ];
 const rawBodies = [
-  "", "{", "}", '{"a":', "null", "[]", "[{}]", '"x"', "123", "true", '{"__proto__":{"polluted":1}}',
-  '{"constructor":{"prototype":{"x":1}}}', "\ufeff{}", "[".repeat(5_000), '{"a":'.repeat(3_000), "{'single': 1}",
-  '{"uploadId":"a","uploadId":5}', `{"text":"${"x".repeat(2_000_000)}"}`, "\u0000\u0001\u0002\u00ff",
+  "",
+  "{",
+  "}",
+  '{"a":',
+  "null",
+  "[]",
+  "[{}]",
+  '"x"',
+  "123",
+  "true",
+  '{"__proto__":{"polluted":1}}',
+  '{"constructor":{"prototype":{"x":1}}}',
+  "\ufeff{}",
+  "[".repeat(5_000),
+  '{"a":'.repeat(3_000),
+  "{'single': 1}",
+  '{"uploadId":"a","uploadId":5}',
+  `{"text":"${"x".repeat(2_000_000)}"}`,
+  "\u0000\u0001\u0002\u00ff",
 ];
 const contentTypes = [
-  "application/json", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data",
-  "multipart/form-data; boundary=xyz", "application/json; charset=utf-16", "",
+  "application/json",
+  "text/plain",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data",
+  "multipart/form-data; boundary=xyz",
+  "application/json; charset=utf-16",
+  "",
 ];
-const hostileIds = ["x", "x".repeat(5_000), "%2e%2e%2f%2e%2e", "%F0%9F%8E%AC", "upl_0", "job_'%20OR%20'1'%3D'1", "%00", "%E0%A4%A"];
+const hostileIds = [
+  "x",
+  "x".repeat(5_000),
+  "%2e%2e%2f%2e%2e",
+  "%F0%9F%8E%AC",
+  "upl_0",
+  "job_'%20OR%20'1'%3D'1",
+  "%00",
+  "%E0%A4%A",
+];
 
 /** encodeURIComponent, with a lone surrogate sent as its (invalid) UTF-8 bytes. */
 function encodeQuery(value: string): string {
@@ -73,7 +144,18 @@ interface Tally {
 }
 
 function operationsOf(document: {
-  paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown>; $ref?: string } }> }; parameters?: { in: string; name: string }[] }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        requestBody?: {
+          content?: Record<string, { schema?: { properties?: Record<string, unknown>; $ref?: string } }>;
+        };
+        parameters?: { in: string; name: string }[];
+      }
+    >
+  >;
   components?: { schemas?: Record<string, { properties?: Record<string, unknown> }> };
 }): Operation[] {
   const operations: Operation[] = [];
@@ -107,7 +189,10 @@ class Keys {
   }
   async next(): Promise<string> {
     if (++this.used % 900 === 0) {
-      const response = await call(`/api/admin/accounts/${this.account.accountId}/keys`, { method: "POST", headers: ADMIN });
+      const response = await call(`/api/admin/accounts/${this.account.accountId}/keys`, {
+        method: "POST",
+        headers: ADMIN,
+      });
       if (response.ok) this.current = ((await response.json()) as { apiKey: string }).apiKey;
       else await response.body?.cancel();
     }
@@ -118,7 +203,13 @@ class Keys {
 let addressCounter = 0;
 const nextAddress = () => `2001:db8:f::${(++addressCounter).toString(16)}`;
 
-async function send(tally: Tally, label: string, path: string, init: RequestInit, jsonErrors: boolean): Promise<Response> {
+async function send(
+  tally: Tally,
+  label: string,
+  path: string,
+  init: RequestInit,
+  jsonErrors: boolean,
+): Promise<Response> {
   const headers = new Headers(init.headers);
   if (!headers.has("cf-connecting-ip")) headers.set("cf-connecting-ip", nextAddress());
   const response = await call(path, { ...init, headers, redirect: "manual" });
@@ -136,8 +227,10 @@ async function send(tally: Tally, label: string, path: string, init: RequestInit
       tally.failures.push(`${where}: not JSON: ${text.slice(0, 120)}`);
       return response;
     }
-    if (typeof body?.error?.code !== "string" || typeof body.error.message !== "string") tally.failures.push(`${where}: not the error envelope`);
-    else if (body.error.message.length > 1_000) tally.failures.push(`${where}: message of ${body.error.message.length} characters`);
+    if (typeof body?.error?.code !== "string" || typeof body.error.message !== "string")
+      tally.failures.push(`${where}: not the error envelope`);
+    else if (body.error.message.length > 1_000)
+      tally.failures.push(`${where}: message of ${body.error.message.length} characters`);
   }
   return response;
 }
@@ -171,25 +264,49 @@ describe("fuzzing", () => {
       const somePath = () => pathWith(() => random.pick(hostileIds));
       for (const id of hostileIds) cases.push(() => ({ path: pathWith(() => id), init: { method: operation.method } }));
       for (const name of operation.query) {
-        for (const value of hostileStrings.slice(0, 12)) cases.push(() => ({ path: `${somePath()}?${name}=${encodeQuery(value)}`, init: { method: operation.method } }));
+        for (const value of hostileStrings.slice(0, 12))
+          cases.push(() => ({
+            path: `${somePath()}?${name}=${encodeQuery(value)}`,
+            init: { method: operation.method },
+          }));
       }
       if (operation.hasBody || operation.method !== "GET") {
         for (const body of rawBodies) {
-          cases.push(() => ({ path: somePath(), init: { method: operation.method, headers: { "content-type": random.pick(contentTypes) }, body } }));
+          cases.push(() => ({
+            path: somePath(),
+            init: { method: operation.method, headers: { "content-type": random.pick(contentTypes) }, body },
+          }));
         }
         for (const field of operation.fields) {
           for (const value of hostileValues) {
-            cases.push(() => ({ path: somePath(), init: { method: operation.method, headers: { "content-type": "application/json" }, body: JSON.stringify({ [field]: value }) } }));
+            cases.push(() => ({
+              path: somePath(),
+              init: {
+                method: operation.method,
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify({ [field]: value }),
+              },
+            }));
           }
         }
         // Several fields wrong at once.
         for (let i = 0; i < 10 && operation.fields.length > 1; i++) {
           const body = Object.fromEntries(operation.fields.map((field) => [field, random.pick(hostileValues)]));
-          cases.push(() => ({ path: somePath(), init: { method: operation.method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) } }));
+          cases.push(() => ({
+            path: somePath(),
+            init: {
+              method: operation.method,
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify(body),
+            },
+          }));
         }
       }
       // Shuffled and capped per operation (FUZZ_PER_OPERATION) to keep CI short.
-      const chosen = cases.map((make) => ({ make, order: random.next() })).sort((a, b) => a.order - b.order).slice(0, perOperation);
+      const chosen = cases
+        .map((make) => ({ make, order: random.next() }))
+        .sort((a, b) => a.order - b.order)
+        .slice(0, perOperation);
       for (const { make } of chosen) {
         const { path, init } = make();
         const headers = new Headers(init.headers);
@@ -197,16 +314,34 @@ describe("fuzzing", () => {
         const response = await send(tally, "api", path, { ...init, headers }, true);
         // Some fuzzed values are valid input (any text is something to speak): those jobs are counted.
         if (response.status === 200 && tally.lastBody.includes('"jobId"')) {
-          accepted.push({ ...(JSON.parse(tally.lastBody) as { jobId: string; creditsUsed: number }), authorization: headers.get("authorization")! });
+          accepted.push({
+            ...(JSON.parse(tally.lastBody) as { jobId: string; creditsUsed: number }),
+            authorization: headers.get("authorization")!,
+          });
         }
       }
     }
     // Without a key, and with a malformed one: 401 in the envelope whatever the body.
-    for (const authorization of ["", "Bearer", "Bearer mk_live_", `Bearer mk_live_${"a".repeat(10_000)}`, "Basic Zm9vOmJhcg==", "Bearer 🎬"]) {
-      await send(tally, "auth", "/api/v1/convert", { method: "POST", headers: { authorization, "content-type": "application/json" }, body: "{" }, true);
+    for (const authorization of [
+      "",
+      "Bearer",
+      "Bearer mk_live_",
+      `Bearer mk_live_${"a".repeat(10_000)}`,
+      "Basic Zm9vOmJhcg==",
+      "Bearer 🎬",
+    ]) {
+      await send(
+        tally,
+        "auth",
+        "/api/v1/convert",
+        { method: "POST", headers: { authorization, "content-type": "application/json" }, body: "{" },
+        true,
+      );
     }
 
-    console.log(`fuzz /api: ${tally.requests} requests over ${operations.length} operations (seed ${seed}), ${accepted.length} accepted tool calls; statuses ${JSON.stringify(Object.fromEntries(tally.byStatus))}`);
+    console.log(
+      `fuzz /api: ${tally.requests} requests over ${operations.length} operations (seed ${seed}), ${accepted.length} accepted tool calls; statuses ${JSON.stringify(Object.fromEntries(tally.byStatus))}`,
+    );
     expect(tally.failures).toEqual([]);
     // Refused calls changed nothing: the only jobs are the accepted calls', and the balance is
     // what their completed jobs cost (failed ones are refunded).
@@ -217,8 +352,12 @@ describe("fuzzing", () => {
     }
     expect(await balanceOf(account)).toBe(before - spent);
     await expectLedgerConsistent(account);
-    const jobs = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
-    const uploads = await env.DB.prepare("SELECT COUNT(*) AS n FROM uploads WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
+    const jobs = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?")
+      .bind(account.accountId)
+      .first<{ n: number }>();
+    const uploads = await env.DB.prepare("SELECT COUNT(*) AS n FROM uploads WHERE account_id = ?")
+      .bind(account.accountId)
+      .first<{ n: number }>();
     expect({ jobs: jobs!.n, uploads: uploads!.n }).toEqual({ jobs: accepted.length, uploads: 0 });
     expect((await env.MEDIA.list({ prefix: `uploads/${account.accountId}/` })).objects).toHaveLength(0);
   });
@@ -248,7 +387,13 @@ describe("fuzzing", () => {
     for (const [name, bytes] of files) {
       const form = new FormData();
       form.append("file", new File([bytes], name));
-      const response = await send(tally, "upload", "/api/v1/uploads", { method: "POST", headers: account.auth, body: form }, true);
+      const response = await send(
+        tally,
+        "upload",
+        "/api/v1/uploads",
+        { method: "POST", headers: account.auth, body: form },
+        true,
+      );
       expect(response.status, name).toBe(400);
     }
     const boundary = "fuzzboundary";
@@ -262,12 +407,24 @@ describe("fuzzing", () => {
       "garbage",
     ];
     for (const body of multipartBodies) {
-      for (const type of [`multipart/form-data; boundary=${boundary}`, "multipart/form-data", "multipart/mixed; boundary=fuzzboundary"]) {
-        const response = await send(tally, "multipart", "/api/v1/uploads", { method: "POST", headers: { ...account.auth, "content-type": type }, body }, true);
+      for (const type of [
+        `multipart/form-data; boundary=${boundary}`,
+        "multipart/form-data",
+        "multipart/mixed; boundary=fuzzboundary",
+      ]) {
+        const response = await send(
+          tally,
+          "multipart",
+          "/api/v1/uploads",
+          { method: "POST", headers: { ...account.auth, "content-type": type }, body },
+          true,
+        );
         expect(response.status, body.slice(0, 40)).toBe(400);
       }
     }
-    console.log(`fuzz uploads: ${tally.requests} requests; statuses ${JSON.stringify(Object.fromEntries(tally.byStatus))}`);
+    console.log(
+      `fuzz uploads: ${tally.requests} requests; statuses ${JSON.stringify(Object.fromEntries(tally.byStatus))}`,
+    );
     expect(tally.failures).toEqual([]);
     expect(await balanceOf(account)).toBe(100);
     expect((await env.MEDIA.list({ prefix: `uploads/${account.accountId}/` })).objects).toHaveLength(0);
@@ -277,7 +434,7 @@ describe("fuzzing", () => {
     const random = generator(seed + 1);
     const tally: Tally = { lastBody: "", requests: 0, byStatus: new Map(), failures: [] };
     // Header values stay ASCII, as browsers and fetch clients send them.
-  const headerValues = ["", "t=1,v1=abc", `v1,${"A".repeat(5_000)}`, "\x7f\x01", "9999999999", "-1", "Bearer x"];
+    const headerValues = ["", "t=1,v1=abc", `v1,${"A".repeat(5_000)}`, "\x7f\x01", "9999999999", "-1", "Bearer x"];
     for (const body of rawBodies) {
       const headers = {
         "content-type": random.pick(contentTypes),
@@ -289,8 +446,20 @@ describe("fuzzing", () => {
       };
       await send(tally, "stripe", "/api/webhooks/stripe", { method: "POST", headers, body }, true);
       await send(tally, "engagement", "/api/integrations/engagement", { method: "POST", headers, body }, true);
-      await send(tally, "callback", `/internal/jobs/${random.pick(hostileIds)}/callback`, { method: "POST", headers, body }, false);
-      await send(tally, "media-put", `/internal/media/${random.pick(hostileIds)}`, { method: "PUT", headers, body }, false);
+      await send(
+        tally,
+        "callback",
+        `/internal/jobs/${random.pick(hostileIds)}/callback`,
+        { method: "POST", headers, body },
+        false,
+      );
+      await send(
+        tally,
+        "media-put",
+        `/internal/media/${random.pick(hostileIds)}`,
+        { method: "PUT", headers, body },
+        false,
+      );
     }
     for (const id of hostileIds) {
       await send(tally, "media-get", `/internal/media/${id}`, {}, false);
@@ -298,7 +467,17 @@ describe("fuzzing", () => {
         await send(tally, "download", `/api/download/${id}`, { headers: { range } }, true);
       }
       await send(tally, "upload-page", `/upload/${id}`, {}, false);
-      await send(tally, "upload-page", `/upload/${id}`, { method: "POST", headers: { origin: "http://api.test" }, body: new URLSearchParams({ url: random.pick(hostileStrings) }) }, false);
+      await send(
+        tally,
+        "upload-page",
+        `/upload/${id}`,
+        {
+          method: "POST",
+          headers: { origin: "http://api.test" },
+          body: new URLSearchParams({ url: random.pick(hostileStrings) }),
+        },
+        false,
+      );
       await send(tally, "review", `/review/${id}`, {}, false);
       await send(tally, "review", `/review/${id}/media`, {}, false);
     }
@@ -320,7 +499,11 @@ describe("fuzzing", () => {
       for (let i = 0; i < 12; i++) {
         const form = new URLSearchParams(fields.map((field) => [field, String(random.pick(hostileValues))]));
         const target = path.replace(/KEY|GRANT|TOKEN/, () => random.pick(hostileIds));
-        const response = await client.request(target, { method: "POST", headers: { origin: client.base, "cf-connecting-ip": nextAddress() }, body: form });
+        const response = await client.request(target, {
+          method: "POST",
+          headers: { origin: client.base, "cf-connecting-ip": nextAddress() },
+          body: form,
+        });
         tally.requests++;
         tally.byStatus.set(response.status, (tally.byStatus.get(response.status) ?? 0) + 1);
         if (response.status >= 500) tally.failures.push(`form POST ${target.slice(0, 80)} -> ${response.status}`);
@@ -333,7 +516,9 @@ describe("fuzzing", () => {
       if (response.status >= 500) tally.failures.push(`GET /app/ledger?${query} -> ${response.status}`);
       await response.body?.cancel();
     }
-    console.log(`fuzz other surfaces: ${tally.requests} requests; statuses ${JSON.stringify(Object.fromEntries(tally.byStatus))}`);
+    console.log(
+      `fuzz other surfaces: ${tally.requests} requests; statuses ${JSON.stringify(Object.fromEntries(tally.byStatus))}`,
+    );
     expect(tally.failures).toEqual([]);
   });
 });

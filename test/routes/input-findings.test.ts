@@ -61,9 +61,19 @@ describe("input findings", () => {
     await env.DB.prepare("UPDATE uploads SET duration_ms = 2007 WHERE id = ?").bind(clip.uploadId).run();
     const accepted = await callTool(account, "trim", { uploadId: clip.uploadId, start: 0, end: 2.007 });
     expect(accepted.status, await accepted.clone().text()).toBe(200);
-    await expectError(await callTool(account, "trim", { uploadId: clip.uploadId, start: 0, end: 2.008 }), 400, "invalid_request", /^end: must not exceed the media duration \(2\.007 s\)/);
+    await expectError(
+      await callTool(account, "trim", { uploadId: clip.uploadId, start: 0, end: 2.008 }),
+      400,
+      "invalid_request",
+      /^end: must not exceed the media duration \(2\.007 s\)/,
+    );
     // Under a millisecond past the duration is still past it.
-    await expectError(await callTool(account, "trim", { uploadId: clip.uploadId, start: 0, end: 2.0071 }), 400, "invalid_request", /^end: must not exceed the media duration/);
+    await expectError(
+      await callTool(account, "trim", { uploadId: clip.uploadId, start: 0, end: 2.0071 }),
+      400,
+      "invalid_request",
+      /^end: must not exceed the media duration/,
+    );
   });
 
   it("trim bills end - start exactly: a fraction of a millisecond over a minute's worth counts, floating-point noise does not", async () => {
@@ -71,10 +81,18 @@ describe("input findings", () => {
     const clip = await uploadFixture(account, "clip.mp4");
     await env.DB.prepare("UPDATE uploads SET duration_ms = 45600 WHERE id = ?").bind(clip.uploadId).run();
     // 3 credits a minute: 20 s is 1 credit, 20.0004 s is ceil(1.00002) = 2.
-    const over = await expectError(await callTool(account, "trim", { uploadId: clip.uploadId, start: 0, end: 20.0004 }), 402, "insufficient_credits");
+    const over = await expectError(
+      await callTool(account, "trim", { uploadId: clip.uploadId, start: 0, end: 20.0004 }),
+      402,
+      "insufficient_credits",
+    );
     expect(over.error).toMatchObject({ required: 2 });
     // 20.1 - 0.1 is 20.000000000000004 in floating point: still 20 s, 1 credit.
-    const exact = await expectError(await callTool(account, "trim", { uploadId: clip.uploadId, start: 0.1, end: 20.1 }), 402, "insufficient_credits");
+    const exact = await expectError(
+      await callTool(account, "trim", { uploadId: clip.uploadId, start: 0.1, end: 20.1 }),
+      402,
+      "insufficient_credits",
+    );
     expect(exact.error).toMatchObject({ required: 1 });
   });
 });

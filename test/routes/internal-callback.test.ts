@@ -3,7 +3,12 @@
  * (packages/wire/src/protocol.ts, as the backend signs it), body checked with its schema.
  */
 import { describe, expect, it } from "vitest";
-import { callbackHeaders, CALLBACK_MAX_SKEW_MS, CALLBACK_SIGNATURE_HEADER, CALLBACK_TIMESTAMP_HEADER } from "@media-credits/wire/protocol";
+import {
+  callbackHeaders,
+  CALLBACK_MAX_SKEW_MS,
+  CALLBACK_SIGNATURE_HEADER,
+  CALLBACK_TIMESTAMP_HEADER,
+} from "@media-credits/wire/protocol";
 import { call } from "../helpers/api";
 
 const SECRET = "test-backend-secret"; // vitest.workers.config.ts
@@ -11,10 +16,22 @@ const SECRET = "test-backend-secret"; // vitest.workers.config.ts
 const JOB_ID = `job_${"01JCALLBACKTEST".padEnd(26, "0")}`;
 
 async function post(body: string, headers: Record<string, string>, jobId = JOB_ID) {
-  return call(`/internal/jobs/${jobId}/callback`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  return call(`/internal/jobs/${jobId}/callback`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body,
+  });
 }
 
-const payload = (over: Record<string, unknown> = {}) => JSON.stringify({ jobId: JOB_ID, status: "failed", error: "ffmpeg exited with code 1", durationMs: 310, queuedMs: 0, ...over });
+const payload = (over: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    jobId: JOB_ID,
+    status: "failed",
+    error: "ffmpeg exited with code 1",
+    durationMs: 310,
+    queuedMs: 0,
+    ...over,
+  });
 
 describe("POST /internal/jobs/:jobId/callback", () => {
   it("accepts a callback signed as the backend signs it, within the clock skew", async () => {
@@ -46,7 +63,12 @@ describe("POST /internal/jobs/:jobId/callback", () => {
   });
 
   it("refuses a signed body that breaks the protocol, or names another job, with 400", async () => {
-    for (const body of [payload({ status: "done" }), payload({ error: "x".repeat(4001) }), payload({ jobId: `job_${"01JOTHER".padEnd(26, "0")}` }), "not json"]) {
+    for (const body of [
+      payload({ status: "done" }),
+      payload({ error: "x".repeat(4001) }),
+      payload({ jobId: `job_${"01JOTHER".padEnd(26, "0")}` }),
+      "not json",
+    ]) {
       const res = await post(body, await callbackHeaders(SECRET, body));
       expect(res.status, body.slice(0, 60)).toBe(400);
       await res.body?.cancel();

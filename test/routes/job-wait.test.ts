@@ -5,9 +5,23 @@
  * against a job still running on the backend is in test/e2e/backend-path.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { balanceOf, call, callTool, expectError, expectLedgerConsistent, newAccount, uploadFixture } from "../helpers/api";
+import {
+  balanceOf,
+  call,
+  callTool,
+  expectError,
+  expectLedgerConsistent,
+  newAccount,
+  uploadFixture,
+} from "../helpers/api";
 
-type Job = { jobId: string; status: string; progress: null; result?: { url: string; filename: string }; error?: string };
+type Job = {
+  jobId: string;
+  status: string;
+  progress: null;
+  result?: { url: string; filename: string };
+  error?: string;
+};
 
 const read = async (auth: { authorization: string }, jobId: string, query = "") => {
   const response = await call(`/api/v1/jobs/${jobId}${query}`, { headers: auth });
@@ -18,10 +32,17 @@ describe("waiting for a job with GET /api/v1/jobs/{id}?wait", () => {
   it("answers a running job's read when the job completes, with its result", async () => {
     const account = await newAccount({ credits: 100 });
     const clip = await uploadFixture(account, "clip.mp4");
-    const started = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId, format: "mp3" })).json()) as { jobId: string };
+    const started = (await (
+      await callTool(account, "extract-audio", { uploadId: clip.uploadId, format: "mp3" })
+    ).json()) as { jobId: string };
     const waited = await read(account.auth, started.jobId, "?wait=50");
     expect(waited.status).toBe(200);
-    expect(waited.job).toMatchObject({ jobId: started.jobId, status: "completed", progress: null, result: { filename: "clip.mp3" } });
+    expect(waited.job).toMatchObject({
+      jobId: started.jobId,
+      status: "completed",
+      progress: null,
+      result: { filename: "clip.mp3" },
+    });
     const download = await call(waited.job.result!.url);
     expect(download.status).toBe(200);
     expect(download.headers.get("content-type")).toBe("audio/mpeg");
@@ -33,13 +54,19 @@ describe("waiting for a job with GET /api/v1/jobs/{id}?wait", () => {
   it("answers as soon as a waited-for job is cancelled", async () => {
     const account = await newAccount({ credits: 100 });
     const clip = await uploadFixture(account, "clip.mp4");
-    const started = (await (await callTool(account, "convert", { uploadId: clip.uploadId, format: "mkv" })).json()) as { jobId: string };
+    const started = (await (await callTool(account, "convert", { uploadId: clip.uploadId, format: "mkv" })).json()) as {
+      jobId: string;
+    };
     const waiting = read(account.auth, started.jobId, "?wait=50");
     const cancelled = await call(`/api/v1/jobs/${started.jobId}/cancel`, { method: "POST", headers: account.auth });
     // Cancelled while queued, or completed first (the copy is quick): either way the wait ends with the job's end.
     const waited = await waiting;
     expect(waited.status).toBe(200);
-    if (cancelled.status === 200) expect(waited.job).toMatchObject({ status: "failed", error: "Cancelled at the caller's request; credits refunded." });
+    if (cancelled.status === 200)
+      expect(waited.job).toMatchObject({
+        status: "failed",
+        error: "Cancelled at the caller's request; credits refunded.",
+      });
     else expect(waited.job.status).toBe("completed");
     await expectLedgerConsistent(account);
   });
@@ -47,10 +74,17 @@ describe("waiting for a job with GET /api/v1/jobs/{id}?wait", () => {
   it("refuses a wait that is not a whole number of seconds from 0 to 50, and changes nothing", async () => {
     const account = await newAccount({ credits: 100 });
     const clip = await uploadFixture(account, "clip.mp4");
-    const started = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId })).json()) as { jobId: string };
+    const started = (await (await callTool(account, "extract-audio", { uploadId: clip.uploadId })).json()) as {
+      jobId: string;
+    };
     const before = await balanceOf(account);
     for (const wait of ["51", "-1", "1.5", "soon", "", "%205", "1e1", "0x10"]) {
-      await expectError(await call(`/api/v1/jobs/${started.jobId}?wait=${wait}`, { headers: account.auth }), 400, "invalid_request", /wait/);
+      await expectError(
+        await call(`/api/v1/jobs/${started.jobId}?wait=${wait}`, { headers: account.auth }),
+        400,
+        "invalid_request",
+        /wait/,
+      );
     }
     // Another key's job stays hidden, waiting or not.
     const other = await newAccount({ credits: 1 });

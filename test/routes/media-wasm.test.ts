@@ -21,7 +21,11 @@ async function result(tool: string, body: Record<string, unknown>) {
   expect(job.status, job.error).toBe("completed");
   const download = await call(job.result!.url);
   const bytes = new Uint8Array(await download.arrayBuffer());
-  const meta = await parseBuffer(bytes, { mimeType: download.headers.get("content-type") ?? undefined }, { duration: true });
+  const meta = await parseBuffer(
+    bytes,
+    { mimeType: download.headers.get("content-type") ?? undefined },
+    { duration: true },
+  );
   return { job, bytes, meta, contentType: download.headers.get("content-type") };
 }
 
@@ -88,7 +92,11 @@ describe("media tools on ffmpeg.wasm through the API", () => {
     const source = await fixtureFrame();
     const srt = "1\n00:00:00,000 --> 00:00:02,000\nBonjour à tous\n";
     for (const [tool, body, region] of [
-      ["watermark", { uploadId: clip.uploadId, watermarkUploadId: logo.uploadId, type: "flottant", interval: 3 }, "anywhere"],
+      [
+        "watermark",
+        { uploadId: clip.uploadId, watermarkUploadId: logo.uploadId, type: "flottant", interval: 3 },
+        "anywhere",
+      ],
       ["watermark", { uploadId: clip.uploadId, watermarkText: "© Démo" }, "anywhere"],
       ["subtitles", { uploadId: clip.uploadId, srtContent: srt, style: "impact", karaokeMode: "couleur" }, "bottom"],
     ] as const) {
@@ -102,7 +110,11 @@ describe("media tools on ffmpeg.wasm through the API", () => {
     }
     const cleaned = await result("clean-audio", { uploadId: clip.uploadId });
     expect(Math.abs(cleaned.meta.format.duration! - clip.durationSeconds)).toBeLessThan(0.1);
-    const wav = await runFfmpegWasm({ args: ["-i", "in.mp4", "-vn", "-ac", "1", "-c:a", "pcm_s16le", "out.wav"], inputs: { "in.mp4": cleaned.bytes }, outputs: ["out.wav"] });
+    const wav = await runFfmpegWasm({
+      args: ["-i", "in.mp4", "-vn", "-ac", "1", "-c:a", "pcm_s16le", "out.wav"],
+      inputs: { "in.mp4": cleaned.bytes },
+      outputs: ["out.wav"],
+    });
     const pcm = parseWav(wav.outputs["out.wav"]!);
     expect(Math.abs(toneFrequency(pcm.samples, pcm.channels, pcm.sampleRate) - 440)).toBeLessThan(5);
   });

@@ -67,8 +67,15 @@ describe("answers for objects larger than one piece", () => {
 
     const across = await answer(`bytes=${OBJECT_PIECE_BYTES - 5}-${2 * OBJECT_PIECE_BYTES + 9}`);
     expect(across.response.status).toBe(206);
-    expect(across.response.headers.get("content-range")).toBe(`bytes ${OBJECT_PIECE_BYTES - 5}-${2 * OBJECT_PIECE_BYTES + 9}/${SIZE}`);
-    expect(firstDifference(new Uint8Array(await across.response.arrayBuffer()), bytes.slice(OBJECT_PIECE_BYTES - 5, 2 * OBJECT_PIECE_BYTES + 10))).toBe(-1);
+    expect(across.response.headers.get("content-range")).toBe(
+      `bytes ${OBJECT_PIECE_BYTES - 5}-${2 * OBJECT_PIECE_BYTES + 9}/${SIZE}`,
+    );
+    expect(
+      firstDifference(
+        new Uint8Array(await across.response.arrayBuffer()),
+        bytes.slice(OBJECT_PIECE_BYTES - 5, 2 * OBJECT_PIECE_BYTES + 10),
+      ),
+    ).toBe(-1);
 
     const tail = await answer("bytes=5000000-");
     expect(tail.response.headers.get("content-length")).toBe(String(SIZE - 5_000_000));
@@ -81,13 +88,25 @@ describe("answers for objects larger than one piece", () => {
 
   it("answers an empty object and a one-piece object whole", async () => {
     await env.MEDIA.put("test/object-pieces-empty.bin", new Uint8Array(0));
-    const empty = await objectResponse(env.MEDIA, "test/object-pieces-empty.bin", new Request("https://example.test/"), new Headers(), "missing");
+    const empty = await objectResponse(
+      env.MEDIA,
+      "test/object-pieces-empty.bin",
+      new Request("https://example.test/"),
+      new Headers(),
+      "missing",
+    );
     expect(empty.status).toBe(200);
     expect(empty.headers.get("content-length")).toBe("0");
     expect((await empty.arrayBuffer()).byteLength).toBe(0);
     await env.MEDIA.put("test/object-pieces-small.bin", bytes.subarray(0, 5000));
     const counted = countingBucket();
-    const small = await objectResponse(counted.bucket, "test/object-pieces-small.bin", new Request("https://example.test/"), new Headers(), "missing");
+    const small = await objectResponse(
+      counted.bucket,
+      "test/object-pieces-small.bin",
+      new Request("https://example.test/"),
+      new Headers(),
+      "missing",
+    );
     expect(firstDifference(new Uint8Array(await small.arrayBuffer()), bytes.subarray(0, 5000))).toBe(-1);
     expect(counted.gets).toEqual([undefined]);
   });

@@ -5,13 +5,26 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, balanceOf, call, callTool, expectError, expectLedgerConsistent, newAccount, postJson, uploadFixture, type TestAccount } from "../helpers/api";
+import {
+  ADMIN,
+  balanceOf,
+  call,
+  callTool,
+  expectError,
+  expectLedgerConsistent,
+  newAccount,
+  postJson,
+  uploadFixture,
+  type TestAccount,
+} from "../helpers/api";
 import { BASE, connect, mcpClient, toolError } from "../helpers/mcp";
 
 const quote = (account: TestAccount, body: unknown) => postJson("/api/v1/quotes", body, account.auth);
 
 async function jobCount(account: TestAccount): Promise<number> {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
+  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?")
+    .bind(account.accountId)
+    .first<{ n: number }>();
   return row!.n;
 }
 
@@ -65,14 +78,18 @@ describe("quotes", () => {
         expect(envelope.creditsUsed, tool).toBe(body.creditsRequired);
         expect(envelope.estimatedSeconds, tool).toBe(body.estimatedSeconds);
         // What the call debited, whatever the job did since (a job may already have failed and been refunded).
-        const debit = await env.DB.prepare("SELECT amount FROM ledger WHERE idempotency_key = ?").bind(`debit:${envelope.jobId}`).first<{ amount: number }>();
+        const debit = await env.DB.prepare("SELECT amount FROM ledger WHERE idempotency_key = ?")
+          .bind(`debit:${envelope.jobId}`)
+          .first<{ amount: number }>();
         expect((debit?.amount ?? 0) + envelope.creditsUsed, tool).toBe(0);
         // The price is what is checked here, not the work: stopped at once (refunded in full) unless it already ended.
         await call(`/api/v1/jobs/${envelope.jobId}/cancel`, { method: "POST", headers: account.auth });
       }
       // Plans make the light tools free: the quotes say so as the calls do.
       if (plan === "pro") {
-        const convert = (await (await quote(account, { tool: "convert", params: calls[3]![1] })).json()) as { creditsRequired: number };
+        const convert = (await (await quote(account, { tool: "convert", params: calls[3]![1] })).json()) as {
+          creditsRequired: number;
+        };
         expect(convert.creditsRequired).toBe(0);
       }
       await expectLedgerConsistent(account);
@@ -107,7 +124,10 @@ describe("quotes", () => {
   it("says when the balance does not cover the call, and ignores the call's own fields", async () => {
     const account = await newAccount({ credits: 0 });
     const { video } = await uploadsOf(account);
-    const response = await quote(account, { tool: "merge", params: { uploadIds: [video, video, video], webhookUrl: "https://example.com/hook", maxCredits: 1 } });
+    const response = await quote(account, {
+      tool: "merge",
+      params: { uploadIds: [video, video, video], webhookUrl: "https://example.com/hook", maxCredits: 1 },
+    });
     const body = (await response.json()) as { creditsRequired: number; balance: number; sufficient: boolean };
     expect(response.status, JSON.stringify(body)).toBe(200);
     expect(body.creditsRequired).toBeGreaterThan(0);
@@ -131,10 +151,16 @@ describe("maxCredits", () => {
 
   it("refuses a call that would cost more with a 402 carrying required and maxCredits, changing nothing", async () => {
     const params = { uploadIds: [uploads.video, uploads.video] };
-    const price = ((await (await quote(account, { tool: "merge", params })).json()) as { creditsRequired: number }).creditsRequired;
+    const price = ((await (await quote(account, { tool: "merge", params })).json()) as { creditsRequired: number })
+      .creditsRequired;
     const before = await balanceOf(account);
     const jobs = await jobCount(account);
-    const refused = await expectError(await callTool(account, "merge", { ...params, maxCredits: price - 1 }), 402, "insufficient_credits", /over the maxCredits/);
+    const refused = await expectError(
+      await callTool(account, "merge", { ...params, maxCredits: price - 1 }),
+      402,
+      "insufficient_credits",
+      /over the maxCredits/,
+    );
     expect(refused.error).toMatchObject({ required: price, maxCredits: price - 1 });
     expect(await balanceOf(account)).toBe(before);
     expect(await jobCount(account)).toBe(jobs);
@@ -149,7 +175,12 @@ describe("maxCredits", () => {
 
   it("is a whole number of credits, at least 0", async () => {
     for (const maxCredits of [-1, 1.5, "10", null]) {
-      await expectError(await callTool(account, "extract-audio", { uploadId: uploads.video, maxCredits }), 400, "invalid_request", /^maxCredits/);
+      await expectError(
+        await callTool(account, "extract-audio", { uploadId: uploads.video, maxCredits }),
+        400,
+        "invalid_request",
+        /^maxCredits/,
+      );
     }
   });
 
@@ -158,7 +189,12 @@ describe("maxCredits", () => {
     const first = await callTool(account, "extract-audio", { uploadId: uploads.video, maxCredits: 100 }, headers);
     expect(first.status).toBe(200);
     const { jobId } = (await first.json()) as { jobId: string };
-    await expectError(await callTool(account, "extract-audio", { uploadId: uploads.video, maxCredits: 99 }, headers), 400, "invalid_request", /different request body/);
+    await expectError(
+      await callTool(account, "extract-audio", { uploadId: uploads.video, maxCredits: 99 }, headers),
+      400,
+      "invalid_request",
+      /different request body/,
+    );
     await call(`/api/v1/jobs/${jobId}/cancel`, { method: "POST", headers: account.auth });
   });
 });
@@ -167,22 +203,50 @@ describe("the connector's quote and maxCredits", () => {
   it("quotes as REST does and stops a call over its ceiling before any debit", async () => {
     const connection = await connect("Quote client");
     const client = await mcpClient(connection.tokens.access_token);
-    const key = await call(`/api/admin/accounts/${connection.person.accountId}/keys`, { method: "POST", headers: ADMIN }, BASE);
+    const key = await call(
+      `/api/admin/accounts/${connection.person.accountId}/keys`,
+      { method: "POST", headers: ADMIN },
+      BASE,
+    );
     const { apiKey } = (await key.json()) as { apiKey: string };
-    const account: TestAccount = { accountId: connection.person.accountId, keyId: "", apiKey, auth: { authorization: `Bearer ${apiKey}` } };
+    const account: TestAccount = {
+      accountId: connection.person.accountId,
+      keyId: "",
+      apiKey,
+      auth: { authorization: `Bearer ${apiKey}` },
+    };
     const { video } = await uploadsOf(account);
 
-    const viaTool = (await client.callTool({ name: "quote", arguments: { tool: "merge", params: { uploadIds: [video, video] } } })) as { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text?: string }[] };
+    const viaTool = (await client.callTool({
+      name: "quote",
+      arguments: { tool: "merge", params: { uploadIds: [video, video] } },
+    })) as {
+      isError?: boolean;
+      structuredContent?: Record<string, unknown>;
+      content: { type: string; text?: string }[];
+    };
     expect(viaTool.isError, viaTool.content[0]?.text).toBeFalsy();
-    const viaRest = (await (await quote(account, { tool: "merge", params: { uploadIds: [video, video] } })).json()) as Record<string, unknown>;
+    const viaRest = (await (
+      await quote(account, { tool: "merge", params: { uploadIds: [video, video] } })
+    ).json()) as Record<string, unknown>;
     expect(viaTool.structuredContent).toEqual(viaRest);
 
     const before = await balanceOf(account);
-    const over = await client.callTool({ name: "merge", arguments: { uploadIds: [video, video], maxCredits: (viaRest.creditsRequired as number) - 1 } });
-    expect(toolError(over as never)).toMatchObject({ code: "insufficient_credits", required: viaRest.creditsRequired, maxCredits: (viaRest.creditsRequired as number) - 1 });
+    const over = await client.callTool({
+      name: "merge",
+      arguments: { uploadIds: [video, video], maxCredits: (viaRest.creditsRequired as number) - 1 },
+    });
+    expect(toolError(over as never)).toMatchObject({
+      code: "insufficient_credits",
+      required: viaRest.creditsRequired,
+      maxCredits: (viaRest.creditsRequired as number) - 1,
+    });
     expect(await balanceOf(account)).toBe(before);
 
     const badTool = await client.callTool({ name: "quote", arguments: { tool: "upscale", params: {} } });
-    expect(toolError(badTool as never)).toMatchObject({ code: "invalid_request", message: expect.stringMatching(/^tool/) });
+    expect(toolError(badTool as never)).toMatchObject({
+      code: "invalid_request",
+      message: expect.stringMatching(/^tool/),
+    });
   });
 });

@@ -7,7 +7,17 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import wranglerToml from "../../wrangler.toml?raw";
-import { ADMIN, call, callTool, expectLedgerConsistent, fixtureBytes, newAccount, uploadFixture, waitForJob, type TestAccount } from "../helpers/api";
+import {
+  ADMIN,
+  call,
+  callTool,
+  expectLedgerConsistent,
+  fixtureBytes,
+  newAccount,
+  uploadFixture,
+  waitForJob,
+  type TestAccount,
+} from "../helpers/api";
 import { expectPolicyHeaders, expectRateLimited, freshWindow, repeat } from "../helpers/rate-limits";
 import { planRateLimit, rateLimits } from "../../src/services/platform/rate-limits";
 import { plans } from "../../src/services/billing/pricing";
@@ -23,7 +33,8 @@ async function anotherKey(account: TestAccount): Promise<TestAccount> {
 }
 
 const account = (key: TestAccount) => call("/api/v1/account", { headers: key.auth });
-const address = () => `2001:db8:429:${[...crypto.getRandomValues(new Uint16Array(5))].map((n) => n.toString(16)).join(":")}`;
+const address = () =>
+  `2001:db8:429:${[...crypto.getRandomValues(new Uint16Array(5))].map((n) => n.toString(16)).join(":")}`;
 
 describe("rate limits per API key", () => {
   it("answers the 101st call within the window with 429, its headers and the envelope; other keys are unaffected", async () => {
@@ -48,7 +59,9 @@ describe("rate limits per API key", () => {
     const missing = await call("/api/v1/account");
     expect(missing.status).toBe(401);
     expect(missing.headers.get("ratelimit-limit")).toBeNull();
-    expect((await call("/api/v1/account", { headers: { authorization: `Bearer mk_live_${"x".repeat(32)}` } })).status).toBe(401);
+    expect(
+      (await call("/api/v1/account", { headers: { authorization: `Bearer mk_live_${"x".repeat(32)}` } })).status,
+    ).toBe(401);
   });
 
   it("refuses before any work: a limited tool call debits nothing and creates no job, a limited upload stores nothing", async () => {
@@ -157,21 +170,48 @@ describe("rate limits per client address", () => {
     await expectRateLimited(await call("/api/v1/nope", { headers: { "cf-connecting-ip": from } }), policy);
     await expectRateLimited(await call("/app/login", { headers: { "cf-connecting-ip": from } }), policy);
     // The connector's OAuth endpoints and /api/mcp, answered before the app, count the same way.
-    await expectRateLimited(await fetchAt("/oauth/register", { method: "POST", headers: { "cf-connecting-ip": from, "content-type": "application/json" }, body: "{}" }), policy);
-    await expectRateLimited(await fetchAt("/.well-known/oauth-authorization-server", { headers: { "cf-connecting-ip": from } }), policy);
-    await expectRateLimited(await fetchAt("/api/mcp", { method: "POST", headers: { "cf-connecting-ip": from, "content-type": "application/json" }, body: "{}" }), policy);
+    await expectRateLimited(
+      await fetchAt("/oauth/register", {
+        method: "POST",
+        headers: { "cf-connecting-ip": from, "content-type": "application/json" },
+        body: "{}",
+      }),
+      policy,
+    );
+    await expectRateLimited(
+      await fetchAt("/.well-known/oauth-authorization-server", { headers: { "cf-connecting-ip": from } }),
+      policy,
+    );
+    await expectRateLimited(
+      await fetchAt("/api/mcp", {
+        method: "POST",
+        headers: { "cf-connecting-ip": from, "content-type": "application/json" },
+        body: "{}",
+      }),
+      policy,
+    );
     // Another address is unaffected.
     expect((await call("/api/download/dl_unknown", { headers: { "cf-connecting-ip": address() } })).status).toBe(404);
     // /api/v1 with a key is counted per key, not per address.
     const key = await newAccount();
     expect((await call("/api/v1/account", { headers: { ...key.auth, "cf-connecting-ip": from } })).status).toBe(200);
     // Stripe webhooks and backend callbacks reach their signature checks (refused there, not limited).
-    const stripe = await call("/api/webhooks/stripe", { method: "POST", headers: { "cf-connecting-ip": from, "content-type": "application/json", "stripe-signature": "t=1,v1=00" }, body: "{}" });
+    const stripe = await call("/api/webhooks/stripe", {
+      method: "POST",
+      headers: { "cf-connecting-ip": from, "content-type": "application/json", "stripe-signature": "t=1,v1=00" },
+      body: "{}",
+    });
     expect(stripe.status).not.toBe(429);
-    const callback = await call("/internal/jobs/job_x/callback", { method: "POST", headers: { "cf-connecting-ip": from, "content-type": "application/json" }, body: "{}" });
+    const callback = await call("/internal/jobs/job_x/callback", {
+      method: "POST",
+      headers: { "cf-connecting-ip": from, "content-type": "application/json" },
+      body: "{}",
+    });
     expect(callback.status).not.toBe(429);
     // The operator API has its own token.
-    expect((await call("/api/admin/accounts/acct_x/audit", { headers: { ...ADMIN, "cf-connecting-ip": from } })).status).not.toBe(429);
+    expect(
+      (await call("/api/admin/accounts/acct_x/audit", { headers: { ...ADMIN, "cf-connecting-ip": from } })).status,
+    ).not.toBe(429);
   });
 });
 
@@ -196,8 +236,14 @@ describe("rate limits in the configuration and the documentation", () => {
     expect(response.status).toBe(200);
     const doc = (await response.json()) as {
       info: { description: string };
-      paths: Record<string, Record<string, { responses: Record<string, { $ref?: string; headers?: Record<string, unknown> }> }>>;
-      components: { responses: Record<string, { headers: Record<string, unknown>; content: Record<string, unknown> }>; headers: Record<string, { description: string }> };
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { $ref?: string; headers?: Record<string, unknown> }> }>
+      >;
+      components: {
+        responses: Record<string, { headers: Record<string, unknown>; content: Record<string, unknown> }>;
+        headers: Record<string, { description: string }>;
+      };
     };
     let operations = 0;
     for (const [path, item] of Object.entries(doc.paths)) {
@@ -213,10 +259,17 @@ describe("rate limits in the configuration and the documentation", () => {
     }
     expect(operations).toBeGreaterThan(15);
     const limited = doc.components.responses.RateLimited;
-    expect(Object.keys(limited.headers).sort()).toEqual(["RateLimit-Limit", "RateLimit-Policy", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"]);
+    expect(Object.keys(limited.headers).sort()).toEqual([
+      "RateLimit-Limit",
+      "RateLimit-Policy",
+      "RateLimit-Remaining",
+      "RateLimit-Reset",
+      "Retry-After",
+    ]);
     expect(limited.content["application/json"]).toEqual({ schema: { $ref: "#/components/schemas/Error" } });
     expect(doc.components.headers["Retry-After"].description).toMatch(/Seconds/);
-    for (const policy of Object.values(rateLimits)) expect(doc.info.description).toContain(`${policy.limit} requests per ${policy.period} s`);
+    for (const policy of Object.values(rateLimits))
+      expect(doc.info.description).toContain(`${policy.limit} requests per ${policy.period} s`);
     expect(doc.info.description).not.toMatch(/not enforce/);
     expect(doc.info.description).toContain("401, then 429, then 400, then 402");
   });

@@ -43,9 +43,17 @@ const cases: Case[] = [
   ["subtitles", () => ({ uploadId: video, boxOpacity: "75" }), "boxOpacity"],
   ["subtitles", () => ({ uploadId: video, srtContent: "this is not srt" }), "srtContent"],
   ["subtitles", () => ({ uploadId: video, srtContent: "" }), "srtContent"],
-  ["subtitles", () => ({ uploadId: video, srtContent: "1\n00:00:00,500 --> 00:00:03,500\n   \n" }), "srtContent is not valid SRT: no cue has text to show"],
+  [
+    "subtitles",
+    () => ({ uploadId: video, srtContent: "1\n00:00:00,500 --> 00:00:03,500\n   \n" }),
+    "srtContent is not valid SRT: no cue has text to show",
+  ],
   ["subtitles", () => ({ uploadId: video, srtContent: "x".repeat(2_000_001) }), "srtContent"],
-  ["subtitles", () => ({ uploadId: video, karaokeMode: "couleur", srtContent: HUGE_CUE }), "srtContent: too long for karaoke"],
+  [
+    "subtitles",
+    () => ({ uploadId: video, karaokeMode: "couleur", srtContent: HUGE_CUE }),
+    "srtContent: too long for karaoke",
+  ],
   ["subtitles", () => ({ uploadId: audio }), "uploadId"],
   ["subtitles", () => ({ uploadId: image }), "uploadId"],
   ["transcribe", () => ({ uploadId: video, language: "french" }), "language"],
@@ -68,7 +76,11 @@ const cases: Case[] = [
   // The inputs are looked up side by side; the first bad one in field order is named.
   ["merge", () => ({ uploadIds: [video, "upl_missing", "upl_gone"] }), "uploadIds.1: upload upl_missing is unknown"],
   ["merge", () => ({ uploadIds: [video, audio, "upl_gone"] }), "uploadIds.1: this tool needs video"],
-  ["watermark", () => ({ uploadId: "upl_missing", watermarkUploadId: "upl_gone" }), "uploadId: upload upl_missing is unknown"],
+  [
+    "watermark",
+    () => ({ uploadId: "upl_missing", watermarkUploadId: "upl_gone" }),
+    "uploadId: upload upl_missing is unknown",
+  ],
   ["watermark", () => ({ uploadId: video }), "watermarkText"],
   ["watermark", () => ({ uploadId: video, watermarkText: "" }), "watermarkText"],
   ["watermark", () => ({ uploadId: video, watermarkText: "  \t " }), "watermarkText: must not be empty"],
@@ -121,24 +133,37 @@ describe("tool validation: every bad value is a 400 naming the field, and change
     // Three calls per case, on keys taken in turn: the file stays under a key's rate limit.
     const caller = await pooledKey();
     const before = await balanceOf(caller);
-    const jobsBefore = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
+    const jobsBefore = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?")
+      .bind(account.accountId)
+      .first<{ n: number }>();
     const response = await callTool(caller, tool, body());
     const error = await expectError(response, 400, "invalid_request");
     expect(error.error.message).toContain(field);
     expect(await balanceOf(caller)).toBe(before);
-    const jobsAfter = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
+    const jobsAfter = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?")
+      .bind(account.accountId)
+      .first<{ n: number }>();
     expect(jobsAfter!.n).toBe(jobsBefore!.n);
   });
 
   it("says one thing per field: an empty text is not both 'too small' and 'must not be empty'", async () => {
-    for (const [tool, body, field] of [["text-to-speech", { text: "" }, "text"], ["watermark", { uploadId: video, watermarkText: "" }, "watermarkText"]] as const) {
+    for (const [tool, body, field] of [
+      ["text-to-speech", { text: "" }, "text"],
+      ["watermark", { uploadId: video, watermarkText: "" }, "watermarkText"],
+    ] as const) {
       const error = await expectError(await callTool(await pooledKey(), tool, body), 400, "invalid_request");
       expect(error.error.message.split(`${field}:`)).toHaveLength(2);
     }
   });
 
   it("ignores unknown fields and accepts a field that does not apply to the mode once validated", async () => {
-    const response = await callTool(account, "watermark", { uploadId: video, watermarkText: "x", type: "fixe", interval: 8, extra: true });
+    const response = await callTool(account, "watermark", {
+      uploadId: video,
+      watermarkText: "x",
+      type: "fixe",
+      interval: 8,
+      extra: true,
+    });
     expect(response.status).toBe(200);
   });
 
@@ -155,7 +180,10 @@ describe("tool validation: every bad value is a 400 naming the field, and change
   });
 
   it("burns given subtitles into a video without sound", async () => {
-    const response = await callTool(account, "subtitles", { uploadId: silent, srtContent: "1\n00:00:00,000 --> 00:00:01,000\nHello\n" });
+    const response = await callTool(account, "subtitles", {
+      uploadId: silent,
+      srtContent: "1\n00:00:00,000 --> 00:00:01,000\nHello\n",
+    });
     expect(response.status).toBe(200);
   });
 

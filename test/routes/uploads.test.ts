@@ -49,7 +49,9 @@ describe("POST /api/v1/uploads (multipart)", () => {
     const account = await newAccount();
     const response = await uploadBytes(account, await fixtureBytes("tone.wav"), "movie.mp4");
     expect(response.status).toBe(200);
-    const row = await env.DB.prepare("SELECT kind, container FROM uploads WHERE id = ?").bind(((await response.json()) as { uploadId: string }).uploadId).first();
+    const row = await env.DB.prepare("SELECT kind, container FROM uploads WHERE id = ?")
+      .bind(((await response.json()) as { uploadId: string }).uploadId)
+      .first();
     expect(row).toEqual({ kind: "audio", container: "wav" });
   });
 
@@ -58,11 +60,23 @@ describe("POST /api/v1/uploads (multipart)", () => {
     const text = new TextEncoder().encode("hello, this is text\n".repeat(500));
     await expectError(await uploadBytes(account, text, "notes.mp4"), 400, "invalid_request", /file/);
     const clip = await fixtureBytes("clip.mp4");
-    await expectError(await uploadBytes(account, clip.slice(0, Math.floor(clip.length * 0.3)), "cut.mp4"), 400, "invalid_request", /file/);
+    await expectError(
+      await uploadBytes(account, clip.slice(0, Math.floor(clip.length * 0.3)), "cut.mp4"),
+      400,
+      "invalid_request",
+      /file/,
+    );
     await expectError(await uploadBytes(account, new Uint8Array(0), "empty.mp4"), 400, "invalid_request", /file/);
-    await expectError(await uploadBytes(account, headersOnlyPng(60_000, 60_000), "logo.png"), 400, "invalid_request", /60000x60000 pixels: images may be at most 16384 pixels a side/);
+    await expectError(
+      await uploadBytes(account, headersOnlyPng(60_000, 60_000), "logo.png"),
+      400,
+      "invalid_request",
+      /60000x60000 pixels: images may be at most 16384 pixels a side/,
+    );
     expect(await objectCount(account.accountId)).toBe(0);
-    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM uploads WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
+    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM uploads WHERE account_id = ?")
+      .bind(account.accountId)
+      .first<{ n: number }>();
     expect(rows!.n).toBe(0);
   });
 
@@ -70,14 +84,27 @@ describe("POST /api/v1/uploads (multipart)", () => {
     const account = await newAccount();
     const form = new FormData();
     form.append("other", "value");
-    await expectError(await call("/api/v1/uploads", { method: "POST", headers: account.auth, body: form }), 400, "invalid_request", /file/);
+    await expectError(
+      await call("/api/v1/uploads", { method: "POST", headers: account.auth, body: form }),
+      400,
+      "invalid_request",
+      /file/,
+    );
     const broken = await call("/api/v1/uploads", {
       method: "POST",
       headers: { ...account.auth, "content-type": "multipart/form-data; boundary=xyz" },
-      body: "--xyz\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.mp4\"\r\n\r\nabc",
+      body: '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.mp4"\r\n\r\nabc',
     });
     await expectError(broken, 400, "invalid_request");
-    await expectError(await call("/api/v1/uploads", { method: "POST", headers: { ...account.auth, "content-type": "text/plain" }, body: "x" }), 400, "invalid_request");
+    await expectError(
+      await call("/api/v1/uploads", {
+        method: "POST",
+        headers: { ...account.auth, "content-type": "text/plain" },
+        body: "x",
+      }),
+      400,
+      "invalid_request",
+    );
   });
 
   it("refuses two file fields (they used to race into one object) and keeps nothing", async () => {
@@ -85,28 +112,47 @@ describe("POST /api/v1/uploads (multipart)", () => {
     const form = new FormData();
     form.append("file", new Blob([await fixtureBytes("tone.mp3")]), "tone.mp3");
     form.append("file", new Blob([await fixtureBytes("tone.wav")]), "tone.wav");
-    await expectError(await call("/api/v1/uploads", { method: "POST", headers: account.auth, body: form }), 400, "invalid_request", /^file: one file per upload; this request has 2 file fields\.$/);
+    await expectError(
+      await call("/api/v1/uploads", { method: "POST", headers: account.auth, body: form }),
+      400,
+      "invalid_request",
+      /^file: one file per upload; this request has 2 file fields\.$/,
+    );
     expect(await objectCount(account.accountId)).toBe(0);
-    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM uploads WHERE account_id = ?").bind(account.accountId).first<{ n: number }>();
+    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM uploads WHERE account_id = ?")
+      .bind(account.accountId)
+      .first<{ n: number }>();
     expect(rows!.n).toBe(0);
   });
 
   it("streams a file larger than one part into R2 multipart parts", async () => {
     const account = await newAccount();
     // 20 MiB of a valid WAV (header + silence): three R2 parts.
-    const seconds = 20 * 1024 * 1024 / (16000 * 2);
+    const seconds = (20 * 1024 * 1024) / (16000 * 2);
     const dataSize = Math.floor(seconds) * 16000 * 2;
     const wav = new Uint8Array(44 + dataSize);
     const view = new DataView(wav.buffer);
     const ascii = (offset: number, text: string) => [...text].forEach((c, i) => (wav[offset + i] = c.charCodeAt(0)));
-    ascii(0, "RIFF"); view.setUint32(4, 36 + dataSize, true); ascii(8, "WAVE"); ascii(12, "fmt ");
-    view.setUint32(16, 16, true); view.setUint16(20, 1, true); view.setUint16(22, 1, true); view.setUint32(24, 16000, true);
-    view.setUint32(28, 32000, true); view.setUint16(32, 2, true); view.setUint16(34, 16, true); ascii(36, "data"); view.setUint32(40, dataSize, true);
+    ascii(0, "RIFF");
+    view.setUint32(4, 36 + dataSize, true);
+    ascii(8, "WAVE");
+    ascii(12, "fmt ");
+    view.setUint32(16, 16, true);
+    view.setUint16(20, 1, true);
+    view.setUint16(22, 1, true);
+    view.setUint32(24, 16000, true);
+    view.setUint32(28, 32000, true);
+    view.setUint16(32, 2, true);
+    view.setUint16(34, 16, true);
+    ascii(36, "data");
+    view.setUint32(40, dataSize, true);
     const response = await uploadBytes(account, wav, "silence.wav");
     const body = (await response.json()) as { uploadId: string; durationSeconds: number };
     expect(response.status, JSON.stringify(body)).toBe(200);
     expect(body.durationSeconds).toBe(Math.floor(seconds));
-    const row = await env.DB.prepare("SELECT object_key, size_bytes FROM uploads WHERE id = ?").bind(body.uploadId).first<{ object_key: string; size_bytes: number }>();
+    const row = await env.DB.prepare("SELECT object_key, size_bytes FROM uploads WHERE id = ?")
+      .bind(body.uploadId)
+      .first<{ object_key: string; size_bytes: number }>();
     expect(row!.size_bytes).toBe(wav.byteLength);
     const stored = await env.MEDIA.get(row!.object_key);
     expect(new Uint8Array(await stored!.arrayBuffer())).toEqual(wav);
@@ -120,7 +166,9 @@ describe("upload file names", () => {
     const response = await uploadBytes(account, await fixtureBytes("clip.webm"), name);
     const body = (await response.json()) as { uploadId: string };
     expect(response.status, JSON.stringify(body)).toBe(200);
-    const row = await env.DB.prepare("SELECT filename FROM uploads WHERE id = ?").bind(body.uploadId).first<{ filename: string }>();
+    const row = await env.DB.prepare("SELECT filename FROM uploads WHERE id = ?")
+      .bind(body.uploadId)
+      .first<{ filename: string }>();
     return row!.filename;
   }
 
@@ -142,13 +190,19 @@ describe("POST /api/v1/uploads (URL)", () => {
     const account = await newAccount();
     const response = await buildApp().request(
       "/api/v1/uploads",
-      { method: "POST", headers: { ...account.auth, "content-type": "application/json" }, body: JSON.stringify({ url: `${env.FIXTURE_BASE_URL}/clip.webm` }) },
+      {
+        method: "POST",
+        headers: { ...account.auth, "content-type": "application/json" },
+        body: JSON.stringify({ url: `${env.FIXTURE_BASE_URL}/clip.webm` }),
+      },
       { ...env, ALLOW_PRIVATE_URLS: "true" },
     );
     const body = (await response.json()) as { uploadId: string; durationSeconds: number };
     expect(response.status, JSON.stringify(body)).toBe(200);
     expect(body.durationSeconds).toBeCloseTo(await ffprobeDuration("clip.webm"), 1);
-    const row = await env.DB.prepare("SELECT filename, container FROM uploads WHERE id = ?").bind(body.uploadId).first();
+    const row = await env.DB.prepare("SELECT filename, container FROM uploads WHERE id = ?")
+      .bind(body.uploadId)
+      .first();
     expect(row).toEqual({ filename: "clip.webm", container: "webm" });
   });
 
@@ -157,12 +211,18 @@ describe("POST /api/v1/uploads (URL)", () => {
     const account = await newAccount();
     const response = await buildApp().request(
       "/api/v1/uploads",
-      { method: "POST", headers: { ...account.auth, "content-type": "application/json" }, body: JSON.stringify({ url: `${env.FIXTURE_BASE_URL}/any-name/clip.webm/caf%E9.webm` }) },
+      {
+        method: "POST",
+        headers: { ...account.auth, "content-type": "application/json" },
+        body: JSON.stringify({ url: `${env.FIXTURE_BASE_URL}/any-name/clip.webm/caf%E9.webm` }),
+      },
       { ...env, ALLOW_PRIVATE_URLS: "true" },
     );
     const body = (await response.json()) as { uploadId: string };
     expect(response.status, JSON.stringify(body)).toBe(200);
-    const row = await env.DB.prepare("SELECT filename FROM uploads WHERE id = ?").bind(body.uploadId).first<{ filename: string }>();
+    const row = await env.DB.prepare("SELECT filename FROM uploads WHERE id = ?")
+      .bind(body.uploadId)
+      .first<{ filename: string }>();
     expect(row!.filename).toMatch(/^caf.*\.webm$/);
   });
 
@@ -172,7 +232,11 @@ describe("POST /api/v1/uploads (URL)", () => {
     const send = (url: string) =>
       buildApp().request(
         "/api/v1/uploads",
-        { method: "POST", headers: { ...account.auth, "content-type": "application/json" }, body: JSON.stringify({ url }) },
+        {
+          method: "POST",
+          headers: { ...account.auth, "content-type": "application/json" },
+          body: JSON.stringify({ url }),
+        },
         { ...env, ALLOW_PRIVATE_URLS: "true" },
       );
     await expectError(await send(`${env.FIXTURE_BASE_URL}/announce-huge`), 400, "invalid_request", /5 GB/);
@@ -194,7 +258,10 @@ describe("POST /api/v1/uploads (URL)", () => {
     ["localhost", (port: string) => `http://localhost:${port}/clip.mp4`],
     ["sub.localhost", (port: string) => `http://media.localhost:${port}/clip.mp4`],
     ["unspecified", (port: string) => `http://0.0.0.0:${port}/clip.mp4`],
-    ["redirect to loopback", (port: string) => `http://127.0.0.1:${port}/redirect/${encodeURIComponent(`http://127.0.0.1:${port}/clip.mp4`)}`],
+    [
+      "redirect to loopback",
+      (port: string) => `http://127.0.0.1:${port}/redirect/${encodeURIComponent(`http://127.0.0.1:${port}/clip.mp4`)}`,
+    ],
     ["name resolving to loopback", (port: string) => `http://rebind.test:${port}/clip.mp4`],
     ["name resolving to a private range", () => `http://intranet.test/clip.mp4`],
     ["file scheme", () => "file:///etc/passwd"],
@@ -210,7 +277,9 @@ describe("POST /api/v1/uploads (URL)", () => {
 
   it("refuses link-local metadata, private and unique-local addresses", async () => {
     const { assertPublicUrl } = await import("../../src/lib/public-url");
-    await expect(assertPublicUrl("http://169.254.169.254/latest/meta-data", { allowPrivate: false })).rejects.toThrow(/not public/);
+    await expect(assertPublicUrl("http://169.254.169.254/latest/meta-data", { allowPrivate: false })).rejects.toThrow(
+      /not public/,
+    );
     await expect(assertPublicUrl("http://10.1.2.3/", { allowPrivate: false })).rejects.toThrow(/not public/);
     await expect(assertPublicUrl("http://[fd00::1]/", { allowPrivate: false })).rejects.toThrow(/not public/);
     // IPv4 inside IPv6: compatible (::/96), NAT64 (64:ff9b::/96), 6to4 (2002::/16).

@@ -16,7 +16,9 @@ describe("post state machine", () => {
   });
 
   it("never schedules an unapproved post of a brand that needs approval, and says why", () => {
-    expect(() => transition("draft", "schedule", true)).toThrow(/state draft cannot be scheduled.*needs client approval/);
+    expect(() => transition("draft", "schedule", true)).toThrow(
+      /state draft cannot be scheduled.*needs client approval/,
+    );
     expect(() => transition("pending_approval", "schedule", true)).toThrow(/pending_approval/);
     expect(() => transition("changes_requested", "schedule", true)).toThrow(/changes_requested/);
     expect(transition("draft", "schedule", false)).toBe("scheduled");
@@ -29,7 +31,17 @@ describe("post state machine", () => {
   });
 
   it("cancels from any state that has not ended, and nothing leaves an ended state", () => {
-    const actions: PostAction[] = ["submit", "approve", "request_changes", "edit", "schedule", "unschedule", "publish", "fail", "cancel"];
+    const actions: PostAction[] = [
+      "submit",
+      "approve",
+      "request_changes",
+      "edit",
+      "schedule",
+      "unschedule",
+      "publish",
+      "fail",
+      "cancel",
+    ];
     for (const state of postStates) {
       const ended = state === "published" || state === "failed" || state === "cancelled";
       expect(nextState(state, "cancel", true) === "cancelled").toBe(!ended);
@@ -39,6 +51,7 @@ describe("post state machine", () => {
   });
 
   it("publishes only scheduled posts", () => {
-    for (const state of postStates) expect(nextState(state, "publish", false) !== undefined).toBe(state === "scheduled");
+    for (const state of postStates)
+      expect(nextState(state, "publish", false) !== undefined).toBe(state === "scheduled");
   });
 });

@@ -13,7 +13,8 @@ function flaky(message: string, failures: number): { db: D1Database; calls: () =
   const db = new Proxy(env.DB, {
     get(target, property) {
       if (property === "batch") {
-        return (statements: D1PreparedStatement[]) => (++calls <= failures ? Promise.reject(new Error(message)) : target.batch(statements));
+        return (statements: D1PreparedStatement[]) =>
+          ++calls <= failures ? Promise.reject(new Error(message)) : target.batch(statements);
       }
       const value = Reflect.get(target, property, target);
       return typeof value === "function" ? value.bind(target) : value;
@@ -26,7 +27,10 @@ describe("resilientD1", () => {
   it("passes statements, bindings and batches through to D1", async () => {
     const db = resilientD1(env.DB);
     await db.prepare("CREATE TABLE IF NOT EXISTS resilient_probe (id INTEGER PRIMARY KEY, v TEXT)").run();
-    await db.batch([db.prepare("INSERT INTO resilient_probe (v) VALUES (?)").bind("a"), db.prepare("INSERT INTO resilient_probe (v) VALUES (?)").bind("b")]);
+    await db.batch([
+      db.prepare("INSERT INTO resilient_probe (v) VALUES (?)").bind("a"),
+      db.prepare("INSERT INTO resilient_probe (v) VALUES (?)").bind("b"),
+    ]);
     const rows = await db.prepare("SELECT v FROM resilient_probe ORDER BY id").all<{ v: string }>();
     expect(rows.results.map((r) => r.v)).toEqual(["a", "b"]);
     expect(await db.prepare("SELECT COUNT(*) AS n FROM resilient_probe").first("n")).toBe(2);

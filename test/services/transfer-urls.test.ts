@@ -8,7 +8,14 @@ const workerServed = { BACKEND_SECRET: "backend-secret", PUBLIC_BASE_URL: "http:
 
 describe("the URLs the backend reads and writes media through", () => {
   it("are R2's presigned S3 URLs when its credentials are set", async () => {
-    const url = new URL(await mediaUrl({ ...credentials, ...workerServed, R2_ACCOUNT_ID: "acct" } as unknown as Env, "uploads/a b/clip.mp4", "PUT", 90_000));
+    const url = new URL(
+      await mediaUrl(
+        { ...credentials, ...workerServed, R2_ACCOUNT_ID: "acct" } as unknown as Env,
+        "uploads/a b/clip.mp4",
+        "PUT",
+        90_000,
+      ),
+    );
     expect(url.origin).toBe("https://acct.r2.cloudflarestorage.com");
     expect(url.pathname).toBe("/bucket/uploads/a%20b/clip.mp4");
     expect(url.searchParams.get("X-Amz-Expires")).toBe("90");
@@ -24,7 +31,12 @@ describe("the URLs the backend reads and writes media through", () => {
   });
 
   it("are served by the Worker, signed with BACKEND_SECRET, when a credential is missing", async () => {
-    const env = { ...credentials, R2_SECRET_ACCESS_KEY: undefined, R2_S3_ENDPOINT: "http://127.0.0.1:8787/cdn-cgi/local/r2/s3", ...workerServed } as unknown as Env;
+    const env = {
+      ...credentials,
+      R2_SECRET_ACCESS_KEY: undefined,
+      R2_S3_ENDPOINT: "http://127.0.0.1:8787/cdn-cgi/local/r2/s3",
+      ...workerServed,
+    } as unknown as Env;
     const url = new URL(await mediaUrl(env, "uploads/x/clip.mp4", "PUT", 60_000, "video/mp4"));
     expect(url.pathname).toMatch(/^\/internal\/media\/[^/]+$/);
     const grant = await verifyGrant("backend-secret", url.pathname.split("/").pop()!, Date.now());

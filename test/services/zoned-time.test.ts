@@ -17,7 +17,15 @@ describe("zonedToUtc", () => {
   });
 
   it("refuses times that are not on the calendar instead of rolling them over", () => {
-    for (const local of ["2026-02-30T09:30", "2026-13-01T09:30", "2026-06-01T24:30", "2026-06-01T09:60", "2026-06-01T09:30:60", "2026-02-30T09:30Z", "tomorrow"]) {
+    for (const local of [
+      "2026-02-30T09:30",
+      "2026-13-01T09:30",
+      "2026-06-01T24:30",
+      "2026-06-01T09:60",
+      "2026-06-01T09:30:60",
+      "2026-02-30T09:30Z",
+      "tomorrow",
+    ]) {
       expect(zonedToUtc(local, "Europe/Paris"), local).toBeNull();
     }
   });

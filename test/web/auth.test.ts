@@ -32,7 +32,9 @@ describe("sign-up", () => {
     expect(cookie).toMatch(/; HttpOnly/);
     expect(cookie).toMatch(/; SameSite=Lax/);
     expect(cookie).not.toMatch(/Domain=/i);
-    const account = await env.DB.prepare("SELECT * FROM accounts WHERE email = ?").bind(email).first<Record<string, any>>();
+    const account = await env.DB.prepare("SELECT * FROM accounts WHERE email = ?")
+      .bind(email)
+      .first<Record<string, any>>();
     expect(account!.plan).toBe("payg");
     expect(account!.purchased_credits).toBe(100);
     expect(account!.password_hash).toMatch(/^scrypt\$/);
@@ -40,7 +42,9 @@ describe("sign-up", () => {
     expect(ledger.map((e) => [e.kind, e.amount])).toEqual([["grant", 100]]);
     // Only the token's hash is stored.
     const token = client.sessionToken!;
-    const stored = await env.DB.prepare("SELECT token_hash FROM sessions WHERE account_id = ?").bind(account!.id).all<{ token_hash: string }>();
+    const stored = await env.DB.prepare("SELECT token_hash FROM sessions WHERE account_id = ?")
+      .bind(account!.id)
+      .all<{ token_hash: string }>();
     expect(stored.results.map((r) => r.token_hash)).toEqual([await sha256Hex(token)]);
     const page = await client.get("/app");
     expect(page.status).toBe(200);
@@ -92,7 +96,9 @@ describe("sign-in and sessions", () => {
     const logout = await client.post("/app/logout", {});
     expect(logout.status).toBe(303);
     expect(client.sessionToken).toBeUndefined();
-    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM sessions WHERE account_id = ?").bind(accountId).first<{ n: number }>();
+    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM sessions WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ n: number }>();
     expect(rows!.n).toBe(0);
     const replay = new WebClient();
     replay.cookies.set("__Host-session", second);
@@ -105,13 +111,19 @@ describe("sign-in and sessions", () => {
     const { client, accountId } = await signedUpClient();
     const hash = await sha256Hex(client.sessionToken!);
     const hourAgo = Date.now() - 3600_000;
-    await env.DB.prepare("UPDATE sessions SET last_seen_at = ?, expires_at = ? WHERE token_hash = ?").bind(hourAgo, Date.now() + 60_000, hash).run();
+    await env.DB.prepare("UPDATE sessions SET last_seen_at = ?, expires_at = ? WHERE token_hash = ?")
+      .bind(hourAgo, Date.now() + 60_000, hash)
+      .run();
     const page = await client.get("/app");
     expect(page.status).toBe(200);
     expect(page.headers.getSetCookie().some((c) => c.startsWith("__Host-session="))).toBe(true);
-    const row = await env.DB.prepare("SELECT expires_at FROM sessions WHERE token_hash = ?").bind(hash).first<{ expires_at: number }>();
+    const row = await env.DB.prepare("SELECT expires_at FROM sessions WHERE token_hash = ?")
+      .bind(hash)
+      .first<{ expires_at: number }>();
     expect(row!.expires_at).toBeGreaterThan(Date.now() + 6 * 24 * 3600_000);
-    await env.DB.prepare("UPDATE sessions SET expires_at = ? WHERE account_id = ?").bind(Date.now() - 1, accountId).run();
+    await env.DB.prepare("UPDATE sessions SET expires_at = ? WHERE account_id = ?")
+      .bind(Date.now() - 1, accountId)
+      .run();
     expect((await client.get("/app")).status).toBe(303);
   });
 
@@ -121,9 +133,15 @@ describe("sign-in and sessions", () => {
       const response = await client.post("/app/keys", { name: "csrf" }, origin);
       expect(response.status).toBe(403);
     }
-    const keys = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?").bind(accountId).first<{ n: number }>();
+    const keys = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ n: number }>();
     expect(keys!.n).toBe(0);
-    const signup = await new WebClient().post("/app/signup", { email: uniqueEmail(), password: PASSWORD }, "https://evil.example");
+    const signup = await new WebClient().post(
+      "/app/signup",
+      { email: uniqueEmail(), password: PASSWORD },
+      "https://evil.example",
+    );
     expect(signup.status).toBe(403);
     // The pages opened by a link (a client's review, an assistant's upload page) refuse it with a page too.
     for (const path of ["/app/signup", "/review/any-token", "/upload/any-token"]) {
@@ -134,11 +152,18 @@ describe("sign-in and sessions", () => {
       expect(html, path).toContain("This form was sent from another site");
       // A link's page names itself and sends its reader (a brand's client, an assistant's user)
       // nowhere near the developer area; the developer area's own pages link back to it.
-      const section = { "/app/signup": "developer area", "/review/any-token": "post review", "/upload/any-token": "file upload" }[path];
+      const section = {
+        "/app/signup": "developer area",
+        "/review/any-token": "post review",
+        "/upload/any-token": "file upload",
+      }[path];
       expect(html, path).toContain(`· ${section}</span>`);
       expect(html.includes("Back to the developer area"), path).toBe(path.startsWith("/app/"));
     }
-    for (const [path, section] of [["/review/any-token", "post review"], ["/upload/any-token", "file upload"]]) {
+    for (const [path, section] of [
+      ["/review/any-token", "post review"],
+      ["/upload/any-token", "file upload"],
+    ]) {
       const gone = await new WebClient().get(path);
       const html = await gone.text();
       expect(html, path).toContain("Link not valid");
@@ -151,13 +176,24 @@ describe("sign-in and sessions", () => {
     const { client, accountId } = await signedUpClient();
     const broken = { "content-type": "multipart/form-data; boundary=zzz", origin: client.base };
     const body = '--zzz\r\nContent-Disposition: form-data; name="email"\r\n\r\ncut he';
-    const pages = ["/app/login", "/app/signup", "/app/reset", "/app/keys", "/app/billing/plan", "/app/billing/checkout", "/authorize", "/review/nothing"];
+    const pages = [
+      "/app/login",
+      "/app/signup",
+      "/app/reset",
+      "/app/keys",
+      "/app/billing/plan",
+      "/app/billing/checkout",
+      "/authorize",
+      "/review/nothing",
+    ];
     for (const path of pages) {
       const response = await client.request(path, { method: "POST", headers: broken, body });
       expect(response.status, path).toBe(400);
       expect(await response.text(), path).toContain("The form could not be read");
     }
-    const keys = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?").bind(accountId).first<{ n: number }>();
+    const keys = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ n: number }>();
     expect(keys!.n).toBe(0);
     expect((await accountRow(accountId)).plan).toBe("payg");
   });
@@ -182,7 +218,8 @@ describe("sign-in and sessions", () => {
       }
       // Twelve more from as many addresses (a spread-out campaign): the email alone is not locked.
       const spread: number[] = [];
-      for (let i = 0; i < 12; i++) spread.push((await new WebClient().post("/app/login", { email, password: "wrong password!!" })).status);
+      for (let i = 0; i < 12; i++)
+        spread.push((await new WebClient().post("/app/login", { email, password: "wrong password!!" })).status);
       // The owner, from their own address, still signs in.
       const owner = await new WebClient().post("/app/login", { email, password: PASSWORD });
       if (run === 0 && minuteOf(started) !== minuteOf(Date.now())) continue;
@@ -195,7 +232,15 @@ describe("sign-in and sessions", () => {
   });
 
   it("protects every page of the area", async () => {
-    for (const path of ["/app", "/app/keys", "/app/ledger", "/app/ledger.csv", "/app/jobs", "/app/voice", "/app/billing"]) {
+    for (const path of [
+      "/app",
+      "/app/keys",
+      "/app/ledger",
+      "/app/ledger.csv",
+      "/app/jobs",
+      "/app/voice",
+      "/app/billing",
+    ]) {
       const response = await call(path, { redirect: "manual" });
       expect(response.status, path).toBe(303);
       expect(response.headers.get("location")).toMatch(/^\/app\/login\?next=/);
@@ -206,7 +251,12 @@ describe("sign-in and sessions", () => {
 describe("password reset", () => {
   it("builds the mailed link on the configured public origin, not on the Host the request named", async () => {
     const { email } = await signedUpClient();
-    await requestPasswordReset({ ...env, PUBLIC_BASE_URL: "https://media.example/" }, email, "http://forged.example:8787", Date.now());
+    await requestPasswordReset(
+      { ...env, PUBLIC_BASE_URL: "https://media.example/" },
+      email,
+      "http://forged.example:8787",
+      Date.now(),
+    );
     const outbox = await (await call("/app/dev/outbox")).text();
     expect(outbox).toMatch(/href="https:\/\/media\.example\/app\/reset\/[^"]+"/);
     expect(outbox).not.toContain("forged.example");
@@ -220,7 +270,9 @@ describe("password reset", () => {
     const unknown = await new WebClient().post("/app/reset", { email: uniqueEmail() });
     expect(unknown.status).toBe(200);
     const outbox = await (await call("/app/dev/outbox")).text();
-    const link = new RegExp(`to ${email.replace(/[.+]/g, "\\$&")}`).test(outbox) ? outbox.match(/href="(http:\/\/api\.test\/app\/reset\/[^"]+)"/)![1] : "";
+    const link = new RegExp(`to ${email.replace(/[.+]/g, "\\$&")}`).test(outbox)
+      ? outbox.match(/href="(http:\/\/api\.test\/app\/reset\/[^"]+)"/)![1]
+      : "";
     expect(link).not.toBe("");
     const path = new URL(link).pathname;
     const token = path.split("/").pop()!;
@@ -262,10 +314,18 @@ describe("email verification", () => {
     const key = await client.createKey({ name: "too early", mode: "live" });
     expect(key.status).toBe(400);
     expect(await key.text()).toContain("Confirm the account&#39;s email first");
-    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?").bind(accountId).first<{ n: number }>())!.n).toBe(0);
+    expect(
+      (await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?")
+        .bind(accountId)
+        .first<{ n: number }>())!.n,
+    ).toBe(0);
     const checkout = await client.post("/app/billing/checkout", { offer: "pack_10k" });
     expect(checkout.status).toBe(400);
-    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM payments WHERE account_id = ?").bind(accountId).first<{ n: number }>())!.n).toBe(0);
+    expect(
+      (await env.DB.prepare("SELECT COUNT(*) AS n FROM payments WHERE account_id = ?")
+        .bind(accountId)
+        .first<{ n: number }>())!.n,
+    ).toBe(0);
     const hook = await client.post("/app/webhooks", { url: "https://example.com/hook", mode: "live" });
     expect(hook.status).toBe(400);
     expect((await accountRow(accountId)).webhook_url).toBeNull();
@@ -288,11 +348,15 @@ describe("email verification", () => {
   it("sends the link again on request, and not to anyone else", async () => {
     const { client, email } = await signedUpClient(uniqueEmail(), PASSWORD, BASE, { verified: false });
     await mailedLink(email, "/app/verify/");
-    const before = (await env.DB.prepare("SELECT COUNT(*) AS n FROM dev_outbox WHERE to_email = ?").bind(email).first<{ n: number }>())!.n;
+    const before = (await env.DB.prepare("SELECT COUNT(*) AS n FROM dev_outbox WHERE to_email = ?")
+      .bind(email)
+      .first<{ n: number }>())!.n;
     const again = await client.post("/app/verify/send", {});
     expect(again.status).toBe(303);
     expect(again.headers.get("location")).toBe("/app?done=verification-sent");
-    const after = (await env.DB.prepare("SELECT COUNT(*) AS n FROM dev_outbox WHERE to_email = ?").bind(email).first<{ n: number }>())!.n;
+    const after = (await env.DB.prepare("SELECT COUNT(*) AS n FROM dev_outbox WHERE to_email = ?")
+      .bind(email)
+      .first<{ n: number }>())!.n;
     expect(after).toBe(before + 1);
     // Without a session the form only leads to sign-in.
     expect((await new WebClient().post("/app/verify/send", {})).status).toBe(303);
@@ -301,19 +365,37 @@ describe("email verification", () => {
   it("lets the owner of an email take it back from whoever signed up with it: the reset signs them out and clears what they set", async () => {
     // A stranger signs up with the owner's address; unverified, the account can make nothing that
     // lasts, but an operator key and webhook URLs stand in for anything set before this existed.
-    const { client: stranger, email, accountId } = await signedUpClient(uniqueEmail(), "the stranger's password", BASE, { verified: false });
-    const key = await call(`/api/admin/accounts/${accountId}/keys`, { method: "POST", headers: { authorization: "Bearer test-admin-token" } });
+    const {
+      client: stranger,
+      email,
+      accountId,
+    } = await signedUpClient(uniqueEmail(), "the stranger's password", BASE, { verified: false });
+    const key = await call(`/api/admin/accounts/${accountId}/keys`, {
+      method: "POST",
+      headers: { authorization: "Bearer test-admin-token" },
+    });
     const { apiKey } = (await key.json()) as { apiKey: string };
-    await env.DB.prepare("UPDATE accounts SET webhook_url = 'https://attacker.example/live', test_webhook_url = 'https://attacker.example/test' WHERE id = ?").bind(accountId).run();
+    await env.DB.prepare(
+      "UPDATE accounts SET webhook_url = 'https://attacker.example/live', test_webhook_url = 'https://attacker.example/test' WHERE id = ?",
+    )
+      .bind(accountId)
+      .run();
     const brandId = `brd_recover_${Date.now()}`;
-    await env.DB.prepare("INSERT INTO brands (id, account_id, name, time_zone, requires_approval, webhook_url, created_at) VALUES (?, ?, 'Owner brand', 'UTC', 0, 'https://attacker.example/brand', ?)")
+    await env.DB.prepare(
+      "INSERT INTO brands (id, account_id, name, time_zone, requires_approval, webhook_url, created_at) VALUES (?, ?, 'Owner brand', 'UTC', 0, 'https://attacker.example/brand', ?)",
+    )
       .bind(brandId, accountId, Date.now())
       .run();
-    await env.DB.prepare("INSERT INTO brand_channels (id, brand_id, network, config, created_at) VALUES (?, ?, 'webhook', '{\"url\":\"https://attacker.example/posts\"}', ?)")
+    await env.DB.prepare(
+      "INSERT INTO brand_channels (id, brand_id, network, config, created_at) VALUES (?, ?, 'webhook', '{\"url\":\"https://attacker.example/posts\"}', ?)",
+    )
       .bind(`chn_recover_${Date.now()}`, brandId, Date.now())
       .run();
     // The stranger read both signing secrets, and rotated the live one (its previous one would sign for 24 h more).
-    const secretsBefore = [(await getAccountWebhook(env, accountId, "live")).secret, (await getAccountWebhook(env, accountId, "test")).secret];
+    const secretsBefore = [
+      (await getAccountWebhook(env, accountId, "live")).secret,
+      (await getAccountWebhook(env, accountId, "test")).secret,
+    ];
     await rotateAccountWebhookSecret(env, accountId, Date.now());
 
     // The owner reads the mailbox: reset, with the default box (revoke keys, clear webhooks) checked.
@@ -322,15 +404,21 @@ describe("email verification", () => {
     const page = await (await call(new URL(link).pathname)).text();
     expect(page).toMatch(/<input type="checkbox" name="secure" checked=""\s*\/?>/);
     const owner = new WebClient();
-    expect((await owner.post(new URL(link).pathname, { password: "the owner's new password", secure: "on" })).status).toBe(303);
+    expect(
+      (await owner.post(new URL(link).pathname, { password: "the owner's new password", secure: "on" })).status,
+    ).toBe(303);
 
     expect((await stranger.get("/app")).status).toBe(303);
     expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(401);
     const row = await accountRow(accountId);
     expect([row.webhook_url, row.test_webhook_url, row.email_verified_at > 0]).toEqual([null, null, true]);
-    const brand = await env.DB.prepare("SELECT webhook_url FROM brands WHERE account_id = ?").bind(accountId).first<{ webhook_url: string | null }>();
+    const brand = await env.DB.prepare("SELECT webhook_url FROM brands WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ webhook_url: string | null }>();
     expect(brand!.webhook_url).toBeNull();
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM brand_channels WHERE brand_id = ?").bind(brandId).first("n")).toBe(0);
+    expect(
+      await env.DB.prepare("SELECT COUNT(*) AS n FROM brand_channels WHERE brand_id = ?").bind(brandId).first("n"),
+    ).toBe(0);
     // New secrets in both modes, and no overlap: what the stranger read signs nothing any more.
     const live = await getAccountWebhook(env, accountId, "live");
     const test = await getAccountWebhook(env, accountId, "test");
@@ -347,7 +435,8 @@ describe("email verification", () => {
     const { requestPasswordReset } = await import("../../src/services/accounts/auth");
     const { email } = await signedUpClient();
     const production = { ...env, DEV_MODE: "false", PUBLIC_BASE_URL: undefined } as typeof env;
-    await expect(requestPasswordReset(production, email, "https://attacker.example", Date.now())).rejects.toThrow(/PUBLIC_BASE_URL/);
+    await expect(requestPasswordReset(production, email, "https://attacker.example", Date.now())).rejects.toThrow(
+      /PUBLIC_BASE_URL/,
+    );
   });
 });
-

@@ -31,7 +31,8 @@ describe("API keys page", () => {
     expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(401);
     expect(await (await client.get("/app/keys?done=revoked")).text()).toContain("revoked");
     // Only the table's own messages: an inherited name is no notice.
-    for (const done of ["constructor", "__proto__", "toString"]) expect((await client.get(`/app/keys?done=${done}`)).status).toBe(200);
+    for (const done of ["constructor", "__proto__", "toString"])
+      expect((await client.get(`/app/keys?done=${done}`)).status).toBe(200);
   });
 
   it("creates a test key next to live keys, listed as test, spending nothing", async () => {
@@ -44,15 +45,23 @@ describe("API keys page", () => {
     expect(list).toMatch(/<select name="mode">/);
     expect(list).toContain('<span class="badge queued">test</span>');
     const auth = { authorization: `Bearer ${apiKey}` };
-    const upload = await uploadBytes({ accountId, keyId: "", apiKey, auth }, await fixtureBytes("tone.mp3"), "tone.mp3");
+    const upload = await uploadBytes(
+      { accountId, keyId: "", apiKey, auth },
+      await fixtureBytes("tone.mp3"),
+      "tone.mp3",
+    );
     const { uploadId } = (await upload.json()) as { uploadId: string };
     const job = await callTool({ accountId, keyId: "", apiKey, auth }, "extract-audio", { uploadId });
     const { jobId, creditsUsed } = (await job.json()) as { jobId: string; creditsUsed: number };
     expect(creditsUsed).toBe(0);
     // The jobs page tells a test key's job from a live one.
-    const row = (await (await client.get("/app/jobs")).text()).match(new RegExp(`<tr data-job-id="${jobId}">([\\s\\S]*?)</tr>`))![1];
+    const row = (await (await client.get("/app/jobs")).text()).match(
+      new RegExp(`<tr data-job-id="${jobId}">([\\s\\S]*?)</tr>`),
+    )![1];
     expect(row).toContain('<span class="badge queued">test</span>');
-    expect(((await (await call("/api/v1/account", { headers: auth })).json()) as { balance: number }).balance).toBe(100);
+    expect(((await (await call("/api/v1/account", { headers: auth })).json()) as { balance: number }).balance).toBe(
+      100,
+    );
     expect((await client.createKey({ name: "odd", mode: "sandbox" })).status).toBe(400);
   });
 
@@ -78,7 +87,9 @@ describe("API keys page", () => {
     // Another account may send the same token: tokens are scoped to the account.
     const other = await signedUpClient();
     expect((await other.client.post("/app/keys", { name: "theirs", nonce })).status).toBe(200);
-    const keys = await env.DB.prepare("SELECT key_hash FROM api_keys WHERE account_id = ?").bind(accountId).all<{ key_hash: string }>();
+    const keys = await env.DB.prepare("SELECT key_hash FROM api_keys WHERE account_id = ?")
+      .bind(accountId)
+      .all<{ key_hash: string }>();
     expect(keys.results).toHaveLength(1);
     expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
   });
@@ -87,7 +98,9 @@ describe("API keys page", () => {
     const { client, accountId } = await signedUpClient();
     const created = await client.createKey({ name: "\u202Egpj.exe\u202C backup" });
     expect(created.status).toBe(200);
-    const row = await env.DB.prepare("SELECT name FROM api_keys WHERE account_id = ?").bind(accountId).first<{ name: string }>();
+    const row = await env.DB.prepare("SELECT name FROM api_keys WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ name: string }>();
     expect(row!.name).toBe("gpj.exe backup");
     expect(await (await client.get("/app/keys")).text()).not.toContain("\u202E");
     // Arabic keeps its letters.
@@ -99,8 +112,15 @@ describe("API keys page", () => {
     expect(displayName("half \uD800pair\uDC00 \uD83C\uDFAC")).toBe("half pair 🎬");
     expect((await client.createKey({ name: "🎬".repeat(60) })).status).toBe(200);
     expect((await client.createKey({ name: "🎬".repeat(61) })).status).toBe(400);
-    const names = await env.DB.prepare("SELECT name FROM api_keys WHERE account_id = ? ORDER BY rowid").bind(accountId).all<{ name: string }>();
-    expect(names.results.map((r) => r.name)).toEqual(["gpj.exe backup", "مفتاح الإنتاج", "nul x tab line end", "🎬".repeat(60)]);
+    const names = await env.DB.prepare("SELECT name FROM api_keys WHERE account_id = ? ORDER BY rowid")
+      .bind(accountId)
+      .all<{ name: string }>();
+    expect(names.results.map((r) => r.name)).toEqual([
+      "gpj.exe backup",
+      "مفتاح الإنتاج",
+      "nul x tab line end",
+      "🎬".repeat(60),
+    ]);
   });
 
   it("cannot revoke another account's key, and refuses an empty name", async () => {
@@ -108,7 +128,9 @@ describe("API keys page", () => {
     const other = await signedUpClient();
     const html = await (await other.client.createKey({ name: "theirs" })).text();
     const otherKey = html.match(KEY)![0];
-    const otherId = (await env.DB.prepare("SELECT id FROM api_keys WHERE account_id = ?").bind(other.accountId).first<{ id: string }>())!.id;
+    const otherId = (await env.DB.prepare("SELECT id FROM api_keys WHERE account_id = ?")
+      .bind(other.accountId)
+      .first<{ id: string }>())!.id;
     expect((await client.post(`/app/keys/${otherId}/revoke`, {})).status).toBe(400);
     expect((await call("/api/v1/account", { headers: { authorization: `Bearer ${otherKey}` } })).status).toBe(200);
     expect((await client.createKey({ name: "  " })).status).toBe(400);
@@ -122,7 +144,9 @@ describe("API keys page", () => {
     const page = await (await client.get("/app/keys")).text();
     expect(page).toContain("REST API access is not included in the solo plan");
     // The key made on pay as you go stays listed, shown as paused by the plan, and answers 401.
-    expect(page).toMatch(/<span class="badge" title="REST API access is not included in the solo plan[^"]*">\s*paused: plan/);
+    expect(page).toMatch(
+      /<span class="badge" title="REST API access is not included in the solo plan[^"]*">\s*paused: plan/,
+    );
     expect(page).not.toContain('class="badge active"');
     // The overview says so too, rather than counting the key as active.
     const overview = await (await client.get("/app")).text();
@@ -132,7 +156,9 @@ describe("API keys page", () => {
     const refused = await client.createKey({ name: "nope" });
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain("not included in the solo plan");
-    const keys = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?").bind(accountId).first<{ n: number }>();
+    const keys = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ n: number }>();
     expect(keys!.n).toBe(1);
   });
 });
@@ -142,8 +168,12 @@ describe("overview, ledger and jobs", () => {
     const { client, accountId } = await signedUpClient();
     const apiKey = (await (await client.createKey({ name: "ci" })).text()).match(KEY)![0];
     const auth = { authorization: `Bearer ${apiKey}` };
-    const upload = (await (await uploadBytes({ accountId, keyId: "", apiKey, auth }, await fixtureBytes("clip.mp4"), "clip.mp4")).json()) as { uploadId: string };
-    const job = (await (await callTool({ accountId, keyId: "", apiKey, auth }, "extract-audio", { uploadId: upload.uploadId })).json()) as { jobId: string };
+    const upload = (await (
+      await uploadBytes({ accountId, keyId: "", apiKey, auth }, await fixtureBytes("clip.mp4"), "clip.mp4")
+    ).json()) as { uploadId: string };
+    const job = (await (
+      await callTool({ accountId, keyId: "", apiKey, auth }, "extract-audio", { uploadId: upload.uploadId })
+    ).json()) as { jobId: string };
 
     const overview = await (await client.get("/app")).text();
     expect(overview).toMatch(/data-testid="balance">97</);
@@ -175,7 +205,8 @@ describe("overview, ledger and jobs", () => {
 
   it("pages the ledger", async () => {
     const { client, accountId } = await signedUpClient();
-    for (let i = 0; i < 55; i++) await postJson(`/api/admin/accounts/${accountId}/credits`, { amount: 1, reason: `gift ${i}` }, ADMIN);
+    for (let i = 0; i < 55; i++)
+      await postJson(`/api/admin/accounts/${accountId}/credits`, { amount: 1, reason: `gift ${i}` }, ADMIN);
     const first = await (await client.get("/app/ledger")).text();
     expect(first.match(/data-kind=/g)).toHaveLength(50);
     const older = first.match(/href="(\/app\/ledger\?before=[^"]+)"/)![1].replace(/&amp;/g, "&");
@@ -192,7 +223,11 @@ describe("billing against the local Stripe", () => {
     const location = response.headers.get("location")!;
     expect(location.startsWith(`${inject("stripeBaseUrl")}/c/pay/cs_test_`)).toBe(true);
     const sessionId = location.split("/").pop()!;
-    const session = (await (await fetch(`${inject("stripeBaseUrl")}/v1/checkout/sessions/${sessionId}`, { headers: { authorization: "Bearer sk_test_workers" } })).json()) as Record<string, any>;
+    const session = (await (
+      await fetch(`${inject("stripeBaseUrl")}/v1/checkout/sessions/${sessionId}`, {
+        headers: { authorization: "Bearer sk_test_workers" },
+      })
+    ).json()) as Record<string, any>;
     expect(session.amount_total).toBe(4500);
     expect(session.mode).toBe("payment");
     expect(session.metadata).toEqual({ account_id: accountId, offer: "pack_25k" });
@@ -213,7 +248,9 @@ describe("billing against the local Stripe", () => {
     await client.post("/app/billing/plan", { plan: "solo" });
     const pack = await client.post("/app/billing/checkout", { offer: "pack_10k" });
     expect(pack.status).toBe(400);
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM payments WHERE account_id = ?").bind(accountId).first<{ n: number }>();
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM payments WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ n: number }>();
     expect(count!.n).toBe(0);
     const topupOnPlan = await client.post("/app/billing/checkout", { offer: "topup_3k" });
     expect(topupOnPlan.status).toBe(303);
@@ -224,7 +261,11 @@ describe("billing against the local Stripe", () => {
     const response = await client.post("/app/billing/plan", { plan: "scale" });
     expect(response.status).toBe(303);
     const sessionId = response.headers.get("location")!.split("/").pop()!;
-    const session = (await (await fetch(`${inject("stripeBaseUrl")}/v1/checkout/sessions/${sessionId}`, { headers: { authorization: "Bearer sk_test_workers" } })).json()) as Record<string, any>;
+    const session = (await (
+      await fetch(`${inject("stripeBaseUrl")}/v1/checkout/sessions/${sessionId}`, {
+        headers: { authorization: "Bearer sk_test_workers" },
+      })
+    ).json()) as Record<string, any>;
     expect(session.mode).toBe("subscription");
     expect(session.amount_total).toBe(7900);
     expect(session.metadata).toEqual({ account_id: accountId, plan: "scale" });
@@ -249,7 +290,16 @@ describe("billing against the local Stripe", () => {
     };
     const other = await signedUpClient();
     await billingWithout(await other.client.get(location));
-    for (const garbage of [`${location.slice("/app/billing?notice=".length, -3)}abc`, "abc", "a.b", "%FF", "%FF.%FF", "..", "a.b.c", "x".repeat(5000)]) {
+    for (const garbage of [
+      `${location.slice("/app/billing?notice=".length, -3)}abc`,
+      "abc",
+      "a.b",
+      "%FF",
+      "%FF.%FF",
+      "..",
+      "a.b.c",
+      "x".repeat(5000),
+    ]) {
       await billingWithout(await client.get(`/app/billing?notice=${garbage}`));
     }
     let account = await accountRow(accountId);
@@ -274,14 +324,23 @@ describe("billing against the local Stripe", () => {
       expect(await (await client.get(back.headers.get("location")!)).text()).toContain("already granted");
       const account = await accountRow(accountId);
       // The period goes on where it was; no second 300.
-      expect([account.plan, account.plan_credits, account.purchased_credits, account.plan_period_end]).toEqual(["solo", 0, 100, firstPeriodEnd]);
+      expect([account.plan, account.plan_credits, account.purchased_credits, account.plan_period_end]).toEqual([
+        "solo",
+        0,
+        100,
+        firstPeriodEnd,
+      ]);
     }
-    const grants = await env.DB.prepare("SELECT COUNT(*) AS n FROM ledger WHERE account_id = ? AND kind = 'plan_grant'").bind(accountId).first<{ n: number }>();
+    const grants = await env.DB.prepare("SELECT COUNT(*) AS n FROM ledger WHERE account_id = ? AND kind = 'plan_grant'")
+      .bind(accountId)
+      .first<{ n: number }>();
     expect(grants?.n).toBe(1);
     await expectLedgerMatches(accountId);
     // Once the period is over (the cron has not run yet), coming back starts a new one with the allowance.
     await client.post("/app/billing/plan", { plan: "payg" });
-    await env.DB.prepare("UPDATE accounts SET plan_period_end = ? WHERE id = ?").bind(Date.now() - 1000, accountId).run();
+    await env.DB.prepare("UPDATE accounts SET plan_period_end = ? WHERE id = ?")
+      .bind(Date.now() - 1000, accountId)
+      .run();
     await client.post("/app/billing/plan", { plan: "solo" });
     const renewed = await accountRow(accountId);
     expect([renewed.plan, renewed.plan_credits]).toEqual(["solo", 300]);
@@ -292,7 +351,11 @@ describe("billing against the local Stripe", () => {
   it("remembers only a Solo period: a plan set by the operator that moves to Solo gets Solo's allowance", async () => {
     for (const via of [[], ["payg"]]) {
       const { client, accountId } = await signedUpClient();
-      await env.DB.prepare("UPDATE accounts SET plan = 'pro', plan_credits = 9000, plan_period_granted = 9000, plan_period_end = ? WHERE id = ?").bind(Date.now() + 10 * 24 * 3600 * 1000, accountId).run();
+      await env.DB.prepare(
+        "UPDATE accounts SET plan = 'pro', plan_credits = 9000, plan_period_granted = 9000, plan_period_end = ? WHERE id = ?",
+      )
+        .bind(Date.now() + 10 * 24 * 3600 * 1000, accountId)
+        .run();
       for (const plan of [...via, "solo"]) expect((await client.post("/app/billing/plan", { plan })).status).toBe(303);
       const account = await accountRow(accountId);
       expect([account.plan, account.plan_credits, account.plan_period_granted]).toEqual(["solo", 300, 300]);
@@ -324,7 +387,9 @@ describe("cloned voice page", () => {
     // Deleting the voice the account does not have says so.
     const deleted = await client.post("/app/voice/delete", {});
     expect([deleted.status, deleted.headers.get("location")]).toEqual([303, "/app/voice?done=no-voice"]);
-    expect(await (await client.get("/app/voice?done=no-voice")).text()).toContain("There is no cloned voice to delete: nothing was changed.");
+    expect(await (await client.get("/app/voice?done=no-voice")).text()).toContain(
+      "There is no cloned voice to delete: nothing was changed.",
+    );
   });
 });
 
@@ -352,7 +417,13 @@ describe("sign-in form", () => {
     const evil = await new WebClient().post("/app/login", { email, password: PASSWORD, next: "//evil.example/x" });
     expect(evil.headers.get("location")).toBe("/app");
     // Browsers drop tabs and newlines and read a backslash as a slash: each of these is another origin.
-    for (const next of ["/\t/evil.example", "/\n/evil.example", "/\\evil.example", "/%09/evil.example".replace("%09", "\t"), "/\r\n/evil.example"]) {
+    for (const next of [
+      "/\t/evil.example",
+      "/\n/evil.example",
+      "/\\evil.example",
+      "/%09/evil.example".replace("%09", "\t"),
+      "/\r\n/evil.example",
+    ]) {
       const response = await new WebClient().post("/app/login", { email, password: PASSWORD, next });
       expect(response.headers.get("location"), JSON.stringify(next)).toBe("/app");
     }
@@ -369,7 +440,11 @@ describe("sign-in form", () => {
       expect(response.status).toBe(303);
       expect(response.headers.get("location"), next).not.toMatch(/^\/\/|evil/);
     }
-    const signup = await new WebClient().post("/app/signup", { email: uniqueEmail(), password: PASSWORD, next: "/x/../..//evil.example/login" });
+    const signup = await new WebClient().post("/app/signup", {
+      email: uniqueEmail(),
+      password: PASSWORD,
+      next: "/x/../..//evil.example/login",
+    });
     expect(signup.status).toBe(303);
     expect(signup.headers.get("location")).toBe("/app");
     const kept = await new WebClient().post("/app/login", { email, password: PASSWORD, next: "/app/jobs/../keys" });

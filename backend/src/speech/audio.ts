@@ -33,7 +33,8 @@ export function parseWav(buffer: Buffer): Pcm {
       bits = buffer.readUInt16LE(body + 14);
       if (format === 0xfffe && size >= 40) format = buffer.readUInt16LE(body + 24); // WAVE_FORMAT_EXTENSIBLE
     } else if (id === "data") {
-      if (format !== 1 || bits !== 16 || channels < 1) throw new Error(`unsupported WAV format (format ${format}, ${bits} bits)`);
+      if (format !== 1 || bits !== 16 || channels < 1)
+        throw new Error(`unsupported WAV format (format ${format}, ${bits} bits)`);
       // Streamed WAVs (pico2wave, ffmpeg to a pipe) may carry a 0 or 0xFFFFFFFF size.
       if (size === 0 || size === 0xffffffff || body + size > buffer.length) size = buffer.length - body;
       const frames = Math.floor(size / (2 * channels));
@@ -173,7 +174,6 @@ export function pitchStats(pcm: Pcm, minHz = 60, maxHz = 450): PitchStats {
     frames,
   };
 }
-
 
 /**
  * Mean spectral centroid (Hz) of the loud frames (within 30 dB of the loudest), 1024-sample

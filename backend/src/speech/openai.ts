@@ -26,11 +26,34 @@ import { networkReason } from "../transfer.ts";
 
 /** Whisper's language names (verbose_json's `language`) for the usual ISO 639-1 codes. */
 const LANGUAGE_NAMES: Record<string, string> = {
-  english: "en", french: "fr", german: "de", spanish: "es", italian: "it", portuguese: "pt",
-  dutch: "nl", polish: "pl", russian: "ru", ukrainian: "uk", turkish: "tr", arabic: "ar",
-  chinese: "zh", japanese: "ja", korean: "ko", hindi: "hi", swedish: "sv", danish: "da",
-  norwegian: "no", finnish: "fi", czech: "cs", romanian: "ro", greek: "el", catalan: "ca",
-  hungarian: "hu", vietnamese: "vi", indonesian: "id", hebrew: "he",
+  english: "en",
+  french: "fr",
+  german: "de",
+  spanish: "es",
+  italian: "it",
+  portuguese: "pt",
+  dutch: "nl",
+  polish: "pl",
+  russian: "ru",
+  ukrainian: "uk",
+  turkish: "tr",
+  arabic: "ar",
+  chinese: "zh",
+  japanese: "ja",
+  korean: "ko",
+  hindi: "hi",
+  swedish: "sv",
+  danish: "da",
+  norwegian: "no",
+  finnish: "fi",
+  czech: "cs",
+  romanian: "ro",
+  greek: "el",
+  catalan: "ca",
+  hungarian: "hu",
+  vietnamese: "vi",
+  indonesian: "id",
+  hebrew: "he",
 };
 
 export const DEFAULT_OPENAI_LANGUAGES = [...new Set(Object.values(LANGUAGE_NAMES))];
@@ -53,7 +76,12 @@ function endpoint(base: string, route: string): string {
   return `${base.replace(/\/+$/, "").replace(/\/v1$/, "")}/v1/${route}`;
 }
 
-async function request(options: OpenAiOptions, route: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+async function request(
+  options: OpenAiOptions,
+  route: string,
+  init: RequestInit,
+  signal?: AbortSignal,
+): Promise<Response> {
   const headers = new Headers(init.headers);
   if (options.apiKey) headers.set("authorization", `Bearer ${options.apiKey}`);
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 10 * 60 * 1000);
@@ -129,7 +157,8 @@ export class OpenAiTranscriber implements Transcriber {
       lastEnd = end;
     }
     const detected = (body.language ?? "").toLowerCase();
-    const code = LANGUAGE_NAMES[detected] ?? (/^[a-z]{2}$/.test(detected) ? detected : lang === "auto" ? detected || "und" : lang);
+    const code =
+      LANGUAGE_NAMES[detected] ?? (/^[a-z]{2}$/.test(detected) ? detected : lang === "auto" ? detected || "und" : lang);
     return { language: code, text: (body.text ?? words.map((w) => w.text).join(" ")).trim(), words };
   }
 }
@@ -206,10 +235,28 @@ export class OpenAiSynthesizer implements Synthesizer {
       try {
         await runTool(
           this.#options.ffmpeg,
-          ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", raw, "-ac", "1", "-ar", "24000", "-c:a", "pcm_s16le", "-f", "wav", norm],
+          [
+            "-nostdin",
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-y",
+            "-i",
+            raw,
+            "-ac",
+            "1",
+            "-ar",
+            "24000",
+            "-c:a",
+            "pcm_s16le",
+            "-f",
+            "wav",
+            norm,
+          ],
           { signal, env: this.#options.env, label: "ffmpeg" },
         ).catch((err: unknown) => {
-          if (err instanceof SpeechError) throw new SpeechError(`the speech server's audio could not be decoded: ${err.message}`);
+          if (err instanceof SpeechError)
+            throw new SpeechError(`the speech server's audio could not be decoded: ${err.message}`);
           throw err;
         });
         parts.push(parseWav(await readFile(norm)));

@@ -50,11 +50,11 @@ export class PocketsphinxTranscriber implements Transcriber {
   /** `wavPath`: 16 kHz mono 16-bit PCM (what pocketsphinx's en-us model expects). */
   async transcribe(wavPath: string, language: string, signal?: AbortSignal): Promise<Transcript> {
     const lang = resolveTranscriptionLanguage(this, language);
-    const run = await runTool(
-      this.#program,
-      ["-infile", wavPath, "-time", "yes"],
-      { signal, env: this.#env, label: "pocketsphinx" },
-    );
+    const run = await runTool(this.#program, ["-infile", wavPath, "-time", "yes"], {
+      signal,
+      env: this.#env,
+      label: "pocketsphinx",
+    });
     const words = parsePocketsphinxOutput(run.stdout);
     return { language: lang, text: words.map((w) => w.text).join(" "), words };
   }

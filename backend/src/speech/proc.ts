@@ -88,7 +88,8 @@ export function runTool(program: string, args: string[], options: ToolOptions = 
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       if (signal?.aborted) return reject(signal.reason);
-      if (timedOut) return reject(new SpeechError(`${label} did not finish within ${Math.ceil(options.timeoutMs! / 1000)} s`));
+      if (timedOut)
+        return reject(new SpeechError(`${label} did not finish within ${Math.ceil(options.timeoutMs! / 1000)} s`));
       const stderr = tail.toString();
       if (overflow) return reject(new SpeechError(`${label} wrote more than ${maxStdout} bytes`));
       if (code !== 0) {
@@ -105,7 +106,10 @@ export function runTool(program: string, args: string[], options: ToolOptions = 
 export async function hasProgram(program: string, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   const candidates = program.includes("/")
     ? [program]
-    : (env.PATH ?? "/usr/bin:/bin").split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, program));
+    : (env.PATH ?? "/usr/bin:/bin")
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((dir) => path.join(dir, program));
   for (const file of candidates) {
     try {
       await access(file, constants.X_OK);
@@ -129,14 +133,33 @@ export interface MediaInfo {
 /** `-t <seconds>` in front of an input read for at most its billed duration (packages/wire/src/billed-duration.ts). */
 const boundArgs = (boundSeconds: string | undefined) => (boundSeconds === undefined ? [] : ["-t", boundSeconds]);
 
-export async function probeMedia(ffmpegPath: string, file: string, options: ToolOptions = {}, boundSeconds?: string): Promise<MediaInfo> {
+export async function probeMedia(
+  ffmpegPath: string,
+  file: string,
+  options: ToolOptions = {},
+  boundSeconds?: string,
+): Promise<MediaInfo> {
   // `ffmpeg -i x` without an output exits 1 after printing the input's description: decode to
   // the null muxer instead only for the duration when the container does not tell it.
   let stderr = "";
   try {
     const run = await runTool(
       ffmpegPath,
-      ["-nostdin", "-hide_banner", "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, ...boundArgs(boundSeconds), "-i", file, "-map", "0:a?", "-f", "null", "-"],
+      [
+        "-nostdin",
+        "-hide_banner",
+        "-protocol_whitelist",
+        "file",
+        ...UPLOAD_INPUT_OPTIONS,
+        ...boundArgs(boundSeconds),
+        "-i",
+        file,
+        "-map",
+        "0:a?",
+        "-f",
+        "null",
+        "-",
+      ],
       { ...options, label: "ffmpeg" },
     );
     stderr = run.stderr;
@@ -176,11 +199,33 @@ export async function toMonoWav(
   await runTool(
     ffmpegPath,
     [
-      "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-      "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, ...boundArgs(boundSeconds), "-i", input,
+      "-nostdin",
+      "-hide_banner",
+      "-loglevel",
+      "error",
+      "-y",
+      "-protocol_whitelist",
+      "file",
+      ...UPLOAD_INPUT_OPTIONS,
+      ...boundArgs(boundSeconds),
+      "-i",
+      input,
       // first_pts=0: a track that starts after the picture keeps its offset, so word times are
       // times in the video (transcripts, captions, re-synthesised voices land on the picture).
-      "-map", "0:a:0", "-vn", "-af", "aresample=first_pts=0", "-ac", "1", "-ar", String(rate), "-c:a", "pcm_s16le", "-f", "wav", output,
+      "-map",
+      "0:a:0",
+      "-vn",
+      "-af",
+      "aresample=first_pts=0",
+      "-ac",
+      "1",
+      "-ar",
+      String(rate),
+      "-c:a",
+      "pcm_s16le",
+      "-f",
+      "wav",
+      output,
     ],
     { ...options, label: "ffmpeg" },
   ).catch((err: unknown) => {

@@ -43,7 +43,9 @@ function list(raw: string | undefined): string[] | undefined {
 export function loadSpeechConfig(env: NodeJS.ProcessEnv = process.env): SpeechConfig {
   const transcribeEngine = (env.TRANSCRIBE_ENGINE?.trim() || "pocketsphinx") as SpeechConfig["transcribeEngine"];
   if (!["pocketsphinx", "openai", "whisper-cpp", "none"].includes(transcribeEngine)) {
-    throw new ConfigError(`TRANSCRIBE_ENGINE must be pocketsphinx, openai, whisper-cpp or none (got "${transcribeEngine}")`);
+    throw new ConfigError(
+      `TRANSCRIBE_ENGINE must be pocketsphinx, openai, whisper-cpp or none (got "${transcribeEngine}")`,
+    );
   }
   let whisper: SpeechConfig["whisper"];
   if (transcribeEngine === "whisper-cpp") {
@@ -210,7 +212,12 @@ export function speechCapabilities(
       ? { languages: transcriber.languages, engine: transcriber.name, detectsLanguage: transcriber.detectsLanguage }
       : { languages: [] },
     tts: synthesizer
-      ? { voices: [...synthesizer.voices], languages: synthesizer.languages, clone: synthesizer.clone, engine: synthesizer.name }
+      ? {
+          voices: [...synthesizer.voices],
+          languages: synthesizer.languages,
+          clone: synthesizer.clone,
+          engine: synthesizer.name,
+        }
       : { voices: [] },
     voiceChange: {
       resynthesisLanguages,

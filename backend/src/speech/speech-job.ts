@@ -38,9 +38,14 @@ interface Files {
   output: { name: string };
 }
 /** What each speech job reads of its request (protocol.ts). */
-export type TranscribeJob = Pick<TranscribeJobRequest, "kind" | "language"> & Partial<Pick<TranscribeJobRequest, "billedMs">> & Files;
-export type TtsJob = Pick<TtsJobRequest, "kind" | "text" | "voice" | "language" | "cloneProfile"> & Pick<Files, "output">;
-export type VoiceChangeJob = Pick<VoiceChangeJobRequest, "kind" | "voice" | "language" | "cloneProfile"> & Partial<Pick<VoiceChangeJobRequest, "billedMs">> & Files;
+export type TranscribeJob = Pick<TranscribeJobRequest, "kind" | "language"> &
+  Partial<Pick<TranscribeJobRequest, "billedMs">> &
+  Files;
+export type TtsJob = Pick<TtsJobRequest, "kind" | "text" | "voice" | "language" | "cloneProfile"> &
+  Pick<Files, "output">;
+export type VoiceChangeJob = Pick<VoiceChangeJobRequest, "kind" | "voice" | "language" | "cloneProfile"> &
+  Partial<Pick<VoiceChangeJobRequest, "billedMs">> &
+  Files;
 export type VoiceProfileJob = Pick<VoiceProfileJobRequest, "kind" | "language"> & Files;
 export type SpeechJob = TranscribeJob | TtsJob | VoiceChangeJob | VoiceProfileJob;
 
@@ -73,7 +78,8 @@ const boundOf = (billedMs: number | undefined) => (billedMs === undefined ? unde
  */
 function checkDecoded(billedMs: number | undefined, decodedSeconds: number): void {
   const decodedMs = Math.round(decodedSeconds * 1000);
-  if (billedMs !== undefined && decodedMs > maxProcessedMs([billedMs])) throw new SpeechError(overrunMessage(billedMs, decodedMs));
+  if (billedMs !== undefined && decodedMs > maxProcessedMs([billedMs]))
+    throw new SpeechError(overrunMessage(billedMs, decodedMs));
 }
 
 async function transcribeJob(job: TranscribeJob, ctx: SpeechContext): Promise<Record<string, number>> {
@@ -81,11 +87,18 @@ async function transcribeJob(job: TranscribeJob, ctx: SpeechContext): Promise<Re
   resolveTranscriptionLanguage(transcriber, job.language); // fail before decoding
   const wav = path.join(ctx.workDir, ".speech-16k.wav");
   ctx.setPhase("decoding the audio");
-  await toMonoWav(ctx.runtime.ffmpeg, path.join(ctx.workDir, job.inputs[0]!.name), wav, 16_000, {
-    signal: ctx.signal,
-    env: ctx.runtime.env,
-    memoryLimitBytes: ctx.memoryLimitBytes,
-  }, boundOf(job.billedMs));
+  await toMonoWav(
+    ctx.runtime.ffmpeg,
+    path.join(ctx.workDir, job.inputs[0]!.name),
+    wav,
+    16_000,
+    {
+      signal: ctx.signal,
+      env: ctx.runtime.env,
+      memoryLimitBytes: ctx.memoryLimitBytes,
+    },
+    boundOf(job.billedMs),
+  );
   const audioSeconds = (await readWav(wav)).samples.length / 16_000;
   checkDecoded(job.billedMs, audioSeconds);
   ctx.setPhase("transcribing");
@@ -124,7 +137,9 @@ async function voiceProfileJob(job: VoiceProfileJob, ctx: SpeechContext): Promis
   ctx.setPhase("measuring the voice");
   const pitch = pitchStats(pcm);
   if (pitch.voicedSeconds < 2) {
-    throw new SpeechError(`the sample has ${pitch.voicedSeconds.toFixed(1)} s of voiced speech: at least 2 s are needed`);
+    throw new SpeechError(
+      `the sample has ${pitch.voicedSeconds.toFixed(1)} s of voiced speech: at least 2 s are needed`,
+    );
   }
   const profile: VoiceProfile = {
     f0Median: round1(pitch.median),
@@ -170,10 +185,7 @@ export function groupPhrases(words: Word[]): { text: string; start: number; end:
   };
   for (const word of words) {
     const previous = current.at(-1);
-    if (
-      previous &&
-      (word.start - previous.end > 0.35 || current.length >= 14 || word.end - current[0]!.start > 6)
-    ) {
+    if (previous && (word.start - previous.end > 0.35 || current.length >= 14 || word.end - current[0]!.start > 6)) {
       flush();
     }
     current.push(word);
@@ -216,7 +228,8 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
   const bound = boundOf(job.billedMs);
   ctx.setPhase("reading the input");
   const info = await probeMedia(runtime.ffmpeg, input, ffmpegOpts, bound);
-  if (!info.hasAudio) throw new SpeechError(`input '${job.inputs[0]!.name}' has no audio stream: there is no voice to change`);
+  if (!info.hasAudio)
+    throw new SpeechError(`input '${job.inputs[0]!.name}' has no audio stream: there is no voice to change`);
   if (!(info.durationSeconds > 0)) throw new SpeechError(`the duration of input '${job.inputs[0]!.name}' is unknown`);
   const wav16 = path.join(workDir, ".speech-16k.wav");
   ctx.setPhase("decoding the audio");
@@ -249,14 +262,31 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
         const span = Math.max(0.2, phrase.end - phrase.start);
         const room = Math.max(span, nextStart - phrase.start - 0.05);
         let factor = 1;
-        if (natural > room) factor = natural / room; // speed up to fit
+        if (natural > room)
+          factor = natural / room; // speed up to fit
         else if (natural < span * 0.85) factor = Math.max(0.8, natural / span); // slow down a little
         if (Math.abs(factor - 1) > 0.02) {
           const fitted = path.join(workDir, `.phrase-${i}-fit.wav`);
           await runTool(
             runtime.ffmpeg,
-            ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", raw, "-af", atempoChain(factor),
-              "-ac", "1", "-ar", String(VOICE_RATE), "-c:a", "pcm_s16le", fitted],
+            [
+              "-nostdin",
+              "-hide_banner",
+              "-loglevel",
+              "error",
+              "-y",
+              "-i",
+              raw,
+              "-af",
+              atempoChain(factor),
+              "-ac",
+              "1",
+              "-ar",
+              String(VOICE_RATE),
+              "-c:a",
+              "pcm_s16le",
+              fitted,
+            ],
             { ...ffmpegOpts, label: "ffmpeg" },
           );
           pcm = await readWav(fitted);
@@ -272,9 +302,30 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
   }
 
   const output = path.join(workDir, job.output.name);
-  const common = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-protocol_whitelist", "file", ...UPLOAD_INPUT_OPTIONS, ...(bound ? ["-t", bound] : []), "-i", input];
+  const common = [
+    "-nostdin",
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-protocol_whitelist",
+    "file",
+    ...UPLOAD_INPUT_OPTIONS,
+    ...(bound ? ["-t", bound] : []),
+    "-i",
+    input,
+  ];
   const tail = [
-    "-map", "0:v?", "-map", "[a]", "-c:v", "copy", "-c:a", "aac", "-b:a", "128k",
+    "-map",
+    "0:v?",
+    "-map",
+    "[a]",
+    "-c:v",
+    "copy",
+    "-c:a",
+    "aac",
+    "-b:a",
+    "128k",
     ...(/\.(mp4|m4v|mov)$/i.test(output) ? ["-movflags", "+faststart"] : []),
     output,
   ];
@@ -289,7 +340,9 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
     await runTool(
       runtime.ffmpeg,
       [
-        ...common, "-i", newAudio,
+        ...common,
+        "-i",
+        newAudio,
         "-filter_complex",
         // first_pts=0: the original keeps its place against the picture, as the new voice (timed on it) does.
         `[0:a:0]aresample=${MIX_RATE}:first_pts=0,aformat=channel_layouts=${layout},asplit=2[lo][hi];` +
@@ -317,7 +370,19 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
     const wide = path.join(workDir, ".orig.wav");
     await runTool(
       runtime.ffmpeg,
-      [...common, "-map", "0:a:0", "-vn", "-af", "aresample=first_pts=0", "-ar", String(MIX_RATE), "-c:a", "pcm_s16le", wide],
+      [
+        ...common,
+        "-map",
+        "0:a:0",
+        "-vn",
+        "-af",
+        "aresample=first_pts=0",
+        "-ar",
+        String(MIX_RATE),
+        "-c:a",
+        "pcm_s16le",
+        wide,
+      ],
       { ...ffmpegOpts, label: "ffmpeg" },
     );
     ctx.setPhase("shifting the voice");
@@ -336,7 +401,14 @@ async function voiceChangeJob(job: VoiceChangeJob, ctx: SpeechContext): Promise<
     ctx.setPhase("muxing");
     await runTool(
       runtime.ffmpeg,
-      [...common, "-i", current, "-filter_complex", `[1:a]apad,atrim=0:${dur},aformat=channel_layouts=${layout}[a]`, ...tail],
+      [
+        ...common,
+        "-i",
+        current,
+        "-filter_complex",
+        `[1:a]apad,atrim=0:${dur},aformat=channel_layouts=${layout}[a]`,
+        ...tail,
+      ],
       { ...ffmpegOpts, label: "ffmpeg" },
     );
     mode = 2;

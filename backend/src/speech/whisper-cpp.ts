@@ -16,13 +16,106 @@ import { SpeechError } from "./proc.ts";
 
 /** The languages of whisper's multilingual models (whisper.cpp's g_lang, ISO 639-1 where it has one). */
 export const WHISPER_LANGUAGES = [
-  "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv", "it",
-  "id", "hi", "fi", "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no", "th", "ur",
-  "hr", "bg", "lt", "la", "mi", "ml", "cy", "sk", "te", "fa", "lv", "bn", "sr", "az", "sl", "kn",
-  "et", "mk", "br", "eu", "is", "hy", "ne", "mn", "bs", "kk", "sq", "sw", "gl", "mr", "pa", "si",
-  "km", "sn", "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu", "am", "yi", "lo", "uz", "fo",
-  "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl", "mg", "as", "tt", "haw", "ln", "ha",
-  "ba", "jw", "su", "yue",
+  "en",
+  "zh",
+  "de",
+  "es",
+  "ru",
+  "ko",
+  "fr",
+  "ja",
+  "pt",
+  "tr",
+  "pl",
+  "ca",
+  "nl",
+  "ar",
+  "sv",
+  "it",
+  "id",
+  "hi",
+  "fi",
+  "vi",
+  "he",
+  "uk",
+  "el",
+  "ms",
+  "cs",
+  "ro",
+  "da",
+  "hu",
+  "ta",
+  "no",
+  "th",
+  "ur",
+  "hr",
+  "bg",
+  "lt",
+  "la",
+  "mi",
+  "ml",
+  "cy",
+  "sk",
+  "te",
+  "fa",
+  "lv",
+  "bn",
+  "sr",
+  "az",
+  "sl",
+  "kn",
+  "et",
+  "mk",
+  "br",
+  "eu",
+  "is",
+  "hy",
+  "ne",
+  "mn",
+  "bs",
+  "kk",
+  "sq",
+  "sw",
+  "gl",
+  "mr",
+  "pa",
+  "si",
+  "km",
+  "sn",
+  "yo",
+  "so",
+  "af",
+  "oc",
+  "ka",
+  "be",
+  "tg",
+  "sd",
+  "gu",
+  "am",
+  "yi",
+  "lo",
+  "uz",
+  "fo",
+  "ht",
+  "ps",
+  "tk",
+  "nn",
+  "mt",
+  "sa",
+  "lb",
+  "my",
+  "bo",
+  "tl",
+  "mg",
+  "as",
+  "tt",
+  "haw",
+  "ln",
+  "ha",
+  "ba",
+  "jw",
+  "su",
+  "yue",
 ];
 
 export type WhisperVariant = "default" | "cuda" | "vulkan";
@@ -48,7 +141,12 @@ export async function checkWhisperModel(modelPath: string): Promise<string | und
     handle = await open(modelPath, "r");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "does not exist" : code === "EACCES" ? "is not readable" : `cannot be opened (${code ?? "error"})`;
+    const why =
+      code === "ENOENT"
+        ? "does not exist"
+        : code === "EACCES"
+          ? "is not readable"
+          : `cannot be opened (${code ?? "error"})`;
     return `WHISPER_MODEL_PATH ${modelPath} ${why}`;
   }
   try {
@@ -81,7 +179,10 @@ interface WhisperContext {
 }
 
 interface WhisperModule {
-  initWhisper(options: { filePath: string; useGpu?: boolean; useFlashAttn?: boolean }, variant?: WhisperVariant): Promise<WhisperContext>;
+  initWhisper(
+    options: { filePath: string; useGpu?: boolean; useFlashAttn?: boolean },
+    variant?: WhisperVariant,
+  ): Promise<WhisperContext>;
   loadWhisperModule(variant?: WhisperVariant): Promise<unknown>;
 }
 
@@ -169,7 +270,9 @@ export class WhisperCppTranscriber implements Transcriber {
       try {
         return await mod.initWhisper({ filePath: this.#options.modelPath, useGpu: variant !== "default" }, variant);
       } catch (err) {
-        throw new Error(`the whisper model ${path.basename(this.#options.modelPath)} could not be loaded: ${(err as Error).message}`);
+        throw new Error(
+          `the whisper model ${path.basename(this.#options.modelPath)} could not be loaded: ${(err as Error).message}`,
+        );
       }
     })();
     // A failed load is retried by the next job.

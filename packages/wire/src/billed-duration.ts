@@ -64,7 +64,8 @@ export class OverrunError extends Error {
 export function checkProcessed(billedMs: readonly number[], progressReport: string | undefined): void {
   const processedMs = progressReport === undefined ? undefined : progressOutTimeMs(progressReport);
   const billed = billedMs.reduce((sum, ms) => sum + ms, 0);
-  if (processedMs !== undefined && processedMs > maxProcessedMs(billedMs)) throw new OverrunError(overrunMessage(billed, processedMs));
+  if (processedMs !== undefined && processedMs > maxProcessedMs(billedMs))
+    throw new OverrunError(overrunMessage(billed, processedMs));
 }
 
 /** Input options that already bound what ffmpeg reads of the next input (a trim's own cut). */

@@ -31,7 +31,10 @@ export function decodeInputOptions(kind: "video" | "audio" | "image"): string[] 
  * `args` with the decode limits: the global options in front, and `-max_pixels` in front of the
  * `-i` of each upload (name -> its kind).
  */
-export function withDecodeLimits(args: string[], uploads: Readonly<Record<string, "video" | "audio" | "image">>): string[] {
+export function withDecodeLimits(
+  args: string[],
+  uploads: Readonly<Record<string, "video" | "audio" | "image">>,
+): string[] {
   const out: string[] = [...DECODE_GLOBAL_OPTIONS];
   for (let i = 0; i < args.length; i++) {
     const kind = args[i] === "-i" ? uploads[args[i + 1] ?? ""] : undefined;

@@ -33,7 +33,12 @@ function meaningfulLines(log: string): string[] {
       .split(/\r\n|\r|\n/)
       .filter((line) => line.trim() !== "" && !/^\s/.test(line))
       // Any URL left (a streamed input's, backend/src/job-runner.ts) would carry its signature: never shown.
-      .map((line) => line.trim().replace(/ @ 0x[0-9a-f]+\]/g, "]").replace(/\b(?:https?|tcp|tls):\/\/[^\s'"]+/gi, (url) => (url.endsWith(":") ? "<url>:" : "<url>")))
+      .map((line) =>
+        line
+          .trim()
+          .replace(/ @ 0x[0-9a-f]+\]/g, "]")
+          .replace(/\b(?:https?|tcp|tls):\/\/[^\s'"]+/gi, (url) => (url.endsWith(":") ? "<url>:" : "<url>")),
+      )
       .filter((line) => !NOISE.some((re) => re.test(line)))
   );
 }

@@ -72,7 +72,10 @@ export function linearGainDb(target: LoudnormTarget, measured: LoudnessMeasureme
  * the target instead of clipping). The range is left as it is.
  */
 export function peakSafeGainDb(target: LoudnormTarget, measured: LoudnessMeasurement): number {
-  return Math.min(target.integrated - measured.integrated, target.truePeak - PRINTED_PEAK_MARGIN_DB - measured.truePeak);
+  return Math.min(
+    target.integrated - measured.integrated,
+    target.truePeak - PRINTED_PEAK_MARGIN_DB - measured.truePeak,
+  );
 }
 
 /** Pass 2 with one gain, or with `anull` when nothing was measured (silence, under the 0.4 s a loudness block needs). */
@@ -86,7 +89,11 @@ export function loudnormMeasureArgs(args: string[], target: LoudnormTarget): str
 }
 
 /** Pass 2 in loudnorm's dynamic mode, given its first pass's measurement (or `anull` without one). */
-export function loudnormApplyArgs(args: string[], target: LoudnormTarget, measured: LoudnormMeasurement | null): string[] {
+export function loudnormApplyArgs(
+  args: string[],
+  target: LoudnormTarget,
+  measured: LoudnormMeasurement | null,
+): string[] {
   if (!measured) return gainArgs(args, null);
   const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
   const options = [

@@ -79,7 +79,9 @@ const namedUrl = z.object({ name: FileNameSchema, url: httpUrl });
 /** One downloaded input (audio or video). */
 const oneInput = z.array(namedUrl).length(1, "exactly one input is expected");
 /** "en", "fr-FR", "auto". */
-const language = z.string().regex(/^(auto|[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})?)$/, "must be 'auto' or an ISO 639-1 code");
+const language = z
+  .string()
+  .regex(/^(auto|[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})?)$/, "must be 'auto' or an ISO 639-1 code");
 const voice = z.enum([...CATALOGUE_VOICES, "clone"]);
 
 /** What a voice-profile job writes, given back as `cloneProfile` for voice "clone". */
@@ -95,7 +97,11 @@ export type VoiceProfile = z.infer<typeof VoiceProfileSchema>;
 
 function requireProfile(job: { voice: string; cloneProfile?: unknown }, ctx: z.RefinementCtx): void {
   if (job.voice === "clone" && !job.cloneProfile) {
-    ctx.addIssue({ code: "custom", path: ["cloneProfile"], message: "voice 'clone' needs a cloneProfile (from a voice-profile job)" });
+    ctx.addIssue({
+      code: "custom",
+      path: ["cloneProfile"],
+      message: "voice 'clone' needs a cloneProfile (from a voice-profile job)",
+    });
   }
 }
 
@@ -114,7 +120,8 @@ export const LoudnormTargetSchema = z.object({
 export type LoudnormTarget = z.infer<typeof LoudnormTargetSchema>;
 
 /** How many `loudnorm` filters an argv holds. */
-const loudnormFilterCount = (args: string[]) => args.reduce((count, arg) => count + (arg.match(LOUDNORM_FILTER)?.length ?? 0), 0);
+const loudnormFilterCount = (args: string[]) =>
+  args.reduce((count, arg) => count + (arg.match(LOUDNORM_FILTER)?.length ?? 0), 0);
 
 /**
  * Demuxers an uploaded input may be read with (`-format_whitelist` in front of it, on both
@@ -189,7 +196,9 @@ export const FfmpegJobSchema = z
      * `writes`, a work-directory file the final args then read as an input: clean-audio filters
      * its audio once, into a lossless intermediate, and the final pass only applies the gain.
      */
-    measurePass: z.object({ args: z.array(z.string().max(65_536)).min(1).max(2_000), writes: FileNameSchema }).optional(),
+    measurePass: z
+      .object({ args: z.array(z.string().max(65_536)).min(1).max(2_000), writes: FileNameSchema })
+      .optional(),
     /**
      * The billed duration of each media input (ms), when the args bound each input to it
      * (packages/wire/src/billed-duration.ts) and report their progress (`-progress`): a run whose result
@@ -203,21 +212,47 @@ export const FfmpegJobSchema = z
     if (job.measurePass) {
       const filters = loudnormFilterCount(job.measurePass.args);
       if (!job.loudnorm) ctx.addIssue({ code: "custom", path: ["measurePass"], message: "measurePass needs loudnorm" });
-      if (filters !== 1) ctx.addIssue({ code: "custom", path: ["measurePass", "args"], message: `the measuring pass must hold exactly one loudnorm filter (found ${filters})` });
-      if (job.measurePass.args.at(-1) !== job.measurePass.writes) ctx.addIssue({ code: "custom", path: ["measurePass", "args"], message: "the measuring pass's last arg must be the file it writes" });
+      if (filters !== 1)
+        ctx.addIssue({
+          code: "custom",
+          path: ["measurePass", "args"],
+          message: `the measuring pass must hold exactly one loudnorm filter (found ${filters})`,
+        });
+      if (job.measurePass.args.at(-1) !== job.measurePass.writes)
+        ctx.addIssue({
+          code: "custom",
+          path: ["measurePass", "args"],
+          message: "the measuring pass's last arg must be the file it writes",
+        });
     }
     for (const field of ["streamedInputs", "progressiveInputs"] as const) {
       for (const name of Object.keys(job[field])) {
-        if (!job.inputs.some((input) => input.name === name)) ctx.addIssue({ code: "custom", path: [field, name], message: `'${name}' is not one of the inputs` });
+        if (!job.inputs.some((input) => input.name === name))
+          ctx.addIssue({ code: "custom", path: [field, name], message: `'${name}' is not one of the inputs` });
       }
     }
     for (const name of Object.keys(job.progressiveInputs)) {
-      if (name in job.streamedInputs) ctx.addIssue({ code: "custom", path: ["progressiveInputs", name], message: `'${name}' is already a streamed input` });
+      if (name in job.streamedInputs)
+        ctx.addIssue({
+          code: "custom",
+          path: ["progressiveInputs", name],
+          message: `'${name}' is already a streamed input`,
+        });
     }
     if (!job.loudnorm) return;
     const filters = loudnormFilterCount(job.args);
-    if (filters !== 1) ctx.addIssue({ code: "custom", path: ["args"], message: `with loudnorm, the args must hold exactly one loudnorm filter (found ${filters})` });
-    if (job.args.at(-1) !== (job.finish?.input ?? job.output.name)) ctx.addIssue({ code: "custom", path: ["args"], message: "with loudnorm, the last arg must be the file the args write" });
+    if (filters !== 1)
+      ctx.addIssue({
+        code: "custom",
+        path: ["args"],
+        message: `with loudnorm, the args must hold exactly one loudnorm filter (found ${filters})`,
+      });
+    if (job.args.at(-1) !== (job.finish?.input ?? job.output.name))
+      ctx.addIssue({
+        code: "custom",
+        path: ["args"],
+        message: "with loudnorm, the last arg must be the file the args write",
+      });
   })
   .superRefine(checkFinish);
 /**
@@ -236,8 +271,18 @@ export const TranscribeJobSchema = z.object({
 
 function checkFinish(job: { output: { name: string }; finish?: FinishPass }, ctx: z.RefinementCtx): void {
   if (!job.finish) return;
-  if (job.finish.input === job.output.name) ctx.addIssue({ code: "custom", path: ["finish", "input"], message: "the finish pass must read another file than the output" });
-  if (job.finish.args.at(-1) !== job.output.name) ctx.addIssue({ code: "custom", path: ["finish", "args"], message: "the finish pass's last arg must be the output name" });
+  if (job.finish.input === job.output.name)
+    ctx.addIssue({
+      code: "custom",
+      path: ["finish", "input"],
+      message: "the finish pass must read another file than the output",
+    });
+  if (job.finish.args.at(-1) !== job.output.name)
+    ctx.addIssue({
+      code: "custom",
+      path: ["finish", "args"],
+      message: "the finish pass's last arg must be the output name",
+    });
 }
 
 export const TtsJobSchema = z
@@ -311,8 +356,10 @@ export function checkFfmpegArgs(args: string[], declared: Set<string>, outputNam
     if (arg.includes("\0")) return `${where} contains a NUL character`;
     if (/^[/\\~]/.test(arg)) return `${where} is an absolute path: only names in the work directory are allowed`;
     if (PARENT_SEGMENT.test(arg)) return `${where} refers to a parent directory ('..')`;
-    if (ABSOLUTE_VALUE.test(arg)) return `${where} contains an absolute path: only names in the work directory are allowed`;
-    if (PROTOCOL_URL.test(arg) || /^subfile,/i.test(arg)) return `${where} uses a protocol URL: only plain file names are allowed`;
+    if (ABSOLUTE_VALUE.test(arg))
+      return `${where} contains an absolute path: only names in the work directory are allowed`;
+    if (PROTOCOL_URL.test(arg) || /^subfile,/i.test(arg))
+      return `${where} uses a protocol URL: only plain file names are allowed`;
   }
   let format: string | undefined;
   for (let i = 0; i < args.length; i++) {
@@ -359,7 +406,8 @@ export function parseJobRequest(body: unknown): ParseResult {
   ];
   const seen = new Set<string>();
   for (const name of names) {
-    if (seen.has(name)) return { ok: false, message: `file name '${name}' is used twice (inputs, files, fonts, output)` };
+    if (seen.has(name))
+      return { ok: false, message: `file name '${name}' is used twice (inputs, files, fonts, output)` };
     seen.add(name);
   }
   if (job.kind !== "ffmpeg") return { ok: true, job };
@@ -369,7 +417,11 @@ export function parseJobRequest(body: unknown): ParseResult {
   const problem = checkFfmpegArgs(job.args, seen, job.finish?.input ?? job.output.name);
   if (problem) return { ok: false, message: problem };
   if (job.finish) {
-    const finishProblem = checkFfmpegArgs(job.finish.args, new Set([job.finish.input, ...job.finish.fonts]), job.output.name);
+    const finishProblem = checkFfmpegArgs(
+      job.finish.args,
+      new Set([job.finish.input, ...job.finish.fonts]),
+      job.output.name,
+    );
     if (finishProblem) return { ok: false, message: `finish: ${finishProblem}` };
   }
   if (job.measurePass) {
@@ -411,12 +463,17 @@ export type CallbackBody = z.infer<typeof CallbackSchema>;
 const encoder = new TextEncoder();
 
 function hmacKey(secret: string) {
-  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify",
+  ]);
 }
 
 /** `sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`. */
 export async function signCallback(secret: string, timestamp: string, body: string): Promise<string> {
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(`${timestamp}.${body}`)));
+  const mac = new Uint8Array(
+    await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(`${timestamp}.${body}`)),
+  );
   return `sha256=${Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 

@@ -27,7 +27,8 @@ const AFFTDN_DELAY_SAMPLES = 2_400;
  * the loudest channel, keeps each channel's own signal and holds peaks within 0.4 dB of the limit.
  */
 const STEREO_LIMITER = "alimiter=limit=0.84:level=0:latency=1";
-const SURROUND_LIMITER = "acompressor=threshold=0.84:ratio=20:attack=0.01:release=50:knee=1:link=maximum:detection=peak";
+const SURROUND_LIMITER =
+  "acompressor=threshold=0.84:ratio=20:attack=0.01:release=50:knee=1:link=maximum:detection=peak";
 
 /**
  * The graph on both engines, without the loudness normalisation that follows it. `channels`:
@@ -68,15 +69,22 @@ const CLEANED_AUDIO = "cleaned-audio.nut";
  * channels FLAC holds, 32-bit float PCM beyond. NUT keeps any codec and channel count.
  */
 function measurePassArgs(inputName: string, channels: number | undefined): string[] {
-  const lossless = (channels ?? 2) <= 8 ? ["-c:a", "flac", "-compression_level", "0", "-sample_fmt", "s32", "-bits_per_raw_sample", "24"] : ["-c:a", "pcm_f32le"];
+  const lossless =
+    (channels ?? 2) <= 8
+      ? ["-c:a", "flac", "-compression_level", "0", "-sample_fmt", "s32", "-bits_per_raw_sample", "24"]
+      : ["-c:a", "pcm_f32le"];
   return [
     "-hide_banner",
     "-y",
-    "-i", inputName,
-    "-filter_complex", `[0:a:0]${cleanAudioFilter(channels)},asplit[cleaned][measured];[measured]${LOUDNORM},anullsink`,
-    "-map", "[cleaned]",
+    "-i",
+    inputName,
+    "-filter_complex",
+    `[0:a:0]${cleanAudioFilter(channels)},asplit[cleaned][measured];[measured]${LOUDNORM},anullsink`,
+    "-map",
+    "[cleaned]",
     ...lossless,
-    "-f", "nut",
+    "-f",
+    "nut",
     CLEANED_AUDIO,
   ];
 }
@@ -96,7 +104,11 @@ const FINAL_PASS_GRAPH = [
 ].join(";");
 
 /** `reencodeVideo`: re-encode the picture instead of copying it (a test-mode result gets a mark drawn on it). */
-export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs: MediaInput[], options: { reencodeVideo?: boolean } = {}): MediaCommand {
+export function buildCleanAudioCommand(
+  _params: Partial<CleanAudioInput>,
+  inputs: MediaInput[],
+  options: { reencodeVideo?: boolean } = {},
+): MediaCommand {
   const input = inputs[0];
   if (input === undefined) throw new TypeError("clean-audio takes one input");
   const { probe } = input;
@@ -105,12 +117,27 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
   const audioOnly = isAudioOnly(probe);
   const outputName = `out.${family.extension}`;
   const reencode = !audioOnly && options.reencodeVideo === true;
-  const videoArgs = reencode ? ["-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs(family.video, probe.width, probe.height)] : ["-c:v", "copy"];
+  const videoArgs = reencode
+    ? ["-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs(family.video, probe.width, probe.height)]
+    : ["-c:v", "copy"];
   const outputArgs = [...familyAudioArgs(family, probe), ...family.extraArgs, "-f", family.muxer, outputName];
   const picture = audioOnly ? [] : ["-map", "0:V:0", ...videoArgs];
   const graph = cleanAudioFilter(probe.audioChannels);
   const args = ["-hide_banner", "-y", "-i", input.name, ...picture, "-map", "0:a:0", "-af", graph, ...outputArgs];
-  const finalPass = ["-hide_banner", "-y", "-i", input.name, "-i", CLEANED_AUDIO, "-filter_complex", FINAL_PASS_GRAPH, ...picture, "-map", "[out]", ...outputArgs];
+  const finalPass = [
+    "-hide_banner",
+    "-y",
+    "-i",
+    input.name,
+    "-i",
+    CLEANED_AUDIO,
+    "-filter_complex",
+    FINAL_PASS_GRAPH,
+    ...picture,
+    "-map",
+    "[out]",
+    ...outputArgs,
+  ];
   const normalised = `${graph},${LOUDNORM}`;
   const channels = probe.audioChannels ?? 2;
   const surroundBytes = Math.max(0, channels - 2) * 12 * MiB;
@@ -129,7 +156,12 @@ export function buildCleanAudioCommand(_params: Partial<CleanAudioInput>, inputs
     // fits the base heap beside them (9.3 MiB measured at 720p stereo, 12 with margin). The
     // measuring run (audio alone, with the meter) took more on stereo and 5.1: 38.4 and 95.8 MiB.
     wasmHeapBytes: Math.max(
-      wasmHeapEstimate(reencode ? family.video : undefined, probe.width, probe.height, surroundBytes + (reencode ? 12 * MiB : 0)),
+      wasmHeapEstimate(
+        reencode ? family.video : undefined,
+        probe.width,
+        probe.height,
+        surroundBytes + (reencode ? 12 * MiB : 0),
+      ),
       wasmHeapEstimate(undefined, undefined, undefined, surroundBytes + channels * METER_BYTES_PER_CHANNEL),
     ),
     wasmLoudness: {

@@ -70,7 +70,15 @@ export interface MediaCommand {
 }
 
 /** Containers the backend can read over HTTP (their index makes a seek one range request), by demuxer. */
-const STREAMED_DEMUXER: Partial<Record<string, StreamedDemuxer>> = { mp4: "mov", m4v: "mov", mov: "mov", m4a: "mov", mkv: "matroska", webm: "matroska", mp3: "mp3" };
+const STREAMED_DEMUXER: Partial<Record<string, StreamedDemuxer>> = {
+  mp4: "mov",
+  m4v: "mov",
+  mov: "mov",
+  m4a: "mov",
+  mkv: "matroska",
+  webm: "matroska",
+  mp3: "mp3",
+};
 
 /**
  * `input` read over HTTP by the backend, of which about `readFraction` is read, or undefined when
@@ -86,7 +94,10 @@ export function streamedInput(input: MediaInput, readFraction = 1): MediaCommand
  * demuxer: every input in a container it can read over HTTP that the command does not stream, so
  * an encode starts with the first part of its input instead of after the last.
  */
-export function progressiveInputs(command: Pick<MediaCommand, "backendStreaming">, inputs: MediaInput[]): Record<string, StreamedDemuxer> {
+export function progressiveInputs(
+  command: Pick<MediaCommand, "backendStreaming">,
+  inputs: MediaInput[],
+): Record<string, StreamedDemuxer> {
   const streamed = command.backendStreaming?.inputs ?? {};
   const entries = inputs.flatMap((input) => {
     const demuxer = STREAMED_DEMUXER[input.probe.container];

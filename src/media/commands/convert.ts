@@ -7,9 +7,18 @@
  * shares (encoders.ts).
  */
 import type { ConvertInput } from "../../tools/convert";
-import type { ProbeResult } from "../types";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
-import { type AudioEncoder, audioEncoderArgs, AVI_TIMING, EVEN_SIZE_FILTER, isAudioOnly, streamMaps, type VideoEncoder, videoEncoderArgs, wasmHeapEstimate } from "./encoders";
+import {
+  type AudioEncoder,
+  audioEncoderArgs,
+  AVI_TIMING,
+  EVEN_SIZE_FILTER,
+  isAudioOnly,
+  streamMaps,
+  type VideoEncoder,
+  videoEncoderArgs,
+  wasmHeapEstimate,
+} from "./encoders";
 
 export type ConvertFormat = ConvertInput["format"];
 
@@ -102,7 +111,20 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
     audioContentType: "audio/matroska",
     // Matroska maps nearly every codec; these are the ones players commonly decode.
     copyVideo: ["h264", "hevc", "vp8", "vp9", "av1", "mpeg4", "mpeg2video", "theora"],
-    copyAudio: ["aac", "mp3", "opus", "vorbis", "flac", "ac3", "eac3", "alac", "pcm_s16le", "pcm_s24le", "pcm_f32le", "mp2"],
+    copyAudio: [
+      "aac",
+      "mp3",
+      "opus",
+      "vorbis",
+      "flac",
+      "ac3",
+      "eac3",
+      "alac",
+      "pcm_s16le",
+      "pcm_s24le",
+      "pcm_f32le",
+      "mp2",
+    ],
     forBrowsers: false,
     keepsRotation: false,
     video: "x264",
@@ -112,7 +134,11 @@ export const convertTargets: Record<ConvertFormat, ContainerTarget> = {
 };
 
 /** `reencodeVideo`: never copy the video (a test-mode result gets a mark drawn on it). */
-export function buildConvertCommand(params: Pick<ConvertInput, "format">, inputs: MediaInput[], options: { reencodeVideo?: boolean } = {}): MediaCommand {
+export function buildConvertCommand(
+  params: Pick<ConvertInput, "format">,
+  inputs: MediaInput[],
+  options: { reencodeVideo?: boolean } = {},
+): MediaCommand {
   const input = inputs[0];
   if (input === undefined) throw new TypeError("convert takes one input");
   const target = convertTargets[params.format];
@@ -140,7 +166,11 @@ export function buildConvertCommand(params: Pick<ConvertInput, "format">, inputs
     }
   }
   const padStart = !audioOnly && target.startsTracksAtZero ? ["-af", "aresample=first_pts=0"] : [];
-  const audioArgs = probe.hasAudio ? (copyAudio ? ["-c:a", "copy"] : [...padStart, ...audioEncoderArgs(target.audio)]) : [];
+  const audioArgs = probe.hasAudio
+    ? copyAudio
+      ? ["-c:a", "copy"]
+      : [...padStart, ...audioEncoderArgs(target.audio)]
+    : [];
 
   const outputName = `out.${target.extension}`;
   const encoder = audioOnly || copyVideo ? undefined : target.video;
@@ -148,12 +178,14 @@ export function buildConvertCommand(params: Pick<ConvertInput, "format">, inputs
     args: [
       "-hide_banner",
       "-y",
-      "-i", input.name,
+      "-i",
+      input.name,
       ...streamMaps(probe),
       ...videoArgs,
       ...audioArgs,
       ...target.extraArgs,
-      "-f", target.muxer,
+      "-f",
+      target.muxer,
       outputName,
     ],
     files: {},

@@ -53,15 +53,43 @@ export const KEEP_FRAME_TIMES = ["-fps_mode:v", "vfr", "-enc_time_base:v", "-1"]
 export function videoEncoderArgs(encoder: VideoEncoder, width?: number, height?: number): string[] {
   switch (encoder) {
     case "x264":
-      return ["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-crf", "23", "-pix_fmt", "yuv420p", ...KEEP_FRAME_TIMES];
+      return [
+        "-c:v",
+        "libx264",
+        "-preset",
+        "veryfast",
+        "-tune",
+        "zerolatency",
+        "-crf",
+        "23",
+        "-pix_fmt",
+        "yuv420p",
+        ...KEEP_FRAME_TIMES,
+      ];
     case "vp8": {
       const pixels = (width ?? 1280) * (height ?? 720);
       const maxRate = Math.max(500_000, Math.round(pixels * 2.5));
       return [
-        "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "6", "-crf", "10", "-b:v", String(maxRate),
-        "-auto-alt-ref", "0", "-lag-in-frames", "0", "-pix_fmt", "yuv420p", ...KEEP_FRAME_TIMES,
+        "-c:v",
+        "libvpx",
+        "-deadline",
+        "realtime",
+        "-cpu-used",
+        "6",
+        "-crf",
+        "10",
+        "-b:v",
+        String(maxRate),
+        "-auto-alt-ref",
+        "0",
+        "-lag-in-frames",
+        "0",
+        "-pix_fmt",
+        "yuv420p",
+        ...KEEP_FRAME_TIMES,
         // Native libvpx with its default threads ran 5.7x slower than one thread on 2 cores (bench/README.md).
-        "-threads", "1",
+        "-threads",
+        "1",
       ];
     }
     case "mpeg4":
@@ -109,7 +137,12 @@ const HEAP_FLOOR_BYTES: Record<VideoEncoder, number> = { x264: 55 * MiB, vp8: 67
  * MPEG-4 32 and 46 MiB), never below the encoder's floor; 720p when the size is unknown.
  * `extraBytes` covers what else the graph holds (decoders of merged inputs, overlay layers).
  */
-export function wasmHeapEstimate(encoder: VideoEncoder | undefined, width?: number, height?: number, extraBytes = 0): number {
+export function wasmHeapEstimate(
+  encoder: VideoEncoder | undefined,
+  width?: number,
+  height?: number,
+  extraBytes = 0,
+): number {
   if (encoder === undefined) return BASE_WASM_HEAP_BYTES + extraBytes;
   const pixels = (width ?? 1280) * (height ?? 720);
   const measured = BASE_WASM_HEAP_BYTES + Math.ceil(pixels * HEAP_BYTES_PER_PIXEL[encoder]) + extraBytes;
@@ -134,4 +167,3 @@ export function streamMaps(probe: ProbeResult, inputIndex = 0): string[] {
 export function isAudioOnly(probe: ProbeResult): boolean {
   return probe.kind === "audio" || !probe.hasVideo;
 }
-

@@ -44,8 +44,10 @@ export function extractAudioArgs(p: ExtractAudioParams): string[] {
   return [
     "-hide_banner",
     "-y",
-    "-i", p.input,
-    "-map", "0:a:0",
+    "-i",
+    p.input,
+    "-map",
+    "0:a:0",
     "-vn",
     // Encoders get the channel layouts and rates they support through ffmpeg's automatic
     // conversion (5.1 or 96 kHz into LAME becomes stereo 48 kHz), so no -ac / -ar here.
@@ -54,7 +56,8 @@ export function extractAudioArgs(p: ExtractAudioParams): string[] {
     // sound stays where it was against the video. A stream copy keeps the packets as they are.
     ...(copy ? ["-c:a", "copy"] : ["-af", "aresample=first_pts=0", ...encoderArgs[p.format]]),
     // The muxer is named rather than guessed from the extension, so any output name works.
-    "-f", muxerOf[p.format],
+    "-f",
+    muxerOf[p.format],
     p.output,
   ];
 }
@@ -89,7 +92,12 @@ export function buildExtractAudioCommand(params: { format: ExtractAudioFormat },
   if (input === undefined) throw new TypeError("extract-audio needs one input");
   const outputName = `out.${params.format}`;
   return {
-    args: extractAudioArgs({ input: input.name, output: outputName, format: params.format, sourceAudioCodec: input.probe.audioCodec }),
+    args: extractAudioArgs({
+      input: input.name,
+      output: outputName,
+      format: params.format,
+      sourceAudioCodec: input.probe.audioCodec,
+    }),
     files: {},
     fonts: [],
     outputName,

@@ -54,13 +54,14 @@ export function buildMergeCommand(_params: Partial<MergeInput>, inputs: MediaInp
       );
     } else {
       // Silence as long as the input; concat also pads any shorter audio to its segment's video.
-      chains.push(
-        `anullsrc=r=48000:cl=stereo,atrim=duration=${duration},aformat=sample_fmts=fltp[a${i}]`,
-      );
+      chains.push(`anullsrc=r=48000:cl=stereo,atrim=duration=${duration},aformat=sample_fmts=fltp[a${i}]`);
     }
     segments.push(`[a${i}]`);
   });
-  const graph = [...chains, `${segments.join("")}concat=n=${inputs.length}:v=1:a=${withAudio ? 1 : 0}[v]${withAudio ? "[a]" : ""}`].join(";");
+  const graph = [
+    ...chains,
+    `${segments.join("")}concat=n=${inputs.length}:v=1:a=${withAudio ? 1 : 0}[v]${withAudio ? "[a]" : ""}`,
+  ].join(";");
 
   const decoderBytes = inputs.reduce(
     (sum, input) => sum + (input.probe.width ?? width) * (input.probe.height ?? height) * DECODER_HEAP_BYTES_PER_PIXEL,
@@ -72,13 +73,17 @@ export function buildMergeCommand(_params: Partial<MergeInput>, inputs: MediaInp
       "-hide_banner",
       "-y",
       ...inputs.flatMap((input) => ["-i", input.name]),
-      "-filter_complex", graph,
-      "-map", "[v]",
+      "-filter_complex",
+      graph,
+      "-map",
+      "[v]",
       ...(withAudio ? ["-map", "[a]"] : []),
       ...videoEncoderArgs("x264", width, height),
       ...(withAudio ? audioEncoderArgs("aac") : []),
-      "-movflags", "+faststart",
-      "-f", "mp4",
+      "-movflags",
+      "+faststart",
+      "-f",
+      "mp4",
       outputName,
     ],
     files: {},

@@ -39,7 +39,11 @@ const CJK_SCRIPTS = new Set<Script>(["japanese", "chinese", "korean"]);
  * without lookahead and B-frames, the setting that fits ffmpeg.wasm's memory (55 MiB instead
  * of 115 at 720p). Audio is copied when MP4 can carry it.
  */
-export function buildSubtitlesCommand(params: Pick<SubtitleStyleParams, "fontId">, inputs: MediaInput[], ass: string): MediaCommand {
+export function buildSubtitlesCommand(
+  params: Pick<SubtitleStyleParams, "fontId">,
+  inputs: MediaInput[],
+  ass: string,
+): MediaCommand {
   const [input] = inputs;
   if (input === undefined) throw new TypeError("subtitles needs one video input");
   const audioCodec = input.probe.audioCodec?.toLowerCase();
@@ -54,21 +58,32 @@ export function buildSubtitlesCommand(params: Pick<SubtitleStyleParams, "fontId"
     args: [
       "-hide_banner",
       "-y",
-      "-i", input.name,
+      "-i",
+      input.name,
       // V: the picture, never an attached cover image.
-      "-map", "0:V:0",
-      "-map", "0:a:0?",
+      "-map",
+      "0:V:0",
+      "-map",
+      "0:a:0?",
       // Burnt at the source's size (the script's PlayRes), then to even dimensions for x264's 4:2:0.
-      "-vf", `subtitles=filename=${SUBTITLES_ASS_NAME}:fontsdir=${FONTS_DIR},${EVEN_SIZE_FILTER}`,
-      "-c:v", "libx264",
-      "-preset", "veryfast",
-      "-x264-params", "rc-lookahead=0:bframes=0",
-      "-crf", "23",
-      "-pix_fmt", "yuv420p",
+      "-vf",
+      `subtitles=filename=${SUBTITLES_ASS_NAME}:fontsdir=${FONTS_DIR},${EVEN_SIZE_FILTER}`,
+      "-c:v",
+      "libx264",
+      "-preset",
+      "veryfast",
+      "-x264-params",
+      "rc-lookahead=0:bframes=0",
+      "-crf",
+      "23",
+      "-pix_fmt",
+      "yuv420p",
       ...KEEP_FRAME_TIMES,
       ...audio,
-      "-movflags", "+faststart",
-      "-f", "mp4",
+      "-movflags",
+      "+faststart",
+      "-f",
+      "mp4",
       outputName,
     ],
     files: { [SUBTITLES_ASS_NAME]: new TextEncoder().encode(ass) },

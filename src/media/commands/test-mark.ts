@@ -61,7 +61,24 @@ const MARKED_AUDIO: Record<string, string[]> = {
 export function audioMarkFinish(input: string, output: string): FinishPass {
   const extension = output.split(".").pop()!.toLowerCase();
   const encode = MARKED_AUDIO[extension] ?? MARKED_AUDIO.mkv!;
-  return { input, args: ["-hide_banner", "-y", "-i", input, "-map", "0:a:0", "-af", TEST_BEEP_FILTER, ...encode, "-metadata", `comment=${TEST_MARK_TEXT}`, output], fonts: [] };
+  return {
+    input,
+    args: [
+      "-hide_banner",
+      "-y",
+      "-i",
+      input,
+      "-map",
+      "0:a:0",
+      "-af",
+      TEST_BEEP_FILTER,
+      ...encode,
+      "-metadata",
+      `comment=${TEST_MARK_TEXT}`,
+      output,
+    ],
+    fonts: [],
+  };
 }
 
 /** The audio codec a video container's beeped sound is written with (no Opus: it crashes ffmpeg.wasm). */
@@ -79,7 +96,27 @@ export function videoMarkFinish(input: string, output: string): FinishPass {
   const extension = output.split(".").pop()!.toLowerCase();
   const audio = MARKED_VIDEO_AUDIO[extension] ?? ["-c:a", "aac", "-b:a", "160k"];
   const faststart = ["mp4", "mov", "m4v"].includes(extension) ? ["-movflags", "+faststart"] : [];
-  return { input, args: ["-hide_banner", "-y", "-i", input, "-map", "0:v", "-map", "0:a?", "-c:v", "copy", "-af", TEST_BEEP_FILTER, ...audio, ...faststart, output], fonts: [] };
+  return {
+    input,
+    args: [
+      "-hide_banner",
+      "-y",
+      "-i",
+      input,
+      "-map",
+      "0:v",
+      "-map",
+      "0:a?",
+      "-c:v",
+      "copy",
+      "-af",
+      TEST_BEEP_FILTER,
+      ...audio,
+      ...faststart,
+      output,
+    ],
+    fonts: [],
+  };
 }
 
 /** `args` writing `from` instead of `to` (the last argument naming it). */
@@ -92,7 +129,8 @@ export function withTestMark(command: MediaCommand): MediaCommand {
   const video = command.contentType.startsWith("video/");
   // The command writes an intermediate (its picture marked), which the beep pass turns into the result.
   const intermediate = `premark.${command.outputName.split(".").pop()}`;
-  const marked = (args: string[]) => writing(video ? markArgs(args, command.outputName, true) : args, command.outputName, intermediate);
+  const marked = (args: string[]) =>
+    writing(video ? markArgs(args, command.outputName, true) : args, command.outputName, intermediate);
   return {
     ...command,
     args: marked(command.args),
@@ -100,7 +138,9 @@ export function withTestMark(command: MediaCommand): MediaCommand {
     wasmHeapBytes: video ? command.wasmHeapBytes + TEST_MARK_HEAP_BYTES : command.wasmHeapBytes,
     backend: command.backend && { ...command.backend, args: marked(command.backend.args) },
     wasmLoudness: command.wasmLoudness && { ...command.wasmLoudness, args: marked(command.wasmLoudness.args) },
-    finish: video ? videoMarkFinish(intermediate, command.outputName) : audioMarkFinish(intermediate, command.outputName),
+    finish: video
+      ? videoMarkFinish(intermediate, command.outputName)
+      : audioMarkFinish(intermediate, command.outputName),
   };
 }
 
@@ -113,7 +153,23 @@ export function withTestMark(command: MediaCommand): MediaCommand {
 export function testMarkFinish(input: string, output: string, contentType: string): FinishPass {
   const video = contentType.startsWith("video/");
   if (!video) return audioMarkFinish(input, output);
-  const streams = ["-map", "0:v:0", "-map", "0:a?", "-vf", EVEN_SIZE_FILTER, ...videoEncoderArgs("x264"), "-af", TEST_BEEP_FILTER, "-c:a", "aac", "-b:a", "160k", "-movflags", "+faststart"];
+  const streams = [
+    "-map",
+    "0:v:0",
+    "-map",
+    "0:a?",
+    "-vf",
+    EVEN_SIZE_FILTER,
+    ...videoEncoderArgs("x264"),
+    "-af",
+    TEST_BEEP_FILTER,
+    "-c:a",
+    "aac",
+    "-b:a",
+    "160k",
+    "-movflags",
+    "+faststart",
+  ];
   const marked = markArgs(["-hide_banner", "-y", "-i", input, ...streams, output], output, true);
   // The speech stage copied the upload's picture into `input`: it is decoded within the same caps.
   return { input, args: withDecodeLimits(marked, { [input]: "video" }), fonts: [WATERMARK_FONT] };

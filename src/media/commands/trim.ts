@@ -110,7 +110,10 @@ const SEEK_LEAD_SECONDS = 5;
  */
 function trimStreaming(input: MediaInput, start: number, end: number): MediaCommand["backendStreaming"] {
   const duration = input.probe.durationMs / 1000;
-  const readFraction = duration > 0 ? Math.min(1, Math.max(0, Math.min(end, duration) - Math.max(0, start - SEEK_LEAD_SECONDS)) / duration) : 1;
+  const readFraction =
+    duration > 0
+      ? Math.min(1, Math.max(0, Math.min(end, duration) - Math.max(0, start - SEEK_LEAD_SECONDS)) / duration)
+      : 1;
   return streamedInput(input, readFraction);
 }
 
@@ -148,8 +151,16 @@ export function buildTrimCommand(params: Pick<TrimInput, "start" | "end">, input
   const audioOnly = isAudioOnly(probe);
 
   const grid = pictureGrid(probe, params.end - params.start);
-  const videoArgs = audioOnly ? [] : ["-vf", grid ? `${grid},${EVEN_SIZE_FILTER}` : EVEN_SIZE_FILTER, ...videoEncoderArgs(family.video, probe.width, probe.height)];
-  const audioArgs = probe.hasAudio ? [...(grid ? ["-af", "atrim=start=0"] : []), ...familyAudioArgs(family, probe)] : [];
+  const videoArgs = audioOnly
+    ? []
+    : [
+        "-vf",
+        grid ? `${grid},${EVEN_SIZE_FILTER}` : EVEN_SIZE_FILTER,
+        ...videoEncoderArgs(family.video, probe.width, probe.height),
+      ];
+  const audioArgs = probe.hasAudio
+    ? [...(grid ? ["-af", "atrim=start=0"] : []), ...familyAudioArgs(family, probe)]
+    : [];
   const outputName = `out.${family.extension}`;
   return {
     args: [
@@ -158,14 +169,18 @@ export function buildTrimCommand(params: Pick<TrimInput, "start" | "end">, input
       // Accurate seek by default (exact first frame and sample); a slow source or a sub-frame
       // cut keeps what precedes `start` (at negative times) for its grid and atrim above.
       ...(grid ? ["-noaccurate_seek"] : []),
-      "-ss", seconds(params.start),
-      "-i", input.name,
-      "-t", seconds(params.end - params.start),
+      "-ss",
+      seconds(params.start),
+      "-i",
+      input.name,
+      "-t",
+      seconds(params.end - params.start),
       ...streamMaps(probe),
       ...videoArgs,
       ...audioArgs,
       ...family.extraArgs,
-      "-f", family.muxer,
+      "-f",
+      family.muxer,
       outputName,
     ],
     files: {},

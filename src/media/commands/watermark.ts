@@ -59,7 +59,7 @@ function gridFor(width: number, height: number): Grid {
  * the R2 sequence (plastic number), offset so the first position is not a corner.
  */
 function floatingPosition(interval: number, free: string, axis: "x" | "y"): string {
-  const [step, offset] = axis === "x" ? [0.7548776662, 0.2] : [0.5698402910, 0.7];
+  const [step, offset] = axis === "x" ? [0.7548776662, 0.2] : [0.569840291, 0.7];
   return `'(${free})*mod(floor(t/${interval})*${step}+${offset},1)'`;
 }
 
@@ -138,7 +138,12 @@ function wrap(text: string, width: number, cutWords = false): string[] {
  * The text's lines and font size in a box: the user's lines as they are, or wrapped onto more
  * lines when that gives a larger font (a long sentence in a small frame).
  */
-function layoutText(text: string, boxWidth: number, boxHeight: number, maxSize: number): { lines: string[]; size: number } {
+function layoutText(
+  text: string,
+  boxWidth: number,
+  boxHeight: number,
+  maxSize: number,
+): { lines: string[]; size: number } {
   let best = { lines: splitLines(text), size: fittingSize(splitLines(text), boxWidth, boxHeight, maxSize) };
   const total = lengthOf(text);
   // Words are cut only when whole words cannot reach the 8 px floor.
@@ -160,7 +165,14 @@ function layoutText(text: string, boxWidth: number, boxHeight: number, maxSize: 
  * Text mark: white text with a dark outline (readable on any picture), tiled or moving. Returns
  * the graph and the text as laid out (line breaks added where a long text had to wrap).
  */
-function textGraph(p: Placement, text: string, width: number, height: number, alpha: number, font: string): { graph: string; text: string } {
+function textGraph(
+  p: Placement,
+  text: string,
+  width: number,
+  height: number,
+  alpha: number,
+  font: string,
+): { graph: string; text: string } {
   const draw = (size: number, x: string, y: string) =>
     `drawtext=fontfile=${FONTS_DIR}/${font}:textfile=${WATERMARK_TEXT_FILE}:expansion=none:fontsize=${size}:` +
     `fontcolor=white@${fmt(alpha)}:borderw=${Math.max(1, Math.round(size / 16))}:bordercolor=black@${fmt(alpha * 0.6)}:` +
@@ -183,7 +195,10 @@ function textGraph(p: Placement, text: string, width: number, height: number, al
     return finish(draws, lines);
   }
   const { lines, size } = layoutText(text, width * 0.9, height * 0.5, height / 10);
-  return finish([draw(size, floatingPosition(p.interval, "w-tw", "x"), floatingPosition(p.interval, "h-th", "y"))], lines);
+  return finish(
+    [draw(size, floatingPosition(p.interval, "w-tw", "x"), floatingPosition(p.interval, "h-th", "y"))],
+    lines,
+  );
 }
 
 /** Pixels of the watermark image; images probed before their size was recorded count as 1080p. */
@@ -196,9 +211,11 @@ export function buildWatermarkCommand(params: WatermarkParams, inputs: MediaInpu
   const video = inputs[0];
   if (video === undefined) throw new TypeError("watermark takes a video input");
   const image = params.watermarkUploadId !== undefined ? inputs[1] : undefined;
-  if (params.watermarkUploadId !== undefined && image === undefined) throw new TypeError("the watermark image must be the second input");
+  if (params.watermarkUploadId !== undefined && image === undefined)
+    throw new TypeError("the watermark image must be the second input");
   const text = params.watermarkText;
-  if (image === undefined && (text === undefined || text.length === 0)) throw new TypeError("watermark needs an image or a text");
+  if (image === undefined && (text === undefined || text.length === 0))
+    throw new TypeError("watermark needs an image or a text");
 
   const { probe } = video;
   const width = probe.width ?? 1280;
@@ -206,7 +223,10 @@ export function buildWatermarkCommand(params: WatermarkParams, inputs: MediaInpu
   // Validated upstream; only numbers ever reach the filter graph, whatever the caller passes.
   const opacity = Number.isFinite(params.opacity) ? Math.min(100, Math.max(10, params.opacity)) : 80;
   const alpha = opacity / 100;
-  const placement = { type: params.type === "flottant" ? "flottant" : "fixe", interval: [3, 5, 8].includes(params.interval) ? params.interval : 5 } as const;
+  const placement = {
+    type: params.type === "flottant" ? "flottant" : "fixe",
+    interval: [3, 5, 8].includes(params.interval) ? params.interval : 5,
+  } as const;
 
   const files: Record<string, Uint8Array> = {};
   const font = text !== undefined ? drawtextFontFor(text) : WATERMARK_FONT;
@@ -229,15 +249,21 @@ export function buildWatermarkCommand(params: WatermarkParams, inputs: MediaInpu
     args: [
       "-hide_banner",
       "-y",
-      "-i", video.name,
+      "-i",
+      video.name,
       ...(image !== undefined ? ["-i", image.name] : []),
-      "-filter_complex", graph,
-      "-map", "[v]",
-      "-map", "0:a:0?",
+      "-filter_complex",
+      graph,
+      "-map",
+      "[v]",
+      "-map",
+      "0:a:0?",
       ...videoEncoderArgs("x264", width, height),
       ...audioArgs,
-      "-movflags", "+faststart",
-      "-f", "mp4",
+      "-movflags",
+      "+faststart",
+      "-f",
+      "mp4",
       outputName,
     ],
     files,

@@ -41,7 +41,9 @@ export async function readAvi(source: IRandomAccessTokenizer, label: string): Pr
   const size = source.fileInfo.size;
   const riffSize = u32le(await readAt(source, 0, 12), 4);
   if (riffSize + 8 > size) {
-    throw new UnsupportedMediaError(`The ${label} file is truncated: it needs ${riffSize + 8} bytes but has only ${size}.`);
+    throw new UnsupportedMediaError(
+      `The ${label} file is truncated: it needs ${riffSize + 8} bytes but has only ${size}.`,
+    );
   }
   const header = parseHeaderList(await readHeaderList(source, label));
   const video = header.streams.find((stream) => stream.type === "vids");
@@ -51,7 +53,10 @@ export async function readAvi(source: IRandomAccessTokenizer, label: string): Pr
     hasVideo: video !== undefined,
     hasAudio: audio !== undefined,
     videoCodec: video && video.format.length >= 20 ? codecFromAviFourCC(fourCC(video.format, 16)) : undefined,
-    audioCodec: audio && audio.format.length >= 16 ? codecFromWaveFormatTag(waveFormatTag(audio.format), u16le(audio.format, 14)) : undefined,
+    audioCodec:
+      audio && audio.format.length >= 16
+        ? codecFromWaveFormatTag(waveFormatTag(audio.format), u16le(audio.format, 14))
+        : undefined,
     width: video && video.format.length >= 12 ? Math.abs(i32le(video.format, 4)) : header.width,
     height: video && video.format.length >= 12 ? Math.abs(i32le(video.format, 8)) : header.height,
     frameRate: video && frameRate(video, header),
@@ -105,7 +110,13 @@ function parseStreamList(strl: Uint8Array): AviStream | undefined {
   const strh = children.find((child) => child.id === "strh")?.body;
   const strf = children.find((child) => child.id === "strf")?.body;
   if (!strh || strh.length < 36) return undefined;
-  return { type: fourCC(strh, 0), scale: u32le(strh, 20), rate: u32le(strh, 24), length: u32le(strh, 32), format: strf ?? new Uint8Array() };
+  return {
+    type: fourCC(strh, 0),
+    scale: u32le(strh, 20),
+    rate: u32le(strh, 24),
+    length: u32le(strh, 32),
+    format: strf ?? new Uint8Array(),
+  };
 }
 
 /** Like ffprobe: the longest stream, each from its strh length and time base; avih when streams lack them. */
@@ -118,7 +129,9 @@ function duration(header: AviHeader): number | undefined {
     });
   const longest = Math.max(0, ...streamDurations);
   if (longest > 0) return longest;
-  return header.totalFrames > 0 && header.microSecPerFrame > 0 ? (header.totalFrames * header.microSecPerFrame) / 1e6 : undefined;
+  return header.totalFrames > 0 && header.microSecPerFrame > 0
+    ? (header.totalFrames * header.microSecPerFrame) / 1e6
+    : undefined;
 }
 
 /** RIFF chunks of a buffer; bodies are padded to an even length. */

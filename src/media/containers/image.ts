@@ -28,7 +28,8 @@ export async function checkImage(source: IRandomAccessTokenizer, container: stri
   let picture: ImageSize | undefined;
   if (container === "png") {
     const header = await readAt(source, 0, Math.min(size, 24));
-    if (header.length < 24 || fourCC(header, 12) !== "IHDR" || u32be(header, 16) === 0 || u32be(header, 20) === 0) throw truncated();
+    if (header.length < 24 || fourCC(header, 12) !== "IHDR" || u32be(header, 16) === 0 || u32be(header, 20) === 0)
+      throw truncated();
     if (size < 12 || fourCC(await readAt(source, size - 8, 4), 0) !== "IEND") throw truncated();
     picture = { width: u32be(header, 16), height: u32be(header, 20) };
   } else if (container === "jpeg") {
@@ -86,7 +87,10 @@ function webpSize(header: Uint8Array): ImageSize | undefined {
       return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
     }
     case "VP8X":
-      return { width: 1 + (header[24]! | (header[25]! << 8) | (header[26]! << 16)), height: 1 + (header[27]! | (header[28]! << 8) | (header[29]! << 16)) };
+      return {
+        width: 1 + (header[24]! | (header[25]! << 8) | (header[26]! << 16)),
+        height: 1 + (header[27]! | (header[28]! << 8) | (header[29]! << 16)),
+      };
     default:
       return undefined;
   }

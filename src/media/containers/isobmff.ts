@@ -45,7 +45,8 @@ export async function readMovieHeader(source: IRandomAccessTokenizer, label: str
       const rotation = await readRotation(source, box, label);
       if (rotation !== undefined) video.rotation = rotation;
     }
-    if (track?.handler === "soun" && header.audioChannels === undefined) header.audioChannels = await readAudioChannels(source, track, label);
+    if (track?.handler === "soun" && header.audioChannels === undefined)
+      header.audioChannels = await readAudioChannels(source, track, label);
   }
   return { ...header, ...video };
 }
@@ -74,7 +75,13 @@ async function findMoov(source: IRandomAccessTokenizer, label: string): Promise<
 }
 
 /** Returns type "" for trailing junk after the movie header, which players ignore too. */
-async function readBox(source: IRandomAccessTokenizer, start: number, end: number, label: string, tolerateJunk = false): Promise<Box> {
+async function readBox(
+  source: IRandomAccessTokenizer,
+  start: number,
+  end: number,
+  label: string,
+  tolerateJunk = false,
+): Promise<Box> {
   const header = await readAt(source, start, Math.min(16, end - start));
   const type = fourCC(header, 4);
   const size32 = u32be(header, 0);
@@ -123,7 +130,12 @@ async function readRotation(source: IRandomAccessTokenizer, trak: Box, label: st
     ["-1,0,0,-1", 180],
     ["0,-1,1,0", 270],
   ]);
-  return quarterTurns.get([a, b, c, d].map((v) => Math.round(v)).join(",").replaceAll("-0", "0"));
+  return quarterTurns.get(
+    [a, b, c, d]
+      .map((v) => Math.round(v))
+      .join(",")
+      .replaceAll("-0", "0"),
+  );
 }
 
 interface Track {
@@ -147,7 +159,11 @@ async function readTrack(source: IRandomAccessTokenizer, trak: Box, label: strin
  * when it recognises their handler, which it does not for QuickTime files (the data handler
  * 'hdlr' in 'minf' overrides the media handler), and never their rate.
  */
-async function readVideoTrack(source: IRandomAccessTokenizer, { mdia, stbl }: Track, label: string): Promise<VideoTrack> {
+async function readVideoTrack(
+  source: IRandomAccessTokenizer,
+  { mdia, stbl }: Track,
+  label: string,
+): Promise<VideoTrack> {
   const track: VideoTrack = {};
   const mdhd = await child(source, mdia, "mdhd", label);
   const stsd = stbl && (await child(source, stbl, "stsd", label));
@@ -164,7 +180,8 @@ async function readVideoTrack(source: IRandomAccessTokenizer, { mdia, stbl }: Tr
   const width = u16be(entry, 8 + 32);
   const height = u16be(entry, 8 + 34);
   // An H.264 entry's avcC: configurationVersion, then AVCProfileIndication.
-  const avcC = fourCC(entry, 12) === "avc1" || fourCC(entry, 12) === "avc3" ? findBytes(entry.subarray(8 + 86), "avcC") : -1;
+  const avcC =
+    fourCC(entry, 12) === "avc1" || fourCC(entry, 12) === "avc3" ? findBytes(entry.subarray(8 + 86), "avcC") : -1;
   if (avcC >= 0 && entry.length > 8 + 86 + avcC + 5) track.h264Profile = entry[8 + 86 + avcC + 5]!;
   return width > 0 && height > 0 ? { ...track, width, height } : track;
 }
@@ -179,7 +196,11 @@ const MAX_SOUND_ENTRY_BYTES = 4096;
  * The first audio track's channel count. MP4 writers leave the sample entry's count at its
  * template value 2 for AAC, so the AudioSpecificConfig in 'esds' is read first, as ffprobe does.
  */
-async function readAudioChannels(source: IRandomAccessTokenizer, { stbl }: Track, label: string): Promise<number | undefined> {
+async function readAudioChannels(
+  source: IRandomAccessTokenizer,
+  { stbl }: Track,
+  label: string,
+): Promise<number | undefined> {
   const stsd = stbl && (await child(source, stbl, "stsd", label));
   if (!stsd) return undefined;
   const table = await payload(source, stsd, 8 + MAX_SOUND_ENTRY_BYTES);
@@ -289,7 +310,12 @@ async function* children(source: IRandomAccessTokenizer, parent: Box, label: str
   }
 }
 
-async function child(source: IRandomAccessTokenizer, parent: Box, type: string, label: string): Promise<Box | undefined> {
+async function child(
+  source: IRandomAccessTokenizer,
+  parent: Box,
+  type: string,
+  label: string,
+): Promise<Box | undefined> {
   for await (const box of children(source, parent, label)) {
     if (box.type === type) return box;
   }

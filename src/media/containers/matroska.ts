@@ -41,7 +41,11 @@ export async function findFirstCluster(source: IRandomAccessTokenizer, label: st
   return size;
 }
 
-async function readElementHeader(source: IRandomAccessTokenizer, position: number, label: string): Promise<ElementHeader> {
+async function readElementHeader(
+  source: IRandomAccessTokenizer,
+  position: number,
+  label: string,
+): Promise<ElementHeader> {
   const bytes = await readAt(source, position, 12);
   const id = readVint(bytes, 0, 4);
   const size = id && readVint(bytes, id.length, 8);

@@ -32,10 +32,13 @@ export async function readOgg(source: IRandomAccessTokenizer, head: Uint8Array, 
   const first = parsePage(head, 0);
   if (!first) throw new UnsupportedMediaError(`The ${label} file is corrupt: its first page is damaged.`);
   const codec = identifyCodec(head.subarray(first.payloadStart));
-  if (!codec) throw new UnsupportedMediaError(`The Ogg file holds neither Opus nor Vorbis audio, which is not supported.`);
+  if (!codec)
+    throw new UnsupportedMediaError(`The Ogg file holds neither Opus nor Vorbis audio, which is not supported.`);
   const granule = await lastGranule(source, first.serial);
   if (granule === undefined) {
-    throw new UnsupportedMediaError(`The duration of the ${label} file cannot be determined: no complete final page was found (truncated?).`);
+    throw new UnsupportedMediaError(
+      `The duration of the ${label} file cannot be determined: no complete final page was found (truncated?).`,
+    );
   }
   return {
     durationSeconds: (granule - codec.preSkip) / codec.sampleRate,
@@ -49,8 +52,10 @@ export async function readOgg(source: IRandomAccessTokenizer, head: Uint8Array, 
 function identifyCodec(packet: Uint8Array): OggCodec | undefined {
   const magic = String.fromCharCode(...packet.subarray(0, 8));
   // Channel count: OpusHead byte 9, the Vorbis identification header's byte 11.
-  if (magic === "OpusHead" && packet.length >= 19) return { codec: "opus", sampleRate: 48_000, preSkip: u16le(packet, 10), channels: packet[9] };
-  if (magic.startsWith("\x01vorbis") && packet.length >= 16) return { codec: "vorbis", sampleRate: u32le(packet, 12), preSkip: 0, channels: packet[11] };
+  if (magic === "OpusHead" && packet.length >= 19)
+    return { codec: "opus", sampleRate: 48_000, preSkip: u16le(packet, 10), channels: packet[9] };
+  if (magic.startsWith("\x01vorbis") && packet.length >= 16)
+    return { codec: "vorbis", sampleRate: u32le(packet, 12), preSkip: 0, channels: packet[11] };
   return undefined;
 }
 
@@ -61,14 +66,16 @@ async function lastGranule(source: IRandomAccessTokenizer, serial: number): Prom
     const tail = await readAt(source, size - window, window);
     for (let offset = tail.length - PAGE_HEADER_BYTES; offset >= 0; offset--) {
       const page = parsePage(tail, offset);
-      if (page && page.serial === serial && page.granule !== undefined && offset + page.length <= tail.length) return page.granule;
+      if (page && page.serial === serial && page.granule !== undefined && offset + page.length <= tail.length)
+        return page.granule;
     }
     if (window >= size || window > MAX_PAGE_BYTES) return undefined;
   }
 }
 
 function parsePage(bytes: Uint8Array, offset: number): Page | undefined {
-  if (offset + PAGE_HEADER_BYTES > bytes.length || fourCC(bytes, offset) !== "OggS" || bytes[offset + 4] !== 0) return undefined;
+  if (offset + PAGE_HEADER_BYTES > bytes.length || fourCC(bytes, offset) !== "OggS" || bytes[offset + 4] !== 0)
+    return undefined;
   const segments = bytes[offset + 26];
   const payloadStart = offset + PAGE_HEADER_BYTES + segments;
   if (payloadStart > bytes.length) return undefined;

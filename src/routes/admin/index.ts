@@ -26,9 +26,19 @@ const security = [{ AdminToken: [] }];
 
 const AccountInput = z.object({
   email: z.email(),
-  credits: z.int().min(0).max(1_000_000_000).optional().openapi({ description: "Purchased credits to start with (never expire)" }),
+  credits: z
+    .int()
+    .min(0)
+    .max(1_000_000_000)
+    .optional()
+    .openapi({ description: "Purchased credits to start with (never expire)" }),
   plan: z.enum(plans).optional().openapi({ description: "payg (default) or a monthly plan" }),
-  password: z.string().min(MIN_PASSWORD_LENGTH).max(200).optional().openapi({ description: "Developer-area password (stored as a scrypt hash)" }),
+  password: z
+    .string()
+    .min(MIN_PASSWORD_LENGTH)
+    .max(200)
+    .optional()
+    .openapi({ description: "Developer-area password (stored as a scrypt hash)" }),
 });
 const AccountOutput = z.object({ accountId: z.string(), email: z.string(), balance: z.int(), plan: z.enum(plans) });
 
@@ -52,9 +62,17 @@ const createKeyRoute = createRoute({
   security,
   request: {
     params: z.object({ accountId: z.string() }),
-    query: z.object({ mode: z.enum(keyModes).default("live").openapi({ description: "test: an mk_test_ key (no credits spent, results marked TEST, test data apart)" }) }),
+    query: z.object({
+      mode: z
+        .enum(keyModes)
+        .default("live")
+        .openapi({ description: "test: an mk_test_ key (no credits spent, results marked TEST, test data apart)" }),
+    }),
   },
-  responses: { 200: jsonContent(z.object({ keyId: z.string(), apiKey: z.string(), mode: z.enum(keyModes) }), "Key created"), ...pickErrors(400, 401, 404) },
+  responses: {
+    200: jsonContent(z.object({ keyId: z.string(), apiKey: z.string(), mode: z.enum(keyModes) }), "Key created"),
+    ...pickErrors(400, 401, 404),
+  },
 });
 
 const creditsRoute = createRoute({
@@ -71,7 +89,10 @@ const creditsRoute = createRoute({
       content: {
         "application/json": {
           schema: z.object({
-            amount: z.int().refine((n) => n !== 0, "must not be 0").refine((n) => Math.abs(n) <= 1_000_000_000, "is too large"),
+            amount: z
+              .int()
+              .refine((n) => n !== 0, "must not be 0")
+              .refine((n) => Math.abs(n) <= 1_000_000_000, "is too large"),
             reason: z.string().min(1).max(500),
           }),
         },
@@ -89,7 +110,10 @@ const revokeRoute = createRoute({
   summary: "Revoke an API key (effective on the next request)",
   security,
   request: { params: z.object({ keyId: z.string() }) },
-  responses: { 200: jsonContent(z.object({ keyId: z.string(), revoked: z.literal(true) }), "Revoked"), ...pickErrors(401, 404) },
+  responses: {
+    200: jsonContent(z.object({ keyId: z.string(), revoked: z.literal(true) }), "Revoked"),
+    ...pickErrors(401, 404),
+  },
 });
 
 const AuditOutput = z.object({
@@ -101,7 +125,9 @@ const AuditOutput = z.object({
   failedNotRefunded: z.int(),
   refundedNotFailed: z.int(),
   paidNotDebited: z.int(),
-  consistent: z.boolean().openapi({ description: "balance = ledger sum, every failed job refunded once, no other refund, every paid job debited" }),
+  consistent: z.boolean().openapi({
+    description: "balance = ledger sum, every failed job refunded once, no other refund, every paid job debited",
+  }),
 });
 
 const auditRoute = createRoute({
@@ -120,10 +146,27 @@ const orphansRoute = createRoute({
   path: "/storage/orphans",
   operationId: "adminListOrphans",
   tags: ["Admin"],
-  summary: "Objects of the media store that no upload or job refers to (older than 10 minutes); the maintenance run deletes them",
+  summary:
+    "Objects of the media store that no upload or job refers to (older than 10 minutes); the maintenance run deletes them",
   security,
-  request: { query: z.object({ graceSeconds: queryInteger(0, 86_400).optional().openapi({ description: "Age below which an object is not counted (default 600: a write may be in flight)" }) }) },
-  responses: { 200: jsonContent(z.object({ scanned: z.int(), count: z.int(), orphans: z.array(z.string()).openapi({ description: "The first 100 keys" }) }), "Report"), ...pickErrors(401) },
+  request: {
+    query: z.object({
+      graceSeconds: queryInteger(0, 86_400)
+        .optional()
+        .openapi({ description: "Age below which an object is not counted (default 600: a write may be in flight)" }),
+    }),
+  },
+  responses: {
+    200: jsonContent(
+      z.object({
+        scanned: z.int(),
+        count: z.int(),
+        orphans: z.array(z.string()).openapi({ description: "The first 100 keys" }),
+      }),
+      "Report",
+    ),
+    ...pickErrors(401),
+  },
 });
 
 const maintenanceRoute = createRoute({
@@ -131,9 +174,16 @@ const maintenanceRoute = createRoute({
   path: "/maintenance",
   operationId: "adminRunMaintenance",
   tags: ["Admin"],
-  summary: "Run the cron's maintenance now: fail and refund jobs past their deadline, delete expired and orphaned objects",
+  summary:
+    "Run the cron's maintenance now: fail and refund jobs past their deadline, delete expired and orphaned objects",
   security,
-  request: { query: z.object({ orphanGraceSeconds: queryInteger(0, 86_400).optional().openapi({ description: "Orphans younger than this are kept (default 600); 0 only when no write is in flight" }) }) },
+  request: {
+    query: z.object({
+      orphanGraceSeconds: queryInteger(0, 86_400).optional().openapi({
+        description: "Orphans younger than this are kept (default 600); 0 only when no write is in flight",
+      }),
+    }),
+  },
   responses: { 200: jsonContent(z.record(z.string(), z.number()), "What it did"), ...pickErrors(401) },
 });
 
@@ -145,7 +195,12 @@ export function adminRoutes() {
     const passwordHash = password === undefined ? undefined : await hashPassword(password);
     return c.json(await createAccount(c.env.DB, { ...input, passwordHash }, Date.now()), 200);
   });
-  router.openapi(createKeyRoute, async (c) => c.json(await createApiKey(c.env.DB, c.req.valid("param").accountId, Date.now(), "", c.req.valid("query").mode), 200));
+  router.openapi(createKeyRoute, async (c) =>
+    c.json(
+      await createApiKey(c.env.DB, c.req.valid("param").accountId, Date.now(), "", c.req.valid("query").mode),
+      200,
+    ),
+  );
   router.openapi(creditsRoute, async (c) => {
     const { amount, reason } = c.req.valid("json");
     const balance = await adjustPurchasedCredits(c.env.DB, c.req.valid("param").accountId, amount, reason, Date.now());
@@ -158,8 +213,13 @@ export function adminRoutes() {
   });
   router.openapi(orphansRoute, async (c) => {
     const { graceSeconds } = c.req.valid("query");
-    const report = await findOrphans(c.env.DB, c.env.MEDIA, Date.now(), { graceMs: graceSeconds === undefined ? undefined : graceSeconds * 1000 });
-    return c.json({ scanned: report.scanned, count: report.orphans.length, orphans: report.orphans.slice(0, 100) }, 200);
+    const report = await findOrphans(c.env.DB, c.env.MEDIA, Date.now(), {
+      graceMs: graceSeconds === undefined ? undefined : graceSeconds * 1000,
+    });
+    return c.json(
+      { scanned: report.scanned, count: report.orphans.length, orphans: report.orphans.slice(0, 100) },
+      200,
+    );
   });
   router.openapi(maintenanceRoute, async (c) => {
     const { orphanGraceSeconds } = c.req.valid("query");

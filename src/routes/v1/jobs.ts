@@ -15,7 +15,12 @@ const route = createRoute({
   description: `Readable only by the API key that created the job; any other key, an unknown id or a job ended more than 3 hours ago answers 404. With \`wait\`, a queued or processing job is answered when it ends (at once, not at the next poll) or after that many seconds, whichever comes first, with its state then: one request instead of a poll loop.`,
   security: [{ ApiKey: [] }],
   request: {
-    params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }),
+    params: z.object({
+      id: z
+        .string()
+        .min(1)
+        .openapi({ param: { name: "id", in: "path" } }),
+    }),
     query: z.object({
       wait: queryInteger(0, MAX_JOB_WAIT_SECONDS)
         .optional()
@@ -38,9 +43,17 @@ const cancelRoute = createRoute({
   operationId: "cancelJob",
   tags: ["Jobs"],
   summary: "Cancel a queued or processing job (refunded in full, once)",
-  description: "The job ends as failed with the error 'Cancelled at the caller's request; credits refunded.' and its credits are refunded; processing on the backend is stopped. A job that already ended answers 400 naming its state; another key or an unknown job answers 404.",
+  description:
+    "The job ends as failed with the error 'Cancelled at the caller's request; credits refunded.' and its credits are refunded; processing on the backend is stopped. A job that already ended answers 400 naming its state; another key or an unknown job answers 404.",
   security: [{ ApiKey: [] }],
-  request: { params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }) },
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .min(1)
+        .openapi({ param: { name: "id", in: "path" } }),
+    }),
+  },
   responses: {
     200: { description: "The cancelled job", content: { "application/json": { schema: JobStatusSchema } } },
     ...pickErrors(400, 401, 404),
@@ -49,7 +62,14 @@ const cancelRoute = createRoute({
 
 export const jobRoutes = createRouter()
   .openapi(route, async (c) => {
-    const view = await waitForJobForKey(c.env, c.get("caller"), c.req.valid("param").id, (c.req.valid("query").wait ?? 0) * 1000);
+    const view = await waitForJobForKey(
+      c.env,
+      c.get("caller"),
+      c.req.valid("param").id,
+      (c.req.valid("query").wait ?? 0) * 1000,
+    );
     return c.json(view, 200);
   })
-  .openapi(cancelRoute, async (c) => c.json(await cancelJob(c.env, c.get("caller"), c.req.valid("param").id, Date.now()), 200));
+  .openapi(cancelRoute, async (c) =>
+    c.json(await cancelJob(c.env, c.get("caller"), c.req.valid("param").id, Date.now()), 200),
+  );

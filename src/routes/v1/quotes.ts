@@ -22,4 +22,6 @@ const route = createRoute({
   },
 });
 
-export const quoteRoutes = createRouter().openapi(route, async (c) => c.json(await quoteCall(c.env, c.get("caller"), c.req.valid("json"), Date.now()), 200));
+export const quoteRoutes = createRouter().openapi(route, async (c) =>
+  c.json(await quoteCall(c.env, c.get("caller"), c.req.valid("json"), Date.now()), 200),
+);

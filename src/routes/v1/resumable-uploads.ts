@@ -7,25 +7,47 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http";
 import { pickErrors } from "../../errors";
 import { MAX_UPLOAD_BYTES } from "../../services/media-jobs/uploads";
-import { abortSession, completeSession, createSession, describeSession, MAX_OPEN_SESSIONS_PER_ACCOUNT, putPart, refuseBody, RESUMABLE_PART_SIZE } from "../../services/media-jobs/resumable-uploads";
+import {
+  abortSession,
+  completeSession,
+  createSession,
+  describeSession,
+  MAX_OPEN_SESSIONS_PER_ACCOUNT,
+  putPart,
+  refuseBody,
+  RESUMABLE_PART_SIZE,
+} from "../../services/media-jobs/resumable-uploads";
 import { UploadResultSchema } from "../../contract/account";
 import { jsonContent } from "../../lib/openapi";
 
 const common = { tags: ["Uploads"], security: [{ ApiKey: [] }] };
 
 const UploadIdParam = z.object({
-  uploadId: z.string().min(1).max(64).openapi({ param: { name: "uploadId", in: "path" }, description: "The id answered when the upload was opened (64 characters at most)" }),
+  uploadId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({
+      param: { name: "uploadId", in: "path" },
+      description: "The id answered when the upload was opened (64 characters at most)",
+    }),
 });
 
 const CreateSchema = z
   .object({
-    filename: z.string().min(1).max(255).openapi({ description: "Name of the file (255 characters at most; kept as letters, digits, - _ .)", example: "keynote.mp4" }),
+    filename: z.string().min(1).max(255).openapi({
+      description: "Name of the file (255 characters at most; kept as letters, digits, - _ .)",
+      example: "keynote.mp4",
+    }),
     size: z
       .int()
       .min(1)
       .max(MAX_UPLOAD_BYTES)
       .openapi({ description: "Exact size of the file in bytes, 5,000,000,000 at most", example: 1_200_000_000 }),
-    contentType: z.string().max(255).optional().openapi({ description: "Informational: the type is detected from the content when the upload completes", example: "video/mp4" }),
+    contentType: z.string().max(255).optional().openapi({
+      description: "Informational: the type is detected from the content when the upload completes",
+      example: "video/mp4",
+    }),
   })
   .openapi("ResumableUploadRequest");
 
@@ -34,9 +56,16 @@ const SessionSchema = z
     uploadId: z.string().openapi({ description: "Id of the session, and of the upload once completed" }),
     filename: z.string(),
     size: z.int(),
-    partSize: z.int().openapi({ description: `Size of every part but the last (${RESUMABLE_PART_SIZE} bytes)`, example: RESUMABLE_PART_SIZE }),
-    partCount: z.int().openapi({ description: "Parts numbered 1 to partCount; the last one holds the remaining bytes" }),
-    expiresAt: z.string().openapi({ description: "ISO time after which an uncompleted session is aborted (24 hours after it was opened)" }),
+    partSize: z.int().openapi({
+      description: `Size of every part but the last (${RESUMABLE_PART_SIZE} bytes)`,
+      example: RESUMABLE_PART_SIZE,
+    }),
+    partCount: z
+      .int()
+      .openapi({ description: "Parts numbered 1 to partCount; the last one holds the remaining bytes" }),
+    expiresAt: z.string().openapi({
+      description: "ISO time after which an uncompleted session is aborted (24 hours after it was opened)",
+    }),
   })
   .openapi("ResumableUpload");
 
@@ -102,7 +131,13 @@ const abortRoute = createRoute({
   operationId: "abortResumableUpload",
   summary: "Abort a resumable upload and discard its parts",
   request: { params: UploadIdParam },
-  responses: { 200: jsonContent(z.object({ uploadId: z.string(), status: z.literal("aborted") }).openapi("ResumableUploadAborted"), "Aborted"), ...pickErrors(401, 404) },
+  responses: {
+    200: jsonContent(
+      z.object({ uploadId: z.string(), status: z.literal("aborted") }).openapi("ResumableUploadAborted"),
+      "Aborted",
+    ),
+    ...pickErrors(401, 404),
+  },
 });
 
 const PART_PATH = /^\d{1,5}$/;
@@ -119,8 +154,16 @@ export function resumableUploadRoutes() {
       "The body is the part's bytes, exactly partSize for every part but the last (the remainder of the file); a Content-Length that says otherwise, or a body that turns out shorter or longer, answers 400 and stores nothing. " +
       "Idempotent: sending a part again replaces it.",
     request: {
-      params: UploadIdParam.extend({ partNumber: z.string().regex(PART_PATH).openapi({ param: { name: "partNumber", in: "path" }, description: "1 to partCount", example: "1" }) }),
-      body: { required: true, content: { "application/octet-stream": { schema: z.any().openapi({ type: "string", format: "binary" }) } } },
+      params: UploadIdParam.extend({
+        partNumber: z
+          .string()
+          .regex(PART_PATH)
+          .openapi({ param: { name: "partNumber", in: "path" }, description: "1 to partCount", example: "1" }),
+      }),
+      body: {
+        required: true,
+        content: { "application/octet-stream": { schema: z.any().openapi({ type: "string", format: "binary" }) } },
+      },
     },
     responses: { 200: jsonContent(PartResultSchema, "Part stored"), ...pickErrors(400, 401, 404) },
   });
@@ -143,8 +186,16 @@ export function resumableUploadRoutes() {
   });
 
   return router
-    .openapi(createSessionRoute, async (c) => c.json(await createSession(c.env, c.get("caller"), c.req.valid("json"), Date.now()), 200))
-    .openapi(describeRoute, async (c) => c.json(await describeSession(c.env.DB, c.get("caller"), c.req.valid("param").uploadId, Date.now()), 200))
-    .openapi(completeRoute, async (c) => c.json(await completeSession(c.env, c.get("caller"), c.req.valid("param").uploadId, Date.now()), 200))
-    .openapi(abortRoute, async (c) => c.json(await abortSession(c.env, c.get("caller"), c.req.valid("param").uploadId, Date.now()), 200));
+    .openapi(createSessionRoute, async (c) =>
+      c.json(await createSession(c.env, c.get("caller"), c.req.valid("json"), Date.now()), 200),
+    )
+    .openapi(describeRoute, async (c) =>
+      c.json(await describeSession(c.env.DB, c.get("caller"), c.req.valid("param").uploadId, Date.now()), 200),
+    )
+    .openapi(completeRoute, async (c) =>
+      c.json(await completeSession(c.env, c.get("caller"), c.req.valid("param").uploadId, Date.now()), 200),
+    )
+    .openapi(abortRoute, async (c) =>
+      c.json(await abortSession(c.env, c.get("caller"), c.req.valid("param").uploadId, Date.now()), 200),
+    );
 }

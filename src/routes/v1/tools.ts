@@ -12,21 +12,18 @@ import { MaxCreditsField } from "../../contract/quotes";
 
 const IdempotencyHeader = z.object({
   "idempotency-key": z.string().optional().openapi({
-    description: "Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400",
+    description:
+      "Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400",
   }),
 });
 
 /** Fields every tool call accepts besides the tool's own; they change neither the price nor the job's work. */
 const CallFields = z.object({
-  webhookUrl: z
-    .string()
-    .max(2048)
-    .optional()
-    .openapi({
-      description:
-        "Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.",
-      example: "https://example.com/hooks/media",
-    }),
+  webhookUrl: z.string().max(2048).optional().openapi({
+    description:
+      "Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.",
+    example: "https://example.com/hooks/media",
+  }),
   maxCredits: MaxCreditsField.optional(),
 });
 
@@ -48,7 +45,10 @@ export function toolRoutes() {
         body: { required: true, content: { "application/json": { schema } } },
       },
       responses: {
-        200: { description: "Job queued; credits debited", content: { "application/json": { schema: JobEnvelopeSchema } } },
+        200: {
+          description: "Job queued; credits debited",
+          content: { "application/json": { schema: JobEnvelopeSchema } },
+        },
         ...pickErrors(400, 401, 402, 500),
       },
     });

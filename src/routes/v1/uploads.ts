@@ -11,7 +11,12 @@ import { uploadFromMultipart, uploadFromUrl } from "../../services/media-jobs/up
 import { UploadResultSchema } from "../../contract/account";
 
 const UrlUploadSchema = z
-  .object({ url: z.string().min(1).max(4096).openapi({ description: "Public http(s) URL of the media, 5 GB maximum; at most 4096 characters", format: "uri" }) })
+  .object({
+    url: z.string().min(1).max(4096).openapi({
+      description: "Public http(s) URL of the media, 5 GB maximum; at most 4096 characters",
+      format: "uri",
+    }),
+  })
   .openapi("UrlUploadRequest");
 
 export function uploadRoutes() {

@@ -16,7 +16,8 @@ const register = createRoute({
   tags,
   security,
   summary: "Register or replace the account's cloned voice (free)",
-  description: "uploadId of an audio or video sample with at least 10 s of speech. The voice lasts until replaced or removed. CPU engines match the sample's pitch with the nearest catalogue voice; GPU engines clone it.",
+  description:
+    "uploadId of an audio or video sample with at least 10 s of speech. The voice lasts until replaced or removed. CPU engines match the sample's pitch with the nearest catalogue voice; GPU engines clone it.",
   request: { body: { required: true, content: { "application/json": { schema: RegisterVoiceInput } } } },
   responses: { 200: jsonContent(ClonedVoiceSchema, "Registered"), ...pickErrors(400, 401) },
 });
@@ -40,7 +41,12 @@ const remove = createRoute({
 });
 
 export const voiceRoutes = createRouter()
-  .openapi(register, async (c) => c.json(await registerClonedVoice(c.env.DB, c.env.MEDIA, c.get("caller"), c.req.valid("json").uploadId, Date.now()), 200))
+  .openapi(register, async (c) =>
+    c.json(
+      await registerClonedVoice(c.env.DB, c.env.MEDIA, c.get("caller"), c.req.valid("json").uploadId, Date.now()),
+      200,
+    ),
+  )
   .openapi(show, async (c) => c.json(await getClonedVoice(c.env.DB, c.get("caller")), 200))
   .openapi(remove, async (c) => {
     await deleteClonedVoice(c.env.DB, c.env.MEDIA, c.get("caller"));

@@ -52,7 +52,17 @@ export async function createAccount(
         `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`,
       )
-      .bind(newId("led", now), id, kind, planDelta + purchasedDelta, planDelta, purchasedDelta, key, "account opened", now);
+      .bind(
+        newId("led", now),
+        id,
+        kind,
+        planDelta + purchasedDelta,
+        planDelta,
+        purchasedDelta,
+        key,
+        "account opened",
+        now,
+      );
   try {
     await db.batch([
       db
@@ -60,7 +70,17 @@ export async function createAccount(
           `INSERT INTO accounts (id, email, plan, plan_credits, plan_period_granted, purchased_credits, plan_period_end, password_hash, created_at, email_verified_at)
            VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9)`,
         )
-        .bind(id, email, plan, allowance, credits, periodEnd, input.passwordHash ?? null, now, input.emailVerified === false ? null : now),
+        .bind(
+          id,
+          email,
+          plan,
+          allowance,
+          credits,
+          periodEnd,
+          input.passwordHash ?? null,
+          now,
+          input.emailVerified === false ? null : now,
+        ),
       ...(credits > 0 ? [entry("grant", 0, credits, `open:${id}:grant`)] : []),
       ...(allowance > 0 ? [entry("plan_grant", allowance, 0, `plan_grant:${id}:${now}`)] : []),
     ]);
@@ -102,8 +122,16 @@ export async function getAccountDetails(db: D1Database, accountId: string): Prom
     )
     .bind(accountId)
     .first<{
-      id: string; email: string; plan: Plan; plan_credits: number; purchased_credits: number; plan_period_end: number | null;
-      plan_cancel_at_period_end: number; plan_next: PaidPlan | null; stripe_customer_id: string | null; stripe_subscription_id: string | null;
+      id: string;
+      email: string;
+      plan: Plan;
+      plan_credits: number;
+      purchased_credits: number;
+      plan_period_end: number | null;
+      plan_cancel_at_period_end: number;
+      plan_next: PaidPlan | null;
+      stripe_customer_id: string | null;
+      stripe_subscription_id: string | null;
       email_verified_at: number | null;
     }>();
   if (!row) throw new AppError("not_found", `Account ${accountId} not found.`);
@@ -126,7 +154,9 @@ export async function getAccountDetails(db: D1Database, accountId: string): Prom
 
 /** Why a plan's keys cannot call the REST API, or null when they can. */
 export function restAccessRefusal(plan: Plan): string | null {
-  return restApiPlans.includes(plan) ? null : `REST API access is not included in the ${plan} plan (only pay-as-you-go, Pro and Scale).`;
+  return restApiPlans.includes(plan)
+    ? null
+    : `REST API access is not included in the ${plan} plan (only pay-as-you-go, Pro and Scale).`;
 }
 
 const MAX_KEY_NAME = 60;
@@ -138,14 +168,23 @@ export async function createApiKey(db: D1Database, accountId: string, now: numbe
 }
 
 const tooManyKeys = () =>
-  invalidRequest(`An account has at most ${accountLimits.activeKeys} unrevoked API keys (live and test together); revoke one it no longer uses to create another.`);
+  invalidRequest(
+    `An account has at most ${accountLimits.activeKeys} unrevoked API keys (live and test together); revoke one it no longer uses to create another.`,
+  );
 
 /**
  * Null when `formNonce` already made a key of this account (ON CONFLICT: a form sent twice makes
  * one key). The count of unrevoked keys is checked in the insert itself, so concurrent requests
  * cannot pass the limit together.
  */
-async function insertApiKey(db: D1Database, accountId: string, now: number, name: string, mode: KeyMode, formNonce: string | null) {
+async function insertApiKey(
+  db: D1Database,
+  accountId: string,
+  now: number,
+  name: string,
+  mode: KeyMode,
+  formNonce: string | null,
+) {
   const apiKey = (mode === "test" ? TEST_KEY_PREFIX : API_KEY_PREFIX) + randomToken(24);
   const keyId = newId("key", now);
   const inserted = await db
@@ -155,10 +194,27 @@ async function insertApiKey(db: D1Database, accountId: string, now: number, name
        WHERE (SELECT COUNT(*) FROM api_keys WHERE account_id = ?2 AND revoked_at IS NULL) < ?9
        ON CONFLICT (account_id, form_nonce) DO NOTHING`,
     )
-    .bind(keyId, accountId, await sha256Hex(apiKey), apiKey.slice(0, 12), Array.from(name.trim()).slice(0, MAX_KEY_NAME).join(""), now, mode, formNonce, accountLimits.activeKeys)
+    .bind(
+      keyId,
+      accountId,
+      await sha256Hex(apiKey),
+      apiKey.slice(0, 12),
+      Array.from(name.trim()).slice(0, MAX_KEY_NAME).join(""),
+      now,
+      mode,
+      formNonce,
+      accountLimits.activeKeys,
+    )
     .run();
   if (inserted.meta.changes > 0) return { keyId, apiKey, mode };
-  if (formNonce !== null && (await db.prepare("SELECT 1 FROM api_keys WHERE account_id = ? AND form_nonce = ?").bind(accountId, formNonce).first())) return null;
+  if (
+    formNonce !== null &&
+    (await db
+      .prepare("SELECT 1 FROM api_keys WHERE account_id = ? AND form_nonce = ?")
+      .bind(accountId, formNonce)
+      .first())
+  )
+    return null;
   throw tooManyKeys();
 }
 
@@ -168,7 +224,14 @@ const FORM_NONCE = /^[A-Za-z0-9_-]{16,64}$/;
  * A key made by the account owner: refused, with the reason, on plans without REST access.
  * `formNonce` is the form's one-time token; null comes back when that form already made its key.
  */
-export async function createOwnApiKey(db: D1Database, accountId: string, name: unknown, now: number, mode: unknown, formNonce: unknown) {
+export async function createOwnApiKey(
+  db: D1Database,
+  accountId: string,
+  name: unknown,
+  now: number,
+  mode: unknown,
+  formNonce: unknown,
+) {
   const account = await getAccount(db, accountId);
   const refusal = restAccessRefusal(account.plan);
   if (refusal) throw invalidRequest(`${refusal} Choose a plan with API access in Billing to create keys.`);
@@ -177,7 +240,8 @@ export async function createOwnApiKey(db: D1Database, accountId: string, name: u
   if (!label) throw invalidRequest("Give the key a name, for instance where it is used.");
   if (characterCount(label) > MAX_KEY_NAME) throw invalidRequest(`Key names have at most ${MAX_KEY_NAME} characters.`);
   if (!isKeyMode(mode)) throw invalidRequest("A key is live or test.");
-  if (typeof formNonce !== "string" || !FORM_NONCE.test(formNonce)) throw invalidRequest("The form is out of date: reload the page and create the key again.");
+  if (typeof formNonce !== "string" || !FORM_NONCE.test(formNonce))
+    throw invalidRequest("The form is out of date: reload the page and create the key again.");
   const created = await insertApiKey(db, accountId, now, label, mode, formNonce);
   return created && { ...created, name: label };
 }
@@ -194,9 +258,19 @@ export interface ApiKeyView {
 
 export async function listApiKeys(db: D1Database, accountId: string): Promise<ApiKeyView[]> {
   const rows = await db
-    .prepare("SELECT id, name, display_prefix, created_at, last_used_at, revoked_at, mode FROM api_keys WHERE account_id = ? ORDER BY created_at DESC")
+    .prepare(
+      "SELECT id, name, display_prefix, created_at, last_used_at, revoked_at, mode FROM api_keys WHERE account_id = ? ORDER BY created_at DESC",
+    )
     .bind(accountId)
-    .all<{ id: string; name: string; display_prefix: string; created_at: number; last_used_at: number | null; revoked_at: number | null; mode: KeyMode }>();
+    .all<{
+      id: string;
+      name: string;
+      display_prefix: string;
+      created_at: number;
+      last_used_at: number | null;
+      revoked_at: number | null;
+      mode: KeyMode;
+    }>();
   return rows.results.map((r) => ({
     keyId: r.id,
     name: r.name,
@@ -211,7 +285,9 @@ export async function listApiKeys(db: D1Database, accountId: string): Promise<Ap
 /** Revokes a key; with `accountId`, only a key of that account (others look unknown). */
 export async function revokeApiKey(db: D1Database, keyId: string, now: number, accountId?: string): Promise<void> {
   const result = await db
-    .prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? AND (?3 IS NULL OR account_id = ?3)")
+    .prepare(
+      "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? AND (?3 IS NULL OR account_id = ?3)",
+    )
     .bind(now, keyId, accountId ?? null)
     .run();
   if (result.meta.changes === 0) throw new AppError("not_found", `Key ${keyId} not found.`);
@@ -244,7 +320,15 @@ export async function authenticate(db: D1Database, authorization: string | undef
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
     )
     .bind(await sha256Hex(apiKey))
-    .first<{ key_id: string; revoked_at: number | null; last_used_at: number | null; mode: KeyMode; account_id: string; email: string; plan: Plan }>();
+    .first<{
+      key_id: string;
+      revoked_at: number | null;
+      last_used_at: number | null;
+      mode: KeyMode;
+      account_id: string;
+      email: string;
+      plan: Plan;
+    }>();
   if (!row) throw unauthorized("Invalid API key.");
   if (row.revoked_at !== null) throw unauthorized("This API key has been revoked.");
   const refusal = restAccessRefusal(row.plan);

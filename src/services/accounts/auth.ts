@@ -31,7 +31,8 @@ function checkNewPassword(password: unknown): string {
   if (typeof password !== "string" || [...password].length < MIN_PASSWORD_LENGTH) {
     throw invalidRequest(`Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.`);
   }
-  if (password.length > MAX_PASSWORD_LENGTH) throw invalidRequest(`Choose a password of at most ${MAX_PASSWORD_LENGTH} characters.`);
+  if (password.length > MAX_PASSWORD_LENGTH)
+    throw invalidRequest(`Choose a password of at most ${MAX_PASSWORD_LENGTH} characters.`);
   return password;
 }
 
@@ -45,19 +46,33 @@ function checkNewPassword(password: unknown): string {
 export async function limitAttempts(env: Env, action: string, address: string, email?: string): Promise<void> {
   const counts: [RateLimit | undefined, string][] = [
     [env.AUTH_LIMITER, `${action}:ip:${address}`],
-    ...(email ? ([[env.AUTH_LIMITER, `${action}:pair:${address}:${email}`], [env.AUTH_EMAIL_LIMITER, `${action}:email:${email}`]] as [RateLimit | undefined, string][]) : []),
+    ...(email
+      ? ([
+          [env.AUTH_LIMITER, `${action}:pair:${address}:${email}`],
+          [env.AUTH_EMAIL_LIMITER, `${action}:email:${email}`],
+        ] as [RateLimit | undefined, string][])
+      : []),
   ];
   const outcomes = await Promise.all(counts.map(([limiter, key]) => limiter?.limit({ key })));
-  if (outcomes.some((o) => o && !o.success)) throw new AppError("rate_limited", "Too many attempts. Wait a minute and try again.");
+  if (outcomes.some((o) => o && !o.success))
+    throw new AppError("rate_limited", "Too many attempts. Wait a minute and try again.");
 }
 
 /** Creates a self-service account; its email is unverified until the link of sendVerificationMail is opened. */
-export async function signUp(env: Env, input: { email: unknown; password: unknown }, now: number): Promise<AccountView> {
+export async function signUp(
+  env: Env,
+  input: { email: unknown; password: unknown },
+  now: number,
+): Promise<AccountView> {
   const email = normalizeEmail(input.email);
   const password = checkNewPassword(input.password);
   const credits = Math.max(0, Math.floor(Number(env.SIGNUP_CREDITS ?? "0")) || 0);
   try {
-    return await createAccount(env.DB, { email, credits, passwordHash: await hashPassword(password), emailVerified: false }, now);
+    return await createAccount(
+      env.DB,
+      { email, credits, passwordHash: await hashPassword(password), emailVerified: false },
+      now,
+    );
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_request") {
       throw invalidRequest("This email cannot be used to sign up. If it is yours, sign in or reset the password.");
@@ -73,7 +88,10 @@ export async function signIn(db: D1Database, input: { email: unknown; password: 
   const email = typeof input.email === "string" ? input.email.trim().toLowerCase().slice(0, 254) : "";
   const password = typeof input.password === "string" ? input.password.slice(0, MAX_PASSWORD_LENGTH) : "";
   const row = email
-    ? await db.prepare("SELECT id, password_hash FROM accounts WHERE email = ?").bind(email).first<{ id: string; password_hash: string | null }>()
+    ? await db
+        .prepare("SELECT id, password_hash FROM accounts WHERE email = ?")
+        .bind(email)
+        .first<{ id: string; password_hash: string | null }>()
     : null;
   const ok = await verifyPassword(password, row?.password_hash ?? (await decoyHash()));
   if (!row?.password_hash || !ok) throw wrongCredentials();
@@ -96,11 +114,23 @@ const resetSecret = (env: Env) => authSecret(env, "Password reset is not configu
  * Mails a reset link when the email has an account; the caller answers the same either way. The
  * link is built on mailLinkOrigin, never on the asker's Host header outside local development.
  */
-export async function requestPasswordReset(env: Env, rawEmail: unknown, requestOrigin: string, now: number): Promise<void> {
+export async function requestPasswordReset(
+  env: Env,
+  rawEmail: unknown,
+  requestOrigin: string,
+  now: number,
+): Promise<void> {
   const email = normalizeEmail(rawEmail);
-  const row = await env.DB.prepare("SELECT id, password_hash FROM accounts WHERE email = ?").bind(email).first<{ id: string; password_hash: string | null }>();
+  const row = await env.DB.prepare("SELECT id, password_hash FROM accounts WHERE email = ?")
+    .bind(email)
+    .first<{ id: string; password_hash: string | null }>();
   if (!row) return;
-  const grant: ResetGrant = { purpose: "password-reset", accountId: row.id, pw: await fingerprint(row.password_hash), exp: now + RESET_TTL_MS };
+  const grant: ResetGrant = {
+    purpose: "password-reset",
+    accountId: row.id,
+    pw: await fingerprint(row.password_hash),
+    exp: now + RESET_TTL_MS,
+  };
   const link = `${mailLinkOrigin(env, requestOrigin)}/app/reset/${await signGrant(resetSecret(env), grant)}`;
   await mailerFor(env).send({
     to: email,
@@ -110,11 +140,17 @@ export async function requestPasswordReset(env: Env, rawEmail: unknown, requestO
 }
 
 /** The account a reset link is valid for, with its current hash, or null (bad signature, expired, already used). */
-async function resetTarget(env: Env, token: string, now: number): Promise<{ accountId: string; passwordHash: string | null } | null> {
+async function resetTarget(
+  env: Env,
+  token: string,
+  now: number,
+): Promise<{ accountId: string; passwordHash: string | null } | null> {
   if (token.length > 1024) return null;
   const grant = await verifyGrant<ResetGrant>(resetSecret(env), token, now).catch(() => null);
   if (!grant || grant.purpose !== "password-reset") return null;
-  const row = await env.DB.prepare("SELECT password_hash FROM accounts WHERE id = ?").bind(grant.accountId).first<{ password_hash: string | null }>();
+  const row = await env.DB.prepare("SELECT password_hash FROM accounts WHERE id = ?")
+    .bind(grant.accountId)
+    .first<{ password_hash: string | null }>();
   if (!row || (await fingerprint(row.password_hash)) !== grant.pw) return null;
   return { accountId: grant.accountId, passwordHash: row.password_hash };
 }
@@ -133,7 +169,13 @@ export async function checkResetToken(env: Env, token: string, now: number): Pro
  * every API key is revoked, the account's and its brands' webhook URLs are cleared, both webhook
  * signing secrets are replaced (the old ones stop at once) and the brands' publishing channels go.
  */
-export async function resetPassword(env: Env, token: string, password: unknown, now: number, options: { secure?: boolean } = {}): Promise<string> {
+export async function resetPassword(
+  env: Env,
+  token: string,
+  password: unknown,
+  now: number,
+  options: { secure?: boolean } = {},
+): Promise<string> {
   const used = () => invalidRequest("This reset link is invalid, expired or already used. Ask for a new one.");
   const target = await resetTarget(env, token, now);
   if (!target) throw used();
@@ -145,11 +187,17 @@ export async function resetPassword(env: Env, token: string, password: unknown, 
   const changedBy = "id = ?1 AND password_hash = ?2";
   const [changed] = await db.batch([
     db
-      .prepare("UPDATE accounts SET password_hash = ?1, email_verified_at = COALESCE(email_verified_at, ?3) WHERE id = ?2 AND password_hash IS ?4")
+      .prepare(
+        "UPDATE accounts SET password_hash = ?1, email_verified_at = COALESCE(email_verified_at, ?3) WHERE id = ?2 AND password_hash IS ?4",
+      )
       .bind(hash, target.accountId, now, target.passwordHash),
     ...(options.secure
       ? [
-          db.prepare(`UPDATE api_keys SET revoked_at = ?3 WHERE revoked_at IS NULL AND account_id = (SELECT id FROM accounts WHERE ${changedBy})`).bind(target.accountId, hash, now),
+          db
+            .prepare(
+              `UPDATE api_keys SET revoked_at = ?3 WHERE revoked_at IS NULL AND account_id = (SELECT id FROM accounts WHERE ${changedBy})`,
+            )
+            .bind(target.accountId, hash, now),
           // A new signing secret in both modes, the previous one dropped at once (no rotation overlap):
           // whoever read it while holding the account cannot sign as us.
           db
@@ -158,9 +206,17 @@ export async function resetPassword(env: Env, token: string, password: unknown, 
                 `test_webhook_secret_version = test_webhook_secret_version + 1, test_webhook_secret_rotated_at = NULL WHERE ${changedBy}`,
             )
             .bind(target.accountId, hash),
-          db.prepare(`UPDATE brands SET webhook_url = NULL WHERE account_id = (SELECT id FROM accounts WHERE ${changedBy})`).bind(target.accountId, hash),
+          db
+            .prepare(
+              `UPDATE brands SET webhook_url = NULL WHERE account_id = (SELECT id FROM accounts WHERE ${changedBy})`,
+            )
+            .bind(target.accountId, hash),
           // Publishing channels send posts wherever they were pointed (a webhook URL, a Mastodon instance).
-          db.prepare(`DELETE FROM brand_channels WHERE brand_id IN (SELECT id FROM brands WHERE account_id = (SELECT id FROM accounts WHERE ${changedBy}))`).bind(target.accountId, hash),
+          db
+            .prepare(
+              `DELETE FROM brand_channels WHERE brand_id IN (SELECT id FROM brands WHERE account_id = (SELECT id FROM accounts WHERE ${changedBy}))`,
+            )
+            .bind(target.accountId, hash),
         ]
       : []),
   ]);

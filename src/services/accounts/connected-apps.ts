@@ -32,31 +32,56 @@ export interface Connection extends ConnectionSettings {
 }
 
 /** Settings from a form or a tool: scopes among the known ones, caps whole numbers or empty. */
-export function parseConnectionSettings(input: { scopes: unknown[]; dailyCreditCap: unknown; perCallCreditCap: unknown }): ConnectionSettings {
+export function parseConnectionSettings(input: {
+  scopes: unknown[];
+  dailyCreditCap: unknown;
+  perCallCreditCap: unknown;
+}): ConnectionSettings {
   const scopes = assistantScopes.filter((scope) => input.scopes.includes(scope));
-  if (scopes.length === 0) throw invalidRequest("Allow the assistant at least one thing: processing media, or publishing to networks.");
+  if (scopes.length === 0)
+    throw invalidRequest("Allow the assistant at least one thing: processing media, or publishing to networks.");
   const cap = (value: unknown, what: string): number | null => {
     if (value === undefined || value === null || value === "") return null;
     const number = Number(value);
-    if (!Number.isInteger(number) || number < 0 || number > MAX_CAP) throw invalidRequest(`${what}: a whole number of credits from 0 to ${MAX_CAP.toLocaleString("en")}, or empty for none.`);
+    if (!Number.isInteger(number) || number < 0 || number > MAX_CAP)
+      throw invalidRequest(
+        `${what}: a whole number of credits from 0 to ${MAX_CAP.toLocaleString("en")}, or empty for none.`,
+      );
     return number;
   };
-  return { scopes, dailyCreditCap: cap(input.dailyCreditCap, "Credits per day"), perCallCreditCap: cap(input.perCallCreditCap, "Credits per call") };
+  return {
+    scopes,
+    dailyCreditCap: cap(input.dailyCreditCap, "Credits per day"),
+    perCallCreditCap: cap(input.perCallCreditCap, "Credits per call"),
+  };
 }
 
-export async function createConnection(db: D1Database, accountId: string, settings: ConnectionSettings, now: number): Promise<string> {
+export async function createConnection(
+  db: D1Database,
+  accountId: string,
+  settings: ConnectionSettings,
+  now: number,
+): Promise<string> {
   const id = newId("conn", now);
   await db
-    .prepare("INSERT INTO assistant_connections (id, account_id, scopes, daily_credit_cap, per_call_credit_cap, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+    .prepare(
+      "INSERT INTO assistant_connections (id, account_id, scopes, daily_credit_cap, per_call_credit_cap, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    )
     .bind(id, accountId, settings.scopes.join(" "), settings.dailyCreditCap, settings.perCallCreditCap, now)
     .run();
   return id;
 }
 
 /** The connection's settings as they are now (the owner may have changed them since the grant), or null. */
-export async function getConnection(db: D1Database, accountId: string, connectionId: string): Promise<Connection | null> {
+export async function getConnection(
+  db: D1Database,
+  accountId: string,
+  connectionId: string,
+): Promise<Connection | null> {
   const row = await db
-    .prepare("SELECT scopes, daily_credit_cap, per_call_credit_cap FROM assistant_connections WHERE id = ? AND account_id = ?")
+    .prepare(
+      "SELECT scopes, daily_credit_cap, per_call_credit_cap FROM assistant_connections WHERE id = ? AND account_id = ?",
+    )
     .bind(connectionId, accountId)
     .first<{ scopes: string; daily_credit_cap: number | null; per_call_credit_cap: number | null }>();
   if (!row) return null;
@@ -64,9 +89,16 @@ export async function getConnection(db: D1Database, accountId: string, connectio
   return { connectionId, scopes, dailyCreditCap: row.daily_credit_cap, perCallCreditCap: row.per_call_credit_cap };
 }
 
-export async function updateConnection(db: D1Database, accountId: string, connectionId: string, settings: ConnectionSettings): Promise<void> {
+export async function updateConnection(
+  db: D1Database,
+  accountId: string,
+  connectionId: string,
+  settings: ConnectionSettings,
+): Promise<void> {
   const changed = await db
-    .prepare("UPDATE assistant_connections SET scopes = ?, daily_credit_cap = ?, per_call_credit_cap = ? WHERE id = ? AND account_id = ?")
+    .prepare(
+      "UPDATE assistant_connections SET scopes = ?, daily_credit_cap = ?, per_call_credit_cap = ? WHERE id = ? AND account_id = ?",
+    )
     .bind(settings.scopes.join(" "), settings.dailyCreditCap, settings.perCallCreditCap, connectionId, accountId)
     .run();
   if (changed.meta.changes === 0) throw notFound("No such connected app.");
@@ -74,7 +106,10 @@ export async function updateConnection(db: D1Database, accountId: string, connec
 
 /** Credits the connection spent today (UTC), net of refunds. */
 export async function spentToday(db: D1Database, connectionId: string, now: number): Promise<number> {
-  const row = await db.prepare("SELECT credits FROM assistant_spending WHERE connection_id = ? AND day = ?").bind(connectionId, utcDay(now)).first<{ credits: number }>();
+  const row = await db
+    .prepare("SELECT credits FROM assistant_spending WHERE connection_id = ? AND day = ?")
+    .bind(connectionId, utcDay(now))
+    .first<{ credits: number }>();
   return row?.credits ?? 0;
 }
 
@@ -82,7 +117,12 @@ export async function spentToday(db: D1Database, connectionId: string, now: numb
  * The statement that counts a call's cost toward its connection's day, for the call's debit batch:
  * the cap travels with the count, and the CHECK fails the whole batch (nothing debited) past it.
  */
-export function spendingStatement(db: D1Database, connection: Connection, cost: number, now: number): D1PreparedStatement {
+export function spendingStatement(
+  db: D1Database,
+  connection: Connection,
+  cost: number,
+  now: number,
+): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO assistant_spending (connection_id, day, credits, cap) VALUES (?1, ?2, ?3, ?4)
@@ -103,7 +143,12 @@ export interface ConnectedAppView {
   connection?: Connection & { spentToday: number };
 }
 
-export async function listConnectedApps(oauth: OAuthHelpers, accountId: string, db?: D1Database, now = Date.now()): Promise<ConnectedAppView[]> {
+export async function listConnectedApps(
+  oauth: OAuthHelpers,
+  accountId: string,
+  db?: D1Database,
+  now = Date.now(),
+): Promise<ConnectedAppView[]> {
   const apps: ConnectedAppView[] = [];
   let cursor: string | undefined;
   do {
@@ -114,7 +159,9 @@ export async function listConnectedApps(oauth: OAuthHelpers, accountId: string, 
       const connectionId = typeof grant.metadata?.connectionId === "string" ? grant.metadata.connectionId : undefined;
       const connection = connectionId && db ? await getConnection(db, accountId, connectionId) : null;
       apps.push({
-        ...(connection && db ? { connection: { ...connection, spentToday: await spentToday(db, connection.connectionId, now) } } : {}),
+        ...(connection && db
+          ? { connection: { ...connection, spentToday: await spentToday(db, connection.connectionId, now) } }
+          : {}),
         grantId: grant.id,
         // Self-registered: anyone names a client, so direction controls go as in every shown name.
         clientName: displayName(client?.clientName ?? "") || grant.clientId,

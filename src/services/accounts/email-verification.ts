@@ -20,8 +20,15 @@ interface VerifyGrant {
 }
 
 /** Mails the link that proves the owner reads this email (at sign-up, and again on request). */
-export async function sendVerificationMail(env: Env, accountId: string, requestOrigin: string, now: number): Promise<void> {
-  const row = await env.DB.prepare("SELECT email, email_verified_at FROM accounts WHERE id = ?").bind(accountId).first<{ email: string; email_verified_at: number | null }>();
+export async function sendVerificationMail(
+  env: Env,
+  accountId: string,
+  requestOrigin: string,
+  now: number,
+): Promise<void> {
+  const row = await env.DB.prepare("SELECT email, email_verified_at FROM accounts WHERE id = ?")
+    .bind(accountId)
+    .first<{ email: string; email_verified_at: number | null }>();
   if (!row || row.email_verified_at !== null) return;
   const grant: VerifyGrant = { purpose: "verify-email", accountId, email: row.email, exp: now + VERIFY_TTL_MS };
   const link = `${mailLinkOrigin(env, requestOrigin)}/app/verify/${await signGrant(authSecret(env, "Email verification is not configured"), grant)}`;
@@ -37,13 +44,22 @@ export async function verifyEmail(env: Env, token: string, now: number): Promise
   if (token.length > 2048 || !env.AUTH_SECRET) return null;
   const grant = await verifyGrant<VerifyGrant>(env.AUTH_SECRET, token, now).catch(() => null);
   if (!grant || grant.purpose !== "verify-email") return null;
-  await env.DB.prepare("UPDATE accounts SET email_verified_at = COALESCE(email_verified_at, ?) WHERE id = ? AND email = ?").bind(now, grant.accountId, grant.email).run();
-  const row = await env.DB.prepare("SELECT email_verified_at FROM accounts WHERE id = ? AND email = ?").bind(grant.accountId, grant.email).first<{ email_verified_at: number | null }>();
+  await env.DB.prepare(
+    "UPDATE accounts SET email_verified_at = COALESCE(email_verified_at, ?) WHERE id = ? AND email = ?",
+  )
+    .bind(now, grant.accountId, grant.email)
+    .run();
+  const row = await env.DB.prepare("SELECT email_verified_at FROM accounts WHERE id = ? AND email = ?")
+    .bind(grant.accountId, grant.email)
+    .first<{ email_verified_at: number | null }>();
   return row?.email_verified_at ? grant.accountId : null;
 }
 
 export async function isEmailVerified(db: D1Database, accountId: string): Promise<boolean> {
-  const row = await db.prepare("SELECT email_verified_at FROM accounts WHERE id = ?").bind(accountId).first<{ email_verified_at: number | null }>();
+  const row = await db
+    .prepare("SELECT email_verified_at FROM accounts WHERE id = ?")
+    .bind(accountId)
+    .first<{ email_verified_at: number | null }>();
   return row?.email_verified_at != null;
 }
 
@@ -53,6 +69,8 @@ export async function isEmailVerified(db: D1Database, accountId: string): Promis
  */
 export async function requireVerifiedEmail(db: D1Database, accountId: string, action: string): Promise<void> {
   if (!(await isEmailVerified(db, accountId))) {
-    throw invalidRequest(`Confirm the account's email first (the link mailed at sign-up; the overview sends it again) to ${action}.`);
+    throw invalidRequest(
+      `Confirm the account's email first (the link mailed at sign-up; the overview sends it again) to ${action}.`,
+    );
   }
 }

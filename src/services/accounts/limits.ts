@@ -19,4 +19,5 @@ export const accountLimits = {
 export const utcDay = (now: number) => Math.floor(now / 86_400_000);
 
 /** Seconds until the next UTC midnight, when the daily counters start again. */
-export const secondsToNextUtcDay = (now: number) => Math.max(1, Math.ceil(((utcDay(now) + 1) * 86_400_000 - now) / 1000));
+export const secondsToNextUtcDay = (now: number) =>
+  Math.max(1, Math.ceil(((utcDay(now) + 1) * 86_400_000 - now) / 1000));

@@ -20,11 +20,17 @@ export interface Session {
   slid: boolean;
 }
 
-export async function createSession(db: D1Database, accountId: string, now: number): Promise<{ token: string; expiresAt: number }> {
+export async function createSession(
+  db: D1Database,
+  accountId: string,
+  now: number,
+): Promise<{ token: string; expiresAt: number }> {
   const token = randomToken(24);
   const expiresAt = now + SESSION_IDLE_MS;
   await db
-    .prepare("INSERT INTO sessions (token_hash, account_id, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?)")
+    .prepare(
+      "INSERT INTO sessions (token_hash, account_id, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+    )
     .bind(await sha256Hex(token), accountId, now, now, expiresAt)
     .run();
   return { token, expiresAt };
@@ -39,15 +45,22 @@ export async function resolveSession(db: D1Database, token: string | undefined, 
     .bind(tokenHash)
     .first<{ account_id: string; created_at: number; last_seen_at: number; expires_at: number }>();
   if (!row || row.expires_at <= now) return null;
-  if (now - row.last_seen_at < SLIDE_EVERY_MS) return { accountId: row.account_id, tokenHash, expiresAt: row.expires_at, slid: false };
+  if (now - row.last_seen_at < SLIDE_EVERY_MS)
+    return { accountId: row.account_id, tokenHash, expiresAt: row.expires_at, slid: false };
   const expiresAt = Math.min(now + SESSION_IDLE_MS, row.created_at + SESSION_MAX_MS);
-  await db.prepare("UPDATE sessions SET last_seen_at = ?, expires_at = ? WHERE token_hash = ?").bind(now, expiresAt, tokenHash).run();
+  await db
+    .prepare("UPDATE sessions SET last_seen_at = ?, expires_at = ? WHERE token_hash = ?")
+    .bind(now, expiresAt, tokenHash)
+    .run();
   return { accountId: row.account_id, tokenHash, expiresAt, slid: true };
 }
 
 export async function deleteSession(db: D1Database, token: string | undefined): Promise<void> {
   if (!token || token.length > 64) return;
-  await db.prepare("DELETE FROM sessions WHERE token_hash = ?").bind(await sha256Hex(token)).run();
+  await db
+    .prepare("DELETE FROM sessions WHERE token_hash = ?")
+    .bind(await sha256Hex(token))
+    .run();
 }
 
 export async function deleteAccountSessions(db: D1Database, accountId: string): Promise<void> {

@@ -38,7 +38,10 @@ export async function auditAccount(db: D1Database, accountId: string): Promise<A
     .bind(accountId)
     .first<Record<string, number>>();
   if (!row) return null;
-  const counts = await db.prepare("SELECT status, COUNT(*) AS n FROM jobs WHERE account_id = ? GROUP BY status").bind(accountId).all<{ status: string; n: number }>();
+  const counts = await db
+    .prepare("SELECT status, COUNT(*) AS n FROM jobs WHERE account_id = ? GROUP BY status")
+    .bind(accountId)
+    .all<{ status: string; n: number }>();
   const jobs = { queued: 0, processing: 0, completed: 0, failed: 0 };
   for (const { status, n } of counts.results) if (status in jobs) jobs[status as keyof typeof jobs] = n;
   const audit = {
@@ -51,7 +54,14 @@ export async function auditAccount(db: D1Database, accountId: string): Promise<A
     refundedNotFailed: row.refunded_not_failed!,
     paidNotDebited: row.paid_not_debited!,
   };
-  return { ...audit, consistent: audit.balance === audit.ledgerTotal && audit.failedNotRefunded === 0 && audit.refundedNotFailed === 0 && audit.paidNotDebited === 0 };
+  return {
+    ...audit,
+    consistent:
+      audit.balance === audit.ledgerTotal &&
+      audit.failedNotRefunded === 0 &&
+      audit.refundedNotFailed === 0 &&
+      audit.paidNotDebited === 0,
+  };
 }
 
 /** Objects younger than this may belong to a write whose row is not inserted yet. */
@@ -68,7 +78,12 @@ export interface OrphanReport {
  * that failed or no longer exists, a work file of a job that is not processing. With `remove`,
  * they are deleted (the maintenance run does it).
  */
-export async function findOrphans(db: D1Database, bucket: R2Bucket, now: number, options: { remove?: boolean; limit?: number; graceMs?: number } = {}): Promise<OrphanReport> {
+export async function findOrphans(
+  db: D1Database,
+  bucket: R2Bucket,
+  now: number,
+  options: { remove?: boolean; limit?: number; graceMs?: number } = {},
+): Promise<OrphanReport> {
   const limit = options.limit ?? 5_000;
   const olderThan = now - (options.graceMs ?? ORPHAN_GRACE_MS);
   const report: OrphanReport = { scanned: 0, orphans: [], deleted: 0 };
@@ -98,7 +113,9 @@ async function unreferenced(db: D1Database, prefix: string, keys: string[]): Pro
       // A resumable session's object is referenced by the session until its upload row exists:
       // R2 may date an assembled object from the start of its multipart upload, past the grace.
       const rows = await db
-        .prepare(`SELECT object_key AS key FROM uploads WHERE object_key IN (${marks}) UNION SELECT object_key FROM upload_sessions WHERE object_key IN (${marks})`)
+        .prepare(
+          `SELECT object_key AS key FROM uploads WHERE object_key IN (${marks}) UNION SELECT object_key FROM upload_sessions WHERE object_key IN (${marks})`,
+        )
         .bind(...chunk)
         .all<{ key: string }>();
       const known = new Set(rows.results.map((r) => r.key));
@@ -107,7 +124,10 @@ async function unreferenced(db: D1Database, prefix: string, keys: string[]): Pro
     }
     // results/<job>/<file> and work/<job>/<file>
     const ids = chunk.map((key) => key.split("/")[1] ?? "");
-    const rows = await db.prepare(`SELECT id, status, result_key FROM jobs WHERE id IN (${marks})`).bind(...ids).all<{ id: string; status: string; result_key: string | null }>();
+    const rows = await db
+      .prepare(`SELECT id, status, result_key FROM jobs WHERE id IN (${marks})`)
+      .bind(...ids)
+      .all<{ id: string; status: string; result_key: string | null }>();
     const jobs = new Map(rows.results.map((r) => [r.id, r]));
     chunk.forEach((key, n) => {
       const job = jobs.get(ids[n]!);
@@ -120,7 +140,13 @@ async function unreferenced(db: D1Database, prefix: string, keys: string[]): Pro
 }
 
 /** The cron's maintenance, plus the orphan sweep, run now (operator API). */
-export async function maintainNow(db: D1Database, bucket: R2Bucket, now: number, env: Pick<Env, "MEDIA_RUNNER" | "AUTH_SECRET">, orphanGraceMs?: number) {
+export async function maintainNow(
+  db: D1Database,
+  bucket: R2Bucket,
+  now: number,
+  env: Pick<Env, "MEDIA_RUNNER" | "AUTH_SECRET">,
+  orphanGraceMs?: number,
+) {
   const summary = await runMaintenance(db, bucket, now, (jobId) => stopJobRunner(env, jobId));
   const orphans = await findOrphans(db, bucket, now, { remove: true, graceMs: orphanGraceMs });
   // Channel access tokens stored before their encryption (plain text) are sealed.

@@ -42,13 +42,20 @@ export async function adjustPurchasedCredits(
            SELECT ?1, id, ?2, ?3, 0, ?3, ?1, ?4, ?5 FROM accounts WHERE id = ?6`,
         )
         .bind(entryId, "grant", amount, reason, now, accountId),
-      db.prepare("UPDATE accounts SET purchased_credits = purchased_credits + ?1 WHERE id = ?2").bind(amount, accountId),
+      db
+        .prepare("UPDATE accounts SET purchased_credits = purchased_credits + ?1 WHERE id = ?2")
+        .bind(amount, accountId),
     ]);
     if (update.meta.changes === 0) throw new AppError("not_found", `Account ${accountId} not found.`);
   } catch (error) {
     if (isConstraintError(error, "CHECK")) {
-      const purchased = await db.prepare("SELECT purchased_credits FROM accounts WHERE id = ?").bind(accountId).first<{ purchased_credits: number }>();
-      throw invalidRequest(`amount: only purchased credits can be removed, and the account has ${purchased?.purchased_credits ?? 0} (plan credits are not adjusted).`);
+      const purchased = await db
+        .prepare("SELECT purchased_credits FROM accounts WHERE id = ?")
+        .bind(accountId)
+        .first<{ purchased_credits: number }>();
+      throw invalidRequest(
+        `amount: only purchased credits can be removed, and the account has ${purchased?.purchased_credits ?? 0} (plan credits are not adjusted).`,
+      );
     }
     throw error;
   }
@@ -60,7 +67,10 @@ export async function adjustPurchasedCredits(
  * ledger entry is written before the update so it can read the pre-debit split. Must run
  * in the same batch as the job insert (see jobs service).
  */
-export function debitStatements(db: D1Database, p: { accountId: string; jobId: string; cost: number; tool: string; now: number }) {
+export function debitStatements(
+  db: D1Database,
+  p: { accountId: string; jobId: string; cost: number; tool: string; now: number },
+) {
   return [
     db
       .prepare(
@@ -96,7 +106,14 @@ const PAID_PERIOD_CURRENT = `(a.plan != 'payg' AND j.paid_period_end IS NOT NULL
  * run: otherwise jobs started before a renewal and cancelled after it would carry unused plan
  * credits over as credits that never expire.
  */
-export async function failAndRefund(db: D1Database, jobId: string, error: string, now: number, retentionMs: number, options: { cancelled?: boolean } = {}) {
+export async function failAndRefund(
+  db: D1Database,
+  jobId: string,
+  error: string,
+  now: number,
+  retentionMs: number,
+  options: { cancelled?: boolean } = {},
+) {
   const toPlan = `CASE WHEN ${PAID_PERIOD_CURRENT} OR ?4 THEN j.plan_debit ELSE 0 END`;
   const refunds = "idempotency_key IN ('refund:' || ?1, 'refund_expiry:' || ?1)";
   // The ledger entries record the split first (the expiry before the refund, whose absence guards
@@ -166,7 +183,9 @@ export function firstPeriodEnd(now: number): number {
 export async function renewDuePlans(db: D1Database, now: number): Promise<number> {
   const due = await db
     // Plans paid through Stripe renew on the subscription's invoice.paid, not here.
-    .prepare("SELECT id, plan, plan_period_end FROM accounts WHERE plan != 'payg' AND plan_period_end <= ? AND stripe_subscription_id IS NULL LIMIT 100")
+    .prepare(
+      "SELECT id, plan, plan_period_end FROM accounts WHERE plan != 'payg' AND plan_period_end <= ? AND stripe_subscription_id IS NULL LIMIT 100",
+    )
     .bind(now)
     .all<{ id: string; plan: Exclude<Plan, "payg">; plan_period_end: number }>();
   let renewed = 0;
@@ -194,7 +213,9 @@ export async function renewDuePlans(db: D1Database, now: number): Promise<number
           )
           .bind(account.id, account.plan_period_end, account.plan, newId("led", now), allowance, period, now),
         db
-          .prepare(`UPDATE accounts SET plan_credits = ?4, plan_period_granted = ?4, plan_period_end = ?5 WHERE ${same}`)
+          .prepare(
+            `UPDATE accounts SET plan_credits = ?4, plan_period_granted = ?4, plan_period_end = ?5 WHERE ${same}`,
+          )
           .bind(account.id, account.plan_period_end, account.plan, allowance, newEnd),
       ]);
       renewed++;

@@ -74,7 +74,8 @@ export function rateText(rate: Rate): string {
         : `${rate.credits} credits per 1000 characters (${rate.clone} with the cloned voice)`;
 }
 
-const listed = (items: string[]) => (items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`);
+const listed = (items: string[]) =>
+  items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 
 /**
  * What monthly plans change, for the billing page: the tools they make free and the prices they
@@ -90,7 +91,9 @@ export function plansDifferences(): string {
   const unit = (rate: Rate) => (rate.per === "minute" ? "minute" : rate.per === "call" ? "call" : "1,000 characters");
   const prices = changed.map((tool, index) => {
     const rate = tools[tool].rates.plans as Exclude<Rate, { per: "free" }>;
-    return index === 0 ? `${tool} costs ${rate.credits} credits per ${unit(rate)}` : `${tool} ${rate.credits} per ${unit(rate)}`;
+    return index === 0
+      ? `${tool} costs ${rate.credits} credits per ${unit(rate)}`
+      : `${tool} ${rate.credits} per ${unit(rate)}`;
   });
   return `On plans, ${listed(free)} ${free.length === 1 ? "is" : "are"} free${prices.length > 0 ? `; ${listed(prices)}` : ""}.`;
 }

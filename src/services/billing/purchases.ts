@@ -27,7 +27,9 @@ async function withStripeErrors<T>(work: () => Promise<T>): Promise<T> {
 async function ensureCustomer(env: Env, stripe: Stripe, account: AccountDetails): Promise<string> {
   if (account.stripeCustomerId) return account.stripeCustomerId;
   const customer = await stripe.customers.create({ email: account.email, metadata: { account_id: account.accountId } });
-  await env.DB.prepare("UPDATE accounts SET stripe_customer_id = COALESCE(stripe_customer_id, ?) WHERE id = ?").bind(customer.id, account.accountId).run();
+  await env.DB.prepare("UPDATE accounts SET stripe_customer_id = COALESCE(stripe_customer_id, ?) WHERE id = ?")
+    .bind(customer.id, account.accountId)
+    .run();
   return (await getAccountDetails(env.DB, account.accountId)).stripeCustomerId ?? customer.id;
 }
 
@@ -52,13 +54,21 @@ const PAYMENT_CONFIRMING = "A plan payment is being confirmed; reload the billin
 const day = (at: number | null) => (at === null ? "the end of the period" : new Date(at).toISOString().slice(0, 10));
 
 /** A Checkout Session (payment mode) for a pack (pay as you go) or a top-up (monthly plans). */
-export async function startCreditCheckout(env: Env, accountId: string, offerId: unknown, origin: string, now: number): Promise<string> {
+export async function startCreditCheckout(
+  env: Env,
+  accountId: string,
+  offerId: unknown,
+  origin: string,
+  now: number,
+): Promise<string> {
   const offer = findOffer(offerId);
   if (!offer) throw invalidRequest("Unknown offer.");
   await requireVerifiedEmail(env.DB, accountId, "buy credits");
   const account = await getAccountDetails(env.DB, accountId);
-  if (offer.kind === "pack" && account.plan !== "payg") throw invalidRequest("Credit packs are for pay-as-you-go accounts; subscribers buy top-ups.");
-  if (offer.kind === "topup" && account.plan === "payg") throw invalidRequest("Top-ups are for subscribers of a monthly plan; pay-as-you-go accounts buy packs.");
+  if (offer.kind === "pack" && account.plan !== "payg")
+    throw invalidRequest("Credit packs are for pay-as-you-go accounts; subscribers buy top-ups.");
+  if (offer.kind === "topup" && account.plan === "payg")
+    throw invalidRequest("Top-ups are for subscribers of a monthly plan; pay-as-you-go accounts buy packs.");
   const stripe = stripeFor(env);
   return withStripeErrors(async () => {
     const customer = await ensureCustomer(env, stripe, account);
@@ -67,7 +77,12 @@ export async function startCreditCheckout(env: Env, accountId: string, offerId: 
       mode: "payment",
       customer,
       client_reference_id: accountId,
-      line_items: [{ quantity: 1, price_data: { currency: "eur", unit_amount: offer.amountCents, product_data: { name: offer.label } } }],
+      line_items: [
+        {
+          quantity: 1,
+          price_data: { currency: "eur", unit_amount: offer.amountCents, product_data: { name: offer.label } },
+        },
+      ],
       metadata,
       payment_intent_data: { metadata },
       success_url: `${origin}/app/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
@@ -98,23 +113,38 @@ export type PlanChoice = { redirect: string } | { done: string };
  * (subscription mode); with one, the subscription's price changes and the prorated invoice's
  * `invoice.paid` applies the new plan. Solo (free) needs no payment.
  */
-export async function choosePlan(env: Env, accountId: string, plan: unknown, origin: string, now: number): Promise<PlanChoice> {
+export async function choosePlan(
+  env: Env,
+  accountId: string,
+  plan: unknown,
+  origin: string,
+  now: number,
+): Promise<PlanChoice> {
   await requireVerifiedEmail(env.DB, accountId, "choose a plan");
   const account = await getAccountDetails(env.DB, accountId);
   if (plan === "solo") {
     if (hasActiveSubscription(account)) {
-      throw invalidRequest(account.planCancelAtPeriodEnd ? `The paid plan is cancelled already: the account moves to Solo on ${day(account.planPeriodEnd)}.` : "Cancel the paid plan to move to Solo at the end of its period.");
+      throw invalidRequest(
+        account.planCancelAtPeriodEnd
+          ? `The paid plan is cancelled already: the account moves to Solo on ${day(account.planPeriodEnd)}.`
+          : "Cancel the paid plan to move to Solo at the end of its period.",
+      );
     }
     if (account.plan === "solo") throw invalidRequest("The account is already on Solo.");
     await expireCheckoutsOf(env, account);
     const { granted, periodEnd } = await switchFreePlan(env.DB, account, "solo", now);
-    if (granted > 0) return { done: `You are on the Solo plan: ${granted} credits now, ${planAllowance.solo} every month.` };
-    return { done: `You are back on the Solo plan. This period's credits were already granted; the next ${planAllowance.solo} come on ${day(periodEnd)}.` };
+    if (granted > 0)
+      return { done: `You are on the Solo plan: ${granted} credits now, ${planAllowance.solo} every month.` };
+    return {
+      done: `You are back on the Solo plan. This period's credits were already granted; the next ${planAllowance.solo} come on ${day(periodEnd)}.`,
+    };
   }
   if (plan === "payg") {
     if (hasActiveSubscription(account)) {
       // A paid plan ends on Solo; pay as you go is one more choice from there.
-      const ends = account.planCancelAtPeriodEnd ? `The paid plan is cancelled: the account moves to Solo on ${day(account.planPeriodEnd)}` : "Cancel the paid plan first: the account moves to Solo when it ends";
+      const ends = account.planCancelAtPeriodEnd
+        ? `The paid plan is cancelled: the account moves to Solo on ${day(account.planPeriodEnd)}`
+        : "Cancel the paid plan first: the account moves to Solo when it ends";
       throw invalidRequest(`${ends}, and can switch to pay as you go from there.`);
     }
     if (account.plan === "payg") throw invalidRequest("The account is already on pay as you go.");
@@ -162,7 +192,14 @@ export async function choosePlan(env: Env, accountId: string, plan: unknown, ori
  * again undoes a pending downgrade or cancellation; another change waits until a pending
  * downgrade is undone, so the period's price is always the plan in use.
  */
-async function changeSubscribedPlan(env: Env, stripe: Stripe, account: AccountDetails, plan: PaidPlan, price: Stripe.Price, now: number): Promise<PlanChoice> {
+async function changeSubscribedPlan(
+  env: Env,
+  stripe: Stripe,
+  account: AccountDetails,
+  plan: PaidPlan,
+  price: Stripe.Price,
+  now: number,
+): Promise<PlanChoice> {
   const subscriptionId = account.stripeSubscriptionId!;
   const metadata = { account_id: account.accountId, plan };
   const name = planNames[plan];
@@ -172,30 +209,50 @@ async function changeSubscribedPlan(env: Env, stripe: Stripe, account: AccountDe
   // a change now could be billed as one plan and granted as another.
   const confirming = invalidRequest(PAYMENT_CONFIRMING);
   if (!isPaidPlan(account.plan)) throw confirming;
-  if (account.planPeriodEnd !== null && account.planPeriodEnd <= now) throw invalidRequest("The plan is renewing right now; change it again in a few minutes.");
+  if (account.planPeriodEnd !== null && account.planPeriodEnd <= now)
+    throw invalidRequest("The plan is renewing right now; change it again in a few minutes.");
   const subscription = await stripe.subscriptions.retrieve(subscriptionId);
   const item = subscription.items.data[0];
   // Stripe's price must be the one this account believes in: another tab may have changed it.
   if (item.price.lookup_key !== planLookupKey(account.planNext ?? account.plan)) throw confirming;
   const setPrice = (proration: "always_invoice" | "none") =>
-    stripe.subscriptions.update(subscription.id, { items: [{ id: item.id, price: price.id }], proration_behavior: proration, cancel_at_period_end: false, metadata });
+    stripe.subscriptions.update(subscription.id, {
+      items: [{ id: item.id, price: price.id }],
+      proration_behavior: proration,
+      cancel_at_period_end: false,
+      metadata,
+    });
   if (account.plan === plan) {
     if (!account.planNext && !account.planCancelAtPeriodEnd) throw invalidRequest(`The account is already on ${name}.`);
     // Same plan: the period is paid already, nothing to invoice.
     await setPrice("none");
-    await env.DB.prepare("UPDATE accounts SET plan_next = NULL, plan_cancel_at_period_end = 0 WHERE id = ? AND stripe_subscription_id = ?").bind(account.accountId, subscriptionId).run();
+    await env.DB.prepare(
+      "UPDATE accounts SET plan_next = NULL, plan_cancel_at_period_end = 0 WHERE id = ? AND stripe_subscription_id = ?",
+    )
+      .bind(account.accountId, subscriptionId)
+      .run();
     return { done: `You stay on ${name}: it renews as usual on ${periodEnd}.` };
   }
   if (account.planNext) {
-    throw invalidRequest(`${planNames[account.planNext]} is already chosen from ${periodEnd}. Choose ${planNames[account.plan]} again to undo that first.`);
+    throw invalidRequest(
+      `${planNames[account.planNext]} is already chosen from ${periodEnd}. Choose ${planNames[account.plan]} again to undo that first.`,
+    );
   }
   if (planAllowance[plan] < planAllowance[account.plan]) {
     await setPrice("none");
-    await env.DB.prepare("UPDATE accounts SET plan_next = ?, plan_cancel_at_period_end = 0 WHERE id = ? AND stripe_subscription_id = ?").bind(plan, account.accountId, subscriptionId).run();
-    return { done: `${name} starts on ${periodEnd}, when the paid period ends; until then the account stays on ${planNames[account.plan]} with its credits.` };
+    await env.DB.prepare(
+      "UPDATE accounts SET plan_next = ?, plan_cancel_at_period_end = 0 WHERE id = ? AND stripe_subscription_id = ?",
+    )
+      .bind(plan, account.accountId, subscriptionId)
+      .run();
+    return {
+      done: `${name} starts on ${periodEnd}, when the paid period ends; until then the account stays on ${planNames[account.plan]} with its credits.`,
+    };
   }
   await setPrice("always_invoice");
-  await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 0 WHERE id = ? AND stripe_subscription_id = ?").bind(account.accountId, subscriptionId).run();
+  await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 0 WHERE id = ? AND stripe_subscription_id = ?")
+    .bind(account.accountId, subscriptionId)
+    .run();
   return { done: `Change to ${name} requested; it applies as soon as Stripe confirms the payment.` };
 }
 
@@ -203,15 +260,22 @@ async function changeSubscribedPlan(env: Env, stripe: Stripe, account: AccountDe
 export async function cancelPlan(env: Env, accountId: string): Promise<void> {
   const account = await getAccountDetails(env.DB, accountId);
   if (!account.stripeSubscriptionId) throw invalidRequest("There is no paid plan to cancel.");
-  await withStripeErrors(() => stripeFor(env).subscriptions.update(account.stripeSubscriptionId!, { cancel_at_period_end: true }));
-  await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 1 WHERE id = ? AND stripe_subscription_id = ?").bind(accountId, account.stripeSubscriptionId).run();
+  await withStripeErrors(() =>
+    stripeFor(env).subscriptions.update(account.stripeSubscriptionId!, { cancel_at_period_end: true }),
+  );
+  await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 1 WHERE id = ? AND stripe_subscription_id = ?")
+    .bind(accountId, account.stripeSubscriptionId)
+    .run();
 }
 
 /** Undoes a pending cancellation. */
 export async function resumePlan(env: Env, accountId: string): Promise<void> {
   const account = await getAccountDetails(env.DB, accountId);
-  if (!account.stripeSubscriptionId || !account.planCancelAtPeriodEnd) throw invalidRequest("There is no cancellation to undo.");
-  await withStripeErrors(() => stripeFor(env).subscriptions.update(account.stripeSubscriptionId!, { cancel_at_period_end: false }));
+  if (!account.stripeSubscriptionId || !account.planCancelAtPeriodEnd)
+    throw invalidRequest("There is no cancellation to undo.");
+  await withStripeErrors(() =>
+    stripeFor(env).subscriptions.update(account.stripeSubscriptionId!, { cancel_at_period_end: false }),
+  );
   await env.DB.prepare("UPDATE accounts SET plan_cancel_at_period_end = 0 WHERE id = ?").bind(accountId).run();
 }
 
@@ -223,7 +287,12 @@ export async function resumePlan(env: Env, accountId: string): Promise<void> {
  * and what it granted, so leaving Solo and coming back within that period resumes it without
  * credits; only a period that has ended (or none) starts a new one with the allowance.
  */
-async function switchFreePlan(db: D1Database, account: AccountDetails, plan: "solo" | "payg", now: number): Promise<{ granted: number; periodEnd: number | null }> {
+async function switchFreePlan(
+  db: D1Database,
+  account: AccountDetails,
+  plan: "solo" | "payg",
+  now: number,
+): Promise<{ granted: number; periodEnd: number | null }> {
   const period = await db
     .prepare("SELECT plan_period_end, plan_period_granted FROM accounts WHERE id = ?")
     .bind(account.accountId)
@@ -263,7 +332,9 @@ async function switchFreePlan(db: D1Database, account: AccountDetails, plan: "so
         )
         .bind(account.accountId, account.plan, previousEnd, newId("led", now), granted, `${tag}:grant`, now),
       db
-        .prepare(`UPDATE accounts SET plan = ?4, plan_credits = ?5, plan_period_granted = ?6, plan_period_end = ?7, plan_cancel_at_period_end = 0 WHERE ${guard}`)
+        .prepare(
+          `UPDATE accounts SET plan = ?4, plan_credits = ?5, plan_period_granted = ?6, plan_period_end = ?7, plan_cancel_at_period_end = 0 WHERE ${guard}`,
+        )
         .bind(account.accountId, account.plan, previousEnd, plan, granted, periodGranted, periodEnd),
     ]);
     changed = update!.meta.changes;

@@ -27,7 +27,10 @@ export function stripeFor(env: Env): Stripe {
 export function stripeLookups(env: Env): StripeLookups {
   return {
     async invoiceOfPaymentIntent(paymentIntent) {
-      const page = await stripeFor(env).invoicePayments.list({ payment: { type: "payment_intent", payment_intent: paymentIntent }, limit: 1 });
+      const page = await stripeFor(env).invoicePayments.list({
+        payment: { type: "payment_intent", payment_intent: paymentIntent },
+        limit: 1,
+      });
       const invoice = page.data[0]?.invoice;
       return typeof invoice === "string" ? invoice : (invoice?.id ?? null);
     },
@@ -40,10 +43,20 @@ const cryptoProvider = Stripe.createSubtleCryptoProvider();
  * Verifies `Stripe-Signature` over the raw body before anything parses it; null when the
  * header is missing, the timestamp is older than the tolerance or the signature is wrong.
  */
-export async function verifyStripeEvent(env: Env, rawBody: string, signature: string | undefined): Promise<Stripe.Event | null> {
+export async function verifyStripeEvent(
+  env: Env,
+  rawBody: string,
+  signature: string | undefined,
+): Promise<Stripe.Event | null> {
   if (!env.STRIPE_WEBHOOK_SECRET || !signature) return null;
   try {
-    return await Stripe.webhooks.constructEventAsync(rawBody, signature, env.STRIPE_WEBHOOK_SECRET, 300, cryptoProvider);
+    return await Stripe.webhooks.constructEventAsync(
+      rawBody,
+      signature,
+      env.STRIPE_WEBHOOK_SECRET,
+      300,
+      cryptoProvider,
+    );
   } catch {
     return null;
   }

@@ -24,7 +24,9 @@ const ledgerInsert = (columns: string) =>
   `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, idempotency_key, reason, created_at) ${columns}`;
 
 function recordEvent(db: D1Database, event: Stripe.Event, accountId: string | null, now: number) {
-  return db.prepare("INSERT INTO stripe_events (id, type, account_id, processed_at) VALUES (?, ?, ?, ?)").bind(event.id, event.type, accountId, now);
+  return db
+    .prepare("INSERT INTO stripe_events (id, type, account_id, processed_at) VALUES (?, ?, ?, ?)")
+    .bind(event.id, event.type, accountId, now);
 }
 
 async function runOnce(db: D1Database, statements: D1PreparedStatement[]): Promise<EventOutcome> {
@@ -37,15 +39,24 @@ async function runOnce(db: D1Database, statements: D1PreparedStatement[]): Promi
   }
 }
 
-const idOf = (value: string | { id: string } | null | undefined) => (typeof value === "string" ? value : (value?.id ?? null));
+const idOf = (value: string | { id: string } | null | undefined) =>
+  typeof value === "string" ? value : (value?.id ?? null);
 
 async function accountByCustomer(db: D1Database, customer: string | null): Promise<string | null> {
   if (!customer) return null;
-  const row = await db.prepare("SELECT id FROM accounts WHERE stripe_customer_id = ?").bind(customer).first<{ id: string }>();
+  const row = await db
+    .prepare("SELECT id FROM accounts WHERE stripe_customer_id = ?")
+    .bind(customer)
+    .first<{ id: string }>();
   return row?.id ?? null;
 }
 
-export async function applyStripeEvent(db: D1Database, event: Stripe.Event, now: number, lookups?: StripeLookups): Promise<EventOutcome> {
+export async function applyStripeEvent(
+  db: D1Database,
+  event: Stripe.Event,
+  now: number,
+  lookups?: StripeLookups,
+): Promise<EventOutcome> {
   if (await db.prepare("SELECT 1 FROM stripe_events WHERE id = ?").bind(event.id).first()) return "duplicate";
   switch (event.type) {
     case "checkout.session.completed":
@@ -59,7 +70,14 @@ export async function applyStripeEvent(db: D1Database, event: Stripe.Event, now:
       return subscriptionDeleted(db, event, event.data.object, now);
     case "charge.refunded": {
       const charge = event.data.object;
-      return reverseCredits(db, event, idOf(charge.payment_intent), charge.amount > 0 ? charge.amount_refunded / charge.amount : 1, now, lookups);
+      return reverseCredits(
+        db,
+        event,
+        idOf(charge.payment_intent),
+        charge.amount > 0 ? charge.amount_refunded / charge.amount : 1,
+        now,
+        lookups,
+      );
     }
     case "charge.dispute.created": {
       const dispute = event.data.object;
@@ -71,8 +89,16 @@ export async function applyStripeEvent(db: D1Database, event: Stripe.Event, now:
 }
 
 /** A paid pack or top-up: its credits become purchased credits, once per Checkout Session. */
-async function checkoutCompleted(db: D1Database, event: Stripe.Event, session: Stripe.Checkout.Session, now: number): Promise<EventOutcome> {
-  const accountId = session.metadata?.account_id ?? session.client_reference_id ?? (await accountByCustomer(db, idOf(session.customer)));
+async function checkoutCompleted(
+  db: D1Database,
+  event: Stripe.Event,
+  session: Stripe.Checkout.Session,
+  now: number,
+): Promise<EventOutcome> {
+  const accountId =
+    session.metadata?.account_id ??
+    session.client_reference_id ??
+    (await accountByCustomer(db, idOf(session.customer)));
   if (!accountId) return "ignored";
   if (session.mode === "subscription") {
     // The plan itself starts with the subscription's first invoice.paid. The subscription is
@@ -91,22 +117,43 @@ async function checkoutCompleted(db: D1Database, event: Stripe.Event, session: S
   const offer = findOffer(session.metadata?.offer);
   if (session.mode !== "payment" || session.payment_status !== "paid" || !offer) return "ignored";
   if (session.amount_total !== offer.amountCents || session.currency !== "eur") {
-    console.error(`checkout ${session.id}: amount ${session.amount_total} ${session.currency} does not match ${offer.id}; no credits granted`);
+    console.error(
+      `checkout ${session.id}: amount ${session.amount_total} ${session.currency} does not match ${offer.id}; no credits granted`,
+    );
     return "ignored";
   }
   return runOnce(db, [
     recordEvent(db, event, accountId, now),
     db
       .prepare(ledgerInsert("SELECT ?1, id, 'purchase', ?2, 0, ?2, ?3, ?4, ?5 FROM accounts WHERE id = ?6"))
-      .bind(newId("led", now), offer.credits, `stripe:order:${session.id}`, `${offerName(offer.id)} (Stripe ${session.id})`, now, accountId),
-    db.prepare("UPDATE accounts SET purchased_credits = purchased_credits + ? WHERE id = ?").bind(offer.credits, accountId),
+      .bind(
+        newId("led", now),
+        offer.credits,
+        `stripe:order:${session.id}`,
+        `${offerName(offer.id)} (Stripe ${session.id})`,
+        now,
+        accountId,
+      ),
+    db
+      .prepare("UPDATE accounts SET purchased_credits = purchased_credits + ? WHERE id = ?")
+      .bind(offer.credits, accountId),
     db
       .prepare(
         `INSERT INTO payments (id, account_id, kind, item, credits, amount_cents, currency, status, payment_intent, created_at, paid_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'paid', ?8, ?9, ?9)
          ON CONFLICT (id) DO UPDATE SET status = 'paid', payment_intent = ?8, paid_at = ?9`,
       )
-      .bind(session.id, accountId, offer.kind, offer.id, offer.credits, offer.amountCents, "eur", idOf(session.payment_intent), now),
+      .bind(
+        session.id,
+        accountId,
+        offer.kind,
+        offer.id,
+        offer.credits,
+        offer.amountCents,
+        "eur",
+        idOf(session.payment_intent),
+        now,
+      ),
   ]);
 }
 
@@ -120,7 +167,12 @@ async function checkoutCompleted(db: D1Database, event: Stripe.Event, session: S
  * adds nothing, and switching back and forth never refills. An invoice older than the period
  * already recorded (late delivery) changes nothing.
  */
-async function invoicePaid(db: D1Database, event: Stripe.Event, invoice: Stripe.Invoice, now: number): Promise<EventOutcome> {
+async function invoicePaid(
+  db: D1Database,
+  event: Stripe.Event,
+  invoice: Stripe.Invoice,
+  now: number,
+): Promise<EventOutcome> {
   const details = invoice.parent?.subscription_details;
   const subscription = idOf(details?.subscription);
   if (!details || !subscription) return "ignored";
@@ -148,8 +200,22 @@ async function invoicePaid(db: D1Database, event: Stripe.Event, invoice: Stripe.
     recordEvent(db, event, accountId, now),
     // The plan change within the period first: the new period's statements below change what it tests.
     db
-      .prepare(ledgerInsert(`SELECT ?4, id, 'plan_grant', ${added("?9")}, ${added("?9")}, 0, ?6, ?7, ?8 FROM accounts WHERE ${samePeriod} AND ?5 > plan_period_granted`))
-      .bind(accountId, periodEnd, subscription, newId("led", now), allowance, `stripe:invoice:${invoice.id}:upgrade`, `${plan} plan: credits added by the upgrade (Stripe ${invoice.id})`, now, share),
+      .prepare(
+        ledgerInsert(
+          `SELECT ?4, id, 'plan_grant', ${added("?9")}, ${added("?9")}, 0, ?6, ?7, ?8 FROM accounts WHERE ${samePeriod} AND ?5 > plan_period_granted`,
+        ),
+      )
+      .bind(
+        accountId,
+        periodEnd,
+        subscription,
+        newId("led", now),
+        allowance,
+        `stripe:invoice:${invoice.id}:upgrade`,
+        `${plan} plan: credits added by the upgrade (Stripe ${invoice.id})`,
+        now,
+        share,
+      ),
     db
       .prepare(
         `UPDATE accounts SET plan = ?4, plan_credits = plan_credits + MAX(0, ${added("?6")}), plan_period_granted = MAX(plan_period_granted, ?5),
@@ -157,11 +223,24 @@ async function invoicePaid(db: D1Database, event: Stripe.Event, invoice: Stripe.
       )
       .bind(accountId, periodEnd, subscription, plan, allowance, share),
     db
-      .prepare(ledgerInsert(`SELECT ?4, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?5, 'plan period ended', ?6 FROM accounts WHERE ${newPeriod} AND plan_credits > 0`))
+      .prepare(
+        ledgerInsert(
+          `SELECT ?4, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?5, 'plan period ended', ?6 FROM accounts WHERE ${newPeriod} AND plan_credits > 0`,
+        ),
+      )
       .bind(accountId, periodEnd, subscription, newId("led", now), `stripe:invoice:${invoice.id}:expiry`, now),
     db
       .prepare(ledgerInsert(`SELECT ?4, id, 'plan_grant', ?5, ?5, 0, ?6, ?7, ?8 FROM accounts WHERE ${newPeriod}`))
-      .bind(accountId, periodEnd, subscription, newId("led", now), allowance, `stripe:invoice:${invoice.id}:grant`, `${plan} plan credits (Stripe ${invoice.id})`, now),
+      .bind(
+        accountId,
+        periodEnd,
+        subscription,
+        newId("led", now),
+        allowance,
+        `stripe:invoice:${invoice.id}:grant`,
+        `${plan} plan credits (Stripe ${invoice.id})`,
+        now,
+      ),
     db
       .prepare(
         `UPDATE accounts SET plan = ?4, plan_credits = ?5, plan_period_granted = ?5, plan_period_end = ?2, stripe_subscription_id = ?3,
@@ -175,7 +254,18 @@ async function invoicePaid(db: D1Database, event: Stripe.Event, invoice: Stripe.
          SELECT ?1, ?2, 'plan', ?3, (SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE idempotency_key IN (?4, ?5)), ?6, ?7, 'paid', ?8, ?9, ?10, ?10
          WHERE true ON CONFLICT (id) DO NOTHING`,
       )
-      .bind(invoice.id, accountId, plan, `stripe:invoice:${invoice.id}:grant`, `stripe:invoice:${invoice.id}:upgrade`, invoice.amount_paid, invoice.currency, paymentIntent, invoice.hosted_invoice_url ?? null, now),
+      .bind(
+        invoice.id,
+        accountId,
+        plan,
+        `stripe:invoice:${invoice.id}:grant`,
+        `stripe:invoice:${invoice.id}:upgrade`,
+        invoice.amount_paid,
+        invoice.currency,
+        paymentIntent,
+        invoice.hosted_invoice_url ?? null,
+        now,
+      ),
   ]);
 }
 
@@ -188,13 +278,23 @@ async function subscriptionUpdated(db: D1Database, subscription: Stripe.Subscrip
 }
 
 /** The paid plan ended (cancelled at period end, or unpaid): the account moves to Solo. */
-async function subscriptionDeleted(db: D1Database, event: Stripe.Event, subscription: Stripe.Subscription, now: number): Promise<EventOutcome> {
-  const account = await db.prepare("SELECT id FROM accounts WHERE stripe_subscription_id = ?").bind(subscription.id).first<{ id: string }>();
+async function subscriptionDeleted(
+  db: D1Database,
+  event: Stripe.Event,
+  subscription: Stripe.Subscription,
+  now: number,
+): Promise<EventOutcome> {
+  const account = await db
+    .prepare("SELECT id FROM accounts WHERE stripe_subscription_id = ?")
+    .bind(subscription.id)
+    .first<{ id: string }>();
   if (!account) {
     // Ahead of the events that attach it (Stripe does not keep their order): still remembered as
     // ended, so a late checkout or invoice.paid never attaches it to the account.
     await db
-      .prepare("INSERT INTO ended_subscriptions (id, account_id, ended_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING")
+      .prepare(
+        "INSERT INTO ended_subscriptions (id, account_id, ended_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+      )
       .bind(subscription.id, subscription.metadata?.account_id ?? "", now)
       .run();
     return "ignored";
@@ -204,12 +304,24 @@ async function subscriptionDeleted(db: D1Database, event: Stripe.Event, subscrip
   const tag = `stripe:subscription_deleted:${subscription.id}`;
   return runOnce(db, [
     recordEvent(db, event, account.id, now),
-    db.prepare("INSERT INTO ended_subscriptions (id, account_id, ended_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING").bind(subscription.id, account.id, now),
     db
-      .prepare(ledgerInsert(`SELECT ?3, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?4, 'paid plan ended', ?5 FROM accounts WHERE ${guard} AND plan_credits > 0`))
+      .prepare(
+        "INSERT INTO ended_subscriptions (id, account_id, ended_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+      )
+      .bind(subscription.id, account.id, now),
+    db
+      .prepare(
+        ledgerInsert(
+          `SELECT ?3, id, 'plan_expiry', -plan_credits, -plan_credits, 0, ?4, 'paid plan ended', ?5 FROM accounts WHERE ${guard} AND plan_credits > 0`,
+        ),
+      )
       .bind(account.id, subscription.id, newId("led", now), `${tag}:expiry`, now),
     db
-      .prepare(ledgerInsert(`SELECT ?3, id, 'plan_grant', ?4, ?4, 0, ?5, 'solo plan credits', ?6 FROM accounts WHERE ${guard}`))
+      .prepare(
+        ledgerInsert(
+          `SELECT ?3, id, 'plan_grant', ?4, ?4, 0, ?5, 'solo plan credits', ?6 FROM accounts WHERE ${guard}`,
+        ),
+      )
       .bind(account.id, subscription.id, newId("led", now), allowance, `${tag}:grant`, now),
     db
       .prepare(
@@ -223,16 +335,26 @@ async function subscriptionDeleted(db: D1Database, event: Stripe.Event, subscrip
 type PaymentRow = { id: string; account_id: string; kind: string; credits: number };
 
 const paymentByIntent = (db: D1Database, paymentIntent: string) =>
-  db.prepare("SELECT id, account_id, kind, credits FROM payments WHERE payment_intent = ? AND status != 'pending'").bind(paymentIntent).first<PaymentRow>();
+  db
+    .prepare("SELECT id, account_id, kind, credits FROM payments WHERE payment_intent = ? AND status != 'pending'")
+    .bind(paymentIntent)
+    .first<PaymentRow>();
 
 /**
  * A plan invoice's payment recorded without its PaymentIntent (the webhook's invoice carries no
  * `payments`): Stripe says which invoice the PaymentIntent paid, and the row learns it.
  */
-async function planPaymentByInvoice(db: D1Database, paymentIntent: string, lookups: StripeLookups | undefined): Promise<PaymentRow | null> {
+async function planPaymentByInvoice(
+  db: D1Database,
+  paymentIntent: string,
+  lookups: StripeLookups | undefined,
+): Promise<PaymentRow | null> {
   const invoiceId = await lookups?.invoiceOfPaymentIntent(paymentIntent);
   if (!invoiceId) return null;
-  await db.prepare("UPDATE payments SET payment_intent = ? WHERE id = ? AND kind = 'plan' AND payment_intent IS NULL").bind(paymentIntent, invoiceId).run();
+  await db
+    .prepare("UPDATE payments SET payment_intent = ? WHERE id = ? AND kind = 'plan' AND payment_intent IS NULL")
+    .bind(paymentIntent, invoiceId)
+    .run();
   return paymentByIntent(db, paymentIntent);
 }
 
@@ -242,9 +364,17 @@ async function planPaymentByInvoice(db: D1Database, paymentIntent: string, looku
  * what the bucket holds. Pack and top-up credits come from purchased credits, a plan
  * invoice's from plan credits.
  */
-async function reverseCredits(db: D1Database, event: Stripe.Event, paymentIntent: string | null, share: number, now: number, lookups?: StripeLookups): Promise<EventOutcome> {
+async function reverseCredits(
+  db: D1Database,
+  event: Stripe.Event,
+  paymentIntent: string | null,
+  share: number,
+  now: number,
+  lookups?: StripeLookups,
+): Promise<EventOutcome> {
   if (!paymentIntent) return "ignored";
-  const payment = (await paymentByIntent(db, paymentIntent)) ?? (await planPaymentByInvoice(db, paymentIntent, lookups));
+  const payment =
+    (await paymentByIntent(db, paymentIntent)) ?? (await planPaymentByInvoice(db, paymentIntent, lookups));
   if (!payment) return "ignored";
   const target = Math.min(payment.credits, Math.ceil(payment.credits * Math.min(1, Math.max(0, share))));
   const bucket = payment.kind === "plan" ? "plan_credits" : "purchased_credits";
@@ -259,10 +389,22 @@ async function reverseCredits(db: D1Database, event: Stripe.Event, paymentIntent
            FROM (SELECT id, ${taken} AS taken FROM accounts WHERE id = ?1) WHERE taken > 0`,
         ),
       )
-      .bind(payment.account_id, target, payment.id, newId("led", now), `stripe:reversal:${event.id}`, `${event.type} (${payment.id})`, now),
-    db.prepare(`UPDATE accounts SET ${bucket} = ${bucket} - ${taken} WHERE id = ?1`).bind(payment.account_id, target, payment.id),
+      .bind(
+        payment.account_id,
+        target,
+        payment.id,
+        newId("led", now),
+        `stripe:reversal:${event.id}`,
+        `${event.type} (${payment.id})`,
+        now,
+      ),
     db
-      .prepare("UPDATE payments SET credits_reversed = MAX(credits_reversed, ?2), status = CASE WHEN ?2 >= credits THEN 'refunded' ELSE status END WHERE id = ?1")
+      .prepare(`UPDATE accounts SET ${bucket} = ${bucket} - ${taken} WHERE id = ?1`)
+      .bind(payment.account_id, target, payment.id),
+    db
+      .prepare(
+        "UPDATE payments SET credits_reversed = MAX(credits_reversed, ?2), status = CASE WHEN ?2 >= credits THEN 'refunded' ELSE status END WHERE id = ?1",
+      )
       .bind(payment.id, target),
   ]);
 }

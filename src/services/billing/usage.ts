@@ -60,7 +60,11 @@ export interface LedgerEntryView {
 export const LEDGER_PAGE_SIZE = 50;
 
 /** One page of the ledger, newest first; `before` is the last id of the previous page. */
-export async function ledgerPage(db: D1Database, accountId: string, options: { kind?: LedgerKind; before?: string; limit?: number }) {
+export async function ledgerPage(
+  db: D1Database,
+  accountId: string,
+  options: { kind?: LedgerKind; before?: string; limit?: number },
+) {
   const limit = options.limit ?? LEDGER_PAGE_SIZE;
   const rows = await db
     .prepare(
@@ -69,7 +73,16 @@ export async function ledgerPage(db: D1Database, accountId: string, options: { k
        ORDER BY id DESC LIMIT ?4`,
     )
     .bind(accountId, options.kind ?? null, options.before ?? null, limit + 1)
-    .all<{ id: string; kind: LedgerKind; amount: number; plan_delta: number; purchased_delta: number; job_id: string | null; reason: string | null; created_at: number }>();
+    .all<{
+      id: string;
+      kind: LedgerKind;
+      amount: number;
+      plan_delta: number;
+      purchased_delta: number;
+      job_id: string | null;
+      reason: string | null;
+      created_at: number;
+    }>();
   const entries: LedgerEntryView[] = rows.results.slice(0, limit).map((r) => ({
     id: r.id,
     kind: r.kind,
@@ -102,7 +115,16 @@ export async function ledgerCsv(db: D1Database, accountId: string, kind?: Ledger
   }
   for (const entry of pages.flat().reverse()) {
     lines.push(
-      [entry.id, new Date(entry.createdAt).toISOString(), entry.kind, entry.amount, entry.planDelta, entry.purchasedDelta, entry.jobId, entry.reason]
+      [
+        entry.id,
+        new Date(entry.createdAt).toISOString(),
+        entry.kind,
+        entry.amount,
+        entry.planDelta,
+        entry.purchasedDelta,
+        entry.jobId,
+        entry.reason,
+      ]
         .map(csvCell)
         .join(","),
     );
@@ -126,22 +148,34 @@ export interface JobListItem {
 
 /** Recent jobs still on record (job rows last 3 hours after they end). */
 export async function recentJobs(env: Env, accountId: string, now: number, limit = 50): Promise<JobListItem[]> {
-  const rows = await env.DB
-    .prepare(
-      `SELECT id, tool, status, cost, error, created_at, result_key, result_filename, expires_at, mode FROM jobs
+  const rows = await env.DB.prepare(
+    `SELECT id, tool, status, cost, error, created_at, result_key, result_filename, expires_at, mode FROM jobs
        WHERE account_id = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC LIMIT ?`,
-    )
+  )
     .bind(accountId, now, limit)
-    .all<{ id: string; tool: string; status: string; cost: number; error: string | null; created_at: number; result_key: string | null; result_filename: string | null; mode: string }>();
-  return Promise.all(rows.results.map(async (r) => ({
-    jobId: r.id,
-    tool: r.tool,
-    status: r.status,
-    cost: r.cost,
-    error: r.error,
-    createdAt: r.created_at,
-    downloadUrl: r.status === "completed" && r.result_key ? `/api/download/${await downloadTokenOf(env, r.id)}` : null,
-    filename: r.result_filename,
-    test: r.mode === "test",
-  })));
+    .all<{
+      id: string;
+      tool: string;
+      status: string;
+      cost: number;
+      error: string | null;
+      created_at: number;
+      result_key: string | null;
+      result_filename: string | null;
+      mode: string;
+    }>();
+  return Promise.all(
+    rows.results.map(async (r) => ({
+      jobId: r.id,
+      tool: r.tool,
+      status: r.status,
+      cost: r.cost,
+      error: r.error,
+      createdAt: r.created_at,
+      downloadUrl:
+        r.status === "completed" && r.result_key ? `/api/download/${await downloadTokenOf(env, r.id)}` : null,
+      filename: r.result_filename,
+      test: r.mode === "test",
+    })),
+  );
 }

@@ -33,7 +33,12 @@ export interface JobEnvelope {
   estimatedSeconds: number;
 }
 
-const envelopeOf = (job: { id: string; cost: number; balance_after: number; estimated_seconds: number }): JobEnvelope => ({
+const envelopeOf = (job: {
+  id: string;
+  cost: number;
+  balance_after: number;
+  estimated_seconds: number;
+}): JobEnvelope => ({
   jobId: job.id,
   status: "queued",
   creditsUsed: job.cost,
@@ -47,12 +52,22 @@ async function bodyHash(tool: string, body: unknown): Promise<string> {
     Array.isArray(value)
       ? value.map(canonical)
       : value && typeof value === "object"
-        ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]))
+        ? Object.fromEntries(
+            Object.keys(value)
+              .sort()
+              .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+          )
         : value;
   return sha256Hex(`${tool}\n${JSON.stringify(canonical(body))}`);
 }
 
-async function replay(db: D1Database, caller: Caller, key: string, hash: string, now: number): Promise<JobEnvelope | undefined> {
+async function replay(
+  db: D1Database,
+  caller: Caller,
+  key: string,
+  hash: string,
+  now: number,
+): Promise<JobEnvelope | undefined> {
   const row = await db
     .prepare(
       `SELECT i.request_hash, j.id, j.cost, j.balance_after, j.estimated_seconds FROM idempotency_keys i
@@ -97,7 +112,12 @@ export async function createToolJob<K extends ToolName>(
   waitUntil?: (task: Promise<unknown>) => void,
 ): Promise<JobEnvelope> {
   const db = env.DB;
-  if (input.idempotencyKey !== undefined && (input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255 || /[\u0000-\u001f\u007f]/.test(input.idempotencyKey))) {
+  if (
+    input.idempotencyKey !== undefined &&
+    (input.idempotencyKey.length === 0 ||
+      input.idempotencyKey.length > 255 ||
+      /[\u0000-\u001f\u007f]/.test(input.idempotencyKey))
+  ) {
     throw invalidRequest("Idempotency-Key: must be 1 to 255 characters, without control characters.");
   }
   // Scoped to the API key that sent it (a key has one mode, so test calls never replay live
@@ -117,15 +137,24 @@ export async function createToolJob<K extends ToolName>(
     if (previous) return previous;
   }
 
-  const { uploads, cost, estimatedSeconds: estimated } = await priceToolCall(env, caller, input.tool, input.params, now);
+  const {
+    uploads,
+    cost,
+    estimatedSeconds: estimated,
+  } = await priceToolCall(env, caller, input.tool, input.params, now);
   // A refused webhookUrl is a 400 like any other field: nothing debited, no job. Without one
   // (null), the insert below takes the account's default.
-  const webhookUrl = input.webhookUrl === undefined ? null : await checkCallWebhookUrl(env, caller.accountId, input.webhookUrl);
+  const webhookUrl =
+    input.webhookUrl === undefined ? null : await checkCallWebhookUrl(env, caller.accountId, input.webhookUrl);
   // The caller's ceiling: a call that would cost more is refused before any debit (a 402 that
   // says what it would cost), so a client never pays more than it agreed to.
   if (input.maxCredits !== undefined && cost > input.maxCredits) throw overCeiling(cost, input.maxCredits);
   if (input.assistant?.perCallCreditCap != null && cost > input.assistant.perCallCreditCap) {
-    throw new AppError("invalid_request", `This call costs ${cost} credits, over the ${input.assistant.perCallCreditCap} credits a call the account's owner allows this assistant; nothing was spent. The owner can change the cap in Connected apps.`, { required: cost, perCallCap: input.assistant.perCallCreditCap });
+    throw new AppError(
+      "invalid_request",
+      `This call costs ${cost} credits, over the ${input.assistant.perCallCreditCap} credits a call the account's owner allows this assistant; nothing was spent. The owner can change the cap in Connected apps.`,
+      { required: cost, perCallCap: input.assistant.perCallCreditCap },
+    );
   }
   const jobId = newId("job", now);
   const downloadId = await downloadIdOf(env, jobId);
@@ -133,9 +162,13 @@ export async function createToolJob<K extends ToolName>(
   const statements = [
     ...(key
       ? [
-          db.prepare("DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND created_at <= ?").bind(caller.accountId, key, now - IDEMPOTENCY_TTL_MS),
           db
-            .prepare("INSERT INTO idempotency_keys (account_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)")
+            .prepare("DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND created_at <= ?")
+            .bind(caller.accountId, key, now - IDEMPOTENCY_TTL_MS),
+          db
+            .prepare(
+              "INSERT INTO idempotency_keys (account_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)",
+            )
             .bind(caller.accountId, key, hash, jobId, now),
         ]
       : []),
@@ -155,15 +188,34 @@ export async function createToolJob<K extends ToolName>(
          FROM accounts a JOIN ledger l ON l.idempotency_key = 'debit:' || ?1 WHERE a.id = ?10
          RETURNING balance_after, webhook_url`,
       )
-      .bind(jobId, caller.keyId, input.tool, JSON.stringify(input.params), JSON.stringify(uploads.map((u) => u.id)), cost, estimated, downloadId, now, caller.accountId, webhookUrl, caller.mode),
+      .bind(
+        jobId,
+        caller.keyId,
+        input.tool,
+        JSON.stringify(input.params),
+        JSON.stringify(uploads.map((u) => u.id)),
+        cost,
+        estimated,
+        downloadId,
+        now,
+        caller.accountId,
+        webhookUrl,
+        caller.mode,
+      ),
   ];
   let created: { balance_after: number; webhook_url: string | null } | undefined;
   try {
     const results = await db.batch<{ balance_after: number; webhook_url: string | null }>(statements);
     created = results.at(-1)?.results[0];
   } catch (error) {
-    if (isConstraintError(error, "CHECK") && error instanceof Error && error.message.includes("test_jobs_within_limit")) throw testJobsExhausted(now);
-    if (isConstraintError(error, "CHECK") && error instanceof Error && error.message.includes(SPENDING_CAP_CONSTRAINT) && input.assistant) {
+    if (isConstraintError(error, "CHECK") && error instanceof Error && error.message.includes("test_jobs_within_limit"))
+      throw testJobsExhausted(now);
+    if (
+      isConstraintError(error, "CHECK") &&
+      error instanceof Error &&
+      error.message.includes(SPENDING_CAP_CONSTRAINT) &&
+      input.assistant
+    ) {
       const spent = await spentToday(db, input.assistant.connectionId, now);
       throw new AppError(
         "invalid_request",
@@ -171,7 +223,8 @@ export async function createToolJob<K extends ToolName>(
         { required: cost, dailyCap: input.assistant.dailyCreditCap ?? 0, spentToday: spent },
       );
     }
-    if (isConstraintError(error, "CHECK")) throw new InsufficientCreditsError(await balanceOf(db, caller.accountId), cost);
+    if (isConstraintError(error, "CHECK"))
+      throw new InsufficientCreditsError(await balanceOf(db, caller.accountId), cost);
     if (key && isConstraintError(error, "UNIQUE")) {
       // A concurrent request with the same key committed first: answer what it answered.
       const previous = await replay(db, caller, key, hash, now);
@@ -188,14 +241,24 @@ export async function createToolJob<K extends ToolName>(
     console.error("queue send failed", jobId, error instanceof Error ? error.message : String(error));
     await failAndRefund(db, jobId, "The job could not be dispatched; credits refunded.", Date.now(), RESULT_TTL_MS);
     // The caller is told to retry: the same Idempotency-Key must then start a job, not replay this one.
-    if (key) await db.prepare("DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND job_id = ?").bind(caller.accountId, key, jobId).run();
+    if (key)
+      await db
+        .prepare("DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND job_id = ?")
+        .bind(caller.accountId, key, jobId)
+        .run();
     throw new AppError("internal_error", "The job could not be dispatched; nothing was charged. Please retry.");
   }
   // Start at once rather than after the queue's batching delay (up to max_batch_timeout). The
   // queued message stays the durable path: it finds the job claimed and skips it, or runs it
   // if this call never reached the runner.
   waitUntil?.(startJobNow(env, jobId, created.webhook_url !== null));
-  return { jobId, status: "queued", creditsUsed: cost, creditsRemaining: created.balance_after, estimatedSeconds: estimated };
+  return {
+    jobId,
+    status: "queued",
+    creditsUsed: cost,
+    creditsRemaining: created.balance_after,
+    estimatedSeconds: estimated,
+  };
 }
 
 /** What a valid call costs and how long it should take, for the caller's plan and key mode. */
@@ -213,27 +276,42 @@ export interface PricedCall {
  * may take. A call and its quote both go through here, so a quote refuses what the call would
  * refuse, with the same error, and prices exactly what the call then debits.
  */
-export async function priceToolCall<K extends ToolName>(env: Env, caller: Caller, tool: K, params: ToolParams[K], now: number): Promise<PricedCall> {
+export async function priceToolCall<K extends ToolName>(
+  env: Env,
+  caller: Caller,
+  tool: K,
+  params: ToolParams[K],
+  now: number,
+): Promise<PricedCall> {
   const db = env.DB;
   const spec = tools[tool] as unknown as ToolDefinitionOf<K>;
   const refs = spec.inputs(params);
   // Looked up side by side (one round trip's wait, not one per input); refused in field order.
-  const lookups = await Promise.allSettled(refs.map((ref) => resolveUpload(db, caller.accountId, ref.uploadId, ref.field, now, caller.mode)));
+  const lookups = await Promise.allSettled(
+    refs.map((ref) => resolveUpload(db, caller.accountId, ref.uploadId, ref.field, now, caller.mode)),
+  );
   const uploads: StoredUpload[] = [];
   for (const [index, ref] of refs.entries()) {
     const lookup = lookups[index]!;
     if (lookup.status === "rejected") throw lookup.reason;
     const upload = lookup.value;
     if (!ref.accepts.includes(upload.kind)) {
-      throw invalidRequest(`${ref.field}: this tool needs ${ref.accepts.join(" or ")}, the upload is ${upload.kind === "image" ? "an image" : upload.kind}.`);
+      throw invalidRequest(
+        `${ref.field}: this tool needs ${ref.accepts.join(" or ")}, the upload is ${upload.kind === "image" ? "an image" : upload.kind}.`,
+      );
     }
     if (ref.needsAudio && !upload.probe.hasAudio) throw invalidRequest(`${ref.field}: the upload has no audio track.`);
     if (upload.kind === "video" && isOversizedVideo(upload.probe.width, upload.probe.height)) {
-      throw invalidRequest(`${ref.field}: the video is ${upload.probe.width}x${upload.probe.height}; frames larger than 8192x4320 (8K) are not processed. Scale it down and upload it again.`);
+      throw invalidRequest(
+        `${ref.field}: the video is ${upload.probe.width}x${upload.probe.height}; frames larger than 8192x4320 (8K) are not processed. Scale it down and upload it again.`,
+      );
     }
     uploads.push(upload);
   }
-  const context: ToolContext = { hasClonedVoice: () => hasClonedVoice(db, caller.accountId), speech: () => speechCapabilities(env) };
+  const context: ToolContext = {
+    hasClonedVoice: () => hasClonedVoice(db, caller.accountId),
+    speech: () => speechCapabilities(env),
+  };
   await spec.check?.(params, uploads, context);
 
   const quantity = spec.quantity(params, uploads);
@@ -243,24 +321,34 @@ export async function priceToolCall<K extends ToolName>(env: Env, caller: Caller
   const estimated = estimateSeconds(tool, quantity);
   // Refused before any debit: a job that cannot finish within the limits is never sold.
   if (estimated * 1000 > MAX_EXPECTED_WORK_MS) {
-    throw invalidRequest(`This call would need about ${Math.ceil(estimated / 3600)} hours of processing; a job may take at most ${MAX_EXPECTED_WORK_MS / 3_600_000} hours. Split the media into shorter parts.`);
+    throw invalidRequest(
+      `This call would need about ${Math.ceil(estimated / 3600)} hours of processing; a job may take at most ${MAX_EXPECTED_WORK_MS / 3_600_000} hours. Split the media into shorter parts.`,
+    );
   }
   return { uploads, quantity, cost, estimatedSeconds: estimated };
 }
 
 /** The 402 of a call over its caller's `maxCredits`: the contract's error shape, with both figures. */
 export function overCeiling(cost: number, maxCredits: number): AppError {
-  return new AppError("insufficient_credits", `This call costs ${cost} credit${cost === 1 ? "" : "s"}, over the maxCredits of ${maxCredits} it was sent with; nothing was spent.`, { required: cost, maxCredits });
+  return new AppError(
+    "insufficient_credits",
+    `This call costs ${cost} credit${cost === 1 ? "" : "s"}, over the maxCredits of ${maxCredits} it was sent with; nothing was spent.`,
+    { required: cost, maxCredits },
+  );
 }
 
 /** Test keys run real jobs for free, so what one call may process is bounded (src/services/accounts/limits.ts). */
 function checkTestModeBounds(quantity: BillingQuantity): void {
   const { testMediaSeconds, testCharacters } = accountLimits;
   if ("durationMs" in quantity && quantity.durationMs > testMediaSeconds * 1000) {
-    throw invalidRequest(`Test keys process at most ${testMediaSeconds / 60} minutes of media per call; this call bills ${quantity.durationMs / 1000} s. Use a live key.`);
+    throw invalidRequest(
+      `Test keys process at most ${testMediaSeconds / 60} minutes of media per call; this call bills ${quantity.durationMs / 1000} s. Use a live key.`,
+    );
   }
   if ("characters" in quantity && quantity.characters > testCharacters) {
-    throw invalidRequest(`Test keys speak at most ${testCharacters} characters per call; this text has ${quantity.characters}. Use a live key.`);
+    throw invalidRequest(
+      `Test keys speak at most ${testCharacters} characters per call; this text has ${quantity.characters}. Use a live key.`,
+    );
   }
 }
 
@@ -290,7 +378,10 @@ async function startJobNow(env: Env, jobId: string, notifies: boolean): Promise<
     await env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).run(jobId);
     if (notifies) await dispatchJobWebhooks(env, jobId);
   } catch (error) {
-    console.warn("immediate start failed; the queue will deliver", jobId, error instanceof Error ? error.message : String(error));
+    console.warn(
+      "immediate start failed; the queue will deliver",
+      jobId,
+      error instanceof Error ? error.message : String(error),
+    );
   }
 }
-

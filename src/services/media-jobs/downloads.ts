@@ -61,12 +61,21 @@ export function parseRange(header: string | null, size: number): ByteRange {
 }
 
 export async function downloadResponse(bucket: R2Bucket, job: JobRow, request: Request): Promise<Response> {
-  const file = { key: job.resultKey!, filename: job.resultFilename!, contentType: job.resultContentType ?? "application/octet-stream" };
+  const file = {
+    key: job.resultKey!,
+    filename: job.resultFilename!,
+    contentType: job.resultContentType ?? "application/octet-stream",
+  };
   return attachmentResponse(bucket, file, request, "This download does not exist or has expired.");
 }
 
 /** A stored file served as a download behind a capability: its type, its name, never cached. */
-export async function attachmentResponse(bucket: R2Bucket, file: { key: string; filename: string; contentType: string }, request: Request, missing: string): Promise<Response> {
+export async function attachmentResponse(
+  bucket: R2Bucket,
+  file: { key: string; filename: string; contentType: string },
+  request: Request,
+  missing: string,
+): Promise<Response> {
   const headers = new Headers({
     "content-type": file.contentType,
     "content-disposition": `attachment; filename="${file.filename}"`,
@@ -77,7 +86,10 @@ export async function attachmentResponse(bucket: R2Bucket, file: { key: string; 
 
 /** The entity tags of an If-None-Match / If-Range list, without the weak prefix; "*" kept. */
 function entityTags(header: string): string[] {
-  return header.split(",").map((tag) => tag.trim().replace(/^W\//, "")).filter(Boolean);
+  return header
+    .split(",")
+    .map((tag) => tag.trim().replace(/^W\//, ""))
+    .filter(Boolean);
 }
 
 /**
@@ -85,7 +97,13 @@ function entityTags(header: string): string[] {
  * Conditional requests as RFC 9110 §13: If-None-Match naming the ETag is a 304; a Range whose
  * If-Range no longer matches (another ETag, or a date other than Last-Modified) gets the whole object.
  */
-export async function objectResponse(bucket: R2Bucket, key: string, request: Request, headers: Headers, missing: string): Promise<Response> {
+export async function objectResponse(
+  bucket: R2Bucket,
+  key: string,
+  request: Request,
+  headers: Headers,
+  missing: string,
+): Promise<Response> {
   const head = await bucket.head(key);
   if (!head) throw notFound(missing);
   const size = head.size;
@@ -94,20 +112,27 @@ export async function objectResponse(bucket: R2Bucket, key: string, request: Req
   const lastModified = head.uploaded.toUTCString();
   headers.set("last-modified", lastModified);
   const noneMatch = request.headers.get("if-none-match");
-  if (noneMatch !== null && entityTags(noneMatch).some((tag) => tag === "*" || tag === head.httpEtag.replace(/^W\//, ""))) {
+  if (
+    noneMatch !== null &&
+    entityTags(noneMatch).some((tag) => tag === "*" || tag === head.httpEtag.replace(/^W\//, ""))
+  ) {
     headers.delete("content-type");
     headers.delete("content-disposition");
     return new Response(null, { status: 304, headers });
   }
   const ifRange = request.headers.get("if-range")?.trim();
   // A strong comparison: a weak tag never validates a range.
-  const rangeStillValid = ifRange === undefined || (ifRange.startsWith('"') ? ifRange === head.httpEtag : ifRange === lastModified);
+  const rangeStillValid =
+    ifRange === undefined || (ifRange.startsWith('"') ? ifRange === head.httpEtag : ifRange === lastModified);
   const range = rangeStillValid ? parseRange(request.headers.get("range"), size) : undefined;
   if (range === "unsatisfiable") {
     headers.set("content-range", `bytes */${size}`);
     headers.set("content-type", "application/json");
     headers.delete("content-disposition");
-    return new Response(JSON.stringify({ error: { code: "invalid_request", message: "Range not satisfiable." } }), { status: 416, headers });
+    return new Response(JSON.stringify({ error: { code: "invalid_request", message: "Range not satisfiable." } }), {
+      status: 416,
+      headers,
+    });
   }
   const isHead = request.method === "HEAD";
   if (range) {
@@ -118,7 +143,10 @@ export async function objectResponse(bucket: R2Bucket, key: string, request: Req
   }
   headers.set("content-length", String(size));
   if (isHead) return new Response(null, { status: 200, headers });
-  return new Response(await objectBody(bucket, key, size, { offset: 0, length: size }, missing), { status: 200, headers });
+  return new Response(await objectBody(bucket, key, size, { offset: 0, length: size }, missing), {
+    status: 200,
+    headers,
+  });
 }
 
 /** The largest read an answer makes of R2 at once. */
@@ -132,7 +160,13 @@ export const OBJECT_PIECE_BYTES = 8 * 1024 * 1024;
  * with `bytes=N-` cost 2.0-2.4 s of the emulation's CPU against 0.7 s for the same bytes asked
  * for with an end); here at most one piece is read past what the client took.
  */
-async function objectBody(bucket: R2Bucket, key: string, size: number, range: { offset: number; length: number }, missing: string): Promise<ReadableStream<Uint8Array>> {
+async function objectBody(
+  bucket: R2Bucket,
+  key: string,
+  size: number,
+  range: { offset: number; length: number },
+  missing: string,
+): Promise<ReadableStream<Uint8Array>> {
   const end = range.offset + range.length;
   const pieceOf = async (offset: number) => {
     const length = Math.min(OBJECT_PIECE_BYTES, end - offset);

@@ -27,10 +27,19 @@ export const MAX_JOB_DEADLINE_MS = MAX_DEADLINE_MS;
 export const MAX_EXPECTED_WORK_MS = MAX_JOB_DEADLINE_MS / 2;
 
 /** queued -> processing, only once; returns the job when this caller took it. */
-export async function claimJob(db: D1Database, jobId: string, now: number, minDeadlineMs = MIN_DEADLINE_MS): Promise<JobRow | null> {
+export async function claimJob(
+  db: D1Database,
+  jobId: string,
+  now: number,
+  minDeadlineMs = MIN_DEADLINE_MS,
+): Promise<JobRow | null> {
   const claimed = await orm(db)
     .update(jobs)
-    .set({ status: "processing", startedAt: now, deadlineAt: sql`${now} + MIN(${MAX_JOB_DEADLINE_MS}, MAX(${minDeadlineMs}, ${jobs.estimatedSeconds} * 10000))` })
+    .set({
+      status: "processing",
+      startedAt: now,
+      deadlineAt: sql`${now} + MIN(${MAX_JOB_DEADLINE_MS}, MAX(${minDeadlineMs}, ${jobs.estimatedSeconds} * 10000))`,
+    })
     .where(and(eq(jobs.id, jobId), eq(jobs.status, "queued")))
     .returning()
     .get();
@@ -65,9 +74,14 @@ export async function completeJob(
  */
 export async function cancelJob(env: Env, caller: Caller, jobId: string, now: number): Promise<JobStatusView> {
   const current = await getJobForKey(env, caller, jobId, now);
-  const ended = (status: string) => invalidRequest(`Job ${current.jobId} is already ${status}; only a queued or processing job can be cancelled.`);
+  const ended = (status: string) =>
+    invalidRequest(`Job ${current.jobId} is already ${status}; only a queued or processing job can be cancelled.`);
   if (isEnded(current.status)) throw ended(current.status);
-  if (!(await failAndRefund(env.DB, jobId, "Cancelled at the caller's request; credits refunded.", now, RESULT_TTL_MS, { cancelled: true }))) {
+  if (
+    !(await failAndRefund(env.DB, jobId, "Cancelled at the caller's request; credits refunded.", now, RESULT_TTL_MS, {
+      cancelled: true,
+    }))
+  ) {
     throw ended((await getJobForKey(env, caller, jobId, now)).status);
   }
   await stopJobRunner(env, jobId);

@@ -25,7 +25,12 @@ export interface Quote {
 }
 
 /** A quote for a call as sent: its parameters checked by the tool's own schema, as the call checks them. */
-export async function quoteCall(env: Env, caller: Caller, request: { tool: ToolName; params: Record<string, unknown> }, now: number): Promise<Quote> {
+export async function quoteCall(
+  env: Env,
+  caller: Caller,
+  request: { tool: ToolName; params: Record<string, unknown> },
+  now: number,
+): Promise<Quote> {
   // The call's own fields change neither the price nor the work: a body copied from a call may carry them.
   const { webhookUrl: _webhookUrl, maxCredits: _maxCredits, ...params } = request.params;
   const parsed = tools[request.tool].params.safeParse(params);
@@ -33,7 +38,13 @@ export async function quoteCall(env: Env, caller: Caller, request: { tool: ToolN
   return quoteToolCall(env, caller, request.tool, parsed.data as never, now);
 }
 
-export async function quoteToolCall<K extends ToolName>(env: Env, caller: Caller, tool: K, params: ToolParams[K], now: number): Promise<Quote> {
+export async function quoteToolCall<K extends ToolName>(
+  env: Env,
+  caller: Caller,
+  tool: K,
+  params: ToolParams[K],
+  now: number,
+): Promise<Quote> {
   const { cost, estimatedSeconds } = await priceToolCall(env, caller, tool, params, now);
   const balance = await balanceOf(env.DB, caller.accountId);
   return { tool, creditsRequired: cost, estimatedSeconds, balance, sufficient: balance >= cost, plan: caller.plan };

@@ -50,7 +50,12 @@ export const isEnded = (status: JobStatus) => status === "completed" || status =
  * request instead of a poll every few hundred milliseconds (each of which also takes CPU from the
  * jobs). When the time is up the job is shown as it is.
  */
-export async function waitForJobForKey(env: Env, caller: Caller, jobId: string, waitMs: number): Promise<JobStatusView> {
+export async function waitForJobForKey(
+  env: Env,
+  caller: Caller,
+  jobId: string,
+  waitMs: number,
+): Promise<JobStatusView> {
   const view = await getJobForKey(env, caller, jobId, Date.now());
   if (waitMs <= 0 || isEnded(view.status)) return view;
   await jobEnd(env, jobId, Date.now() + waitMs);
@@ -62,10 +67,17 @@ async function jobEnd(env: Env, jobId: string, until: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, until - Date.now())));
   try {
-    await Promise.race([env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).waitForEnd(jobId, until - Date.now()), timeUp]);
+    await Promise.race([
+      env.MEDIA_RUNNER.get(env.MEDIA_RUNNER.idFromName(jobId)).waitForEnd(jobId, until - Date.now()),
+      timeUp,
+    ]);
     return;
   } catch (error) {
-    console.warn("waiting on the runner failed; reading the job instead", jobId, error instanceof Error ? error.message : String(error));
+    console.warn(
+      "waiting on the runner failed; reading the job instead",
+      jobId,
+      error instanceof Error ? error.message : String(error),
+    );
   } finally {
     clearTimeout(timer);
   }
@@ -100,7 +112,9 @@ export async function jobDispatchStates(db: D1Database, jobIds: string[]): Promi
   const unique = [...new Set(jobIds)];
   if (unique.length === 0) return new Map();
   const { results } = await db
-    .prepare(`SELECT id, status, webhook_url IS NOT NULL AS notifies FROM jobs WHERE id IN (${unique.map(() => "?").join(", ")})`)
+    .prepare(
+      `SELECT id, status, webhook_url IS NOT NULL AS notifies FROM jobs WHERE id IN (${unique.map(() => "?").join(", ")})`,
+    )
     .bind(...unique)
     .all<{ id: string; status: JobStatus; notifies: number }>();
   return new Map(results.map((row) => [row.id, { status: row.status, notifies: row.notifies === 1 }]));
@@ -109,4 +123,3 @@ export async function jobDispatchStates(db: D1Database, jobIds: string[]): Promi
 export async function loadJob(db: D1Database, jobId: string): Promise<JobRow | null> {
   return (await orm(db).select().from(jobs).where(eq(jobs.id, jobId)).get()) ?? null;
 }
-

@@ -39,15 +39,32 @@ type SessionRow = typeof uploadSessions.$inferSelect;
 /** Whose sessions: an account's, in the calling key's mode (test and live are apart). */
 type Owner = Pick<Caller, "accountId" | "mode">;
 
-export function partSizeOf(partNumber: number, session: Pick<SessionRow, "partSize" | "partCount" | "sizeBytes">): number {
-  return partNumber < session.partCount ? session.partSize : session.sizeBytes - (session.partCount - 1) * session.partSize;
+export function partSizeOf(
+  partNumber: number,
+  session: Pick<SessionRow, "partSize" | "partCount" | "sizeBytes">,
+): number {
+  return partNumber < session.partCount
+    ? session.partSize
+    : session.sizeBytes - (session.partCount - 1) * session.partSize;
 }
 
-async function findSession(db: D1Database, owner: Owner, uploadId: string, now: number): Promise<SessionRow | undefined> {
+async function findSession(
+  db: D1Database,
+  owner: Owner,
+  uploadId: string,
+  now: number,
+): Promise<SessionRow | undefined> {
   return orm(db)
     .select()
     .from(uploadSessions)
-    .where(and(eq(uploadSessions.id, uploadId), eq(uploadSessions.accountId, owner.accountId), eq(uploadSessions.mode, owner.mode), gt(uploadSessions.expiresAt, now)))
+    .where(
+      and(
+        eq(uploadSessions.id, uploadId),
+        eq(uploadSessions.accountId, owner.accountId),
+        eq(uploadSessions.mode, owner.mode),
+        gt(uploadSessions.expiresAt, now),
+      ),
+    )
     .get();
 }
 
@@ -70,10 +87,18 @@ export async function createSession(
     .select({ n: count() })
     .from(uploadSessions)
     // Per mode, like every other view of the sessions: a key could not free the other mode's.
-    .where(and(eq(uploadSessions.accountId, accountId), eq(uploadSessions.mode, owner.mode), gt(uploadSessions.expiresAt, now)))
+    .where(
+      and(
+        eq(uploadSessions.accountId, accountId),
+        eq(uploadSessions.mode, owner.mode),
+        gt(uploadSessions.expiresAt, now),
+      ),
+    )
     .get();
   if ((open?.n ?? 0) >= MAX_OPEN_SESSIONS_PER_ACCOUNT) {
-    throw invalidRequest(`Too many resumable uploads in progress (${MAX_OPEN_SESSIONS_PER_ACCOUNT}): complete or abort one first.`);
+    throw invalidRequest(
+      `Too many resumable uploads in progress (${MAX_OPEN_SESSIONS_PER_ACCOUNT}): complete or abort one first.`,
+    );
   }
   const id = newId("upl", now);
   const objectKey = `uploads/${accountId}/${id}`;
@@ -95,10 +120,22 @@ export async function createSession(
     expiresAt,
     mode: owner.mode,
   });
-  return { uploadId: id, filename, size: request.size, partSize: RESUMABLE_PART_SIZE, partCount, expiresAt: new Date(expiresAt).toISOString() };
+  return {
+    uploadId: id,
+    filename,
+    size: request.size,
+    partSize: RESUMABLE_PART_SIZE,
+    partCount,
+    expiresAt: new Date(expiresAt).toISOString(),
+  };
 }
 
-export async function describeSession(db: D1Database, owner: Owner, uploadId: string, now: number): Promise<SessionView> {
+export async function describeSession(
+  db: D1Database,
+  owner: Owner,
+  uploadId: string,
+  now: number,
+): Promise<SessionView> {
   const session = await requireSession(db, owner, uploadId, now);
   const parts = await orm(db)
     .select()
@@ -113,7 +150,11 @@ export async function describeSession(db: D1Database, owner: Owner, uploadId: st
     contentType: session.contentType,
     partSize: session.partSize,
     partCount: session.partCount,
-    parts: parts.map((part) => ({ partNumber: part.partNumber, size: part.sizeBytes, receivedAt: new Date(part.receivedAt).toISOString() })),
+    parts: parts.map((part) => ({
+      partNumber: part.partNumber,
+      size: part.sizeBytes,
+      receivedAt: new Date(part.receivedAt).toISOString(),
+    })),
     expiresAt: new Date(session.expiresAt).toISOString(),
   };
 }
@@ -154,13 +195,17 @@ export async function putPart(
   }
   const expected = partSizeOf(partNumber, session);
   if (declaredLength !== undefined && declaredLength !== expected) {
-    return refuseBody(body, `body: part ${partNumber} must be exactly ${expected} bytes (Content-Length says ${declaredLength}).`);
+    return refuseBody(
+      body,
+      `body: part ${partNumber} must be exactly ${expected} bytes (Content-Length says ${declaredLength}).`,
+    );
   }
   if (!body) throw invalidRequest(`body: part ${partNumber} must be exactly ${expected} bytes; the body is empty.`);
   // Read whole before it goes to R2 (one part, at most 16 MiB): its length is checked exactly,
   // and BYOB reads take it at several times the speed of piping the runtime's small chunks.
   const bytes = await readExactly(body, expected, REFUSED_BODY_DRAIN_BYTES);
-  if (!bytes) throw invalidRequest(`body: part ${partNumber} must be exactly ${expected} bytes; the body was shorter or longer.`);
+  if (!bytes)
+    throw invalidRequest(`body: part ${partNumber} must be exactly ${expected} bytes; the body was shorter or longer.`);
   const multipart = env.MEDIA.resumeMultipartUpload(session.objectKey, session.r2UploadId);
   let uploaded: R2UploadedPart;
   try {
@@ -180,8 +225,18 @@ export async function putPart(
       target: [uploadSessionParts.sessionId, uploadSessionParts.partNumber],
       set: { etag: uploaded.etag, sizeBytes: expected, receivedAt: now },
     });
-  const received = await orm(env.DB).select({ n: count() }).from(uploadSessionParts).where(eq(uploadSessionParts.sessionId, session.id)).get();
-  return { uploadId: session.id, partNumber, size: expected, receivedParts: received?.n ?? 0, partCount: session.partCount };
+  const received = await orm(env.DB)
+    .select({ n: count() })
+    .from(uploadSessionParts)
+    .where(eq(uploadSessionParts.sessionId, session.id))
+    .get();
+  return {
+    uploadId: session.id,
+    partNumber,
+    size: expected,
+    receivedParts: received?.n ?? 0,
+    partCount: session.partCount,
+  };
 }
 
 /** Lets another complete call try again (this one failed without using the session up). */
@@ -197,13 +252,31 @@ async function deleteSessionRows(db: D1Database, sessionId: string): Promise<voi
 }
 
 /** The result of an upload already made from this session (a repeated complete call). */
-async function completedUpload(db: D1Database, owner: Owner, uploadId: string, now: number): Promise<UploadResult | undefined> {
+async function completedUpload(
+  db: D1Database,
+  owner: Owner,
+  uploadId: string,
+  now: number,
+): Promise<UploadResult | undefined> {
   const row = await orm(db)
     .select({ id: uploads.id, durationMs: uploads.durationMs, expiresAt: uploads.expiresAt })
     .from(uploads)
-    .where(and(eq(uploads.id, uploadId), eq(uploads.accountId, owner.accountId), eq(uploads.mode, owner.mode), gt(uploads.expiresAt, now)))
+    .where(
+      and(
+        eq(uploads.id, uploadId),
+        eq(uploads.accountId, owner.accountId),
+        eq(uploads.mode, owner.mode),
+        gt(uploads.expiresAt, now),
+      ),
+    )
     .get();
-  return row && { uploadId: row.id, durationSeconds: row.durationMs / 1000, expiresIn: Math.round((row.expiresAt - now) / 1000) };
+  return (
+    row && {
+      uploadId: row.id,
+      durationSeconds: row.durationMs / 1000,
+      expiresIn: Math.round((row.expiresAt - now) / 1000),
+    }
+  );
 }
 
 /**
@@ -219,7 +292,12 @@ export async function completeSession(env: Env, owner: Owner, uploadId: string, 
     if (done) return done;
     throw notFound(`Resumable upload ${quotedId(uploadId)} is unknown, aborted or expired.`);
   }
-  const parts = await orm(db).select().from(uploadSessionParts).where(eq(uploadSessionParts.sessionId, session.id)).orderBy(asc(uploadSessionParts.partNumber)).all();
+  const parts = await orm(db)
+    .select()
+    .from(uploadSessionParts)
+    .where(eq(uploadSessionParts.sessionId, session.id))
+    .orderBy(asc(uploadSessionParts.partNumber))
+    .all();
   const received = new Set(parts.map((part) => part.partNumber));
   const missing = Array.from({ length: session.partCount }, (_, i) => i + 1).filter((n) => !received.has(n));
   if (missing.length > 0) {
@@ -227,13 +305,18 @@ export async function completeSession(env: Env, owner: Owner, uploadId: string, 
     throw invalidRequest(`parts: ${missing.length} of ${session.partCount} parts not received yet (${listed}).`);
   }
   const claimed = await db
-    .prepare("UPDATE upload_sessions SET completing_until = ?1 WHERE id = ?2 AND (completing_until IS NULL OR completing_until <= ?3)")
+    .prepare(
+      "UPDATE upload_sessions SET completing_until = ?1 WHERE id = ?2 AND (completing_until IS NULL OR completing_until <= ?3)",
+    )
     .bind(now + COMPLETE_LEASE_MS, session.id, now)
     .run();
-  if (claimed.meta.changes !== 1) throw invalidRequest("The upload is already being completed by another call; ask again in a moment.");
+  if (claimed.meta.changes !== 1)
+    throw invalidRequest("The upload is already being completed by another call; ask again in a moment.");
   const bucket = env.MEDIA;
   try {
-    await bucket.resumeMultipartUpload(session.objectKey, session.r2UploadId).complete(parts.map((part) => ({ partNumber: part.partNumber, etag: part.etag })));
+    await bucket
+      .resumeMultipartUpload(session.objectKey, session.r2UploadId)
+      .complete(parts.map((part) => ({ partNumber: part.partNumber, etag: part.etag })));
   } catch (error) {
     // A previous call may have assembled it and died before the row: the object is there.
     const head = await bucket.head(session.objectKey);
@@ -244,7 +327,15 @@ export async function completeSession(env: Env, owner: Owner, uploadId: string, 
   }
   let result: UploadResult;
   try {
-    result = await finishUpload(env, { id: session.id, accountId: owner.accountId, objectKey: session.objectKey, filename: session.filename, size: session.sizeBytes, now, mode: session.mode });
+    result = await finishUpload(env, {
+      id: session.id,
+      accountId: owner.accountId,
+      objectKey: session.objectKey,
+      filename: session.filename,
+      size: session.sizeBytes,
+      now,
+      mode: session.mode,
+    });
   } catch (error) {
     // Refused media (finishUpload deleted the object) uses the session up; after any other
     // failure the assembled object stays and complete may be called again.
@@ -256,7 +347,12 @@ export async function completeSession(env: Env, owner: Owner, uploadId: string, 
   return result;
 }
 
-export async function abortSession(env: Env, owner: Owner, uploadId: string, now: number): Promise<{ uploadId: string; status: "aborted" }> {
+export async function abortSession(
+  env: Env,
+  owner: Owner,
+  uploadId: string,
+  now: number,
+): Promise<{ uploadId: string; status: "aborted" }> {
   const session = await requireSession(env.DB, owner, uploadId, now);
   await env.MEDIA.resumeMultipartUpload(session.objectKey, session.r2UploadId).abort();
   await deleteSessionRows(env.DB, session.id);

@@ -15,11 +15,15 @@ export interface SpeechCapabilities {
 const TTL_MS = 60_000;
 let cached: { at: number; url: string; value: SpeechCapabilities } | undefined;
 
-export type CapabilityLookup = { state: "none" } | { state: "unreachable" } | { state: "known"; value: SpeechCapabilities };
+export type CapabilityLookup =
+  | { state: "none" }
+  | { state: "unreachable" }
+  | { state: "known"; value: SpeechCapabilities };
 
 export async function speechCapabilities(env: Env, now = Date.now()): Promise<CapabilityLookup> {
   if (!env.BACKEND_URL || !env.BACKEND_SECRET) return { state: "none" };
-  if (cached && cached.url === env.BACKEND_URL && now - cached.at < TTL_MS) return { state: "known", value: cached.value };
+  if (cached && cached.url === env.BACKEND_URL && now - cached.at < TTL_MS)
+    return { state: "known", value: cached.value };
   try {
     const response = await fetch(`${env.BACKEND_URL.replace(/\/$/, "")}/v1/capabilities`, {
       headers: { authorization: `Bearer ${env.BACKEND_SECRET}` },

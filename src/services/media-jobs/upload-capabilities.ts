@@ -18,7 +18,10 @@ export async function createUploadLink(db: D1Database, accountId: string, origin
   const token = randomToken(24);
   const linkId = newId("ul", now);
   const expiresAt = now + UPLOAD_LINK_TTL_MS;
-  await orm(db).insert(uploadLinks).values({ id: linkId, accountId, tokenHash: await sha256Hex(token), expiresAt, createdAt: now }).run();
+  await orm(db)
+    .insert(uploadLinks)
+    .values({ id: linkId, accountId, tokenHash: await sha256Hex(token), expiresAt, createdAt: now })
+    .run();
   return { linkId, url: `${origin}/upload/${token}`, expiresAt: new Date(expiresAt).toISOString() };
 }
 
@@ -30,19 +33,38 @@ export type UploadLinkStatus =
  * The link's state; once used, what the upload endpoint answers about the file (its duration
  * prices the per-minute tools) while the upload lasts.
  */
-export async function uploadLinkStatus(db: D1Database, accountId: string, linkId: string, now: number): Promise<UploadLinkStatus> {
-  const link = await orm(db).select().from(uploadLinks).where(and(eq(uploadLinks.id, linkId), eq(uploadLinks.accountId, accountId))).get();
+export async function uploadLinkStatus(
+  db: D1Database,
+  accountId: string,
+  linkId: string,
+  now: number,
+): Promise<UploadLinkStatus> {
+  const link = await orm(db)
+    .select()
+    .from(uploadLinks)
+    .where(and(eq(uploadLinks.id, linkId), eq(uploadLinks.accountId, accountId)))
+    .get();
   if (!link) throw notFound("No such upload link.");
   if (!link.uploadId) return { status: link.expiresAt > now ? "pending" : "expired" };
   const upload = await orm(db).select().from(uploads).where(eq(uploads.id, link.uploadId)).get();
   if (!upload || upload.expiresAt <= now) return { status: "uploaded", uploadId: link.uploadId, expiresIn: 0 };
-  return { status: "uploaded", uploadId: upload.id, filename: upload.filename, durationSeconds: upload.durationMs / 1000, expiresIn: Math.floor((upload.expiresAt - now) / 1000) };
+  return {
+    status: "uploaded",
+    uploadId: upload.id,
+    filename: upload.filename,
+    durationSeconds: upload.durationMs / 1000,
+    expiresIn: Math.floor((upload.expiresAt - now) / 1000),
+  };
 }
 
 /** The link of a token while it lasts, used or not; null when unknown or expired. */
 export async function uploadLinkOf(db: D1Database, token: string, now: number) {
   if (!token || token.length > 64) return null;
-  const link = await orm(db).select().from(uploadLinks).where(eq(uploadLinks.tokenHash, await sha256Hex(token))).get();
+  const link = await orm(db)
+    .select()
+    .from(uploadLinks)
+    .where(eq(uploadLinks.tokenHash, await sha256Hex(token)))
+    .get();
   if (!link || link.expiresAt <= now) return null;
   return link;
 }
@@ -59,13 +81,21 @@ export async function uploadThroughLink(env: Env, token: string, request: Reques
   if (!link) throw invalidRequest("This upload link is invalid, expired or already used.");
   const result = await uploadFromMultipart(env, link.accountId, request, now);
   // Only the first of two uploads posted at once uses the link; the other is refused (its upload expires with the others).
-  const used = await orm(env.DB).update(uploadLinks).set({ uploadId: result.uploadId }).where(and(eq(uploadLinks.id, link.id), isNull(uploadLinks.uploadId))).returning().get();
+  const used = await orm(env.DB)
+    .update(uploadLinks)
+    .set({ uploadId: result.uploadId })
+    .where(and(eq(uploadLinks.id, link.id), isNull(uploadLinks.uploadId)))
+    .returning()
+    .get();
   if (!used) throw invalidRequest("This upload link was used meanwhile.");
   return result;
 }
 
 /** Links are kept a day past their expiry (their status stays readable), then deleted. */
 export async function deleteExpiredUploadLinks(db: D1Database, now: number): Promise<number> {
-  const result = await db.prepare("DELETE FROM upload_links WHERE expires_at < ?").bind(now - 24 * 3600 * 1000).run();
+  const result = await db
+    .prepare("DELETE FROM upload_links WHERE expires_at < ?")
+    .bind(now - 24 * 3600 * 1000)
+    .run();
   return result.meta.changes;
 }

@@ -48,7 +48,12 @@ export interface StoredUpload {
  */
 export function safeFilename(name: string | undefined, fallback: string): string {
   const base = (name ?? "").split(/[\\/]/).pop() ?? "";
-  const cleaned = base.normalize("NFKD").replace(/\p{M}+/gu, "").replace(/[^\w.-]+/g, "_").replace(/^[._]+/, "").slice(0, 120);
+  const cleaned = base
+    .normalize("NFKD")
+    .replace(/\p{M}+/gu, "")
+    .replace(/[^\w.-]+/g, "_")
+    .replace(/^[._]+/, "")
+    .slice(0, 120);
   return cleaned || fallback;
 }
 
@@ -56,17 +61,28 @@ const tooLarge = () => invalidRequest("file: larger than the 5 GB (5,000,000,000
 
 export async function finishUpload(
   env: Env,
-  p: { id: string; accountId: string; objectKey: string; filename: string; size: number; now: number; mode?: KeyMode; field?: "file" | "url" },
+  p: {
+    id: string;
+    accountId: string;
+    objectKey: string;
+    filename: string;
+    size: number;
+    now: number;
+    mode?: KeyMode;
+    field?: "file" | "url";
+  },
 ): Promise<UploadResult> {
   const { DB: db, MEDIA: bucket } = env;
   let probe: ProbeResult;
   try {
     if (p.size === 0) throw new UnsupportedMediaError("the file is empty");
     probe = await probeR2Object(bucket, p.objectKey, p.size).catch((error: unknown) => {
-      if (error instanceof DurationUnknownError && canProbeOnBackend(env)) return probeOnBackend(env, p.objectKey, error);
+      if (error instanceof DurationUnknownError && canProbeOnBackend(env))
+        return probeOnBackend(env, p.objectKey, error);
       throw error;
     });
-    if (probe.durationMs > MAX_DURATION_MS) throw new UnsupportedMediaError("media longer than 4 hours are not accepted");
+    if (probe.durationMs > MAX_DURATION_MS)
+      throw new UnsupportedMediaError("media longer than 4 hours are not accepted");
   } catch (error) {
     await bucket.delete(p.objectKey);
     if (error instanceof UnsupportedMediaError) throw invalidRequest(`${p.field ?? "file"}: ${error.message}`);
@@ -79,7 +95,21 @@ export async function finishUpload(
       `INSERT INTO uploads (id, account_id, object_key, filename, kind, container, mime_type, size_bytes, duration_ms, probe, created_at, expires_at, mode)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(p.id, p.accountId, p.objectKey, filename, probe.kind, probe.container, probe.mimeType, p.size, probe.durationMs, JSON.stringify(probe), p.now, expiresAt, p.mode ?? "live")
+    .bind(
+      p.id,
+      p.accountId,
+      p.objectKey,
+      filename,
+      probe.kind,
+      probe.container,
+      probe.mimeType,
+      p.size,
+      probe.durationMs,
+      JSON.stringify(probe),
+      p.now,
+      expiresAt,
+      p.mode ?? "live",
+    )
     .run();
   return { uploadId: p.id, durationSeconds: probe.durationMs / 1000, expiresIn: UPLOAD_TTL_MS / 1000 };
 }
@@ -175,7 +205,14 @@ export async function uploadFromUrl(
   return finishUpload(env, { id, accountId, objectKey, filename, size, now, mode, field: "url" });
 }
 
-async function uploadThroughBackend(env: Env, accountId: string, rawUrl: string, policy: UrlPolicy, now: number, mode: KeyMode): Promise<UploadResult> {
+async function uploadThroughBackend(
+  env: Env,
+  accountId: string,
+  rawUrl: string,
+  policy: UrlPolicy,
+  now: number,
+  mode: KeyMode,
+): Promise<UploadResult> {
   const id = newId("upl", now);
   const objectKey = `uploads/${accountId}/${id}`;
   let ingested;
@@ -204,11 +241,25 @@ function decodedPath(pathname: string): string {
  * caller's mode (a test key's uploads and a live key's are apart) and not be expired;
  * otherwise a 400 that names the field.
  */
-export async function resolveUpload(db: D1Database, accountId: string, uploadId: string, field: string, now: number, mode: KeyMode = "live"): Promise<StoredUpload> {
+export async function resolveUpload(
+  db: D1Database,
+  accountId: string,
+  uploadId: string,
+  field: string,
+  now: number,
+  mode: KeyMode = "live",
+): Promise<StoredUpload> {
   const row = await orm(db)
     .select()
     .from(uploads)
-    .where(and(eq(uploads.id, uploadId), eq(uploads.accountId, accountId), eq(uploads.mode, mode), gt(uploads.expiresAt, now)))
+    .where(
+      and(
+        eq(uploads.id, uploadId),
+        eq(uploads.accountId, accountId),
+        eq(uploads.mode, mode),
+        gt(uploads.expiresAt, now),
+      ),
+    )
     .get();
   // Only a short prefix of what the caller sent is echoed back.
   if (!row) throw invalidRequest(`${field}: upload ${quotedId(uploadId)} is unknown or expired.`);

@@ -19,7 +19,11 @@ export interface Mailer {
 }
 
 class HttpMailer implements Mailer {
-  constructor(private readonly url: string, private readonly apiKey: string, private readonly from: string) {}
+  constructor(
+    private readonly url: string,
+    private readonly apiKey: string,
+    private readonly from: string,
+  ) {}
 
   async send(mail: Mail): Promise<void> {
     const response = await fetch(this.url, {
@@ -50,7 +54,8 @@ class UnconfiguredMailer implements Mailer {
 }
 
 export function mailerFor(env: Env): Mailer {
-  if (env.MAIL_API_URL && env.MAIL_API_KEY && env.MAIL_FROM) return new HttpMailer(env.MAIL_API_URL, env.MAIL_API_KEY, env.MAIL_FROM);
+  if (env.MAIL_API_URL && env.MAIL_API_KEY && env.MAIL_FROM)
+    return new HttpMailer(env.MAIL_API_URL, env.MAIL_API_KEY, env.MAIL_FROM);
   if (env.DEV_MODE === "true") return new DevOutboxMailer(env.DB);
   return new UnconfiguredMailer();
 }
@@ -72,5 +77,8 @@ export async function readDevOutbox(db: D1Database, limit = 50) {
 export function mailLinkOrigin(env: Pick<Env, "PUBLIC_BASE_URL" | "DEV_MODE">, requestOrigin: string): string {
   if (env.PUBLIC_BASE_URL) return new URL(env.PUBLIC_BASE_URL).origin;
   if (env.DEV_MODE === "true") return requestOrigin;
-  throw new AppError("internal_error", "Links in mails need PUBLIC_BASE_URL (the public origin of the service) outside local development.");
+  throw new AppError(
+    "internal_error",
+    "Links in mails need PUBLIC_BASE_URL (the public origin of the service) outside local development.",
+  );
 }

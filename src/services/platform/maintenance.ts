@@ -19,15 +19,24 @@ export const QUEUED_LIMIT_MS = 3600 * 1000;
  * `stopRunner` is told of each processing job failed here, so its runner stops the backend's work
  * (nobody will read its result) instead of waiting for its own alarm.
  */
-export async function failStuckJobs(db: D1Database, now: number, stopRunner?: (jobId: string) => Promise<void>): Promise<number> {
+export async function failStuckJobs(
+  db: D1Database,
+  now: number,
+  stopRunner?: (jobId: string) => Promise<void>,
+): Promise<number> {
   const stuck = await db
-    .prepare("SELECT id, status FROM jobs WHERE (status = 'processing' AND deadline_at <= ?1) OR (status = 'queued' AND created_at <= ?2) LIMIT 200")
+    .prepare(
+      "SELECT id, status FROM jobs WHERE (status = 'processing' AND deadline_at <= ?1) OR (status = 'queued' AND created_at <= ?2) LIMIT 200",
+    )
     .bind(now, now - QUEUED_LIMIT_MS)
     .all<{ id: string; status: string }>();
   let failed = 0;
   const stopped: string[] = [];
   for (const { id, status } of stuck.results) {
-    const why = status === "queued" ? "The job was never started; credits refunded." : "Processing did not finish in time; credits refunded.";
+    const why =
+      status === "queued"
+        ? "The job was never started; credits refunded."
+        : "Processing did not finish in time; credits refunded.";
     if (!(await failJob(db, id, why, now))) continue;
     failed++;
     if (status === "processing") stopped.push(id);
@@ -63,14 +72,24 @@ export async function deleteExpired(db: D1Database, bucket: R2Bucket, now: numbe
     await db.batch(results.results.map((j) => db.prepare("UPDATE jobs SET result_key = NULL WHERE id = ?").bind(j.id)));
   }
   const purged = await db.batch([
-    db.prepare("DELETE FROM idempotency_keys WHERE job_id IN (SELECT id FROM jobs WHERE expires_at <= ?)").bind(now - IDEMPOTENCY_TTL_MS),
+    db
+      .prepare("DELETE FROM idempotency_keys WHERE job_id IN (SELECT id FROM jobs WHERE expires_at <= ?)")
+      .bind(now - IDEMPOTENCY_TTL_MS),
     db.prepare("DELETE FROM jobs WHERE expires_at <= ?").bind(now - IDEMPOTENCY_TTL_MS),
   ]);
-  await db.prepare("DELETE FROM idempotency_keys WHERE created_at <= ?").bind(now - IDEMPOTENCY_TTL_MS).run();
+  await db
+    .prepare("DELETE FROM idempotency_keys WHERE created_at <= ?")
+    .bind(now - IDEMPOTENCY_TTL_MS)
+    .run();
   return { uploads: uploads.results.length, results: results.results.length, jobRows: purged[1].meta.changes };
 }
 
-export async function runMaintenance(db: D1Database, bucket: R2Bucket, now: number, stopRunner?: (jobId: string) => Promise<void>) {
+export async function runMaintenance(
+  db: D1Database,
+  bucket: R2Bucket,
+  now: number,
+  stopRunner?: (jobId: string) => Promise<void>,
+) {
   const stuck = await failStuckJobs(db, now, stopRunner);
   const expired = await deleteExpired(db, bucket, now);
   const renewed = await renewDuePlans(db, now);

@@ -38,20 +38,63 @@ export interface RateLimitPolicy {
  * people can share one address (offices, mobile carriers).
  */
 export const rateLimits = {
-  standard: { id: "standard", binding: "API_RATE_LIMIT", keyedBy: "api-key", limit: 100, period: 10, appliesTo: `each API key of a ${planNames.payg} account (the default)` },
-  pro: { id: "pro", binding: "API_RATE_LIMIT_PRO", keyedBy: "api-key", limit: 300, period: 10, appliesTo: `each API key of a ${planNames.pro} account` },
-  scale: { id: "scale", binding: "API_RATE_LIMIT_SCALE", keyedBy: "api-key", limit: 1000, period: 10, appliesTo: `each API key of a ${planNames.scale} account` },
+  standard: {
+    id: "standard",
+    binding: "API_RATE_LIMIT",
+    keyedBy: "api-key",
+    limit: 100,
+    period: 10,
+    appliesTo: `each API key of a ${planNames.payg} account (the default)`,
+  },
+  pro: {
+    id: "pro",
+    binding: "API_RATE_LIMIT_PRO",
+    keyedBy: "api-key",
+    limit: 300,
+    period: 10,
+    appliesTo: `each API key of a ${planNames.pro} account`,
+  },
+  scale: {
+    id: "scale",
+    binding: "API_RATE_LIMIT_SCALE",
+    keyedBy: "api-key",
+    limit: 1000,
+    period: 10,
+    appliesTo: `each API key of a ${planNames.scale} account`,
+  },
   // All the keys of one account together: three keys' worth, so more keys do not buy more traffic.
-  account: { id: "account", binding: "ACCOUNT_RATE_LIMIT", keyedBy: "account", limit: 300, period: 10, appliesTo: `all the API keys of a ${planNames.payg} account together` },
-  accountPro: { id: "account-pro", binding: "ACCOUNT_RATE_LIMIT_PRO", keyedBy: "account", limit: 900, period: 10, appliesTo: `all the API keys of a ${planNames.pro} account together` },
-  accountScale: { id: "account-scale", binding: "ACCOUNT_RATE_LIMIT_SCALE", keyedBy: "account", limit: 3000, period: 10, appliesTo: `all the API keys of a ${planNames.scale} account together` },
+  account: {
+    id: "account",
+    binding: "ACCOUNT_RATE_LIMIT",
+    keyedBy: "account",
+    limit: 300,
+    period: 10,
+    appliesTo: `all the API keys of a ${planNames.payg} account together`,
+  },
+  accountPro: {
+    id: "account-pro",
+    binding: "ACCOUNT_RATE_LIMIT_PRO",
+    keyedBy: "account",
+    limit: 900,
+    period: 10,
+    appliesTo: `all the API keys of a ${planNames.pro} account together`,
+  },
+  accountScale: {
+    id: "account-scale",
+    binding: "ACCOUNT_RATE_LIMIT_SCALE",
+    keyedBy: "account",
+    limit: 3000,
+    period: 10,
+    appliesTo: `all the API keys of a ${planNames.scale} account together`,
+  },
   public: {
     id: "public",
     binding: "PUBLIC_RATE_LIMIT",
     keyedBy: "address",
     limit: 300,
     period: 10,
-    appliesTo: "each client address on routes without an API key (downloads, upload and review pages, the developer area, /docs, /api/v1/openapi.json, the connector's OAuth endpoints and /api/mcp)",
+    appliesTo:
+      "each client address on routes without an API key (downloads, upload and review pages, the developer area, /docs, /api/v1/openapi.json, the connector's OAuth endpoints and /api/mcp)",
   },
 } as const satisfies Record<string, RateLimitPolicy>;
 
@@ -86,11 +129,21 @@ export function policyHeaders(policy: RateLimitPolicy): Record<string, string> {
  * one whole period: waiting that long always reaches a fresh window.
  */
 export function refusalHeaders(policy: RateLimitPolicy): Record<string, string> {
-  return { ...policyHeaders(policy), "Retry-After": String(policy.period), "RateLimit-Remaining": "0", "RateLimit-Reset": String(policy.period) };
+  return {
+    ...policyHeaders(policy),
+    "Retry-After": String(policy.period),
+    "RateLimit-Remaining": "0",
+    "RateLimit-Reset": String(policy.period),
+  };
 }
 
 export function refusalMessage(policy: RateLimitPolicy): string {
-  const who = policy.keyedBy === "api-key" ? "this API key" : policy.keyedBy === "account" ? "this account's API keys together" : "this address";
+  const who =
+    policy.keyedBy === "api-key"
+      ? "this API key"
+      : policy.keyedBy === "account"
+        ? "this account's API keys together"
+        : "this address";
   return `Too many requests from ${who}: at most ${policy.limit} per ${policy.period} seconds. Retry after ${policy.period} seconds.`;
 }
 
@@ -113,7 +166,14 @@ export async function countRequest(env: Env, policy: RateLimitPolicy, subject: s
 
 /** The rate-limit paragraph of the API description, from the table. */
 export function describeRateLimits(): string {
-  const keyTiers = [rateLimits.standard, rateLimits.pro, rateLimits.scale, rateLimits.account, rateLimits.accountPro, rateLimits.accountScale];
+  const keyTiers = [
+    rateLimits.standard,
+    rateLimits.pro,
+    rateLimits.scale,
+    rateLimits.account,
+    rateLimits.accountPro,
+    rateLimits.accountScale,
+  ];
   const rows = keyTiers.map((p) => `${p.appliesTo}: ${p.limit} requests per ${p.period} s`).join("; ");
   const pub = rateLimits.public;
   return [

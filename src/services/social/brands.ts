@@ -60,22 +60,31 @@ async function outboundUrl(env: Env, raw: string, field: string): Promise<string
  * canonically and its URLs as checked. Setting a webhook or a channel needs a confirmed email.
  */
 async function checkInput<T extends Partial<BrandInput>>(env: Env, accountId: string, input: T): Promise<T> {
-  if (input.name !== undefined && (!displayName(input.name) || characterCount(displayName(input.name)) > 100)) throw invalidRequest("name: 1 to 100 characters.");
+  if (input.name !== undefined && (!displayName(input.name) || characterCount(displayName(input.name)) > 100))
+    throw invalidRequest("name: 1 to 100 characters.");
   const timeZone = input.timeZone === undefined ? undefined : canonicalTimeZone(input.timeZone);
-  if (input.timeZone !== undefined && !timeZone) throw invalidRequest(`timeZone: '${input.timeZone.slice(0, 64)}' is not an IANA time zone (e.g. Europe/Paris).`);
+  if (input.timeZone !== undefined && !timeZone)
+    throw invalidRequest(`timeZone: '${input.timeZone.slice(0, 64)}' is not an IANA time zone (e.g. Europe/Paris).`);
   const seen = new Set<string>();
   for (const [i, channel] of (input.channels ?? []).entries()) {
     if (seen.has(channel.network)) throw invalidRequest(`channels.${i}: ${channel.network} is listed twice.`);
     seen.add(channel.network);
-    if (channel.network === "mastodon" && !channel.accessToken) throw invalidRequest(`channels.${i}.accessToken: Required`);
+    if (channel.network === "mastodon" && !channel.accessToken)
+      throw invalidRequest(`channels.${i}.accessToken: Required`);
   }
-  if (input.webhookUrl || input.channels?.length) await requireVerifiedEmail(env.DB, accountId, "send a brand's events or posts anywhere");
+  if (input.webhookUrl || input.channels?.length)
+    await requireVerifiedEmail(env.DB, accountId, "send a brand's events or posts anywhere");
   const webhookUrl = input.webhookUrl ? await outboundUrl(env, input.webhookUrl, "webhookUrl") : input.webhookUrl;
-  const channels = input.channels && (await Promise.all(input.channels.map(async (channel, i): Promise<ChannelInput> =>
-    channel.network === "webhook"
-      ? { ...channel, url: await outboundUrl(env, channel.url, `channels.${i}.url`) }
-      : { ...channel, instanceUrl: await outboundUrl(env, channel.instanceUrl, `channels.${i}.instanceUrl`) },
-  )));
+  const channels =
+    input.channels &&
+    (await Promise.all(
+      input.channels.map(
+        async (channel, i): Promise<ChannelInput> =>
+          channel.network === "webhook"
+            ? { ...channel, url: await outboundUrl(env, channel.url, `channels.${i}.url`) }
+            : { ...channel, instanceUrl: await outboundUrl(env, channel.instanceUrl, `channels.${i}.instanceUrl`) },
+      ),
+    ));
   return {
     ...input,
     ...(timeZone !== undefined ? { timeZone } : {}),
@@ -85,8 +94,21 @@ async function checkInput<T extends Partial<BrandInput>>(env: Env, accountId: st
 }
 
 /** The rows of a brand's channels, tokens sealed (plain values: drizzle's builders run when awaited). */
-async function channelRows(env: Env, brandId: string, channels: ChannelInput[], now: number): Promise<(typeof brandChannels.$inferInsert)[]> {
-  return Promise.all(channels.map(async (channel) => ({ id: newId("chn", now), brandId, network: channel.network, config: await channelConfig(env, brandId, channel), createdAt: now })));
+async function channelRows(
+  env: Env,
+  brandId: string,
+  channels: ChannelInput[],
+  now: number,
+): Promise<(typeof brandChannels.$inferInsert)[]> {
+  return Promise.all(
+    channels.map(async (channel) => ({
+      id: newId("chn", now),
+      brandId,
+      network: channel.network,
+      config: await channelConfig(env, brandId, channel),
+      createdAt: now,
+    })),
+  );
 }
 
 async function view(env: Env, row: typeof brands.$inferSelect): Promise<BrandView> {
@@ -106,7 +128,15 @@ async function view(env: Env, row: typeof brands.$inferSelect): Promise<BrandVie
 export async function createBrand(env: Env, accountId: string, raw: BrandInput, now: number): Promise<BrandView> {
   const input = await checkInput(env, accountId, raw);
   const id = newId("brd", now);
-  const row = { id, accountId, name: displayName(input.name), timeZone: input.timeZone, requiresApproval: input.requiresApproval ?? false, webhookUrl: input.webhookUrl ?? null, createdAt: now };
+  const row = {
+    id,
+    accountId,
+    name: displayName(input.name),
+    timeZone: input.timeZone,
+    requiresApproval: input.requiresApproval ?? false,
+    webhookUrl: input.webhookUrl ?? null,
+    createdAt: now,
+  };
   // Before anything is written: a server without WEBHOOK_SIGNING_KEY cannot show the brand's secret.
   await brandWebhookSecret(env, id);
   const d = orm(env.DB);
@@ -118,7 +148,11 @@ export async function createBrand(env: Env, accountId: string, raw: BrandInput, 
 }
 
 export async function brandRow(db: D1Database, accountId: string, brandId: string) {
-  const row = await orm(db).select().from(brands).where(and(eq(brands.id, brandId), eq(brands.accountId, accountId))).get();
+  const row = await orm(db)
+    .select()
+    .from(brands)
+    .where(and(eq(brands.id, brandId), eq(brands.accountId, accountId)))
+    .get();
   if (!row) throw notFound(`Brand ${brandId.slice(0, 64)} not found.`);
   return row;
 }
@@ -133,7 +167,13 @@ export async function listBrands(env: Env, accountId: string): Promise<BrandView
 }
 
 /** Changes the settings given; `channels`, when given, replaces the brand's networks. */
-export async function updateBrand(env: Env, accountId: string, brandId: string, raw: Partial<BrandInput>, now: number): Promise<BrandView> {
+export async function updateBrand(
+  env: Env,
+  accountId: string,
+  brandId: string,
+  raw: Partial<BrandInput>,
+  now: number,
+): Promise<BrandView> {
   await brandRow(env.DB, accountId, brandId);
   const input = await checkInput(env, accountId, raw);
   const d = orm(env.DB);
@@ -145,16 +185,26 @@ export async function updateBrand(env: Env, accountId: string, brandId: string, 
   };
   // Turning client approval on: a post scheduled without a client's approval goes back to draft
   // (to be submitted), so it cannot publish unapproved; approved ones stay scheduled.
-  const approvedByClient = d.select({ one: sql`1` }).from(postReviews).where(and(eq(postReviews.postId, posts.id), eq(postReviews.decision, "approved")));
+  const approvedByClient = d
+    .select({ one: sql`1` })
+    .from(postReviews)
+    .where(and(eq(postReviews.postId, posts.id), eq(postReviews.decision, "approved")));
   const statements = [
     ...(Object.keys(changes).length ? [d.update(brands).set(changes).where(eq(brands.id, brandId))] : []),
     ...(input.requiresApproval === true
-      ? [d.update(posts).set({ state: "draft", updatedAt: now }).where(and(eq(posts.brandId, brandId), eq(posts.state, "scheduled"), notExists(approvedByClient)))]
+      ? [
+          d
+            .update(posts)
+            .set({ state: "draft", updatedAt: now })
+            .where(and(eq(posts.brandId, brandId), eq(posts.state, "scheduled"), notExists(approvedByClient))),
+        ]
       : []),
     ...(input.channels
       ? [
           d.delete(brandChannels).where(eq(brandChannels.brandId, brandId)),
-          ...(await channelRows(env, brandId, input.channels, now)).map((values) => d.insert(brandChannels).values(values)),
+          ...(await channelRows(env, brandId, input.channels, now)).map((values) =>
+            d.insert(brandChannels).values(values),
+          ),
         ]
       : []),
   ];
@@ -163,5 +213,9 @@ export async function updateBrand(env: Env, accountId: string, brandId: string, 
 }
 
 export async function brandChannel(db: D1Database, brandId: string, network: string) {
-  return orm(db).select().from(brandChannels).where(and(eq(brandChannels.brandId, brandId), eq(brandChannels.network, network as Network))).get();
+  return orm(db)
+    .select()
+    .from(brandChannels)
+    .where(and(eq(brandChannels.brandId, brandId), eq(brandChannels.network, network as Network)))
+    .get();
 }

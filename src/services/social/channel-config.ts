@@ -13,16 +13,23 @@ import { isSealed, openText, sealText } from "../../lib/sealed-text";
 import { authSecret } from "../../lib/signing";
 import { PublishError } from "./publishers";
 
-export type ChannelInput = { network: "webhook"; url: string } | { network: "mastodon"; instanceUrl: string; accessToken: string };
+export type ChannelInput =
+  | { network: "webhook"; url: string }
+  | { network: "mastodon"; instanceUrl: string; accessToken: string };
 
 const TOKEN_PURPOSE = "brand-channel-access-token";
-const tokenSecret = (env: Pick<Env, "AUTH_SECRET">) => authSecret(env, "Channel access tokens cannot be stored on this server");
+const tokenSecret = (env: Pick<Env, "AUTH_SECRET">) =>
+  authSecret(env, "Channel access tokens cannot be stored on this server");
 
 const WebhookConfig = z.object({ url: z.string() });
 const MastodonConfig = z.object({ instanceUrl: z.string(), accessToken: z.string() });
 
 /** The JSON to store for a channel of `brandId`, its access token sealed. */
-export async function channelConfig(env: Pick<Env, "AUTH_SECRET">, brandId: string, channel: ChannelInput): Promise<string> {
+export async function channelConfig(
+  env: Pick<Env, "AUTH_SECRET">,
+  brandId: string,
+  channel: ChannelInput,
+): Promise<string> {
   if (channel.network === "webhook") return JSON.stringify({ url: channel.url });
   const accessToken = await sealText(tokenSecret(env), TOKEN_PURPOSE, channel.accessToken, brandId);
   return JSON.stringify({ instanceUrl: channel.instanceUrl.replace(/\/$/, ""), accessToken });
@@ -39,13 +46,23 @@ export function channelTarget(row: typeof brandChannels.$inferSelect): string {
  * open (AUTH_SECRET changed, or the row was altered) is a refusal no retry can fix: the owner
  * has to connect the channel again.
  */
-export async function publisherSettings(env: Pick<Env, "AUTH_SECRET">, row: typeof brandChannels.$inferSelect): Promise<ChannelInput> {
+export async function publisherSettings(
+  env: Pick<Env, "AUTH_SECRET">,
+  row: typeof brandChannels.$inferSelect,
+): Promise<ChannelInput> {
   if (row.network === "webhook") return { network: "webhook", ...WebhookConfig.parse(JSON.parse(row.config)) };
   const config = MastodonConfig.parse(JSON.parse(row.config));
   try {
-    return { network: "mastodon", instanceUrl: config.instanceUrl, accessToken: await openText(tokenSecret(env), TOKEN_PURPOSE, config.accessToken, row.brandId) };
+    return {
+      network: "mastodon",
+      instanceUrl: config.instanceUrl,
+      accessToken: await openText(tokenSecret(env), TOKEN_PURPOSE, config.accessToken, row.brandId),
+    };
   } catch (error) {
-    throw new PublishError(`the Mastodon access token cannot be read (${error instanceof Error ? error.message : String(error)}); connect the channel again`, false);
+    throw new PublishError(
+      `the Mastodon access token cannot be read (${error instanceof Error ? error.message : String(error)}); connect the channel again`,
+      false,
+    );
   }
 }
 
@@ -56,7 +73,9 @@ export async function publisherSettings(env: Pick<Env, "AUTH_SECRET">, row: type
  */
 export async function sealLegacyTokens(env: Pick<Env, "AUTH_SECRET" | "DB">, limit = 100): Promise<number> {
   if (!env.AUTH_SECRET) return 0;
-  const rows = await env.DB.prepare("SELECT id, brand_id, config FROM brand_channels WHERE network = 'mastodon' AND json_extract(config, '$.accessToken') NOT LIKE 'v1:%' LIMIT ?")
+  const rows = await env.DB.prepare(
+    "SELECT id, brand_id, config FROM brand_channels WHERE network = 'mastodon' AND json_extract(config, '$.accessToken') NOT LIKE 'v1:%' LIMIT ?",
+  )
     .bind(limit)
     .all<{ id: string; brand_id: string; config: string }>();
   let sealed = 0;
@@ -64,7 +83,9 @@ export async function sealLegacyTokens(env: Pick<Env, "AUTH_SECRET" | "DB">, lim
     const config = MastodonConfig.safeParse(JSON.parse(row.config));
     if (!config.success || isSealed(config.data.accessToken)) continue;
     const next = await channelConfig(env, row.brand_id, { network: "mastodon", ...config.data });
-    const changed = await env.DB.prepare("UPDATE brand_channels SET config = ? WHERE id = ? AND config = ?").bind(next, row.id, row.config).run();
+    const changed = await env.DB.prepare("UPDATE brand_channels SET config = ? WHERE id = ? AND config = ?")
+      .bind(next, row.id, row.config)
+      .run();
     sealed += changed.meta.changes;
   }
   return sealed;

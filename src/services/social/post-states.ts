@@ -10,10 +10,28 @@
  */
 import { invalidRequest } from "../../errors";
 
-export const postStates = ["draft", "pending_approval", "approved", "changes_requested", "scheduled", "published", "failed", "cancelled"] as const;
+export const postStates = [
+  "draft",
+  "pending_approval",
+  "approved",
+  "changes_requested",
+  "scheduled",
+  "published",
+  "failed",
+  "cancelled",
+] as const;
 export type PostState = (typeof postStates)[number];
 
-export type PostAction = "submit" | "approve" | "request_changes" | "edit" | "schedule" | "unschedule" | "publish" | "fail" | "cancel";
+export type PostAction =
+  | "submit"
+  | "approve"
+  | "request_changes"
+  | "edit"
+  | "schedule"
+  | "unschedule"
+  | "publish"
+  | "fail"
+  | "cancel";
 
 const ended: readonly PostState[] = ["published", "failed", "cancelled"];
 
@@ -28,7 +46,13 @@ export function nextState(state: PostState, action: PostAction, needsApproval: b
       return state === "pending_approval" ? "changes_requested" : undefined;
     case "edit":
       // Editing what a client reviewed sends it back to draft; a draft stays a draft.
-      return state === "draft" || state === "changes_requested" ? "draft" : state === "approved" || state === "scheduled" ? (needsApproval ? "draft" : state) : undefined;
+      return state === "draft" || state === "changes_requested"
+        ? "draft"
+        : state === "approved" || state === "scheduled"
+          ? needsApproval
+            ? "draft"
+            : state
+          : undefined;
     case "schedule":
       return state === "approved" || (!needsApproval && state === "draft") ? "scheduled" : undefined;
     case "unschedule":
@@ -58,6 +82,9 @@ const verbs: Record<PostAction, string> = {
 export function transition(state: PostState, action: PostAction, needsApproval: boolean): PostState {
   const next = nextState(state, action, needsApproval);
   if (next) return next;
-  const hint = action === "schedule" && needsApproval && state === "draft" ? " This brand needs client approval first: submit it for approval." : "";
+  const hint =
+    action === "schedule" && needsApproval && state === "draft"
+      ? " This brand needs client approval first: submit it for approval."
+      : "";
   throw invalidRequest(`state: a post in state ${state} cannot be ${verbs[action]}.${hint}`);
 }

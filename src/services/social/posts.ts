@@ -70,9 +70,22 @@ async function view(db: D1Database, row: PostRow, timeZone: string): Promise<Pos
     scheduledAt: iso(row.scheduledAt),
     scheduledAtLocal: row.scheduledAt === null ? null : utcToZoned(row.scheduledAt, timeZone),
     timeZone,
-    media: row.mediaKey ? { filename: row.mediaFilename!, contentType: row.mediaContentType!, url: `/api/v1/posts/${row.id}/media` } : null,
-    reviews: reviews.map((r) => ({ decision: r.decision, reviewerName: r.reviewerName, comment: r.comment, at: new Date(r.createdAt).toISOString() })),
-    deliveries: deliveries.map((x) => ({ network: x.network, status: x.status, url: x.externalUrl, attempts: x.attempts, error: x.lastError })),
+    media: row.mediaKey
+      ? { filename: row.mediaFilename!, contentType: row.mediaContentType!, url: `/api/v1/posts/${row.id}/media` }
+      : null,
+    reviews: reviews.map((r) => ({
+      decision: r.decision,
+      reviewerName: r.reviewerName,
+      comment: r.comment,
+      at: new Date(r.createdAt).toISOString(),
+    })),
+    deliveries: deliveries.map((x) => ({
+      network: x.network,
+      status: x.status,
+      url: x.externalUrl,
+      attempts: x.attempts,
+      error: x.lastError,
+    })),
     failure: row.failure,
     createdAt: new Date(row.createdAt).toISOString(),
     publishedAt: iso(row.publishedAt),
@@ -80,7 +93,11 @@ async function view(db: D1Database, row: PostRow, timeZone: string): Promise<Pos
 }
 
 async function postRow(db: D1Database, accountId: string, postId: string): Promise<PostRow> {
-  const row = await orm(db).select().from(posts).where(and(eq(posts.id, postId), eq(posts.accountId, accountId))).get();
+  const row = await orm(db)
+    .select()
+    .from(posts)
+    .where(and(eq(posts.id, postId), eq(posts.accountId, accountId)))
+    .get();
   if (!row) throw notFound(`Post ${postId.slice(0, 64)} not found.`);
   return row;
 }
@@ -97,14 +114,21 @@ function parseTime(raw: string | null | undefined, timeZone: string, now: number
   if (raw === null) return null;
   if (raw.trim().toLowerCase() === "now") return now;
   const instant = zonedToUtc(raw, timeZone);
-  if (instant === null) throw invalidRequest(`scheduledAt: '${raw.slice(0, 40)}' is not a time: give 2026-12-01T09:30 (in ${timeZone}), an ISO time with offset, or now.`);
+  if (instant === null)
+    throw invalidRequest(
+      `scheduledAt: '${raw.slice(0, 40)}' is not a time: give 2026-12-01T09:30 (in ${timeZone}), an ISO time with offset, or now.`,
+    );
   if (instant > LAST_INSTANT) throw invalidRequest("scheduledAt: must be before the year 10000.");
   return instant;
 }
 
 /** Refuses any of `chosen` the brand has no channel for, naming the ones it has. */
 function requireChannels(chosen: Network[], available: Network[], hint = ""): void {
-  for (const network of chosen) if (!available.includes(network)) throw invalidRequest(`networks: the brand does not publish to ${String(network).slice(0, 32)} (it has: ${available.join(", ") || "none"}).${hint}`);
+  for (const network of chosen)
+    if (!available.includes(network))
+      throw invalidRequest(
+        `networks: the brand does not publish to ${String(network).slice(0, 32)} (it has: ${available.join(", ") || "none"}).${hint}`,
+      );
 }
 
 async function checkNetworks(db: D1Database, brandId: string, networks: Network[] | undefined): Promise<Network[]> {
@@ -126,17 +150,25 @@ async function checkNetworks(db: D1Database, brandId: string, networks: Network[
 async function checkPublishable(env: Env, brandId: string, networksJson: string, text: string): Promise<void> {
   const networks = JSON.parse(networksJson) as Network[];
   if (networks.length === 0) {
-    throw invalidRequest("networks: the post has no network to publish to; connect a channel to the brand and choose its network first.");
+    throw invalidRequest(
+      "networks: the post has no network to publish to; connect a channel to the brand and choose its network first.",
+    );
   }
   const channels = await brandChannelsOf(env.DB, brandId);
-  requireChannels(networks, channels.map((c) => c.network), " Take it out of the post's networks, or connect it to the brand again.");
+  requireChannels(
+    networks,
+    channels.map((c) => c.network),
+    " Take it out of the post's networks, or connect it to the brand again.",
+  );
   const channel = channels.find((c) => c.network === "mastodon");
   if (!networks.includes("mastodon") || !channel) return;
   const limits = await publishers.mastodon.textLimits({ instanceUrl: channelTarget(channel) }, publishPolicy(env));
   if (!limits) return;
   const length = mastodonLength(text, limits.perUrl);
   if (length > limits.maxCharacters) {
-    throw invalidRequest(`text: ${length} characters as Mastodon counts them (each link ${limits.perUrl}); the brand's instance allows ${limits.maxCharacters}. Shorten it, or leave Mastodon out of networks.`);
+    throw invalidRequest(
+      `text: ${length} characters as Mastodon counts them (each link ${limits.perUrl}); the brand's instance allows ${limits.maxCharacters}. Shorten it, or leave Mastodon out of networks.`,
+    );
   }
 }
 
@@ -150,7 +182,13 @@ export interface PostAuthor {
 }
 
 /** Copies an upload or a job result into the post's own storage, so it outlives the 3-hour retention. */
-async function attachMedia(env: Env, author: PostAuthor, postId: string, media: { uploadId?: string; jobId?: string }, now: number) {
+async function attachMedia(
+  env: Env,
+  author: PostAuthor,
+  postId: string,
+  media: { uploadId?: string; jobId?: string },
+  now: number,
+) {
   let source: { key: string; filename: string; contentType: string };
   if (media.uploadId && media.jobId) throw invalidRequest("media: give uploadId or jobId, not both.");
   if (media.uploadId) {
@@ -161,10 +199,22 @@ async function attachMedia(env: Env, author: PostAuthor, postId: string, media: 
     const job = await orm(env.DB)
       .select()
       .from(jobs)
-      .where(and(eq(jobs.id, media.jobId), eq(jobs.accountId, author.accountId), eq(jobs.keyId, author.keyId), eq(jobs.mode, "live")))
+      .where(
+        and(
+          eq(jobs.id, media.jobId),
+          eq(jobs.accountId, author.accountId),
+          eq(jobs.keyId, author.keyId),
+          eq(jobs.mode, "live"),
+        ),
+      )
       .get();
-    if (!job || job.status !== "completed" || !job.resultKey || (job.expiresAt ?? 0) <= now) throw invalidRequest("media.jobId: no completed job result with this id is available.");
-    source = { key: job.resultKey, filename: job.resultFilename!, contentType: job.resultContentType ?? "application/octet-stream" };
+    if (!job || job.status !== "completed" || !job.resultKey || (job.expiresAt ?? 0) <= now)
+      throw invalidRequest("media.jobId: no completed job result with this id is available.");
+    source = {
+      key: job.resultKey,
+      filename: job.resultFilename!,
+      contentType: job.resultContentType ?? "application/octet-stream",
+    };
   } else {
     throw invalidRequest("media: give uploadId or jobId.");
   }
@@ -179,16 +229,34 @@ export async function createPost(env: Env, author: PostAuthor, input: PostInput,
   const { accountId } = author;
   // A reference in the body, like an uploadId: a 400 naming the field (404 is for the path).
   const brand = await brandRow(env.DB, accountId, input.brandId).catch((error: unknown) => {
-    throw error instanceof AppError && error.code === "not_found" ? invalidRequest("brandId: no brand with this id on the account.") : error;
+    throw error instanceof AppError && error.code === "not_found"
+      ? invalidRequest("brandId: no brand with this id on the account.")
+      : error;
   });
-  if (!input.text.trim() || input.text.length > MAX_POST_TEXT) throw invalidRequest(`text: 1 to ${MAX_POST_TEXT} characters.`);
+  if (!input.text.trim() || input.text.length > MAX_POST_TEXT)
+    throw invalidRequest(`text: 1 to ${MAX_POST_TEXT} characters.`);
   const networks = await checkNetworks(env.DB, brand.id, input.networks);
   const scheduledAt = parseTime(input.scheduledAt, brand.timeZone, now) ?? null;
   const id = newId("pst", now);
   const media = input.media ? await attachMedia(env, author, id, input.media, now) : {};
   const row: PostRow = {
-    id, brandId: brand.id, accountId, text: input.text, mediaKey: null, mediaFilename: null, mediaContentType: null, ...media,
-    networks: JSON.stringify(networks), scheduledAt, state: "draft", failure: null, createdAt: now, updatedAt: now, submittedAt: null, decidedAt: null, publishedAt: null,
+    id,
+    brandId: brand.id,
+    accountId,
+    text: input.text,
+    mediaKey: null,
+    mediaFilename: null,
+    mediaContentType: null,
+    ...media,
+    networks: JSON.stringify(networks),
+    scheduledAt,
+    state: "draft",
+    failure: null,
+    createdAt: now,
+    updatedAt: now,
+    submittedAt: null,
+    decidedAt: null,
+    publishedAt: null,
   };
   await orm(env.DB).insert(posts).values(row).run();
   return view(env.DB, row, brand.timeZone);
@@ -200,9 +268,23 @@ export async function getPost(db: D1Database, accountId: string, postId: string)
   return view(db, row, brand.timeZone);
 }
 
-export async function listPosts(db: D1Database, accountId: string, filter: { brandId?: string; state?: PostState } = {}): Promise<PostView[]> {
-  const conditions = [eq(posts.accountId, accountId), ...(filter.brandId ? [eq(posts.brandId, filter.brandId)] : []), ...(filter.state ? [eq(posts.state, filter.state)] : [])];
-  const rows = await orm(db).select().from(posts).where(and(...conditions)).orderBy(desc(posts.createdAt)).limit(200).all();
+export async function listPosts(
+  db: D1Database,
+  accountId: string,
+  filter: { brandId?: string; state?: PostState } = {},
+): Promise<PostView[]> {
+  const conditions = [
+    eq(posts.accountId, accountId),
+    ...(filter.brandId ? [eq(posts.brandId, filter.brandId)] : []),
+    ...(filter.state ? [eq(posts.state, filter.state)] : []),
+  ];
+  const rows = await orm(db)
+    .select()
+    .from(posts)
+    .where(and(...conditions))
+    .orderBy(desc(posts.createdAt))
+    .limit(200)
+    .all();
   const zones = new Map<string, string>();
   return Promise.all(
     rows.map(async (row) => {
@@ -213,48 +295,89 @@ export async function listPosts(db: D1Database, accountId: string, filter: { bra
 }
 
 /** Moves a post through the state machine, guarded by the state it was read in (no lost race). */
-async function move(env: Env, row: PostRow, action: PostAction, needsApproval: boolean, changes: Partial<PostRow>, now: number): Promise<PostRow> {
+async function move(
+  env: Env,
+  row: PostRow,
+  action: PostAction,
+  needsApproval: boolean,
+  changes: Partial<PostRow>,
+  now: number,
+): Promise<PostRow> {
   const state = transition(row.state, action, needsApproval);
   const next = { ...changes, state, updatedAt: now };
-  const updated = await orm(env.DB).update(posts).set(next).where(and(eq(posts.id, row.id), eq(posts.state, row.state))).returning().get();
-  if (!updated) throw invalidRequest(`state: the post changed meanwhile (now ${(await orm(env.DB).select({ s: posts.state }).from(posts).where(eq(posts.id, row.id)).get())?.s}); try again.`);
+  const updated = await orm(env.DB)
+    .update(posts)
+    .set(next)
+    .where(and(eq(posts.id, row.id), eq(posts.state, row.state)))
+    .returning()
+    .get();
+  if (!updated)
+    throw invalidRequest(
+      `state: the post changed meanwhile (now ${(await orm(env.DB).select({ s: posts.state }).from(posts).where(eq(posts.id, row.id)).get())?.s}); try again.`,
+    );
   if (updated.state === "scheduled") await schedulePublication(env, updated.brandId, updated.scheduledAt!);
   return updated;
 }
 
-export async function updatePost(env: Env, author: PostAuthor, postId: string, input: Partial<Omit<PostInput, "brandId">>, now: number): Promise<PostView> {
+export async function updatePost(
+  env: Env,
+  author: PostAuthor,
+  postId: string,
+  input: Partial<Omit<PostInput, "brandId">>,
+  now: number,
+): Promise<PostView> {
   const { accountId } = author;
   const row = await postRow(env.DB, accountId, postId);
   const brand = await brandRow(env.DB, accountId, row.brandId);
-  if (input.text !== undefined && (!input.text.trim() || input.text.length > MAX_POST_TEXT)) throw invalidRequest(`text: 1 to ${MAX_POST_TEXT} characters.`);
+  if (input.text !== undefined && (!input.text.trim() || input.text.length > MAX_POST_TEXT))
+    throw invalidRequest(`text: 1 to ${MAX_POST_TEXT} characters.`);
   const changes: Partial<PostRow> = {
     ...(input.text !== undefined ? { text: input.text } : {}),
-    ...(input.networks !== undefined ? { networks: JSON.stringify(await checkNetworks(env.DB, brand.id, input.networks)) } : {}),
+    ...(input.networks !== undefined
+      ? { networks: JSON.stringify(await checkNetworks(env.DB, brand.id, input.networks)) }
+      : {}),
   };
   const scheduledAt = parseTime(input.scheduledAt, brand.timeZone, now);
   if (scheduledAt !== undefined) {
     // A post that stays scheduled after the edit needs a time still to come, as `schedule` does.
     if (transition(row.state, "edit", brand.requiresApproval) === "scheduled") {
-      if (scheduledAt === null) throw invalidRequest("scheduledAt: a scheduled post keeps a time; unschedule it first to clear it.");
+      if (scheduledAt === null)
+        throw invalidRequest("scheduledAt: a scheduled post keeps a time; unschedule it first to clear it.");
       if (scheduledAt < now - 60_000) throw invalidRequest("scheduledAt: is in the past.");
     }
     changes.scheduledAt = scheduledAt;
   }
   // Before any media is copied: a refused edit leaves nothing behind.
   const stays = transition(row.state, "edit", brand.requiresApproval);
-  if ((stays === "scheduled" || stays === "pending_approval") && (changes.networks !== undefined || changes.text !== undefined)) {
+  if (
+    (stays === "scheduled" || stays === "pending_approval") &&
+    (changes.networks !== undefined || changes.text !== undefined)
+  ) {
     await checkPublishable(env, brand.id, changes.networks ?? row.networks, changes.text ?? row.text);
   }
   if (input.media !== undefined) {
-    Object.assign(changes, input.media ? await attachMedia(env, author, postId, input.media, now) : { mediaKey: null, mediaFilename: null, mediaContentType: null });
+    Object.assign(
+      changes,
+      input.media
+        ? await attachMedia(env, author, postId, input.media, now)
+        : { mediaKey: null, mediaFilename: null, mediaContentType: null },
+    );
   }
   const updated = await move(env, row, "edit", brand.requiresApproval, changes, now);
-  if (input.media !== undefined && row.mediaKey && row.mediaKey !== updated.mediaKey) await env.MEDIA.delete(row.mediaKey);
+  if (input.media !== undefined && row.mediaKey && row.mediaKey !== updated.mediaKey)
+    await env.MEDIA.delete(row.mediaKey);
   return view(env.DB, updated, brand.timeZone);
 }
 
 /** submit, schedule (at the post's time or `scheduledAt`), unschedule, cancel. */
-export async function actOnPost(env: Env, accountId: string, postId: string, action: "submit" | "schedule" | "unschedule" | "cancel", options: { scheduledAt?: string }, now: number): Promise<PostView> {
+export async function actOnPost(
+  env: Env,
+  accountId: string,
+  postId: string,
+  action: "submit" | "schedule" | "unschedule" | "cancel",
+  options: { scheduledAt?: string },
+  now: number,
+): Promise<PostView> {
   const row = await postRow(env.DB, accountId, postId);
   const brand = await brandRow(env.DB, accountId, row.brandId);
   const changes: Partial<PostRow> = {};
@@ -312,38 +435,82 @@ const linkSecret = (env: Env) => authSecret(env, "Media links are not configured
  * an hour. REST's `/api/v1/posts/{id}/media` takes a key, which a connector user may not have
  * (solo and starter plans have no REST access).
  */
-export async function withMediaLink(env: Env, accountId: string, post: PostView, origin: string, now: number): Promise<PostView> {
+export async function withMediaLink(
+  env: Env,
+  accountId: string,
+  post: PostView,
+  origin: string,
+  now: number,
+): Promise<PostView> {
   if (!post.media) return post;
   const row = await postRow(env.DB, accountId, post.postId);
   if (!row.mediaKey) return post;
-  const grant: PostMediaGrant = { purpose: "post-media", post: row.id, key: row.mediaKey, exp: now + POST_MEDIA_LINK_TTL_MS };
-  return { ...post, media: { ...post.media, url: `${origin}/api/post-media/${await signGrant(linkSecret(env), grant)}` } };
+  const grant: PostMediaGrant = {
+    purpose: "post-media",
+    post: row.id,
+    key: row.mediaKey,
+    exp: now + POST_MEDIA_LINK_TTL_MS,
+  };
+  return {
+    ...post,
+    media: { ...post.media, url: `${origin}/api/post-media/${await signGrant(linkSecret(env), grant)}` },
+  };
 }
 
 /** The media a connector link names, while it is still that post's media; otherwise 404. */
-export async function linkedPostMedia(env: Env, token: string, now: number): Promise<{ key: string; filename: string; contentType: string }> {
-  const grant = token.length <= 2048 ? await verifyGrant<PostMediaGrant>(linkSecret(env), token, now).catch(() => null) : null;
-  const row = grant?.purpose === "post-media" ? await orm(env.DB).select().from(posts).where(eq(posts.id, grant.post)).get() : undefined;
-  if (!grant || !row?.mediaKey || row.mediaKey !== grant.key) throw notFound("This media link does not exist or has expired.");
-  return { key: row.mediaKey, filename: row.mediaFilename!, contentType: row.mediaContentType ?? "application/octet-stream" };
+export async function linkedPostMedia(
+  env: Env,
+  token: string,
+  now: number,
+): Promise<{ key: string; filename: string; contentType: string }> {
+  const grant =
+    token.length <= 2048 ? await verifyGrant<PostMediaGrant>(linkSecret(env), token, now).catch(() => null) : null;
+  const row =
+    grant?.purpose === "post-media"
+      ? await orm(env.DB).select().from(posts).where(eq(posts.id, grant.post)).get()
+      : undefined;
+  if (!grant || !row?.mediaKey || row.mediaKey !== grant.key)
+    throw notFound("This media link does not exist or has expired.");
+  return {
+    key: row.mediaKey,
+    filename: row.mediaFilename!,
+    contentType: row.mediaContentType ?? "application/octet-stream",
+  };
 }
 
 // --- Client approval ----------------------------------------------------------------------------
 
 export async function createApprovalLink(env: Env, accountId: string, postId: string, origin: string, now: number) {
   const row = await postRow(env.DB, accountId, postId);
-  if (row.state !== "pending_approval") throw invalidRequest(`state: only a post pending approval can be shared for review (this one is ${row.state}); submit it first.`);
+  if (row.state !== "pending_approval")
+    throw invalidRequest(
+      `state: only a post pending approval can be shared for review (this one is ${row.state}); submit it first.`,
+    );
   const token = randomToken(24);
   const linkId = newId("apl", now);
   const expiresAt = now + APPROVAL_LINK_TTL_MS;
-  await orm(env.DB).insert(approvalLinks).values({ id: linkId, postId, tokenHash: await sha256Hex(token), expiresAt, createdAt: now }).run();
+  await orm(env.DB)
+    .insert(approvalLinks)
+    .values({ id: linkId, postId, tokenHash: await sha256Hex(token), expiresAt, createdAt: now })
+    .run();
   return { linkId, url: `${origin}/review/${token}`, expiresAt: new Date(expiresAt).toISOString() };
 }
 
-export async function revokeApprovalLink(db: D1Database, accountId: string, linkId: string, now: number): Promise<void> {
+export async function revokeApprovalLink(
+  db: D1Database,
+  accountId: string,
+  linkId: string,
+  now: number,
+): Promise<void> {
   const link = await orm(db).select().from(approvalLinks).where(eq(approvalLinks.id, linkId)).get();
   // Another account's link answers exactly as an unknown one (its post id is not told).
-  const owned = link ? await orm(db).select({ id: posts.id }).from(posts).where(and(eq(posts.id, link.postId), eq(posts.accountId, accountId))).get() : undefined;
+  const owned = link
+    ? await orm(db)
+        .select({ id: posts.id })
+        .from(posts)
+        .where(and(eq(posts.id, link.postId), eq(posts.accountId, accountId)))
+        .get()
+    : undefined;
   if (!link || !owned) throw notFound("No such approval link.");
   await orm(db).update(approvalLinks).set({ revokedAt: now }).where(eq(approvalLinks.id, linkId)).run();
 }
@@ -351,7 +518,11 @@ export async function revokeApprovalLink(db: D1Database, accountId: string, link
 /** The post a review link opens, or null when unknown, expired or revoked. */
 export async function postForReview(db: D1Database, token: string, now: number) {
   if (!token || token.length > 64) return null;
-  const link = await orm(db).select().from(approvalLinks).where(eq(approvalLinks.tokenHash, await sha256Hex(token))).get();
+  const link = await orm(db)
+    .select()
+    .from(approvalLinks)
+    .where(eq(approvalLinks.tokenHash, await sha256Hex(token)))
+    .get();
   if (!link || link.revokedAt !== null || link.expiresAt <= now) return null;
   const row = await orm(db).select().from(posts).where(eq(posts.id, link.postId)).get();
   if (!row) return null;
@@ -360,7 +531,12 @@ export async function postForReview(db: D1Database, token: string, now: number) 
 }
 
 /** The client's decision: recorded with name and time, sent to the brand's webhook. */
-export async function reviewPost(env: Env, token: string, input: { decision: "approve" | "request_changes"; reviewerName: string; comment?: string }, now: number): Promise<PostView> {
+export async function reviewPost(
+  env: Env,
+  token: string,
+  input: { decision: "approve" | "request_changes"; reviewerName: string; comment?: string },
+  now: number,
+): Promise<PostView> {
   const found = await postForReview(env.DB, token, now);
   if (!found) throw notFound("This review link is invalid, expired or revoked.");
   const reviewerName = displayName(input.reviewerName);
@@ -370,15 +546,45 @@ export async function reviewPost(env: Env, token: string, input: { decision: "ap
   if (comment && comment.length > 2000) throw invalidRequest("comment: at most 2000 characters.");
   const updated = await move(env, found.row, input.decision, found.brand.requiresApproval, { decidedAt: now }, now);
   const decision = input.decision === "approve" ? "approved" : "changes_requested";
-  await orm(env.DB).insert(postReviews).values({ id: newId("rev", now), postId: updated.id, decision, reviewerName, comment, createdAt: now }).run();
-  await emitBrandEvent(env, found.brand, { type: `post.${decision}`, postId: updated.id, reviewerName, comment, at: new Date(now).toISOString() });
+  await orm(env.DB)
+    .insert(postReviews)
+    .values({ id: newId("rev", now), postId: updated.id, decision, reviewerName, comment, createdAt: now })
+    .run();
+  await emitBrandEvent(env, found.brand, {
+    type: `post.${decision}`,
+    postId: updated.id,
+    reviewerName,
+    comment,
+    at: new Date(now).toISOString(),
+  });
   return view(env.DB, updated, found.brand.timeZone);
 }
 
 /** Post media of posts published more than 30 days ago is deleted (the post keeps its text). */
 export async function expirePostMedia(env: Env, now: number): Promise<number> {
-  const old = await orm(env.DB).select({ id: posts.id, key: posts.mediaKey }).from(posts).where(and(eq(posts.state, "published"), sql`${posts.publishedAt} < ${now - 30 * 24 * 3600 * 1000}`, sql`${posts.mediaKey} IS NOT NULL`)).limit(100).all();
+  const old = await orm(env.DB)
+    .select({ id: posts.id, key: posts.mediaKey })
+    .from(posts)
+    .where(
+      and(
+        eq(posts.state, "published"),
+        sql`${posts.publishedAt} < ${now - 30 * 24 * 3600 * 1000}`,
+        sql`${posts.mediaKey} IS NOT NULL`,
+      ),
+    )
+    .limit(100)
+    .all();
   for (const row of old) await env.MEDIA.delete(row.key!);
-  if (old.length) await orm(env.DB).update(posts).set({ mediaKey: null }).where(inArray(posts.id, old.map((r) => r.id))).run();
+  if (old.length)
+    await orm(env.DB)
+      .update(posts)
+      .set({ mediaKey: null })
+      .where(
+        inArray(
+          posts.id,
+          old.map((r) => r.id),
+        ),
+      )
+      .run();
   return old.length;
 }

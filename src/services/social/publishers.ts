@@ -9,7 +9,10 @@ import { hmacHex } from "../../lib/signing";
 import { assertPublicUrl, type UrlPolicy } from "../../lib/public-url";
 
 export class PublishError extends Error {
-  constructor(message: string, readonly retryable: boolean) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
     super(message);
   }
 }
@@ -18,7 +21,12 @@ export interface Publication {
   postId: string;
   text: string;
   brand: { id: string; name: string; secret: string };
-  media: { filename: string; contentType: string; read: () => Promise<R2ObjectBody | null>; url: () => Promise<string | null> } | null;
+  media: {
+    filename: string;
+    contentType: string;
+    read: () => Promise<R2ObjectBody | null>;
+    url: () => Promise<string | null>;
+  } | null;
   scheduledAt: string;
 }
 
@@ -36,14 +44,20 @@ async function send(url: URL, init: RequestInit, timeoutMs = TIMEOUT_MS): Promis
   try {
     response = await fetch(url, { ...init, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
   } catch (error) {
-    throw new PublishError(`${url.host} did not answer (${error instanceof Error ? error.message : String(error)})`, true);
+    throw new PublishError(
+      `${url.host} did not answer (${error instanceof Error ? error.message : String(error)})`,
+      true,
+    );
   }
   if (response.ok) return response;
   // Only the status is reported: what a remote server answers is never shown to the customer
   // (a brand's URL could be aimed at a host whose pages should not be read through us).
   await response.body?.cancel();
   // 4xx other than 408/429 will not get better by retrying.
-  throw new PublishError(`${url.host} answered HTTP ${response.status}`, response.status >= 500 || response.status === 408 || response.status === 429);
+  throw new PublishError(
+    `${url.host} answered HTTP ${response.status}`,
+    response.status >= 500 || response.status === 408 || response.status === 429,
+  );
 }
 
 async function signedPost(rawUrl: string, secret: string, payload: unknown, policy: UrlPolicy): Promise<Response> {
@@ -54,7 +68,12 @@ async function signedPost(rawUrl: string, secret: string, payload: unknown, poli
   const timestamp = String(Math.floor(Date.now() / 1000));
   return send(url, {
     method: "POST",
-    headers: { "content-type": "application/json", "user-agent": "media-credits-api/1.0", "webhook-timestamp": timestamp, "webhook-signature": `v1=${await hmacHex(secret, `${timestamp}.${body}`)}` },
+    headers: {
+      "content-type": "application/json",
+      "user-agent": "media-credits-api/1.0",
+      "webhook-timestamp": timestamp,
+      "webhook-signature": `v1=${await hmacHex(secret, `${timestamp}.${body}`)}`,
+    },
     body,
   });
 }
@@ -66,14 +85,21 @@ const webhook = {
   },
   async publish(config: { url: string }, post: Publication, policy: UrlPolicy): Promise<{ id?: string; url?: string }> {
     const mediaUrl = post.media ? await post.media.url() : null;
-    const response = await signedPost(config.url, post.brand.secret, {
-      type: "post.publish",
-      postId: post.postId,
-      brand: { id: post.brand.id, name: post.brand.name },
-      text: post.text,
-      media: post.media ? { filename: post.media.filename, contentType: post.media.contentType, url: mediaUrl } : null,
-      scheduledAt: post.scheduledAt,
-    }, policy);
+    const response = await signedPost(
+      config.url,
+      post.brand.secret,
+      {
+        type: "post.publish",
+        postId: post.postId,
+        brand: { id: post.brand.id, name: post.brand.name },
+        text: post.text,
+        media: post.media
+          ? { filename: post.media.filename, contentType: post.media.contentType, url: mediaUrl }
+          : null,
+        scheduledAt: post.scheduledAt,
+      },
+      policy,
+    );
     const answer = (await response.json().catch(() => ({}))) as { id?: unknown; url?: unknown };
     return publishedPost(answer.id, answer.url);
   },
@@ -89,7 +115,14 @@ export function publishedPost(id: unknown, url: unknown, host?: string): { id?: 
   let safeUrl: string | undefined;
   try {
     const parsed = typeof url === "string" && url.length <= 2048 ? new URL(url) : undefined;
-    if (parsed && (parsed.protocol === "https:" || parsed.protocol === "http:") && !parsed.username && !parsed.password && (host === undefined || parsed.host === host)) safeUrl = parsed.toString();
+    if (
+      parsed &&
+      (parsed.protocol === "https:" || parsed.protocol === "http:") &&
+      !parsed.username &&
+      !parsed.password &&
+      (host === undefined || parsed.host === host)
+    )
+      safeUrl = parsed.toString();
   } catch {}
   return { id: safeId, url: safeUrl };
 }
@@ -127,7 +160,10 @@ const mastodon = {
    * does not give them (no answer within 5 s, an error, another shape): then nothing is checked
    * before publication, rather than refusing a text by a default the instance may not have.
    */
-  async textLimits(config: { instanceUrl: string }, policy: UrlPolicy): Promise<{ maxCharacters: number; perUrl: number } | null> {
+  async textLimits(
+    config: { instanceUrl: string },
+    policy: UrlPolicy,
+  ): Promise<{ maxCharacters: number; perUrl: number } | null> {
     try {
       // A refusal or no answer throws (PublishError), which means no limits here.
       const response = await send(await instance(config, "/api/v2/instance", policy), {}, 5_000);
@@ -137,8 +173,13 @@ const mastodon = {
       }
       const body = await response.text();
       if (body.length > MAX_INSTANCE_BYTES) return null;
-      const statuses = (JSON.parse(body) as { configuration?: { statuses?: { max_characters?: unknown; characters_reserved_per_url?: unknown } } }).configuration?.statuses;
-      const positive = (value: unknown) => (typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined);
+      const statuses = (
+        JSON.parse(body) as {
+          configuration?: { statuses?: { max_characters?: unknown; characters_reserved_per_url?: unknown } };
+        }
+      ).configuration?.statuses;
+      const positive = (value: unknown) =>
+        typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined;
       const maxCharacters = positive(statuses?.max_characters);
       if (maxCharacters === undefined) return null;
       return { maxCharacters, perUrl: positive(statuses?.characters_reserved_per_url) ?? MASTODON_URL_CHARACTERS };
@@ -146,15 +187,26 @@ const mastodon = {
       return null;
     }
   },
-  async publish(config: { instanceUrl: string; accessToken: string }, post: Publication, policy: UrlPolicy): Promise<{ id?: string; url?: string }> {
+  async publish(
+    config: { instanceUrl: string; accessToken: string },
+    post: Publication,
+    policy: UrlPolicy,
+  ): Promise<{ id?: string; url?: string }> {
     const auth = { authorization: `Bearer ${config.accessToken}` };
     const mediaIds: string[] = [];
     if (post.media) {
       const object = await post.media.read();
       if (!object) throw new PublishError("the post's media is no longer stored", false);
       const form = new FormData();
-      form.append("file", new File([await object.arrayBuffer()], post.media.filename, { type: post.media.contentType }));
-      const uploaded = await send(await instance(config, "/api/v2/media", policy), { method: "POST", headers: auth, body: form });
+      form.append(
+        "file",
+        new File([await object.arrayBuffer()], post.media.filename, { type: post.media.contentType }),
+      );
+      const uploaded = await send(await instance(config, "/api/v2/media", policy), {
+        method: "POST",
+        headers: auth,
+        body: form,
+      });
       mediaIds.push(((await uploaded.json()) as { id: string }).id);
     }
     const body = new URLSearchParams({ status: post.text, visibility: "public" });
@@ -169,11 +221,26 @@ const mastodon = {
     if (!published.id) throw new PublishError("the instance accepted the status but gave no id", false);
     return published;
   },
-  async engagement(config: { instanceUrl: string; accessToken: string }, statusId: string, policy: UrlPolicy): Promise<Engagement> {
-    const response = await send(await instance(config, `/api/v1/statuses/${encodeURIComponent(statusId)}`, policy), { headers: { authorization: `Bearer ${config.accessToken}` } });
-    const status = (await response.json()) as { favourites_count?: number; replies_count?: number; reblogs_count?: number };
+  async engagement(
+    config: { instanceUrl: string; accessToken: string },
+    statusId: string,
+    policy: UrlPolicy,
+  ): Promise<Engagement> {
+    const response = await send(await instance(config, `/api/v1/statuses/${encodeURIComponent(statusId)}`, policy), {
+      headers: { authorization: `Bearer ${config.accessToken}` },
+    });
+    const status = (await response.json()) as {
+      favourites_count?: number;
+      replies_count?: number;
+      reblogs_count?: number;
+    };
     // Mastodon does not count views.
-    return { views: 0, likes: status.favourites_count ?? 0, comments: status.replies_count ?? 0, shares: status.reblogs_count ?? 0 };
+    return {
+      views: 0,
+      likes: status.favourites_count ?? 0,
+      comments: status.replies_count ?? 0,
+      shares: status.reblogs_count ?? 0,
+    };
   },
 };
 

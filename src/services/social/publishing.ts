@@ -17,7 +17,9 @@ import { publisherSettings } from "./channel-config";
 import { publishers, PublishError, type Publication } from "./publishers";
 import { brandWebhookSecret } from "../webhooks/signing";
 
-export type PublishMessage = { kind: "publish"; postId: string; network: string } | { kind: "brand_event"; brandId: string; event: Record<string, unknown> };
+export type PublishMessage =
+  | { kind: "publish"; postId: string; network: string }
+  | { kind: "brand_event"; brandId: string; event: Record<string, unknown> };
 
 /** A delivery being sent is not taken again before this (a consumer that died frees it after). */
 const CLAIM_LEASE_MS = 5 * 60 * 1000;
@@ -38,23 +40,35 @@ export async function schedulePublication(env: Env, brandId: string, at: number)
 }
 
 /** Queues the due posts of a brand (or of every brand) and returns when the next one is due. */
-export async function dispatchDuePosts(env: Env, brandId: string | null, now: number): Promise<{ queued: number; nextAt: number | null }> {
+export async function dispatchDuePosts(
+  env: Env,
+  brandId: string | null,
+  now: number,
+): Promise<{ queued: number; nextAt: number | null }> {
   const d = orm(env.DB);
   const due = await d
     .select()
     .from(posts)
-    .where(and(eq(posts.state, "scheduled"), lte(posts.scheduledAt, now), ...(brandId ? [eq(posts.brandId, brandId)] : [])))
+    .where(
+      and(eq(posts.state, "scheduled"), lte(posts.scheduledAt, now), ...(brandId ? [eq(posts.brandId, brandId)] : [])),
+    )
     .limit(200)
     .all();
   const messages: { body: PublishMessage }[] = [];
   for (const post of due) {
-    for (const network of JSON.parse(post.networks) as string[]) messages.push({ body: { kind: "publish", postId: post.id, network } });
+    for (const network of JSON.parse(post.networks) as string[])
+      messages.push({ body: { kind: "publish", postId: post.id, network } });
     // Scheduling refuses a post without networks; one from before that rule reached nobody.
-    if ((JSON.parse(post.networks) as string[]).length === 0) await failPost(env, post.id, "the post had no network to publish to", now);
+    if ((JSON.parse(post.networks) as string[]).length === 0)
+      await failPost(env, post.id, "the post had no network to publish to", now);
   }
   for (let i = 0; i < messages.length; i += 100) await env.PUBLISH_QUEUE.sendBatch(messages.slice(i, i + 100));
   const next = brandId
-    ? await d.select({ at: sql<number>`MIN(${posts.scheduledAt})` }).from(posts).where(and(eq(posts.state, "scheduled"), eq(posts.brandId, brandId), sql`${posts.scheduledAt} > ${now}`)).get()
+    ? await d
+        .select({ at: sql<number>`MIN(${posts.scheduledAt})` })
+        .from(posts)
+        .where(and(eq(posts.state, "scheduled"), eq(posts.brandId, brandId), sql`${posts.scheduledAt} > ${now}`))
+        .get()
     : undefined;
   return { queued: messages.length, nextAt: next?.at ?? null };
 }
@@ -65,12 +79,27 @@ async function finishPost(env: Env, postId: string, now: number): Promise<void> 
   const post = await d.select().from(posts).where(eq(posts.id, postId)).get();
   if (!post || post.state !== "scheduled") return;
   const networks = JSON.parse(post.networks) as string[];
-  const sent = await d.select().from(postDeliveries).where(and(eq(postDeliveries.postId, postId), eq(postDeliveries.status, "sent"))).all();
+  const sent = await d
+    .select()
+    .from(postDeliveries)
+    .where(and(eq(postDeliveries.postId, postId), eq(postDeliveries.status, "sent")))
+    .all();
   if (!networks.every((n) => sent.some((s) => s.network === n))) return;
-  const updated = await d.update(posts).set({ state: "published", publishedAt: now, updatedAt: now }).where(and(eq(posts.id, postId), eq(posts.state, "scheduled"))).returning().get();
+  const updated = await d
+    .update(posts)
+    .set({ state: "published", publishedAt: now, updatedAt: now })
+    .where(and(eq(posts.id, postId), eq(posts.state, "scheduled")))
+    .returning()
+    .get();
   if (updated) {
     const brand = await d.select().from(brands).where(eq(brands.id, post.brandId)).get();
-    if (brand) await emitBrandEvent(env, brand, { type: "post.published", postId, networks: sent.map((s) => ({ network: s.network, url: s.externalUrl })), at: new Date(now).toISOString() });
+    if (brand)
+      await emitBrandEvent(env, brand, {
+        type: "post.published",
+        postId,
+        networks: sent.map((s) => ({ network: s.network, url: s.externalUrl })),
+        at: new Date(now).toISOString(),
+      });
   }
 }
 
@@ -79,18 +108,32 @@ export async function publishOne(env: Env, postId: string, network: string, now:
   const d = orm(env.DB);
   const post = await d.select().from(posts).where(eq(posts.id, postId)).get();
   if (!post || post.state !== "scheduled" || (post.scheduledAt ?? 0) > now + 1000) return "skipped";
-  await d.insert(postDeliveries).values({ id: newId("dlv", now), postId, network, status: "pending" }).onConflictDoNothing().run();
+  await d
+    .insert(postDeliveries)
+    .values({ id: newId("dlv", now), postId, network, status: "pending" })
+    .onConflictDoNothing()
+    .run();
   const claimed = await d
     .update(postDeliveries)
     .set({ status: "sending", claimedAt: now, attempts: sql`${postDeliveries.attempts} + 1` })
-    .where(and(eq(postDeliveries.postId, postId), eq(postDeliveries.network, network), sql`(${postDeliveries.status} = 'pending' OR (${postDeliveries.status} = 'sending' AND ${postDeliveries.claimedAt} < ${now - CLAIM_LEASE_MS}))`))
+    .where(
+      and(
+        eq(postDeliveries.postId, postId),
+        eq(postDeliveries.network, network),
+        sql`(${postDeliveries.status} = 'pending' OR (${postDeliveries.status} = 'sending' AND ${postDeliveries.claimedAt} < ${now - CLAIM_LEASE_MS}))`,
+      ),
+    )
     .returning()
     .get();
   if (!claimed) {
     await finishPost(env, postId, now);
     return "skipped";
   }
-  const channel = await d.select().from(brandChannels).where(and(eq(brandChannels.brandId, post.brandId), eq(brandChannels.network, network as "webhook"))).get();
+  const channel = await d
+    .select()
+    .from(brandChannels)
+    .where(and(eq(brandChannels.brandId, post.brandId), eq(brandChannels.network, network as "webhook")))
+    .get();
   const brand = await d.select().from(brands).where(eq(brands.id, post.brandId)).get();
   try {
     if (!channel || !brand) throw new PublishError(`the brand no longer publishes to ${network}`, false);
@@ -98,18 +141,42 @@ export async function publishOne(env: Env, postId: string, network: string, now:
       postId,
       text: post.text,
       brand: { id: brand.id, name: brand.name, secret: await brandWebhookSecret(env, brand.id) },
-      media: post.mediaKey ? { filename: post.mediaFilename!, contentType: post.mediaContentType!, read: () => env.MEDIA.get(post.mediaKey!), url: () => mediaUrl(env, post.mediaKey!, "GET", 24 * 3600 * 1000).catch(() => null) } : null,
+      media: post.mediaKey
+        ? {
+            filename: post.mediaFilename!,
+            contentType: post.mediaContentType!,
+            read: () => env.MEDIA.get(post.mediaKey!),
+            url: () => mediaUrl(env, post.mediaKey!, "GET", 24 * 3600 * 1000).catch(() => null),
+          }
+        : null,
       scheduledAt: new Date(post.scheduledAt!).toISOString(),
     };
     const settings = await publisherSettings(env, channel);
-    const result = settings.network === "webhook" ? await publishers.webhook.publish(settings, publication, publishPolicy(env)) : await publishers.mastodon.publish(settings, publication, publishPolicy(env));
-    await d.update(postDeliveries).set({ status: "sent", externalId: result.id ?? null, externalUrl: result.url ?? null, deliveredAt: now, lastError: null }).where(eq(postDeliveries.id, claimed.id)).run();
+    const result =
+      settings.network === "webhook"
+        ? await publishers.webhook.publish(settings, publication, publishPolicy(env))
+        : await publishers.mastodon.publish(settings, publication, publishPolicy(env));
+    await d
+      .update(postDeliveries)
+      .set({
+        status: "sent",
+        externalId: result.id ?? null,
+        externalUrl: result.url ?? null,
+        deliveredAt: now,
+        lastError: null,
+      })
+      .where(eq(postDeliveries.id, claimed.id))
+      .run();
     await finishPost(env, postId, now);
     return "sent";
   } catch (error) {
     const message = error instanceof Error ? error.message.slice(0, 500) : String(error);
     const final = error instanceof PublishError && !error.retryable;
-    await d.update(postDeliveries).set({ status: final ? "failed" : "pending", lastError: message }).where(eq(postDeliveries.id, claimed.id)).run();
+    await d
+      .update(postDeliveries)
+      .set({ status: final ? "failed" : "pending", lastError: message })
+      .where(eq(postDeliveries.id, claimed.id))
+      .run();
     if (final) await failPost(env, postId, `${network}: ${message}`, now);
     else throw error;
     return "skipped";
@@ -119,15 +186,34 @@ export async function publishOne(env: Env, postId: string, network: string, now:
 /** After the last retry (dead-letter queue) or a refusal that no retry can fix. */
 export async function failPost(env: Env, postId: string, reason: string, now: number): Promise<void> {
   const d = orm(env.DB);
-  const updated = await d.update(posts).set({ state: "failed", failure: reason.slice(0, 500), updatedAt: now }).where(and(eq(posts.id, postId), eq(posts.state, "scheduled"))).returning().get();
+  const updated = await d
+    .update(posts)
+    .set({ state: "failed", failure: reason.slice(0, 500), updatedAt: now })
+    .where(and(eq(posts.id, postId), eq(posts.state, "scheduled")))
+    .returning()
+    .get();
   if (!updated) return;
-  await d.update(postDeliveries).set({ status: "failed" }).where(and(eq(postDeliveries.postId, postId), sql`${postDeliveries.status} != 'sent'`)).run();
+  await d
+    .update(postDeliveries)
+    .set({ status: "failed" })
+    .where(and(eq(postDeliveries.postId, postId), sql`${postDeliveries.status} != 'sent'`))
+    .run();
   const brand = await d.select().from(brands).where(eq(brands.id, updated.brandId)).get();
-  if (brand) await emitBrandEvent(env, brand, { type: "post.failed", postId, reason: updated.failure, at: new Date(now).toISOString() });
+  if (brand)
+    await emitBrandEvent(env, brand, {
+      type: "post.failed",
+      postId,
+      reason: updated.failure,
+      at: new Date(now).toISOString(),
+    });
 }
 
 /** Brand events go out through the queue (retried with backoff), signed with the brand's secret. */
-export async function emitBrandEvent(env: Env, brand: typeof brands.$inferSelect, event: Record<string, unknown>): Promise<void> {
+export async function emitBrandEvent(
+  env: Env,
+  brand: typeof brands.$inferSelect,
+  event: Record<string, unknown>,
+): Promise<void> {
   if (!brand.webhookUrl) return;
   await env.PUBLISH_QUEUE.send({ kind: "brand_event", brandId: brand.id, event: { ...event, brandId: brand.id } });
 }
@@ -147,7 +233,8 @@ export async function consumePublishBatch(batch: MessageBatch<PublishMessage>, e
       const body = message.body;
       try {
         if (dead) {
-          if (body.kind === "publish") await failPost(env, body.postId, `${body.network}: publication failed after retries`, Date.now());
+          if (body.kind === "publish")
+            await failPost(env, body.postId, `${body.network}: publication failed after retries`, Date.now());
         } else if (body.kind === "publish") {
           await publishOne(env, body.postId, body.network, Date.now());
         } else {

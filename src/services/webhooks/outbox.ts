@@ -24,7 +24,12 @@ const LOG_RETENTION_MS = 48 * 3600 * 1000;
  * it inserts only when the job has reached `status` and has a URL, and at most once per job
  * and event (unique index), whatever retries or redeliveries happen.
  */
-export function outboxStatement(db: D1Database, jobId: string, status: "completed" | "failed", now: number): D1PreparedStatement {
+export function outboxStatement(
+  db: D1Database,
+  jobId: string,
+  status: "completed" | "failed",
+  now: number,
+): D1PreparedStatement {
   return db
     .prepare(
       `INSERT OR IGNORE INTO job_webhooks (id, job_id, account_id, event, url, status, attempts, next_attempt_at, created_at)
@@ -34,7 +39,8 @@ export function outboxStatement(db: D1Database, jobId: string, status: "complete
     .bind(newId("msg", now), `job.${status}`, now, jobId, status);
 }
 
-export const delaySecondsUntil = (at: number, now: number) => Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((at - now) / 1000)));
+export const delaySecondsUntil = (at: number, now: number) =>
+  Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((at - now) / 1000)));
 
 /**
  * Hands pending deliveries with no message in flight to the queue (one job's, or up to 100 of
@@ -46,7 +52,11 @@ export async function dispatchWebhooks(env: Env, now: number, jobId?: string): P
   // Most jobs notify nobody: a read (by the job's index) spares them the write below, which
   // locks the database even when it changes nothing, once per job end.
   if (jobId !== undefined) {
-    const pending = await env.DB.prepare("SELECT 1 FROM job_webhooks WHERE job_id = ? AND status = 'pending' AND token IS NULL LIMIT 1").bind(jobId).first();
+    const pending = await env.DB.prepare(
+      "SELECT 1 FROM job_webhooks WHERE job_id = ? AND status = 'pending' AND token IS NULL LIMIT 1",
+    )
+      .bind(jobId)
+      .first();
     if (!pending) return 0;
   }
   const token = randomToken(16);
@@ -60,7 +70,10 @@ export async function dispatchWebhooks(env: Env, now: number, jobId?: string): P
     .all<{ id: string; next_attempt_at: number }>();
   for (const row of taken.results) {
     try {
-      await env.WEBHOOK_QUEUE.send({ deliveryId: row.id, token }, { delaySeconds: delaySecondsUntil(row.next_attempt_at, now) });
+      await env.WEBHOOK_QUEUE.send(
+        { deliveryId: row.id, token },
+        { delaySeconds: delaySecondsUntil(row.next_attempt_at, now) },
+      );
     } catch (error) {
       console.error("webhook enqueue failed", row.id, error instanceof Error ? error.message : String(error));
       await env.DB.prepare("UPDATE job_webhooks SET token = NULL WHERE id = ? AND token = ?").bind(row.id, token).run();
@@ -82,9 +95,10 @@ export async function dispatchJobWebhooks(env: Env, jobId: string): Promise<void
 export async function sweepWebhooks(env: Env, now: number): Promise<{ dispatched: number; purged: number }> {
   const dispatched = await dispatchWebhooks(env, now);
   const [, purged] = await env.DB.batch([
-    env.DB.prepare("DELETE FROM job_webhook_attempts WHERE delivery_id IN (SELECT id FROM job_webhooks WHERE created_at <= ?)").bind(now - LOG_RETENTION_MS),
+    env.DB.prepare(
+      "DELETE FROM job_webhook_attempts WHERE delivery_id IN (SELECT id FROM job_webhooks WHERE created_at <= ?)",
+    ).bind(now - LOG_RETENTION_MS),
     env.DB.prepare("DELETE FROM job_webhooks WHERE created_at <= ?").bind(now - LOG_RETENTION_MS),
   ]);
   return { dispatched, purged: purged.meta.changes };
 }
-

@@ -25,7 +25,8 @@ function isLoopback(host: string): boolean {
   if (bare === "localhost" || bare.endsWith(".localhost")) return true;
   if (!ipaddr.isValid(bare)) return false;
   let address = ipaddr.parse(bare);
-  if (address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress()) address = (address as ipaddr.IPv6).toIPv4Address();
+  if (address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress())
+    address = (address as ipaddr.IPv6).toIPv4Address();
   return address.range() === "loopback";
 }
 
@@ -44,7 +45,8 @@ export async function assertWebhookUrl(raw: string, policy: UrlPolicy): Promise<
   }
   if (url.username || url.password) throw new UnsafeUrlError("credentials in the URL are not accepted");
   const httpAllowed = policy.allowPrivate && isLoopback(url.hostname);
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && httpAllowed)) throw new UnsafeUrlError("only https URLs are accepted");
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && httpAllowed))
+    throw new UnsafeUrlError("only https URLs are accepted");
   return await assertPublicUrl(url.toString(), policy);
 }
 
@@ -67,13 +69,19 @@ export interface AccountWebhookView {
 /** The columns of each mode's settings: live keys' and test keys' are apart (a test key never reaches the live ones). */
 const SETTINGS = {
   live: { url: "webhook_url", version: "webhook_secret_version", rotatedAt: "webhook_secret_rotated_at" },
-  test: { url: "test_webhook_url", version: "test_webhook_secret_version", rotatedAt: "test_webhook_secret_rotated_at" },
+  test: {
+    url: "test_webhook_url",
+    version: "test_webhook_secret_version",
+    rotatedAt: "test_webhook_secret_rotated_at",
+  },
 } as const;
 
 export async function accountWebhookRow(db: D1Database, accountId: string, mode: KeyMode) {
   const column = SETTINGS[mode];
   const row = await db
-    .prepare(`SELECT ${column.url} AS url, ${column.version} AS version, ${column.rotatedAt} AS rotatedAt FROM accounts WHERE id = ?`)
+    .prepare(
+      `SELECT ${column.url} AS url, ${column.version} AS version, ${column.rotatedAt} AS rotatedAt FROM accounts WHERE id = ?`,
+    )
     .bind(accountId)
     .first<{ url: string | null; version: number; rotatedAt: number | null }>();
   if (!row) throw new AppError("not_found", "Account not found.");
@@ -81,16 +89,29 @@ export async function accountWebhookRow(db: D1Database, accountId: string, mode:
 }
 
 /** The webhook settings of a mode: live keys see the live ones, test keys the test ones. */
-export async function getAccountWebhook(env: Env, accountId: string, mode: KeyMode = "live"): Promise<AccountWebhookView> {
+export async function getAccountWebhook(
+  env: Env,
+  accountId: string,
+  mode: KeyMode = "live",
+): Promise<AccountWebhookView> {
   const row = await accountWebhookRow(env.DB, accountId, mode);
-  return { url: row.url, secret: await accountWebhookSecret(env, accountId, row.version, mode), secretVersion: row.version };
+  return {
+    url: row.url,
+    secret: await accountWebhookSecret(env, accountId, row.version, mode),
+    secretVersion: row.version,
+  };
 }
 
 /**
  * Sets (after the same checks as a call's webhookUrl, and once the account's email is confirmed)
  * or clears the mode's default URL.
  */
-export async function setAccountWebhookUrl(env: Env, accountId: string, raw: string | null, mode: KeyMode = "live"): Promise<AccountWebhookView> {
+export async function setAccountWebhookUrl(
+  env: Env,
+  accountId: string,
+  raw: string | null,
+  mode: KeyMode = "live",
+): Promise<AccountWebhookView> {
   if (raw !== null) await requireVerifiedEmail(env.DB, accountId, "set a webhook URL");
   const url = raw === null ? null : await validateWebhookUrl(env, raw, "url");
   await accountWebhookSecret(env, accountId, 1);
@@ -102,10 +123,19 @@ export async function setAccountWebhookUrl(env: Env, accountId: string, raw: str
  * A new secret at once. For 24 h deliveries carry two signatures (new and previous secret), so
  * a receiver can switch to the new secret without missing events; then the previous one stops.
  */
-export async function rotateAccountWebhookSecret(env: Env, accountId: string, now: number, mode: KeyMode = "live"): Promise<AccountWebhookView> {
+export async function rotateAccountWebhookSecret(
+  env: Env,
+  accountId: string,
+  now: number,
+  mode: KeyMode = "live",
+): Promise<AccountWebhookView> {
   await accountWebhookSecret(env, accountId, 1);
   const column = SETTINGS[mode];
-  await env.DB.prepare(`UPDATE accounts SET ${column.version} = ${column.version} + 1, ${column.rotatedAt} = ? WHERE id = ?`).bind(now, accountId).run();
+  await env.DB.prepare(
+    `UPDATE accounts SET ${column.version} = ${column.version} + 1, ${column.rotatedAt} = ? WHERE id = ?`,
+  )
+    .bind(now, accountId)
+    .run();
   return getAccountWebhook(env, accountId, mode);
 }
 
@@ -119,4 +149,3 @@ export async function checkCallWebhookUrl(env: Env, accountId: string, callUrl: 
   await accountWebhookSecret(env, accountId, 1);
   return url;
 }
-

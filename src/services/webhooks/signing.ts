@@ -21,7 +21,8 @@ async function hmac(key: Uint8Array, message: string): Promise<Uint8Array> {
  * given the other's secret.
  */
 async function derivedSecret(env: Pick<Env, "WEBHOOK_SIGNING_KEY">, ownerId: string, version: number): Promise<string> {
-  if (!env.WEBHOOK_SIGNING_KEY) throw new AppError("internal_error", "Webhooks are not configured on this server (WEBHOOK_SIGNING_KEY).");
+  if (!env.WEBHOOK_SIGNING_KEY)
+    throw new AppError("internal_error", "Webhooks are not configured on this server (WEBHOOK_SIGNING_KEY).");
   return `whsec_${toBase64(await hmac(encoder.encode(env.WEBHOOK_SIGNING_KEY), `${ownerId}:${version}`))}`;
 }
 
@@ -29,7 +30,12 @@ async function derivedSecret(env: Pick<Env, "WEBHOOK_SIGNING_KEY">, ownerId: str
  * The account's job-webhook secret at `version` (rotation bumps the version stored in D1). Test
  * mode has a secret of its own: a test key's jobs never carry a signature the live endpoint accepts.
  */
-export async function accountWebhookSecret(env: Pick<Env, "WEBHOOK_SIGNING_KEY">, accountId: string, version: number, mode: KeyMode = "live"): Promise<string> {
+export async function accountWebhookSecret(
+  env: Pick<Env, "WEBHOOK_SIGNING_KEY">,
+  accountId: string,
+  version: number,
+  mode: KeyMode = "live",
+): Promise<string> {
   return derivedSecret(env, mode === "test" ? `${accountId}/test` : accountId, version);
 }
 
@@ -47,7 +53,12 @@ export async function brandWebhookSecret(env: Pick<Env, "WEBHOOK_SIGNING_KEY">, 
  * The Standard Webhooks headers for one attempt: `v1,` + base64 HMAC of "{id}.{timestamp}.{body}",
  * one space-separated signature per secret (the current one first).
  */
-export async function signWebhook(secrets: string | string[], id: string, timestampSeconds: number, body: string): Promise<Record<string, string>> {
+export async function signWebhook(
+  secrets: string | string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Promise<Record<string, string>> {
   const signatures: string[] = [];
   for (const secret of Array.isArray(secrets) ? secrets : [secrets]) {
     const key = fromBase64(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret);

@@ -25,17 +25,31 @@ function resolve(doc: Json, schema: Json | undefined): Json {
 }
 
 const bounds = (min: number | undefined, max: number | undefined, unit: string): string[] =>
-  min !== undefined && max !== undefined ? [`${min} to ${max}${unit}`] : min !== undefined ? [`at least ${min}${unit}`] : max !== undefined ? [`at most ${max}${unit}`] : [];
+  min !== undefined && max !== undefined
+    ? [`${min} to ${max}${unit}`]
+    : min !== undefined
+      ? [`at least ${min}${unit}`]
+      : max !== undefined
+        ? [`at most ${max}${unit}`]
+        : [];
 
 /** "integer, 10 to 100, default 80" and the like: what a caller must send. */
 function rules(doc: Json, raw: Json): string {
   const schema = resolve(doc, raw);
   const variants = (schema.anyOf ?? schema.oneOf) as Json[] | undefined;
   const typeName = (t: unknown) => (Array.isArray(t) ? t.join(" or ") : String(t ?? "object"));
-  const type = variants ? variants.map((v) => typeName(resolve(doc, v).type)).join(" or ") : schema.type === "array" ? `array of ${typeName(resolve(doc, schema.items).type)}` : typeName(schema.type);
+  const type = variants
+    ? variants.map((v) => typeName(resolve(doc, v).type)).join(" or ")
+    : schema.type === "array"
+      ? `array of ${typeName(resolve(doc, schema.items).type)}`
+      : typeName(schema.type);
   const parts = [String(type)];
   if (schema.enum) parts.push(`one of ${schema.enum.map((v: unknown) => JSON.stringify(v)).join(", ")}`);
-  parts.push(...bounds(schema.minimum, schema.maximum, ""), ...bounds(schema.minLength, schema.maxLength, " characters"), ...bounds(schema.minItems, schema.maxItems, " items"));
+  parts.push(
+    ...bounds(schema.minimum, schema.maximum, ""),
+    ...bounds(schema.minLength, schema.maxLength, " characters"),
+    ...bounds(schema.minItems, schema.maxItems, " items"),
+  );
   if (schema.pattern) parts.push(`pattern ${schema.pattern}`);
   if (schema.default !== undefined) parts.push(`default ${JSON.stringify(schema.default)}`);
   return parts.join(", ");
@@ -56,7 +70,11 @@ function fieldRows(doc: Json, schema: Json, prefix = "", depth = 0): FieldRow[] 
     const row = { name: `${prefix}${name}`, required: required.has(name), schema: property };
     const inner = resolve(doc, property);
     const items = inner.type === "array" ? resolve(doc, inner.items) : undefined;
-    const nested = items?.properties ? { schema: items, path: `${prefix}${name}[].` } : inner.properties ? { schema: inner, path: `${prefix}${name}.` } : undefined;
+    const nested = items?.properties
+      ? { schema: items, path: `${prefix}${name}[].` }
+      : inner.properties
+        ? { schema: inner, path: `${prefix}${name}.` }
+        : undefined;
     return nested && depth < 2 ? [row, ...fieldRows(doc, nested.schema, nested.path, depth + 1)] : [row];
   });
 }
@@ -113,7 +131,12 @@ const Access: FC<{ operation: Json }> = ({ operation }) =>
     </p>
   );
 
-const Operation: FC<{ doc: Json; path: string; method: string; operation: Json }> = ({ doc, path, method, operation }) => {
+const Operation: FC<{ doc: Json; path: string; method: string; operation: Json }> = ({
+  doc,
+  path,
+  method,
+  operation,
+}) => {
   const anchor = `${method}-${path.replace(/[^A-Za-z0-9]+/g, "-")}`;
   const body = operation.requestBody?.content as Record<string, Json> | undefined;
   return (
@@ -186,7 +209,12 @@ const Operation: FC<{ doc: Json; path: string; method: string; operation: Json }
 
 export const ApiDocsPage: FC<{ doc: Json }> = ({ doc }) => {
   const operations = Object.entries((doc.paths ?? {}) as Record<string, Json>).flatMap(([path, item]) =>
-    METHODS.filter((method) => item[method]).map((method) => ({ path, method, operation: item[method] as Json, tag: ((item[method].tags ?? ["Other"]) as string[])[0]! })),
+    METHODS.filter((method) => item[method]).map((method) => ({
+      path,
+      method,
+      operation: item[method] as Json,
+      tag: ((item[method].tags ?? ["Other"]) as string[])[0]!,
+    })),
   );
   const tags = [...new Set(operations.map((o) => o.tag))];
   return (
@@ -202,13 +230,15 @@ export const ApiDocsPage: FC<{ doc: Json }> = ({ doc }) => {
         <main class="stack">
           <h1>{doc.info?.title}</h1>
           <p>
-            Machine-readable: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1). Accounts and keys: <a href="/app">developer area</a>.
+            Machine-readable: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1). Accounts and keys:{" "}
+            <a href="/app">developer area</a>.
           </p>
           <h2>Authentication</h2>
           {Object.entries((doc.components?.securitySchemes ?? {}) as Record<string, Json>).map(([name, scheme]) => (
             <p>
-              The operations that say so take an API key ({name}), sent as an HTTP {scheme.scheme ?? scheme.type} token with each call: <Text text={scheme.description} />. Create
-              keys in the <a href="/app/keys">developer area</a>.
+              The operations that say so take an API key ({name}), sent as an HTTP {scheme.scheme ?? scheme.type} token
+              with each call: <Text text={scheme.description} />. Create keys in the{" "}
+              <a href="/app/keys">developer area</a>.
             </p>
           ))}
           <h2>How it works</h2>
@@ -220,7 +250,10 @@ export const ApiDocsPage: FC<{ doc: Json }> = ({ doc }) => {
               </p>
             ))}
           <h2>Errors</h2>
-          <p>Every error answer has this JSON body (the status and the code say what happened; the message names the field at fault):</p>
+          <p>
+            Every error answer has this JSON body (the status and the code say what happened; the message names the
+            field at fault):
+          </p>
           {doc.components?.schemas?.Error && <Fields doc={doc} schema={doc.components.schemas.Error} />}
           <nav class="stack">
             {tags.map((tag) => (

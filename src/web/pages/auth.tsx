@@ -3,7 +3,14 @@ import type { FC } from "hono/jsx";
 import { MIN_PASSWORD_LENGTH } from "../../services/accounts/auth";
 import { Notice, PublicPage } from "../layout";
 
-export const LoginPage: FC<{ error?: string; info?: string; email?: string; next?: string; action?: string; title?: string }> = (p) => (
+export const LoginPage: FC<{
+  error?: string;
+  info?: string;
+  email?: string;
+  next?: string;
+  action?: string;
+  title?: string;
+}> = (p) => (
   <PublicPage title={p.title ?? "Sign in"}>
     <h1>{p.title ?? "Sign in"}</h1>
     {p.error && <Notice kind="error">{p.error}</Notice>}
@@ -21,7 +28,9 @@ export const LoginPage: FC<{ error?: string; info?: string; email?: string; next
       <button type="submit">Sign in</button>
     </form>
     <p>
-      New here? <a href={p.next ? `/app/signup?next=${encodeURIComponent(p.next)}` : "/app/signup"}>Create an account</a> · <a href="/app/reset">Forgot the password?</a>
+      New here?{" "}
+      <a href={p.next ? `/app/signup?next=${encodeURIComponent(p.next)}` : "/app/signup"}>Create an account</a> ·{" "}
+      <a href="/app/reset">Forgot the password?</a>
     </p>
   </PublicPage>
 );
@@ -30,7 +39,8 @@ export const SignupPage: FC<{ error?: string; email?: string; next?: string; sig
   <PublicPage title="Create an account">
     <h1>Create an account</h1>
     <p class="muted">
-      Pay as you go: buy credits once, they never expire{p.signupCredits > 0 ? `; you start with ${p.signupCredits} free credits` : ""}. Monthly plans are in Billing.
+      Pay as you go: buy credits once, they never expire
+      {p.signupCredits > 0 ? `; you start with ${p.signupCredits} free credits` : ""}. Monthly plans are in Billing.
     </p>
     {p.error && <Notice kind="error">{p.error}</Notice>}
     <form method="post" action="/app/signup" class="stack card">
@@ -46,7 +56,8 @@ export const SignupPage: FC<{ error?: string; email?: string; next?: string; sig
       <button type="submit">Create account</button>
     </form>
     <p>
-      Already have an account? <a href={p.next ? `/app/login?next=${encodeURIComponent(p.next)}` : "/app/login"}>Sign in</a>
+      Already have an account?{" "}
+      <a href={p.next ? `/app/login?next=${encodeURIComponent(p.next)}` : "/app/login"}>Sign in</a>
     </p>
   </PublicPage>
 );
@@ -65,7 +76,9 @@ export const ResetRequestPage: FC<{ error?: string; sent?: boolean }> = (p) => (
     <h1>Reset the password</h1>
     {p.error && <Notice kind="error">{p.error}</Notice>}
     {p.sent ? (
-      <Notice kind="ok">If an account uses this email, a link to choose a new password is on its way. It works once, within one hour.</Notice>
+      <Notice kind="ok">
+        If an account uses this email, a link to choose a new password is on its way. It works once, within one hour.
+      </Notice>
     ) : (
       <form method="post" action="/app/reset" class="stack card">
         <label>
@@ -94,8 +107,9 @@ export const ResetPasswordPage: FC<{ token: string; valid: boolean; error?: stri
         <label class="check">
           <input type="checkbox" name="secure" checked />
           <span>
-            Also revoke every API key, remove the webhook URLs of the account and its brands, replace the webhook signing secrets and remove the brands' publishing
-            channels (recommended if someone else may have used the account). Every browser and connected assistant is signed out either way.
+            Also revoke every API key, remove the webhook URLs of the account and its brands, replace the webhook
+            signing secrets and remove the brands' publishing channels (recommended if someone else may have used the
+            account). Every browser and connected assistant is signed out either way.
           </span>
         </label>
         <button type="submit">Save and sign in</button>

@@ -1,7 +1,16 @@
 import type { FC } from "hono/jsx";
 import type { AccountDetails } from "../../services/accounts/accounts";
 import type { PaymentView } from "../../services/billing/purchases";
-import { offerName, packs, paidPlans, planAllowance, planNames, topups, type CreditOffer, type PaidPlan } from "../../services/billing/catalog";
+import {
+  offerName,
+  packs,
+  paidPlans,
+  planAllowance,
+  planNames,
+  topups,
+  type CreditOffer,
+  type PaidPlan,
+} from "../../services/billing/catalog";
 import { plansDifferences } from "../../services/billing/pricing";
 import { credits, date, dateTime, euros } from "../format";
 import { AppPage, ConfirmedAction, DataTable, Notice } from "../layout";
@@ -16,7 +25,11 @@ const OfferCard: FC<{ offer: CreditOffer }> = ({ offer }) => (
   </form>
 );
 
-const PlanCard: FC<{ plan: "solo" | PaidPlan; account: AccountDetails; price: number | null | undefined }> = ({ plan, account, price }) => {
+const PlanCard: FC<{ plan: "solo" | PaidPlan; account: AccountDetails; price: number | null | undefined }> = ({
+  plan,
+  account,
+  price,
+}) => {
   const current = account.plan === plan;
   const apiAccess = plan === "pro" || plan === "scale";
   // A cancellation wins over a pending downgrade: the account ends on Solo.
@@ -31,7 +44,15 @@ const PlanCard: FC<{ plan: "solo" | PaidPlan; account: AccountDetails; price: nu
       <span>{credits(planAllowance[plan])} credits / month</span>
       <span class="muted">{apiAccess ? "REST API + assistant connector" : "assistant connector only"}</span>
       <button type="submit" disabled={(current && !keepable) || next} class={current || next ? "secondary" : ""}>
-        {keepable ? "Keep this plan" : current ? "Current plan" : next ? `From ${date(account.planPeriodEnd)}` : account.stripeSubscriptionId && plan !== "solo" ? "Switch" : "Choose"}
+        {keepable
+          ? "Keep this plan"
+          : current
+            ? "Current plan"
+            : next
+              ? `From ${date(account.planPeriodEnd)}`
+              : account.stripeSubscriptionId && plan !== "solo"
+                ? "Switch"
+                : "Choose"}
       </button>
     </form>
   );
@@ -67,7 +88,11 @@ export const BillingPage: FC<{
       )}
       <div class="row" style="margin-top:10px">
         {account.stripeSubscriptionId && !account.planCancelAtPeriodEnd && (
-          <ConfirmedAction action="/app/billing/cancel" kind="danger" confirm="Cancel the plan? It stays active until the end of the paid period, then moves to Solo.">
+          <ConfirmedAction
+            action="/app/billing/cancel"
+            kind="danger"
+            confirm="Cancel the plan? It stays active until the end of the paid period, then moves to Solo."
+          >
             Cancel the plan
           </ConfirmedAction>
         )}
@@ -101,7 +126,9 @@ export const BillingPage: FC<{
     ) : (
       <>
         <h2>Top up</h2>
-        <p class="muted">Subscriber top-ups are purchased credits: they never expire and are used after the plan credits.</p>
+        <p class="muted">
+          Subscriber top-ups are purchased credits: they never expire and are used after the plan credits.
+        </p>
         <div class="offers">
           {topups.map((offer) => (
             <OfferCard offer={offer} />
@@ -111,9 +138,7 @@ export const BillingPage: FC<{
     )}
 
     <h2>Monthly plans</h2>
-    <p class="muted">
-      Plans reset their credits each month. {plansDifferences()}
-    </p>
+    <p class="muted">Plans reset their credits each month. {plansDifferences()}</p>
     <div class="offers">
       <PlanCard plan="solo" account={account} price={null} />
       {paidPlans.map((plan) => (
@@ -122,17 +147,26 @@ export const BillingPage: FC<{
     </div>
 
     <h2>Payments and invoices</h2>
-    <DataTable columns={["Date", "What", "Credits#", "Amount#", "Status", "Invoice"]} empty="No payments yet." count={payments.length}>
+    <DataTable
+      columns={["Date", "What", "Credits#", "Amount#", "Status", "Invoice"]}
+      empty="No payments yet."
+      count={payments.length}
+    >
       {payments.map((p) => (
         <tr data-payment-id={p.id}>
           <td>{dateTime(p.createdAt)}</td>
           <td>{p.kind === "plan" ? `${planNames[p.item as PaidPlan] ?? p.item} plan` : offerName(p.item)}</td>
-          <td class="num">{credits(p.credits)}{p.creditsReversed > 0 ? ` (−${credits(p.creditsReversed)} reversed)` : ""}</td>
+          <td class="num">
+            {credits(p.credits)}
+            {p.creditsReversed > 0 ? ` (−${credits(p.creditsReversed)} reversed)` : ""}
+          </td>
           <td class="num">{euros(p.amountCents, p.currency)}</td>
           <td>
             <span class={`badge ${p.status}`}>{p.status}</span>
           </td>
-          <td>{p.invoiceUrl ? <a href={p.invoiceUrl}>View invoice</a> : <span class="muted">receipt by email</span>}</td>
+          <td>
+            {p.invoiceUrl ? <a href={p.invoiceUrl}>View invoice</a> : <span class="muted">receipt by email</span>}
+          </td>
         </tr>
       ))}
     </DataTable>

@@ -15,8 +15,14 @@ const Allowed: FC<{ app: ConnectedApp }> = ({ app }) =>
       {app.connection.scopes.map((scope) => SCOPE_LABEL[scope]).join(", ")}
       <br />
       <span class="muted">
-        {app.connection.dailyCreditCap === null ? "no daily cap" : `${credits(app.connection.dailyCreditCap)} credits a day`},{" "}
-        {app.connection.perCallCreditCap === null ? "no cap a call" : `${credits(app.connection.perCallCreditCap)} a call`}; spent today: {credits(app.connection.spentToday)}
+        {app.connection.dailyCreditCap === null
+          ? "no daily cap"
+          : `${credits(app.connection.dailyCreditCap)} credits a day`}
+        ,{" "}
+        {app.connection.perCallCreditCap === null
+          ? "no cap a call"
+          : `${credits(app.connection.perCallCreditCap)} a call`}
+        ; spent today: {credits(app.connection.spentToday)}
       </span>
     </>
   ) : (
@@ -39,24 +45,45 @@ const Settings: FC<{ app: ConnectedApp }> = ({ app }) =>
         </label>
         <label>
           Credits per day
-          <input type="number" name="daily_cap" min={0} max={100000000} step={1} value={app.connection.dailyCreditCap === null ? "" : String(app.connection.dailyCreditCap)} />
+          <input
+            type="number"
+            name="daily_cap"
+            min={0}
+            max={100000000}
+            step={1}
+            value={app.connection.dailyCreditCap === null ? "" : String(app.connection.dailyCreditCap)}
+          />
         </label>
         <label>
           Credits per call
-          <input type="number" name="call_cap" min={0} max={100000000} step={1} value={app.connection.perCallCreditCap === null ? "" : String(app.connection.perCallCreditCap)} />
+          <input
+            type="number"
+            name="call_cap"
+            min={0}
+            max={100000000}
+            step={1}
+            value={app.connection.perCallCreditCap === null ? "" : String(app.connection.perCallCreditCap)}
+          />
         </label>
         <button type="submit">Save</button>
       </form>
     </details>
   ) : null;
 
-export const ConnectedAppsPage: FC<{ account: AccountDetails; apps: ConnectedApp[]; connectorUrl: string; notice?: string; error?: string }> = ({ account, apps, connectorUrl, notice, error }) => (
+export const ConnectedAppsPage: FC<{
+  account: AccountDetails;
+  apps: ConnectedApp[];
+  connectorUrl: string;
+  notice?: string;
+  error?: string;
+}> = ({ account, apps, connectorUrl, notice, error }) => (
   <AppPage title="Connected apps" path="/app/connected" email={account.email} unverified={!account.emailVerified}>
     {notice && <Notice kind="ok">{notice}</Notice>}
     {error && <Notice kind="error">{error}</Notice>}
     <div class="card">
       <p>
-        Add the connector to an assistant (Claude, ChatGPT, any MCP client) by pasting this URL as a custom connector and leaving the OAuth fields empty:
+        Add the connector to an assistant (Claude, ChatGPT, any MCP client) by pasting this URL as a custom connector
+        and leaving the OAuth fields empty:
       </p>
       <div class="secret">
         <input id="connector-url" readonly value={connectorUrl} aria-label="Connector URL" />
@@ -64,9 +91,15 @@ export const ConnectedAppsPage: FC<{ account: AccountDetails; apps: ConnectedApp
           Copy
         </button>
       </div>
-      <p class="muted">When you connect one, you choose what it may do and how much it may spend; change it here at any time.</p>
+      <p class="muted">
+        When you connect one, you choose what it may do and how much it may spend; change it here at any time.
+      </p>
     </div>
-    <DataTable columns={["App", "Allowed", "Sends access to", "Connected", ""]} empty="No app is connected." count={apps.length}>
+    <DataTable
+      columns={["App", "Allowed", "Sends access to", "Connected", ""]}
+      empty="No app is connected."
+      count={apps.length}
+    >
       {apps.map((app) => (
         <tr data-grant-id={app.grantId}>
           <td class="wrap">{shortName(app.clientName)}</td>
@@ -77,7 +110,11 @@ export const ConnectedAppsPage: FC<{ account: AccountDetails; apps: ConnectedApp
           <td>{app.redirectHost}</td>
           <td>{dateTime(app.createdAt)}</td>
           <td>
-            <ConfirmedAction action={`/app/connected/${app.grantId}/revoke`} kind="danger" confirm={`Disconnect ${shortName(app.clientName)}? Its next call is refused.`}>
+            <ConfirmedAction
+              action={`/app/connected/${app.grantId}/revoke`}
+              kind="danger"
+              confirm={`Disconnect ${shortName(app.clientName)}? Its next call is refused.`}
+            >
               Disconnect
             </ConfirmedAction>
           </td>

@@ -6,21 +6,38 @@ import { AppPage, DataTable } from "../layout";
 
 export const JobsPage: FC<{ account: AccountDetails; jobs: JobListItem[] }> = ({ account, jobs }) => (
   <AppPage title="Jobs" path="/app/jobs" email={account.email}>
-    <p class="muted">Jobs and their results stay available for 3 hours after they end. A failed job is refunded in full.</p>
-    <DataTable columns={["Created", "Tool", "Status", "Cost#", "Result", "Job"]} empty="No recent jobs." count={jobs.length}>
+    <p class="muted">
+      Jobs and their results stay available for 3 hours after they end. A failed job is refunded in full.
+    </p>
+    <DataTable
+      columns={["Created", "Tool", "Status", "Cost#", "Result", "Job"]}
+      empty="No recent jobs."
+      count={jobs.length}
+    >
       {jobs.map((job) => (
         <tr data-job-id={job.jobId}>
           <td>{dateTime(job.createdAt)}</td>
           <td>
             {job.tool}
-            {job.test && <> <span class="badge queued">test</span></>}
+            {job.test && (
+              <>
+                {" "}
+                <span class="badge queued">test</span>
+              </>
+            )}
           </td>
           <td>
             <span class={`badge ${job.status}`}>{job.status}</span>
           </td>
           <td class="num">{credits(job.cost)}</td>
           <td class="wrap">
-            {job.downloadUrl ? <a href={job.downloadUrl}>{job.filename ?? "download"}</a> : job.error ? <span class="neg">{job.error} (refunded)</span> : <span class="muted">—</span>}
+            {job.downloadUrl ? (
+              <a href={job.downloadUrl}>{job.filename ?? "download"}</a>
+            ) : job.error ? (
+              <span class="neg">{job.error} (refunded)</span>
+            ) : (
+              <span class="muted">—</span>
+            )}
           </td>
           <td>
             <code>{job.jobId}</code>

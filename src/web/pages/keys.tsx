@@ -19,11 +19,15 @@ export const KeysPage: FC<{
     {created && (
       <div class="card" data-testid="new-key">
         <p>
-          <strong>{created.mode === "test" ? "Test key" : "Key"} “{created.name}” created.</strong> Copy it now: it is shown only once and only its hash is stored.
+          <strong>
+            {created.mode === "test" ? "Test key" : "Key"} “{created.name}” created.
+          </strong>{" "}
+          Copy it now: it is shown only once and only its hash is stored.
         </p>
         {created.mode === "test" && (
           <p class="muted">
-            Test keys spend no credits, see only what test keys uploaded, take at most 2 minutes of media or 1000 characters per call, and their results are marked TEST.
+            Test keys spend no credits, see only what test keys uploaded, take at most 2 minutes of media or 1000
+            characters per call, and their results are marked TEST.
           </p>
         )}
         <div class="secret">
@@ -39,7 +43,8 @@ export const KeysPage: FC<{
     )}
     {refusal ? (
       <Notice kind="info">
-        {refusal} <a href="/app/billing">Change the plan</a> to create keys. The assistant connector works on every plan.
+        {refusal} <a href="/app/billing">Change the plan</a> to create keys. The assistant connector works on every
+        plan.
       </Notice>
     ) : (
       <form method="post" action="/app/keys" class="card row" data-once>
@@ -51,14 +56,20 @@ export const KeysPage: FC<{
         <label>
           Mode
           <select name="mode">
-            <option value="live" selected>Live (spends credits)</option>
+            <option value="live" selected>
+              Live (spends credits)
+            </option>
             <option value="test">Test (free, results marked TEST)</option>
           </select>
         </label>
         <button type="submit">Create key</button>
       </form>
     )}
-    <DataTable columns={["Name", "Key", "Mode", "Created", "Last used", "Status", ""]} empty="No keys yet." count={keys.length}>
+    <DataTable
+      columns={["Name", "Key", "Mode", "Created", "Last used", "Status", ""]}
+      empty="No keys yet."
+      count={keys.length}
+    >
       {keys.map((key) => (
         <tr data-key-id={key.keyId}>
           <td>{key.name || <span class="muted">(unnamed)</span>}</td>
@@ -81,7 +92,11 @@ export const KeysPage: FC<{
           </td>
           <td>
             {!key.revokedAt && (
-              <ConfirmedAction action={`/app/keys/${key.keyId}/revoke`} kind="danger" confirm={`Revoke “${key.name}”? Calls with it fail at once.`}>
+              <ConfirmedAction
+                action={`/app/keys/${key.keyId}/revoke`}
+                kind="danger"
+                confirm={`Revoke “${key.name}”? Calls with it fail at once.`}
+              >
                 Revoke
               </ConfirmedAction>
             )}

@@ -13,9 +13,17 @@ const query = (kind?: string, before?: string) => {
   return text ? `?${text}` : "";
 };
 
-export const LedgerPage: FC<{ account: AccountDetails; entries: LedgerEntryView[]; kind?: LedgerKind; nextBefore: string | null; first: boolean }> = (p) => (
+export const LedgerPage: FC<{
+  account: AccountDetails;
+  entries: LedgerEntryView[];
+  kind?: LedgerKind;
+  nextBefore: string | null;
+  first: boolean;
+}> = (p) => (
   <AppPage title="Ledger" path="/app/ledger" email={p.account.email}>
-    <p class="muted">Every credit movement, newest first. The balance ({credits(p.account.balance)}) is the sum of all entries.</p>
+    <p class="muted">
+      Every credit movement, newest first. The balance ({credits(p.account.balance)}) is the sum of all entries.
+    </p>
     <form method="get" action="/app/ledger" class="card row">
       <label>
         Kind
@@ -35,7 +43,11 @@ export const LedgerPage: FC<{ account: AccountDetails; entries: LedgerEntryView[
         Export CSV
       </a>
     </form>
-    <DataTable columns={["Date", "Kind", "Credits#", "Plan#", "Purchased#", "Detail"]} empty="No entries." count={p.entries.length}>
+    <DataTable
+      columns={["Date", "Kind", "Credits#", "Plan#", "Purchased#", "Detail"]}
+      empty="No entries."
+      count={p.entries.length}
+    >
       {p.entries.map((e) => (
         <tr data-kind={e.kind}>
           <td>{dateTime(e.createdAt)}</td>

@@ -19,7 +19,11 @@ const EngagementChart: FC<{ stats: BrandStats }> = ({ stats }) => {
   return (
     <div class="chart">
       <div class="plot">
-        <svg viewBox={`0 0 640 ${height}`} role="img" aria-label={`Engagement per network: ${metrics.map((m) => `${m} ${stats.engagement[m]}`).join(", ")}`}>
+        <svg
+          viewBox={`0 0 640 ${height}`}
+          role="img"
+          aria-label={`Engagement per network: ${metrics.map((m) => `${m} ${stats.engagement[m]}`).join(", ")}`}
+        >
           {networks.map((network, n) => {
             const top = n * (metrics.length * row + 14);
             return (
@@ -32,7 +36,15 @@ const EngagementChart: FC<{ stats: BrandStats }> = ({ stats }) => {
                   const y = top + m * row;
                   return (
                     <g>
-                      <rect x="90" y={y + 2} width={Math.max(1, (value / max) * 480).toFixed(1)} height="12" fill={colours[metric]} data-metric={metric} data-network={network}>
+                      <rect
+                        x="90"
+                        y={y + 2}
+                        width={Math.max(1, (value / max) * 480).toFixed(1)}
+                        height="12"
+                        fill={colours[metric]}
+                        data-metric={metric}
+                        data-network={network}
+                      >
                         <title>{`${network} · ${metric}: ${value}`}</title>
                       </rect>
                       <text x={(96 + (value / max) * 480).toFixed(1)} y={y + 12} font-size="11" fill="#667085">
@@ -50,15 +62,22 @@ const EngagementChart: FC<{ stats: BrandStats }> = ({ stats }) => {
   );
 };
 
-export const PostsPage: FC<{ account: AccountDetails; brands: { brand: BrandView; stats: BrandStats; posts: PostView[] }[] }> = ({ account, brands }) => (
+export const PostsPage: FC<{
+  account: AccountDetails;
+  brands: { brand: BrandView; stats: BrandStats; posts: PostView[] }[];
+}> = ({ account, brands }) => (
   <AppPage title="Brands and posts" path="/app/posts" email={account.email}>
-    <p class="muted">Posts are free. Create brands and posts through the API (/api/v1/brands, /api/v1/posts) or an assistant connected in Connected apps; client reviews and publications show here.</p>
+    <p class="muted">
+      Posts are free. Create brands and posts through the API (/api/v1/brands, /api/v1/posts) or an assistant connected
+      in Connected apps; client reviews and publications show here.
+    </p>
     {brands.length === 0 && <p>No brand yet.</p>}
     {brands.map(({ brand, stats, posts }) => (
       <section class="card" data-brand-id={brand.brandId}>
         <h2 style="margin-top:0">{brand.name}</h2>
         <p class="muted">
-          {brand.timeZone} · {brand.requiresApproval ? "client approval required" : "no approval step"} · {brand.networks.map((n) => n.network).join(", ") || "no network"}
+          {brand.timeZone} · {brand.requiresApproval ? "client approval required" : "no approval step"} ·{" "}
+          {brand.networks.map((n) => n.network).join(", ") || "no network"}
         </p>
         <div class="grid">
           <div class="stat">
@@ -82,7 +101,11 @@ export const PostsPage: FC<{ account: AccountDetails; brands: { brand: BrandView
             <tr data-post-id={post.postId}>
               <td class="wrap">{post.text.length > 80 ? `${post.text.slice(0, 80)}…` : post.text}</td>
               <td>
-                <span class={`badge ${post.state === "published" ? "completed" : post.state === "failed" ? "failed" : ""}`}>{post.state}</span>
+                <span
+                  class={`badge ${post.state === "published" ? "completed" : post.state === "failed" ? "failed" : ""}`}
+                >
+                  {post.state}
+                </span>
               </td>
               <td>{post.scheduledAtLocal ? post.scheduledAtLocal.replace("T", " ") : <span class="muted">—</span>}</td>
               <td class="wrap">
@@ -91,13 +114,26 @@ export const PostsPage: FC<{ account: AccountDetails; brands: { brand: BrandView
                 ) : (
                   post.reviews.map((r) => (
                     <div>
-                      {r.reviewerName}: {r.decision === "approved" ? "approved" : "changes requested"} {r.at.slice(0, 16).replace("T", " ")} UTC
+                      {r.reviewerName}: {r.decision === "approved" ? "approved" : "changes requested"}{" "}
+                      {r.at.slice(0, 16).replace("T", " ")} UTC
                       {r.comment ? ` — “${r.comment}”` : ""}
                     </div>
                   ))
                 )}
               </td>
-              <td>{post.deliveries.length ? post.deliveries.map((d) => (d.url ? <a href={d.url}>{d.network}</a> : <span>{d.network} ({d.status}) </span>)) : post.networks.join(", ")}</td>
+              <td>
+                {post.deliveries.length
+                  ? post.deliveries.map((d) =>
+                      d.url ? (
+                        <a href={d.url}>{d.network}</a>
+                      ) : (
+                        <span>
+                          {d.network} ({d.status}){" "}
+                        </span>
+                      ),
+                    )
+                  : post.networks.join(", ")}
+              </td>
             </tr>
           ))}
         </DataTable>

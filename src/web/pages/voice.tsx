@@ -3,7 +3,12 @@ import type { AccountDetails } from "../../services/accounts/accounts";
 import type { ClonedVoiceView } from "../../services/media-jobs/voices";
 import { AppPage, ConfirmedAction, Notice } from "../layout";
 
-export const VoicePage: FC<{ account: AccountDetails; voice: ClonedVoiceView | null; error?: string; notice?: string }> = ({ account, voice, error, notice }) => (
+export const VoicePage: FC<{
+  account: AccountDetails;
+  voice: ClonedVoiceView | null;
+  error?: string;
+  notice?: string;
+}> = ({ account, voice, error, notice }) => (
   <AppPage title="Cloned voice" path="/app/voice" email={account.email}>
     {error && <Notice kind="error">{error}</Notice>}
     {notice && <Notice kind="ok">{notice}</Notice>}
@@ -11,10 +16,15 @@ export const VoicePage: FC<{ account: AccountDetails; voice: ClonedVoiceView | n
       {voice ? (
         <>
           <p>
-            Status: <span class={`badge ${voice.status}`} data-testid="voice-status">{voice.status}</span> · registered {voice.createdAt.slice(0, 16).replace("T", " ")} UTC
+            Status:{" "}
+            <span class={`badge ${voice.status}`} data-testid="voice-status">
+              {voice.status}
+            </span>{" "}
+            · registered {voice.createdAt.slice(0, 16).replace("T", " ")} UTC
           </p>
           <p class="muted">
-            Use it with <code>"voice": "clone"</code> on text-to-speech and voice-change. It lasts until you replace or delete it.
+            Use it with <code>"voice": "clone"</code> on text-to-speech and voice-change. It lasts until you replace or
+            delete it.
           </p>
           <ConfirmedAction action="/app/voice/delete" kind="danger" confirm="Delete the cloned voice?">
             Delete the voice
@@ -26,7 +36,8 @@ export const VoicePage: FC<{ account: AccountDetails; voice: ClonedVoiceView | n
     </div>
     <form method="post" action="/app/voice" enctype="multipart/form-data" class="card stack">
       <label>
-        {voice ? "Replace with a new sample" : "Upload a sample"} <span class="muted">(audio or video, at least 10 seconds of speech; free)</span>
+        {voice ? "Replace with a new sample" : "Upload a sample"}{" "}
+        <span class="muted">(audio or video, at least 10 seconds of speech; free)</span>
         <input type="file" name="file" accept="audio/*,video/*" required />
       </label>
       <button type="submit">Register the voice</button>

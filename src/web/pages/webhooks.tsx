@@ -41,7 +41,13 @@ const AccountWebhook: FC<{ mode: KeyMode; view: AccountWebhookView; canSet: bool
       </form>
     )}
     {view.url && (
-      <ConfirmedAction action="/app/webhooks/remove" fields={{ mode }} kind="secondary" inline={false} confirm="Remove this webhook URL? Its events stop at once.">
+      <ConfirmedAction
+        action="/app/webhooks/remove"
+        fields={{ mode }}
+        kind="secondary"
+        inline={false}
+        confirm="Remove this webhook URL? Its events stop at once."
+      >
         Remove the URL
       </ConfirmedAction>
     )}
@@ -69,7 +75,12 @@ export const WebhooksPage: FC<{
           <td>{brand.webhookUrl ? <code>{brand.webhookUrl}</code> : <span class="muted">none</span>}</td>
           <td>
             {brand.webhookUrl && (
-              <ConfirmedAction action={`/app/webhooks/brands/${brand.brandId}/remove`} kind="secondary" inline={false} confirm="Remove this brand's webhook URL? Its events stop at once.">
+              <ConfirmedAction
+                action={`/app/webhooks/brands/${brand.brandId}/remove`}
+                kind="secondary"
+                inline={false}
+                confirm="Remove this brand's webhook URL? Its events stop at once."
+              >
                 Remove
               </ConfirmedAction>
             )}
