@@ -6,7 +6,7 @@
 # otherwise it prints the one command to run.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-packages=(ffmpeg pocketsphinx pocketsphinx-en-us pocketsphinx-testdata flite sox rubberband-cli espeak-ng chromium)
+packages=(ffmpeg pocketsphinx pocketsphinx-en-us pocketsphinx-testdata flite sox rubberband-cli espeak-ng chromium python3)
 nonfree=(libttspico-utils)
 missing=()
 for p in "${packages[@]}" "${nonfree[@]}"; do
