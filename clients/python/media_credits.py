@@ -739,12 +739,20 @@ class MediaCredits:
         partial = f"{target}.part"
 
         def save(response: http.client.HTTPResponse) -> None:
-            with open(partial, "wb") as out:
+            # A failure to write is the disk's, not the network's: raised as is, never retried.
+            try:
+                out = open(partial, "wb")
+            except OSError as error:
+                raise MediaCreditsError(f"cannot write {partial}: {error}") from error
+            with out:
                 while True:
                     chunk = response.read(CHUNK_BYTES)
                     if not chunk:
                         break
-                    out.write(chunk)
+                    try:
+                        out.write(chunk)
+                    except OSError as error:
+                        raise MediaCreditsError(f"cannot write {partial}: {error}") from error
             expected = response.getheader("content-length")
             if expected is not None and os.path.getsize(partial) != int(expected):
                 raise http.client.IncompleteRead(b"", int(expected) - os.path.getsize(partial))
