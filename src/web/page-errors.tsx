@@ -1,28 +1,22 @@
 /**
- * What a page answers when a request fails: a page, never the API's JSON. A refused request
- * (the CSRF check's 403, another 4xx) says what happened; anything else is logged and answered
+ * What a page answers when a request fails: a page, never the API's JSON. The error goes through
+ * the one translator (src/error-translator.ts) that also gives REST's body and the connector's
+ * tool error: a refused request says what happened; anything else is logged there and answered
  * with a plain apology, nothing having been changed by it.
  */
 import type { Context } from "hono";
-import { HTTPException } from "hono/http-exception";
+import { pageMessage, translateError } from "../error-translator";
 import { MessagePage } from "./pages/auth";
+
+/** The CSRF check's 403 names what a person can understand, not the check. */
+const CROSS_SITE = "This form was sent from another site, or without its origin; nothing was changed.";
 
 /** `section`: the page's own name when it is not the developer area's (see MessagePage). */
 export function pageError(error: Error, c: Context, where: string, section?: string): Response | Promise<Response> {
-  if (error instanceof HTTPException && error.status < 500) {
-    const message =
-      error.status === 403
-        ? "This form was sent from another site, or without its origin; nothing was changed."
-        : error.message || "Request refused.";
-    return c.html(<MessagePage title="Request refused" message={message} section={section} />, error.status);
+  const { status, message, refused } = pageMessage(translateError(error, `${where} error`));
+  if (refused) {
+    const words = status === 403 ? CROSS_SITE : message;
+    return c.html(<MessagePage title="Request refused" message={words} section={section} />, status as 400);
   }
-  console.error(`${where} error`, error.stack ?? String(error));
-  return c.html(
-    <MessagePage
-      title="Something went wrong"
-      message="The page could not be shown; nothing was changed by it. Try again in a moment."
-      section={section}
-    />,
-    500,
-  );
+  return c.html(<MessagePage title="Something went wrong" message={message} section={section} />, 500);
 }
