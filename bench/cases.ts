@@ -1,5 +1,5 @@
 /**
- * The benchmarked commands, built by the real builders from src/media/tools with parameters
+ * The benchmarked commands, built by the real builders from src/media/commands with parameters
  * validated by the real request schemas (src/tools/<tool>.ts, so defaults are the API's),
  * the way src/media-worker/job-stages.ts builds them for a job (through the tool registry).
  */
