@@ -13,6 +13,7 @@ import { accountRoutes } from "./routes/v1/account";
 import { jobRoutes } from "./routes/v1/jobs";
 import { toolRoutes } from "./routes/v1/tools";
 import { quoteRoutes } from "./routes/v1/quotes";
+import { pipelineRoutes } from "./routes/v1/pipelines";
 import { uploadRoutes } from "./routes/v1/uploads";
 import { resumableUploadRoutes } from "./routes/v1/resumable-uploads";
 import { voiceRoutes } from "./routes/v1/voices";
@@ -109,6 +110,7 @@ export function buildApp() {
   app.route("/api/v1", resumableUploadRoutes());
   app.route("/api/v1", toolRoutes());
   app.route("/api/v1", quoteRoutes);
+  app.route("/api/v1", pipelineRoutes);
   app.route("/api/v1", jobRoutes);
   app.route("/api/v1", accountRoutes);
   app.route("/api/v1", voiceRoutes);

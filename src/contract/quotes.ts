@@ -16,16 +16,31 @@ export const MaxCreditsField = z.int().min(0).openapi({
 
 export const QuoteRequestSchema = z
   .object({
-    tool: toolEnum().openapi({ description: "The tool to price, as in its path (POST /api/v1/{tool})" }),
-    params: z.record(z.string(), z.unknown()).openapi({
+    tool: toolEnum().optional().openapi({ description: "The tool to price, as in its path (POST /api/v1/{tool})" }),
+    params: z.record(z.string(), z.unknown()).optional().openapi({
       description: "The tool call's body, checked as the call checks it (webhookUrl and maxCredits apart)",
     }),
+    steps: z
+      .array(z.object({ tool: toolEnum(), params: z.record(z.string(), z.unknown()).default({}) }))
+      .optional()
+      .openapi({
+        description:
+          "A pipeline's steps, priced as POST /api/v1/pipelines would price them (instead of tool and params)",
+      }),
+    templateId: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .openapi({ description: "A saved template to price, with its variables" }),
+    variables: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+    uploadId: z.string().min(1).max(64).optional().openapi({ description: "A pipeline's first input, as in the call" }),
   })
   .openapi("QuoteRequest");
 
 export const QuoteSchema = z
   .object({
-    tool: toolEnum(),
+    tool: z.enum(["pipeline", ...toolNames] as [string, ...string[]]).openapi({ description: "The tool, or pipeline" }),
     creditsRequired: z
       .int()
       .openapi({ description: "Credits the call would debit now, for the caller's plan (0 with a test key)" }),
@@ -33,6 +48,10 @@ export const QuoteSchema = z
     balance: z.int().openapi({ description: "The account's balance now (plan and purchased credits)" }),
     sufficient: z.boolean().openapi({ description: "The balance covers the call" }),
     plan: z.enum(plans).openapi({ description: "The plan the price is for" }),
+    steps: z
+      .array(z.object({ tool: toolEnum(), creditsRequired: z.int(), estimatedSeconds: z.int() }))
+      .optional()
+      .openapi({ description: "A pipeline's price step by step (each one ledger entry when it runs)" }),
   })
   .openapi("Quote");
 export type QuoteRequest = z.output<typeof QuoteRequestSchema>;

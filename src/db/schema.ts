@@ -117,7 +117,12 @@ export const ledger = sqliteTable(
     reason: text("reason"),
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [uniqueIndex("ledger_idempotency_unique").on(t.idempotencyKey), index("ledger_account").on(t.accountId)],
+  (t) => [
+    uniqueIndex("ledger_idempotency_unique").on(t.idempotencyKey),
+    index("ledger_account").on(t.accountId),
+    // A pipeline's debits (one per step) are summed by job (migration 0012).
+    index("ledger_job").on(t.jobId),
+  ],
 );
 
 export const uploads = sqliteTable(
@@ -196,6 +201,56 @@ export const jobs = sqliteTable(
     index("jobs_expires").on(t.expiresAt),
     check("jobs_cost_non_negative", sql`${t.cost} >= 0`),
   ],
+);
+
+/**
+ * The steps of a pipeline job (migration 0012): each a tool call priced and debited when the
+ * pipeline was created (one ledger entry per step), run in order by the job's MediaRunner, each
+ * reading the previous step's output (`output_key`, under work/<job>/, never downloadable).
+ */
+export const pipelineSteps = sqliteTable(
+  "pipeline_steps",
+  {
+    jobId: text("job_id")
+      .notNull()
+      .references(() => jobs.id),
+    position: integer("position").notNull(),
+    tool: text("tool").$type<ToolName>().notNull(),
+    /** Validated tool parameters (JSON); the input a step reads from the previous one is `step:<position>`. */
+    params: text("params").notNull(),
+    /** Upload ids and `step:<position>` references, in the tool's input order (JSON array). */
+    inputs: text("inputs").notNull(),
+    /** The previous result as it was priced (JSON, ProducedMedia): its billed duration bounds this step's run. */
+    inputShape: text("input_shape"),
+    cost: integer("cost").notNull(),
+    estimatedSeconds: integer("estimated_seconds").notNull(),
+    status: text("status", { enum: ["queued", "processing", "completed", "failed"] }).notNull(),
+    engine: text("engine", { enum: ["wasm", "backend"] }),
+    outputKey: text("output_key"),
+    outputFilename: text("output_filename"),
+    outputContentType: text("output_content_type"),
+    error: text("error"),
+    startedAt: integer("started_at"),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.position] })],
+);
+
+/** Saved pipelines with `{{name}}` variables (migration 0012), run by POST /api/v1/pipelines with templateId. */
+export const pipelineTemplates = sqliteTable(
+  "pipeline_templates",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    name: text("name").notNull(),
+    description: text("description"),
+    /** The steps as saved (JSON, PipelineStep[]), placeholders included. */
+    steps: text("steps").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("pipeline_templates_account").on(t.accountId, t.createdAt)],
 );
 
 export const idempotencyKeys = sqliteTable(

@@ -22,7 +22,8 @@ export type IdPrefix =
   | "dlv"
   | "ul"
   | "msg"
-  | "conn";
+  | "conn"
+  | "tpl";
 
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   let time = "";

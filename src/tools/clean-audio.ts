@@ -2,7 +2,7 @@ import * as z from "zod";
 import "../lib/zod-openapi";
 import { buildCleanAudioCommand } from "../media/commands/clean-audio";
 import { defineTool } from "./definition";
-import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
+import { mediaKinds, singleInput, totalMs, uploadId, sameMedia } from "./fields";
 
 export const CleanAudioParams = z.object({ uploadId }).openapi("CleanAudioRequest");
 export type CleanAudioInput = z.output<typeof CleanAudioParams>;
@@ -14,6 +14,7 @@ export const cleanAudio = defineTool({
   rates: { payg: { per: "minute", credits: 10 }, plans: { per: "minute", credits: 10 } },
   inputs: (p) => singleInput(p.uploadId, mediaKinds, true),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
+  produces: (_p, [input]) => sameMedia(input),
   workFactor: 0.3,
   build: (p, inputs, { testMode }) => buildCleanAudioCommand(p, inputs, { reencodeVideo: testMode }),
 });

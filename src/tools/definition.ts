@@ -60,6 +60,22 @@ export interface BuildContext {
   testMode?: boolean;
 }
 
+/**
+ * What a tool's result is, as the next step of a pipeline reads it (src/services/media-jobs/pipelines.ts):
+ * media with its billed length and streams, or text, which no tool reads.
+ */
+export type ProducedMedia =
+  | {
+      kind: "video" | "audio";
+      durationMs: number;
+      hasAudio: boolean;
+      hasVideo: boolean;
+      container: string;
+      width?: number;
+      height?: number;
+    }
+  | { kind: "text" };
+
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   summary: string;
   /** When an assistant should reach for the tool, beyond the summary (the connector's description). */
@@ -72,6 +88,11 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   inputs(params: z.output<Schema>): InputRef[];
   quantity(params: z.output<Schema>, uploads: StoredUpload[]): BillingQuantity;
   check?(params: z.output<Schema>, uploads: StoredUpload[], context: ToolContext): Promise<void> | void;
+  /**
+   * The result's kind, length and streams, known before the job runs; absent for a tool that cannot
+   * be a pipeline step (text-to-speech: the length of speech is known only once it is spoken).
+   */
+  produces?(params: z.output<Schema>, uploads: StoredUpload[]): ProducedMedia;
   /** Processing seconds per second of media (or per 100 characters for text-to-speech). */
   workFactor: number;
   /** The speech stage the job starts with, if any; `sourceFilename` names the first input. */

@@ -2,7 +2,7 @@ import * as z from "zod";
 import "../lib/zod-openapi";
 import { buildExtractAudioCommand } from "../media/commands/extract-audio";
 import { defineTool } from "./definition";
-import { mediaKinds, singleInput, totalMs, uploadId } from "./fields";
+import { mediaKinds, singleInput, totalMs, uploadId, sameMedia } from "./fields";
 
 export const ExtractAudioParams = z
   .object({ uploadId, format: z.enum(["mp3", "wav", "aac"]).default("mp3") })
@@ -16,6 +16,8 @@ export const extractAudio = defineTool({
   rates: { payg: { per: "call", credits: 3 }, plans: { per: "free" } },
   inputs: (p) => singleInput(p.uploadId, mediaKinds, true),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
+  produces: (p, [input]) =>
+    sameMedia(input, { kind: "audio", hasVideo: false, container: p.format, width: undefined, height: undefined }),
   workFactor: 0.05,
   build: (p, inputs) => buildExtractAudioCommand(p, inputs),
 });

@@ -5,7 +5,7 @@ import ISO6391 from "iso-639-1";
 import { CATALOGUE_VOICES } from "@media-credits/wire/protocol";
 import type { MediaKind } from "../media/probe";
 import type { StoredUpload } from "../services/media-jobs/uploads";
-import type { InputRef } from "./definition";
+import type { InputRef, ProducedMedia } from "./definition";
 
 /** Ids are at most 64 characters: a longer one is refused before any lookup. */
 export const uploadId = z.string().min(1).max(64).openapi({
@@ -63,3 +63,21 @@ export const totalMs = (uploads: StoredUpload[]) => uploads.reduce((sum, u) => s
 export const singleInput = (id: string, accepts: MediaKind[], needsAudio = false): InputRef[] => [
   { field: "uploadId", uploadId: id, accepts, needsAudio },
 ];
+
+/** The first input's media as a result keeps it, with what the tool changes (a pipeline's next input). */
+export function sameMedia(
+  upload: StoredUpload,
+  changes: Partial<Extract<ProducedMedia, { kind: "video" | "audio" }>> = {},
+) {
+  const { probe } = upload;
+  return {
+    kind: upload.kind === "audio" ? ("audio" as const) : ("video" as const),
+    durationMs: upload.durationMs,
+    hasAudio: probe.hasAudio,
+    hasVideo: probe.hasVideo,
+    container: upload.container,
+    width: probe.width,
+    height: probe.height,
+    ...changes,
+  };
+}

@@ -2,7 +2,7 @@ import * as z from "zod";
 import "../lib/zod-openapi";
 import { buildMergeCommand } from "../media/commands/merge";
 import { defineTool } from "./definition";
-import { totalMs, uploadId, videoOnly } from "./fields";
+import { totalMs, uploadId, videoOnly, sameMedia } from "./fields";
 
 export const MergeParams = z
   .object({
@@ -23,6 +23,13 @@ export const merge = defineTool({
   rates: { payg: { per: "minute", credits: 5 }, plans: { per: "free" } },
   inputs: (p) => p.uploadIds.map((id, i) => ({ field: `uploadIds.${i}`, uploadId: id, accepts: videoOnly })),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
+  produces: (_p, u) =>
+    sameMedia(u[0], {
+      kind: "video",
+      durationMs: totalMs(u),
+      hasAudio: u.some((x) => x.probe.hasAudio),
+      container: "mp4",
+    }),
   workFactor: 0.6,
   build: (p, inputs) => buildMergeCommand(p, inputs),
 });

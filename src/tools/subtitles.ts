@@ -6,7 +6,7 @@ import { cuesFromSrt, cuesFromWords } from "../media/captions";
 import { buildSubtitlesCommand } from "../media/commands/subtitles";
 import { checkSrt, checkTranscriptionAvailable } from "./checks";
 import { defineTool } from "./definition";
-import { hexColor, percent, singleInput, totalMs, uploadId, videoOnly } from "./fields";
+import { hexColor, percent, singleInput, totalMs, uploadId, videoOnly, sameMedia } from "./fields";
 
 export const SubtitlesParams = z
   .object({
@@ -51,6 +51,7 @@ export const subtitles = defineTool({
     p.srtContent === undefined
       ? checkTranscriptionAvailable(context, "srtContent")
       : checkSrt(p.srtContent, p.karaokeMode !== "none"),
+  produces: (_p, [video]) => sameMedia(video, { kind: "video", container: "mp4" }),
   workFactor: 1.2,
   // Without srtContent the captions come from a transcription stage first.
   speech: (p) => (p.srtContent === undefined ? { kind: "transcribe", language: "auto" } : undefined),

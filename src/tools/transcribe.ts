@@ -31,6 +31,7 @@ export const transcribe = defineTool({
   inputs: (p) => singleInput(p.uploadId, mediaKinds, true),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
   check: (_p, _u, context) => checkTranscriptionAvailable(context),
+  produces: () => ({ kind: "text" }),
   workFactor: 0.8,
   speech: (p) => ({ kind: "transcribe", language: p.language }),
   fromTranscript: (p, transcript, source, { testMode }) =>

@@ -3,7 +3,7 @@ import "../lib/zod-openapi";
 import { invalidRequest } from "../errors";
 import { buildTrimCommand } from "../media/commands/trim";
 import { defineTool } from "./definition";
-import { mediaKinds, singleInput, uploadId } from "./fields";
+import { mediaKinds, singleInput, uploadId, sameMedia } from "./fields";
 
 export const TrimParams = z
   .object({
@@ -37,6 +37,7 @@ export const trim = defineTool({
     if (exactMs(p.end) > upload.durationMs)
       throw invalidRequest(`end: must not exceed the media duration (${upload.durationMs / 1000} s).`);
   },
+  produces: (p, [input]) => sameMedia(input, { durationMs: exactMs(p.end - p.start) }),
   workFactor: 0.3,
   build: (p, inputs) => buildTrimCommand(p, inputs),
 });

@@ -3,7 +3,7 @@ import "../lib/zod-openapi";
 import { resultName } from "../media/commands/command";
 import { requireClone } from "./checks";
 import { defineTool } from "./definition";
-import { languageCode, singleInput, totalMs, uploadId, videoOnly, voice } from "./fields";
+import { languageCode, singleInput, totalMs, uploadId, videoOnly, voice, sameMedia } from "./fields";
 
 export const VoiceChangeParams = z
   .object({
@@ -24,6 +24,7 @@ export const voiceChange = defineTool({
   inputs: (p) => singleInput(p.uploadId, videoOnly, true),
   quantity: (p, u) => ({ durationMs: totalMs(u), clone: p.voice === "clone" }),
   check: (p, _u, context) => requireClone(p.voice, context),
+  produces: (_p, [video]) => sameMedia(video, { container: "mp4" }),
   workFactor: 1.5,
   speech: (p, source) => ({
     kind: "voice-change",

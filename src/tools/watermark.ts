@@ -2,7 +2,7 @@ import * as z from "zod";
 import "../lib/zod-openapi";
 import { buildWatermarkCommand } from "../media/commands/watermark";
 import { defineTool } from "./definition";
-import { singleInput, uploadId, videoOnly } from "./fields";
+import { singleInput, uploadId, videoOnly, sameMedia } from "./fields";
 
 export const WatermarkParams = z
   .object({
@@ -52,6 +52,7 @@ export const watermark = defineTool({
   ],
   // The mark image has no duration; only the video is billed.
   quantity: (_p, u) => ({ durationMs: u[0].durationMs }),
+  produces: (_p, [video]) => sameMedia(video, { container: "mp4" }),
   workFactor: 0.6,
   build: (p, inputs) => buildWatermarkCommand(p, inputs),
 });

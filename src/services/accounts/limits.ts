@@ -13,6 +13,8 @@ export const accountLimits = {
   testMediaSeconds: 120,
   /** Characters a test-mode text-to-speech call may speak. */
   testCharacters: 1000,
+  /** Saved pipeline templates per account. */
+  templates: 100,
 } as const;
 
 /** Days since 1970-01-01 in UTC, the unit of the daily counters. */

@@ -69,16 +69,18 @@ export async function adjustPurchasedCredits(
  */
 export function debitStatements(
   db: D1Database,
-  p: { accountId: string; jobId: string; cost: number; tool: string; now: number },
+  p: { accountId: string; jobId: string; cost: number; tool: string; now: number; step?: number },
 ) {
+  // A pipeline debits once per step: `debit:<job>` for the first, `debit:<job>:<position>` after.
+  const key = p.step ? `debit:${p.jobId}:${p.step}` : `debit:${p.jobId}`;
   return [
     db
       .prepare(
         `INSERT INTO ledger (id, account_id, kind, amount, plan_delta, purchased_delta, job_id, idempotency_key, reason, created_at)
-         SELECT ?1, id, 'debit', -?2, -MIN(plan_credits, ?2), -MAX(?2 - plan_credits, 0), ?3, 'debit:' || ?3, ?4, ?5
+         SELECT ?1, id, 'debit', -?2, -MIN(plan_credits, ?2), -MAX(?2 - plan_credits, 0), ?3, ?7, ?4, ?5
          FROM accounts WHERE id = ?6`,
       )
-      .bind(newId("led", p.now), p.cost, p.jobId, p.tool, p.now, p.accountId),
+      .bind(newId("led", p.now), p.cost, p.jobId, p.tool, p.now, p.accountId, key),
     db
       .prepare(
         `UPDATE accounts SET plan_credits = MAX(plan_credits - ?1, 0),

@@ -1,7 +1,8 @@
 /**
  * Read models of the developer area: where the credits went (ledger pages, CSV), spending
  * per day and tool, and recent jobs. Spending is net of refunds; a refund is attributed to
- * the tool of the debit it returns (same job id), since job rows expire after 3 hours.
+ * the tool of the debit it returns (same job id), since job rows expire after 3 hours; a
+ * pipeline's (one refund for all its steps' debits) to its first step's tool, so it counts once.
  */
 import { ledgerKinds } from "../../db/schema";
 import { toolNames } from "./pricing";
@@ -28,7 +29,7 @@ export async function dailyUsage(db: D1Database, accountId: string, now: number,
       `SELECT CAST(l.created_at / ${DAY_MS} AS INTEGER) AS day,
               COALESCE(d.reason, l.reason) AS tool, -SUM(l.amount) AS spent
        FROM ledger l
-       LEFT JOIN ledger d ON l.kind = 'refund' AND d.job_id = l.job_id AND d.kind = 'debit'
+       LEFT JOIN ledger d ON l.kind = 'refund' AND d.idempotency_key = 'debit:' || l.job_id
        WHERE l.account_id = ?1 AND l.kind IN ('debit', 'refund') AND l.created_at >= ?2
        GROUP BY day, tool`,
     )

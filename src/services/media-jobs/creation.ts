@@ -111,6 +111,67 @@ export async function createToolJob<K extends ToolName>(
   now: number,
   waitUntil?: (task: Promise<unknown>) => void,
 ): Promise<JobEnvelope> {
+  const { envelope } = await createJob(
+    env,
+    caller,
+    { ...input, hashedTool: input.tool, hashedBody: input.params },
+    async () => {
+      const priced = await priceToolCall(env, caller, input.tool, input.params, now);
+      return {
+        tool: input.tool,
+        params: JSON.stringify(input.params),
+        uploadIds: priced.uploads.map((u) => u.id),
+        cost: priced.cost,
+        estimatedSeconds: priced.estimatedSeconds,
+        debits: [{ tool: input.tool, cost: priced.cost }],
+      };
+    },
+    now,
+    waitUntil,
+  );
+  return envelope;
+}
+
+/** A job ready to be paid for: what the jobs row stores and what the ledger debits. */
+export interface PricedJob {
+  /** A tool's name, or `pipeline`. */
+  tool: ToolName | "pipeline";
+  /** Stored parameters (JSON). */
+  params: string;
+  /** Uploads the job reads (kept until it ends). */
+  uploadIds: string[];
+  cost: number;
+  estimatedSeconds: number;
+  /** One ledger entry each (a pipeline's steps); their costs add up to `cost`. */
+  debits: { tool: ToolName; cost: number }[];
+  /** Rows written in the same batch, after the job's (a pipeline's steps). */
+  rows?: (db: D1Database, jobId: string) => D1PreparedStatement[];
+}
+
+export interface JobRequest {
+  /** The call's name and body as sent, for the Idempotency-Key comparison. */
+  hashedTool: string;
+  hashedBody: unknown;
+  idempotencyKey?: string;
+  webhookUrl?: string;
+  assistant?: Connection;
+  maxCredits?: number;
+}
+
+/**
+ * What every paid job goes through, a tool call or a pipeline: the Idempotency-Key's replay, the
+ * price (`price` throws the call's 400s), the webhook URL, the caller's ceiling and the assistant's
+ * caps, then one atomic batch (idempotency row, test-job count, assistant spending, the debits, the
+ * job and its extra rows) and the dispatch. Refusals come before any debit, 400 before 402.
+ */
+export async function createJob(
+  env: Env,
+  caller: Caller,
+  input: JobRequest,
+  price: () => Promise<PricedJob>,
+  now: number,
+  waitUntil?: (task: Promise<unknown>) => void,
+): Promise<{ envelope: JobEnvelope; replayed: boolean }> {
   const db = env.DB;
   if (
     input.idempotencyKey !== undefined &&
@@ -127,21 +188,18 @@ export async function createToolJob<K extends ToolName>(
   // Compared after validation: a body that spells out a default is the same request.
   // The hash of the body as sent: without webhookUrl and maxCredits it is the hash of the tool's parameters.
   const hashed = {
-    ...input.params,
+    ...(input.hashedBody as object),
     ...(input.webhookUrl === undefined ? {} : { webhookUrl: input.webhookUrl }),
     ...(input.maxCredits === undefined ? {} : { maxCredits: input.maxCredits }),
   };
-  const hash = key ? await bodyHash(input.tool, hashed) : "";
+  const hash = key ? await bodyHash(input.hashedTool, hashed) : "";
   if (key) {
     const previous = await replay(db, caller, key, hash, now);
-    if (previous) return previous;
+    if (previous) return { envelope: previous, replayed: true };
   }
 
-  const {
-    uploads,
-    cost,
-    estimatedSeconds: estimated,
-  } = await priceToolCall(env, caller, input.tool, input.params, now);
+  const priced = await price();
+  const { cost, estimatedSeconds: estimated } = priced;
   // A refused webhookUrl is a 400 like any other field: nothing debited, no job. Without one
   // (null), the insert below takes the account's default.
   const webhookUrl =
@@ -159,6 +217,7 @@ export async function createToolJob<K extends ToolName>(
   const jobId = newId("job", now);
   const downloadId = await downloadIdOf(env, jobId);
 
+  const extraRows = priced.rows?.(db, jobId) ?? [];
   const statements = [
     ...(key
       ? [
@@ -176,7 +235,10 @@ export async function createToolJob<K extends ToolName>(
     // its daily cap: each CHECK refuses the whole batch past its limit.
     ...(caller.mode === "test" ? [testJobCountStatement(db, caller.accountId, now)] : []),
     ...(input.assistant ? [spendingStatement(db, input.assistant, cost, now)] : []),
-    ...debitStatements(db, { accountId: caller.accountId, jobId, cost, tool: input.tool, now }),
+    ...priced.debits.flatMap((debit, step) =>
+      debitStatements(db, { accountId: caller.accountId, jobId, cost: debit.cost, tool: debit.tool, now, step }),
+    ),
+    // plan_debit and purchased_debit add up the job's debits (a pipeline has one per step).
     db
       .prepare(
         `INSERT INTO jobs (id, account_id, key_id, tool, params, input_upload_ids, status, cost, plan_debit, purchased_debit,
@@ -185,15 +247,16 @@ export async function createToolJob<K extends ToolName>(
            a.plan_credits + a.purchased_credits, ?7, ?8, ?9,
            COALESCE(?11, CASE WHEN ?12 = 'test' THEN a.test_webhook_url ELSE a.webhook_url END), ?12,
            CASE WHEN a.plan = 'payg' THEN NULL ELSE a.plan_period_end END
-         FROM accounts a JOIN ledger l ON l.idempotency_key = 'debit:' || ?1 WHERE a.id = ?10
+         FROM accounts a JOIN (SELECT SUM(plan_delta) AS plan_delta, SUM(purchased_delta) AS purchased_delta
+           FROM ledger WHERE job_id = ?1 AND kind = 'debit' GROUP BY job_id) l WHERE a.id = ?10
          RETURNING balance_after, webhook_url`,
       )
       .bind(
         jobId,
         caller.keyId,
-        input.tool,
-        JSON.stringify(input.params),
-        JSON.stringify(uploads.map((u) => u.id)),
+        priced.tool,
+        priced.params,
+        JSON.stringify(priced.uploadIds),
         cost,
         estimated,
         downloadId,
@@ -202,11 +265,13 @@ export async function createToolJob<K extends ToolName>(
         webhookUrl,
         caller.mode,
       ),
+    ...extraRows,
   ];
+  const jobInsert = statements.length - 1 - extraRows.length;
   let created: { balance_after: number; webhook_url: string | null } | undefined;
   try {
     const results = await db.batch<{ balance_after: number; webhook_url: string | null }>(statements);
-    created = results.at(-1)?.results[0];
+    created = results[jobInsert]?.results[0];
   } catch (error) {
     if (isConstraintError(error, "CHECK") && error instanceof Error && error.message.includes("test_jobs_within_limit"))
       throw testJobsExhausted(now);
@@ -228,7 +293,7 @@ export async function createToolJob<K extends ToolName>(
     if (key && isConstraintError(error, "UNIQUE")) {
       // A concurrent request with the same key committed first: answer what it answered.
       const previous = await replay(db, caller, key, hash, now);
-      if (previous) return previous;
+      if (previous) return { envelope: previous, replayed: true };
     }
     throw error;
   }
@@ -253,11 +318,14 @@ export async function createToolJob<K extends ToolName>(
   // if this call never reached the runner.
   waitUntil?.(startJobNow(env, jobId, created.webhook_url !== null));
   return {
-    jobId,
-    status: "queued",
-    creditsUsed: cost,
-    creditsRemaining: created.balance_after,
-    estimatedSeconds: estimated,
+    envelope: {
+      jobId,
+      status: "queued",
+      creditsUsed: cost,
+      creditsRemaining: created.balance_after,
+      estimatedSeconds: estimated,
+    },
+    replayed: false,
   };
 }
 
@@ -308,11 +376,7 @@ export async function priceToolCall<K extends ToolName>(
     }
     uploads.push(upload);
   }
-  const context: ToolContext = {
-    hasClonedVoice: () => hasClonedVoice(db, caller.accountId),
-    speech: () => speechCapabilities(env),
-  };
-  await spec.check?.(params, uploads, context);
+  await spec.check?.(params, uploads, toolContext(env, caller));
 
   const quantity = spec.quantity(params, uploads);
   if (caller.mode === "test") checkTestModeBounds(quantity);
@@ -320,12 +384,23 @@ export async function priceToolCall<K extends ToolName>(
   const cost = caller.mode === "test" ? 0 : costOf(caller.plan, tool, quantity);
   const estimated = estimateSeconds(tool, quantity);
   // Refused before any debit: a job that cannot finish within the limits is never sold.
-  if (estimated * 1000 > MAX_EXPECTED_WORK_MS) {
+  if (estimated > MAX_WORK_SECONDS) {
     throw invalidRequest(
-      `This call would need about ${Math.ceil(estimated / 3600)} hours of processing; a job may take at most ${MAX_EXPECTED_WORK_MS / 3_600_000} hours. Split the media into shorter parts.`,
+      `This call would need about ${Math.ceil(estimated / 3600)} hours of processing; a job may take at most ${MAX_WORK_SECONDS / 3600} hours. Split the media into shorter parts.`,
     );
   }
   return { uploads, quantity, cost, estimatedSeconds: estimated };
+}
+
+/** The longest work a job may be expected to take, in seconds: a job that cannot finish within the limits is never sold. */
+export const MAX_WORK_SECONDS = MAX_EXPECTED_WORK_MS / 1000;
+
+/** What a tool's checks may look up about the caller (src/tools/definition.ts). */
+export function toolContext(env: Env, caller: Caller): ToolContext {
+  return {
+    hasClonedVoice: () => hasClonedVoice(env.DB, caller.accountId),
+    speech: () => speechCapabilities(env),
+  };
 }
 
 /** The 402 of a call over its caller's `maxCredits`: the contract's error shape, with both figures. */
@@ -338,7 +413,7 @@ export function overCeiling(cost: number, maxCredits: number): AppError {
 }
 
 /** Test keys run real jobs for free, so what one call may process is bounded (src/services/accounts/limits.ts). */
-function checkTestModeBounds(quantity: BillingQuantity): void {
+export function checkTestModeBounds(quantity: BillingQuantity): void {
   const { testMediaSeconds, testCharacters } = accountLimits;
   if ("durationMs" in quantity && quantity.durationMs > testMediaSeconds * 1000) {
     throw invalidRequest(

@@ -11,9 +11,12 @@ import type { Caller } from "../accounts/accounts";
 import { balanceOf } from "../billing/credits";
 import type { ToolName } from "../billing/pricing";
 import { priceToolCall } from "./creation";
+import { planPipeline, stepsOf, type PipelineSource } from "./pipelines";
+import { invalidRequest } from "../../errors";
+import type { QuoteRequest } from "../../contract/quotes";
 
 export interface Quote {
-  tool: ToolName;
+  tool: ToolName | "pipeline";
   /** Credits the call would debit now (0 with a test key). */
   creditsRequired: number;
   estimatedSeconds: number;
@@ -22,20 +25,47 @@ export interface Quote {
   /** The balance covers the call. */
   sufficient: boolean;
   plan: Caller["plan"];
+  /** A pipeline's price step by step. */
+  steps?: { tool: ToolName; creditsRequired: number; estimatedSeconds: number }[];
 }
 
-/** A quote for a call as sent: its parameters checked by the tool's own schema, as the call checks them. */
-export async function quoteCall(
-  env: Env,
-  caller: Caller,
-  request: { tool: ToolName; params: Record<string, unknown> },
-  now: number,
-): Promise<Quote> {
+/** A quote for a call as sent: a tool's parameters checked by its own schema, or a pipeline planned as its call plans it. */
+export async function quoteCall(env: Env, caller: Caller, request: QuoteRequest, now: number): Promise<Quote> {
+  const { tool, params: sent, ...pipeline } = request;
+  if (tool === undefined) {
+    if (sent !== undefined) throw invalidRequest("tool: Required with params.");
+    if (pipeline.steps === undefined && pipeline.templateId === undefined)
+      throw invalidRequest("tool: Required (or steps, or templateId, to price a pipeline).");
+    return quotePipeline(env, caller, pipeline, now);
+  }
+  if (pipeline.steps !== undefined || pipeline.templateId !== undefined)
+    throw invalidRequest(
+      "steps: price either one tool call (tool, params) or a pipeline (steps or templateId), not both.",
+    );
   // The call's own fields change neither the price nor the work: a body copied from a call may carry them.
-  const { webhookUrl: _webhookUrl, maxCredits: _maxCredits, ...params } = request.params;
-  const parsed = tools[request.tool].params.safeParse(params);
+  const { webhookUrl: _webhookUrl, maxCredits: _maxCredits, ...params } = sent ?? {};
+  const parsed = tools[tool].params.safeParse(params);
   if (!parsed.success) throw invalidInput(parsed.error);
-  return quoteToolCall(env, caller, request.tool, parsed.data as never, now);
+  return quoteToolCall(env, caller, tool, parsed.data as never, now);
+}
+
+/** A pipeline's quote: the plan its call would make, step by step; nothing is written. */
+export async function quotePipeline(env: Env, caller: Caller, source: PipelineSource, now: number): Promise<Quote> {
+  const plan = await planPipeline(env, caller, await stepsOf(env, caller, source), source.uploadId, now);
+  const balance = await balanceOf(env.DB, caller.accountId);
+  return {
+    tool: "pipeline",
+    creditsRequired: plan.cost,
+    estimatedSeconds: plan.estimatedSeconds,
+    balance,
+    sufficient: balance >= plan.cost,
+    plan: caller.plan,
+    steps: plan.steps.map((step) => ({
+      tool: step.tool,
+      creditsRequired: step.cost,
+      estimatedSeconds: step.estimatedSeconds,
+    })),
+  };
 }
 
 export async function quoteToolCall<K extends ToolName>(

@@ -75,13 +75,17 @@ export async function deleteExpired(db: D1Database, bucket: R2Bucket, now: numbe
     db
       .prepare("DELETE FROM idempotency_keys WHERE job_id IN (SELECT id FROM jobs WHERE expires_at <= ?)")
       .bind(now - IDEMPOTENCY_TTL_MS),
+    // A pipeline's steps go with their job (they reference it).
+    db
+      .prepare("DELETE FROM pipeline_steps WHERE job_id IN (SELECT id FROM jobs WHERE expires_at <= ?)")
+      .bind(now - IDEMPOTENCY_TTL_MS),
     db.prepare("DELETE FROM jobs WHERE expires_at <= ?").bind(now - IDEMPOTENCY_TTL_MS),
   ]);
   await db
     .prepare("DELETE FROM idempotency_keys WHERE created_at <= ?")
     .bind(now - IDEMPOTENCY_TTL_MS)
     .run();
-  return { uploads: uploads.results.length, results: results.results.length, jobRows: purged[1].meta.changes };
+  return { uploads: uploads.results.length, results: results.results.length, jobRows: purged[2].meta.changes };
 }
 
 export async function runMaintenance(
