@@ -6,11 +6,18 @@
 export type SpeechKind = "transcribe" | "tts" | "voice-change" | "voice-profile";
 export type StageName = SpeechKind | "ffmpeg";
 
-/** A stage's backend job id: `<jobId>` for ffmpeg, `<jobId>-<stage>` otherwise (distinct, idempotent). */
-export const backendJobId = (jobId: string, stage: StageName) => (stage === "ffmpeg" ? jobId : `${jobId}-${stage}`);
+/** What a job's stages work on: the job, or one step of a pipeline job (`<jobId>-s<position>`). */
+export const workId = (jobId: string, step?: number) => (step === undefined ? jobId : `${jobId}-s${step}`);
 
-export function parseBackendJobId(id: string): { jobId: string; stage: StageName } | null {
-  const match = /^(job_[0-9A-Z]{26})(?:-(transcribe|tts|voice-change|voice-profile))?$/.exec(id);
+/** A stage's backend job id: `<work>` for ffmpeg, `<work>-<stage>` otherwise (distinct, idempotent). */
+export const backendJobId = (work: string, stage: StageName) => (stage === "ffmpeg" ? work : `${work}-${stage}`);
+
+export function parseBackendJobId(id: string): { jobId: string; step?: number; stage: StageName } | null {
+  const match = /^(job_[0-9A-Z]{26})(?:-s(\d{1,2}))?(?:-(transcribe|tts|voice-change|voice-profile))?$/.exec(id);
   if (!match) return null;
-  return { jobId: match[1], stage: (match[2] as SpeechKind | undefined) ?? "ffmpeg" };
+  return {
+    jobId: match[1]!,
+    ...(match[2] === undefined ? {} : { step: Number(match[2]) }),
+    stage: (match[3] as SpeechKind | undefined) ?? "ffmpeg",
+  };
 }

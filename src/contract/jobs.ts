@@ -4,8 +4,30 @@
  * the connector's job view being REST's with an absolute download address.
  */
 import { z } from "@hono/zod-openapi";
+import { toolNames, type ToolName } from "../tools";
 
 export const jobStates = ["queued", "processing", "completed", "failed"] as const;
+
+export const stepStates = ["queued", "processing", "completed", "failed", "skipped"] as const;
+
+export const JobStepSchema = z
+  .object({
+    tool: z.enum(toolNames as [ToolName, ...ToolName[]]),
+    status: z.enum(stepStates).openapi({
+      description:
+        "skipped: the pipeline ended (failed or cancelled) before this step ran; a failed pipeline is refunded in full",
+    }),
+    creditsUsed: z.int(),
+    engine: z
+      .enum(["wasm", "backend"])
+      .optional()
+      .openapi({ description: "Where the step ran: ffmpeg.wasm in the Worker, or the processing backend" }),
+    startedAt: z.string().optional().openapi({ description: "ISO 8601" }),
+    finishedAt: z.string().optional().openapi({ description: "ISO 8601" }),
+    error: z.string().optional(),
+  })
+  .openapi("JobStep");
+export type JobStep = z.output<typeof JobStepSchema>;
 
 export const JobEnvelopeSchema = z
   .object({
@@ -37,6 +59,10 @@ export const JobStatusSchema = z
       .string()
       .optional()
       .openapi({ description: "Present only when status is failed; the credits were refunded" }),
+    steps: z
+      .array(JobStepSchema)
+      .optional()
+      .openapi({ description: "A pipeline's steps in order, each with its state (POST /api/v1/pipelines)" }),
   })
   .openapi("JobStatus");
 export type JobStatus = z.output<typeof JobStatusSchema>;
@@ -48,6 +74,7 @@ export const ConnectorJobSchema = z.object({
   downloadUrl: z.string().optional(),
   filename: z.string().optional(),
   error: z.string().optional(),
+  steps: z.array(JobStepSchema).optional(),
 });
 
 /** REST's job status in the connector's shape (`origin` prefixes the download path). */
@@ -57,6 +84,7 @@ export function connectorJobView(
     status: (typeof jobStates)[number];
     result?: { url: string; filename: string };
     error?: string;
+    steps?: JobStep[];
   },
   origin: string,
 ) {
@@ -65,5 +93,6 @@ export function connectorJobView(
     status: job.status,
     ...(job.result ? { downloadUrl: `${origin}${job.result.url}`, filename: job.result.filename } : {}),
     ...(job.error ? { error: job.error } : {}),
+    ...(job.steps ? { steps: job.steps } : {}),
   };
 }

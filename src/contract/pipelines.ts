@@ -85,27 +85,6 @@ export const PipelineEnvelopeSchema = JobEnvelopeSchema.extend({
 }).openapi("PipelineEnvelope");
 export type PipelineEnvelope = z.output<typeof PipelineEnvelopeSchema>;
 
-export const stepStates = ["queued", "processing", "completed", "failed", "skipped"] as const;
-
-export const JobStepSchema = z
-  .object({
-    tool: toolEnum(),
-    status: z.enum(stepStates).openapi({
-      description:
-        "skipped: the pipeline ended (failed or cancelled) before this step ran; a failed pipeline is refunded in full",
-    }),
-    creditsUsed: z.int(),
-    engine: z
-      .enum(["wasm", "backend"])
-      .optional()
-      .openapi({ description: "Where the step ran: ffmpeg.wasm in the Worker, or the processing backend" }),
-    startedAt: z.string().optional().openapi({ description: "ISO 8601" }),
-    finishedAt: z.string().optional().openapi({ description: "ISO 8601" }),
-    error: z.string().optional(),
-  })
-  .openapi("JobStep");
-export type JobStep = z.output<typeof JobStepSchema>;
-
 // --- Templates ------------------------------------------------------------------------------
 
 export const TemplateRequestSchema = z

@@ -159,8 +159,9 @@ export const jobs = sqliteTable(
       .notNull()
       .references(() => accounts.id),
     keyId: text("key_id").notNull(),
-    tool: text("tool").$type<ToolName>().notNull(),
-    /** Validated tool parameters (JSON), with defaults applied. */
+    /** A tool's name, or `pipeline` (its steps in pipeline_steps). */
+    tool: text("tool").$type<ToolName | "pipeline">().notNull(),
+    /** Validated tool parameters (JSON), with defaults applied; a pipeline's steps. */
     params: text("params").notNull(),
     /** Upload ids the job reads (JSON array); they are kept until the job ends. */
     inputUploadIds: text("input_upload_ids").notNull(),

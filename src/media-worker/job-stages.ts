@@ -11,7 +11,7 @@ import { clonedVoices, uploads } from "../db/schema";
 import type { Env } from "../env";
 import { JobFailure } from "../errors";
 import { backendConfigured, ffmpegJobFields, startBackendJob } from "../backend-client/client";
-import { backendJobId, type SpeechKind } from "../backend-client/stage-ids";
+import { backendJobId, workId, type SpeechKind } from "../backend-client/stage-ids";
 import { loadFont } from "./font-data";
 import { runCommandOnWasm } from "./wasm-command";
 import { chooseEngine, defaultRoutingConfig, type RoutingConfig, type RoutingDecision } from "./routing";
@@ -28,6 +28,25 @@ import type { ResultFile, SpeechPlan } from "../tools/definition";
 export interface JobResult extends ResultFile {
   key: string;
 }
+
+/**
+ * What the stages work on: a job, or one step of a pipeline job, which carries its tool and
+ * parameters in place of the job's and reads the inputs given here (the previous step's output).
+ */
+export type WorkUnit = Job & { step?: { position: number; last: boolean; inputs: StoredInput[] } };
+
+/** The unit's id on the backend and in its work objects. */
+export const workIdOf = (unit: WorkUnit) => workId(unit.id, unit.step?.position);
+
+/** Where a unit's result goes: the job's result, or a step's output that only the next step reads. */
+const resultKeyOf = (unit: WorkUnit, filename: string) =>
+  unit.step && !unit.step.last
+    ? `work/${unit.id}/s${unit.step.position}/${filename}`
+    : `results/${unit.id}/${filename}`;
+
+/** An intermediate object of the unit (a transcript, a voice profile). */
+const workKeyOf = (unit: WorkUnit, name: string) =>
+  unit.step ? `work/${unit.id}/s${unit.step.position}/${name}` : `work/${unit.id}/${name}`;
 
 export interface StoredInput extends MediaInput {
   objectKey: string;
@@ -58,14 +77,26 @@ export interface SpeechStage {
   result?: JobResult;
 }
 
-/** The job's parameters, validated again at this trust boundary (a JSON column). */
-export function jobParams(job: Job): unknown {
-  return toolDefinition(job.tool).params.parse(JSON.parse(job.params));
+/** The unit's tool; a pipeline job itself has none (it runs as its steps' units). */
+function definitionOf(unit: Job) {
+  if (unit.tool === "pipeline") throw new Error("A pipeline job runs step by step, as its steps' units.");
+  return toolDefinition(unit.tool);
 }
 
-/** The job's input uploads, in order, placed as `in<i>.<container>`. */
-export async function loadJobInputs(db: D1Database, job: Job): Promise<StoredInput[]> {
-  const ids = JSON.parse(job.inputUploadIds) as string[];
+/** The job's parameters, validated again at this trust boundary (a JSON column). */
+export function jobParams(job: Job): unknown {
+  return definitionOf(job).params.parse(JSON.parse(job.params));
+}
+
+/** The unit's inputs, in order, placed as `in<i>.<container>`: a step's as given, a job's uploads. */
+export async function loadJobInputs(db: D1Database, job: WorkUnit): Promise<StoredInput[]> {
+  if (job.step) return job.step.inputs;
+  return loadUploadInputs(db, JSON.parse(job.inputUploadIds) as string[]);
+}
+
+/** Uploads as inputs, in the order given, placed as `in<i>.<container>`. */
+export async function loadUploadInputs(db: D1Database, uploadIds: string[]): Promise<StoredInput[]> {
+  const ids = uploadIds;
   if (ids.length === 0) return [];
   const rows = await orm(db).select().from(uploads).where(inArray(uploads.id, ids)).all();
   return ids.map((id, index) => {
@@ -84,23 +115,23 @@ export async function loadJobInputs(db: D1Database, job: Job): Promise<StoredInp
 
 /** The speech stage the job starts with, or undefined for a job that is one ffmpeg command. */
 export function speechPlanOf(job: Job, inputs: StoredInput[]): SpeechPlan | undefined {
-  return toolDefinition(job.tool).speech?.(jobParams(job), inputs[0]?.filename);
+  return definitionOf(job).speech?.(jobParams(job), inputs[0]?.filename);
 }
 
 // --- Media stage ------------------------------------------------------------------------------
 
 export async function prepareMediaStage(
   env: Env,
-  job: Job,
+  job: WorkUnit,
   inputs: StoredInput[],
   transcript?: Transcript,
 ): Promise<PreparedJob> {
-  const definition = toolDefinition(job.tool);
+  const definition = definitionOf(job);
   if (!definition.build) throw new JobFailure(`The ${job.tool} tool has no media stage; credits refunded.`);
   const testMode = job.mode === "test";
   const built = await definition.build(jobParams(job), inputs, { transcript, testMode });
   const command = guarded(testMode ? withTestMark(built) : built, inputs);
-  return { command, inputs, resultKey: `results/${job.id}/${command.resultFilename}` };
+  return { command, inputs, resultKey: resultKeyOf(job, command.resultFilename) };
 }
 
 /**
@@ -184,7 +215,7 @@ function requireBackend(env: Env, why: string) {
     throw new JobFailure(`${why}, which is not configured on this server; credits refunded.`);
 }
 
-/** Hands the command to the container backend; the result arrives later by callback. */
+/** Hands the command to the container backend; the result arrives later by callback. `jobId`: the unit's workIdOf. */
 export async function dispatchMediaToBackend(
   env: Env,
   jobId: string,
@@ -213,7 +244,7 @@ async function clonedVoiceOf(db: D1Database, accountId: string) {
 }
 
 /** The stage that analyses the account's cloned voice sample before it is first used. */
-async function voiceProfileStage(env: Env, job: Job, objectKey: string): Promise<SpeechStage> {
+async function voiceProfileStage(env: Env, job: WorkUnit, objectKey: string): Promise<SpeechStage> {
   const head = await env.MEDIA.head(objectKey);
   if (!head) throw new JobFailure("The cloned voice sample is no longer available; credits refunded.");
   const container = objectKey.split(".").pop() ?? "wav";
@@ -222,7 +253,7 @@ async function voiceProfileStage(env: Env, job: Job, objectKey: string): Promise
     kind: "voice-profile",
     inputs: [{ name: `sample.${container}`, filename: "sample", sizeBytes: head.size, objectKey, probe }],
     fields: {},
-    outputKey: `work/${job.id}/profile.json`,
+    outputKey: workKeyOf(job, "profile.json"),
     outputName: "profile.json",
     contentType: "application/json",
   };
@@ -231,7 +262,7 @@ async function voiceProfileStage(env: Env, job: Job, objectKey: string): Promise
 /** The job's speech stage (or, for an unanalysed cloned voice, the profile stage before it). */
 export async function planSpeechStage(
   env: Env,
-  job: Job,
+  job: WorkUnit,
   inputs: StoredInput[],
   plan: SpeechPlan,
 ): Promise<SpeechStage> {
@@ -242,7 +273,7 @@ export async function planSpeechStage(
       kind: "transcribe",
       inputs,
       fields: { language: plan.language, billedMs },
-      outputKey: `work/${job.id}/transcript.json`,
+      outputKey: workKeyOf(job, "transcript.json"),
       outputName: "transcript.json",
       contentType: "application/json",
     };
@@ -253,7 +284,7 @@ export async function planSpeechStage(
     if (!voice.profile) return voiceProfileStage(env, job, voice.objectKey);
     cloneProfile = JSON.parse(voice.profile);
   }
-  const result: JobResult = { ...plan.result, key: `results/${job.id}/${plan.result.filename}` };
+  const result: JobResult = { ...plan.result, key: resultKeyOf(job, plan.result.filename) };
   const extension = plan.result.filename.split(".").pop();
   const outputName = `out.${extension}`;
   // A test key's result is marked like every other tool's, by an ffmpeg pass on the backend.
@@ -305,22 +336,22 @@ export async function saveVoiceProfile(db: D1Database, accountId: string, profil
 }
 
 /** Whether the tool's result is its transcript (transcribe), rather than media built from it (subtitles). */
-export const resultIsTranscript = (job: Job) => toolDefinition(job.tool).fromTranscript !== undefined;
+export const resultIsTranscript = (job: Job) => definitionOf(job).fromTranscript !== undefined;
 
 /** Writes the result of a tool whose result is the transcript itself (txt or SRT). */
 export async function storeTranscriptResult(
   env: Env,
-  job: Job,
+  job: WorkUnit,
   inputs: StoredInput[],
   transcript: Transcript,
 ): Promise<JobResult> {
-  const definition = toolDefinition(job.tool);
+  const definition = definitionOf(job);
   if (!definition.fromTranscript)
     throw new JobFailure(`The ${job.tool} tool does not produce a transcript; credits refunded.`);
   const file = definition.fromTranscript(jobParams(job), transcript, inputs[0]?.filename, {
     testMode: job.mode === "test",
   });
-  const key = `results/${job.id}/${file.filename}`;
+  const key = resultKeyOf(job, file.filename);
   await env.MEDIA.put(key, file.content, { httpMetadata: { contentType: file.contentType } });
   return { key, filename: file.filename, contentType: file.contentType };
 }

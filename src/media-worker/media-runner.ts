@@ -27,9 +27,19 @@ import {
   saveVoiceProfile,
   speechPlanOf,
   storeTranscriptResult,
+  workIdOf,
   type JobResult,
+  type WorkUnit,
 } from "./job-stages";
-import { backendJobId, type StageName } from "../backend-client/stage-ids";
+import { backendJobId, workId, type StageName } from "../backend-client/stage-ids";
+import { stepUnit } from "./step-units";
+import {
+  completeStep,
+  failStep,
+  recordStepEngine,
+  startStep as markStepStarted,
+  stepsOfJob,
+} from "../services/media-jobs/pipeline-steps";
 import { claimJob, completeJob, failJob, MIN_DEADLINE_MS } from "../services/media-jobs/lifecycle";
 import { isEnded, loadJob, type JobRow } from "../services/media-jobs/reads";
 import { faultFires, withFailingWrites } from "../lib/faults";
@@ -39,10 +49,12 @@ import { withResilientD1 } from "../db/resilient-d1";
 /** What the object remembers while the backend works on a stage. */
 interface PendingStage {
   jobId: string;
+  /** A pipeline's step the stage belongs to. */
+  step?: number;
   stage: StageName;
   /** Object the stage writes. */
   outputKey: string;
-  /** The job's result, when this stage writes it. */
+  /** The job's result (a pipeline step's output), when this stage writes it. */
   result?: JobResult;
   deadlineAt: number;
   /** One dispatch of the stage (a resend makes a new one): what a heartbeat that awaited compares. */
@@ -145,9 +157,10 @@ export class MediaRunner extends DurableObject<Env> {
   }
 
   /** The backend's verified callback for one stage: continue the job or record its end. */
-  async backendFinished(jobId: string, stage: StageName, outcome: BackendOutcome): Promise<boolean> {
+  async backendFinished(jobId: string, stage: StageName, outcome: BackendOutcome, step?: number): Promise<boolean> {
     const pending = await this.ctx.storage.get<PendingStage>("pending");
-    if (!pending || pending.jobId !== jobId || pending.stage !== stage || pending.handling) return false;
+    if (!pending || pending.jobId !== jobId || pending.stage !== stage || pending.step !== step || pending.handling)
+      return false;
     // Claimed before any other await (storage alone keeps the input gate closed): a callback and
     // the heartbeat standing in for a lost one never both record the same stage.
     await this.ctx.storage.put("pending", { ...pending, handling: true });
@@ -159,20 +172,28 @@ export class MediaRunner extends DurableObject<Env> {
         error: "The processing backend reported success but stored no result; credits refunded.",
       });
     }
-    if (pending.result) return this.finish(jobId, outcome);
+    if (pending.result && pending.step === undefined) return this.finish(jobId, outcome);
     const job = await loadJob(this.env.DB, jobId);
     if (job?.status !== "processing") return false;
-    await this.attempt(jobId, () => this.continueAfter(job, pending));
-    return true;
+    const unit = await this.unitOf(job, pending.step);
+    const result = pending.result;
+    // The pipeline goes on (or ends) from here: only a failure along the way is recorded now, by attempt.
+    const outcomeOfStage = await this.attempt(jobId, () =>
+      result ? this.unitDone(unit, result) : this.continueAfter(unit, pending),
+    );
+    // A pipeline is recorded as ended when its last step's result is stored, or its failure.
+    return outcomeOfStage === "completed" || outcomeOfStage === "failed" || pending.step === undefined;
   }
 
   /** The caller cancelled the job (already failed and refunded): stop the pending stage and forget it. */
   async cancel(jobId: string): Promise<void> {
     this.jobEnded();
     const pending = await this.ctx.storage.get<PendingStage>("pending");
-    if (!pending || pending.jobId !== jobId) return;
-    await cancelBackendJob(this.env, backendJobId(jobId, pending.stage));
-    await this.env.MEDIA.delete(pending.outputKey);
+    if (pending?.jobId === jobId) {
+      await cancelBackendJob(this.env, backendJobId(workId(jobId, pending.step), pending.stage));
+      await this.env.MEDIA.delete(pending.outputKey);
+    }
+    await this.deleteStepOutputs(jobId);
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
   }
@@ -186,7 +207,7 @@ export class MediaRunner extends DurableObject<Env> {
     const job = await loadJob(this.env.DB, jobId);
     if (job?.status === "processing") {
       // Stop the backend first, so a late run does not write a result nobody will read.
-      if (pending) await cancelBackendJob(this.env, backendJobId(jobId, pending.stage));
+      if (pending) await cancelBackendJob(this.env, backendJobId(workId(jobId, pending.step), pending.stage));
       await this.finish(jobId, { status: "failed", error: "Processing did not finish in time; credits refunded." });
     } else {
       await this.ctx.storage.deleteAll();
@@ -209,48 +230,87 @@ export class MediaRunner extends DurableObject<Env> {
     }
   }
 
-  private async start(job: JobRow): Promise<"completed" | "dispatched"> {
-    const inputs = await loadJobInputs(this.env.DB, job);
-    return speechPlanOf(job, inputs) ? this.startSpeech(job) : this.startMedia(job);
+  /** Starts the job, or a pipeline at step `position` (its first, or the one the backend lost). */
+  private async start(job: JobRow, position = 0): Promise<"completed" | "dispatched"> {
+    if (job.tool === "pipeline") return this.startStep(job, position);
+    return this.startUnit(job);
   }
 
-  private async startMedia(job: JobRow, transcript?: Transcript): Promise<"completed" | "dispatched"> {
-    const prepared = await prepareMediaStage(this.env, job, await loadJobInputs(this.env.DB, job), transcript);
-    const route = routeMediaStage(this.env, prepared);
-    console.log("job route", job.id, job.tool, route.engine, route.reason);
-    if (route.engine === "wasm") {
-      const result = await runMediaOnWasm(this.env, prepared);
-      // Cancelled while ffmpeg.wasm ran (it cannot be interrupted): the result is not kept.
-      if (!(await completeJob(this.env.DB, job.id, result, Date.now()))) await this.env.MEDIA.delete(result.key);
-      this.jobEnded();
-      await this.ctx.storage.deleteAlarm();
-      await this.ctx.storage.deleteAll();
-      return "completed";
+  private async startUnit(unit: WorkUnit): Promise<"completed" | "dispatched"> {
+    const inputs = await loadJobInputs(this.env.DB, unit);
+    return speechPlanOf(unit, inputs) ? this.startSpeech(unit) : this.startMedia(unit);
+  }
+
+  /** A pipeline's step: recorded as started (the step the job is at, should it fail), then run as a job is. */
+  private async startStep(job: JobRow, position: number): Promise<"completed" | "dispatched"> {
+    await this.ctx.storage.put("step", position);
+    await markStepStarted(this.env.DB, job.id, position, Date.now());
+    return this.startUnit(await this.unitOf(job, position));
+  }
+
+  /** The job itself, or its pipeline step `position`. */
+  private async unitOf(job: JobRow, position: number | undefined): Promise<WorkUnit> {
+    if (position === undefined) return job;
+    return stepUnit(this.env, job, await stepsOfJob(this.env.DB, job.id), position);
+  }
+
+  /**
+   * A unit's result is stored: a job (or a pipeline's last step) completes; another step's output is
+   * recorded for the next step, which starts at once. Each step's output is deleted once the step
+   * after it has read it: intermediate media never stays, nor leaves the service.
+   */
+  private async unitDone(unit: WorkUnit, result: JobResult): Promise<"completed" | "dispatched"> {
+    const now = Date.now();
+    if (unit.step) {
+      await completeStep(this.env.DB, unit.id, unit.step.position, result, now);
+      for (const input of unit.step.inputs)
+        if (input.objectKey.startsWith(`work/${unit.id}/`)) await this.env.MEDIA.delete(input.objectKey);
     }
+    if (unit.step && !unit.step.last) {
+      // Between steps the alarm is the watchdog again (a heartbeat had it while the backend worked).
+      await this.ctx.storage.delete("pending");
+      await this.ctx.storage.setAlarm(unit.deadlineAt ?? now + MIN_DEADLINE_MS);
+      return this.startStep(unit, unit.step.position + 1);
+    }
+    // Cancelled while ffmpeg.wasm ran (it cannot be interrupted): the result is not kept.
+    if (!(await completeJob(this.env.DB, unit.id, result, now))) await this.env.MEDIA.delete(result.key);
+    this.jobEnded();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    return "completed";
+  }
+
+  private async startMedia(unit: WorkUnit, transcript?: Transcript): Promise<"completed" | "dispatched"> {
+    const prepared = await prepareMediaStage(this.env, unit, await loadJobInputs(this.env.DB, unit), transcript);
+    const route = routeMediaStage(this.env, prepared);
+    console.log("job route", workIdOf(unit), unit.tool, route.engine, route.reason);
+    if (unit.step) await recordStepEngine(this.env.DB, unit.id, unit.step.position, route.engine);
+    if (route.engine === "wasm") return this.unitDone(unit, await runMediaOnWasm(this.env, prepared));
     const result = mediaResultOf(prepared);
-    const deadlineAt = await this.remember(job, { stage: "ffmpeg", outputKey: result.key, result });
-    await dispatchMediaToBackend(this.env, job.id, prepared, deadlineAt - Date.now(), route.reason);
-    await this.dispatched(job.id, "ffmpeg");
+    const deadlineAt = await this.remember(unit, { stage: "ffmpeg", outputKey: result.key, result });
+    await dispatchMediaToBackend(this.env, workIdOf(unit), prepared, deadlineAt - Date.now(), route.reason);
+    await this.dispatched(unit.id, "ffmpeg");
     return "dispatched";
   }
 
-  private async startSpeech(job: JobRow): Promise<"dispatched"> {
-    const inputs = await loadJobInputs(this.env.DB, job);
-    const plan = speechPlanOf(job, inputs);
-    if (!plan) throw new JobFailure(`The ${job.tool} tool has no speech stage; credits refunded.`);
-    const stage = await planSpeechStage(this.env, job, inputs, plan);
-    const deadlineAt = await this.remember(job, {
+  private async startSpeech(unit: WorkUnit): Promise<"dispatched"> {
+    const inputs = await loadJobInputs(this.env.DB, unit);
+    const plan = speechPlanOf(unit, inputs);
+    if (!plan) throw new JobFailure(`The ${unit.tool} tool has no speech stage; credits refunded.`);
+    if (unit.step) await recordStepEngine(this.env.DB, unit.id, unit.step.position, "backend");
+    const stage = await planSpeechStage(this.env, unit, inputs, plan);
+    const deadlineAt = await this.remember(unit, {
       stage: stage.kind,
       outputKey: stage.outputKey,
       result: stage.result,
     });
-    await dispatchSpeechStage(this.env, job.id, stage, deadlineAt - Date.now());
-    await this.dispatched(job.id, stage.kind);
+    await dispatchSpeechStage(this.env, workIdOf(unit), stage, deadlineAt - Date.now());
+    await this.dispatched(unit.id, stage.kind);
     return "dispatched";
   }
 
   /** After a stage that does not produce the result: transcript -> file or burn-in; profile -> speech. */
-  private async continueAfter(job: JobRow, pending: PendingStage): Promise<string> {
+  private async continueAfter(job: WorkUnit, pending: PendingStage): Promise<"completed" | "dispatched"> {
     const object = await this.env.MEDIA.get(pending.outputKey);
     if (!object) throw new JobFailure("An intermediate result went missing; credits refunded.");
     const body = await object.text();
@@ -262,16 +322,21 @@ export class MediaRunner extends DurableObject<Env> {
     const transcript = JSON.parse(body) as Transcript;
     if (!resultIsTranscript(job)) return this.startMedia(job, transcript);
     const result = await storeTranscriptResult(this.env, job, await loadJobInputs(this.env.DB, job), transcript);
-    await completeJob(this.env.DB, job.id, result, Date.now());
-    this.jobEnded();
-    await this.ctx.storage.deleteAlarm();
-    await this.ctx.storage.deleteAll();
-    return "completed";
+    return this.unitDone(job, result);
   }
 
-  private async remember(job: JobRow, stage: Omit<PendingStage, "jobId" | "deadlineAt" | "attempt">): Promise<number> {
-    const deadlineAt = job.deadlineAt ?? Date.now() + 15 * 60 * 1000;
-    await this.beatLater({ jobId: job.id, deadlineAt, attempt: crypto.randomUUID(), ...stage });
+  private async remember(
+    unit: WorkUnit,
+    stage: Omit<PendingStage, "jobId" | "step" | "deadlineAt" | "attempt">,
+  ): Promise<number> {
+    const deadlineAt = unit.deadlineAt ?? Date.now() + 15 * 60 * 1000;
+    await this.beatLater({
+      jobId: unit.id,
+      ...(unit.step ? { step: unit.step.position } : {}),
+      deadlineAt,
+      attempt: crypto.randomUUID(),
+      ...stage,
+    });
     return deadlineAt;
   }
 
@@ -296,7 +361,7 @@ export class MediaRunner extends DurableObject<Env> {
   private async heartbeat(asked: PendingStage): Promise<void> {
     if (asked.handling) return this.beatLater(asked);
     const job = await loadJob(this.env.DB, asked.jobId);
-    const answer = await backendJobState(this.env, backendJobId(asked.jobId, asked.stage));
+    const answer = await backendJobState(this.env, backendJobId(workId(asked.jobId, asked.step), asked.stage));
     // Events ran during those awaits (a callback, the next stage, a dispatch's acknowledgement):
     // what is decided applies to the stage as it is now, and only if it is still the one asked about.
     const pending = await this.ctx.storage.get<PendingStage>("pending");
@@ -313,7 +378,7 @@ export class MediaRunner extends DurableObject<Env> {
         if (!pending.dispatched) return this.beatLater(pending);
         const unknownBeats = (pending.unknownBeats ?? 0) + 1;
         if (unknownBeats < UNKNOWN_BEATS_BEFORE_RESEND) return this.beatLater({ ...pending, unknownBeats });
-        return this.resend(job);
+        return this.resend(job, pending.step);
       }
       case "finished": {
         const finishedBeats = (pending.finishedBeats ?? 0) + 1;
@@ -324,14 +389,14 @@ export class MediaRunner extends DurableObject<Env> {
           pending.stage,
         );
         const error = answer.error ? `The media could not be processed: ${answer.error}` : undefined;
-        await this.backendFinished(pending.jobId, pending.stage, { status: answer.status, error });
+        await this.backendFinished(pending.jobId, pending.stage, { status: answer.status, error }, pending.step);
         return;
       }
       case "unreachable": {
         const missedBeats = (pending.missedBeats ?? 0) + 1;
         if (missedBeats < MAX_MISSED_BEATS) return this.beatLater({ ...pending, missedBeats });
         console.warn("backend unreachable; failing the job", pending.jobId, answer.why);
-        await cancelBackendJob(this.env, backendJobId(pending.jobId, pending.stage));
+        await cancelBackendJob(this.env, backendJobId(workId(pending.jobId, pending.step), pending.stage));
         await this.finish(pending.jobId, {
           status: "failed",
           error: "The processing backend stopped answering while it ran the job; credits refunded.",
@@ -341,8 +406,8 @@ export class MediaRunner extends DurableObject<Env> {
     }
   }
 
-  /** The backend lost the job (a restart): it starts again from its first stage, a bounded number of times. */
-  private async resend(job: JobRow): Promise<void> {
+  /** The backend lost the job (a restart): it starts again from its first stage (a pipeline's step's), a bounded number of times. */
+  private async resend(job: JobRow, step?: number): Promise<void> {
     const resends = (await this.ctx.storage.get<number>("resends")) ?? 0;
     if (resends >= MAX_RESENDS) {
       await this.finish(job.id, {
@@ -353,21 +418,34 @@ export class MediaRunner extends DurableObject<Env> {
     }
     await this.ctx.storage.put("resends", resends + 1);
     console.warn("backend lost the job; sending it again", job.id, resends + 1);
-    await this.attempt(job.id, () => this.start(job));
+    await this.attempt(job.id, () => this.start(job, step));
   }
 
   private async finish(jobId: string, outcome: BackendOutcome): Promise<boolean> {
     const pending = await this.ctx.storage.get<PendingStage>("pending");
     const now = Date.now();
+    const error = outcome.error ?? "Processing failed; credits refunded.";
     const changed =
       outcome.status === "completed" && pending?.result
         ? await completeJob(this.env.DB, jobId, pending.result, now)
-        : await failJob(this.env.DB, jobId, outcome.error ?? "Processing failed; credits refunded.", now);
-    if (outcome.status === "failed" && pending) await this.env.MEDIA.delete(pending.outputKey);
+        : await failJob(this.env.DB, jobId, error, now);
+    if (outcome.status === "failed") {
+      if (pending) await this.env.MEDIA.delete(pending.outputKey);
+      // A pipeline's failure is its current step's: that step says why, the ones after were skipped.
+      const step = pending?.step ?? (await this.ctx.storage.get<number>("step"));
+      if (step !== undefined) await failStep(this.env.DB, jobId, step, error, now);
+      await this.deleteStepOutputs(jobId);
+    }
     this.jobEnded();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     return changed;
+  }
+
+  /** A pipeline's intermediate outputs (work/<job>/s<n>/...), once it ended without them. */
+  private async deleteStepOutputs(jobId: string): Promise<void> {
+    const listed = await this.env.MEDIA.list({ prefix: `work/${jobId}/` });
+    if (listed.objects.length > 0) await this.env.MEDIA.delete(listed.objects.map((object) => object.key));
   }
 
   private jobEnded(): void {

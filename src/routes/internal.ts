@@ -75,11 +75,16 @@ export const internalRoutes = new Hono<AppEnv>()
     if (!parsed.success || !target || parsed.data.jobId !== c.req.param("jobId"))
       throw invalidRequest("Malformed callback.");
     const runner = c.env.MEDIA_RUNNER.get(c.env.MEDIA_RUNNER.idFromName(target.jobId));
-    const recorded = await runner.backendFinished(target.jobId, target.stage, {
-      status: parsed.data.status,
-      error: parsed.data.error ? `The media could not be processed: ${parsed.data.error}` : undefined,
-      outputBytes: parsed.data.outputBytes,
-    });
+    const recorded = await runner.backendFinished(
+      target.jobId,
+      target.stage,
+      {
+        status: parsed.data.status,
+        error: parsed.data.error ? `The media could not be processed: ${parsed.data.error}` : undefined,
+        outputBytes: parsed.data.outputBytes,
+      },
+      target.step,
+    );
     if (recorded) await dispatchJobWebhooks(c.env, target.jobId);
     return c.json({ recorded }, 200);
   });

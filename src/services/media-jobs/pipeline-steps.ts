@@ -7,8 +7,12 @@
 import { and, asc, eq } from "drizzle-orm";
 import { orm } from "../../db/client";
 import { pipelineSteps } from "../../db/schema";
-import type { JobStep } from "../../contract/pipelines";
+import type { JobStep } from "../../contract/jobs";
 import type { JobStatus } from "./reads";
+
+/** What the previous step hands on: `step:<position>` in a step's inputs. */
+export const stepRef = (position: number) => `step:${position}`;
+export const isStepRef = (id: string) => id.startsWith("step:");
 
 export type PipelineStepRow = typeof pipelineSteps.$inferSelect;
 

@@ -16,12 +16,8 @@ import { MAX_PIPELINE_STEPS, type PipelineEnvelope, type PipelineStep } from "..
 import { isOversizedVideo } from "@media-credits/wire/decode-limits";
 import { checkTestModeBounds, createJob, MAX_WORK_SECONDS, type JobRequest, toolContext } from "./creation";
 import { resolveUpload, type StoredUpload } from "./uploads";
-import { stepsOfJob } from "./pipeline-steps";
+import { isStepRef, stepRef, stepsOfJob } from "./pipeline-steps";
 import { resolveTemplateSteps } from "./templates";
-
-/** What the previous step hands on: `step:<position>` in a step's inputs. */
-export const stepRef = (position: number) => `step:${position}`;
-export const isStepRef = (id: string) => id.startsWith("step:");
 
 /** A step ready to be paid for and run. */
 export interface PlannedStep {

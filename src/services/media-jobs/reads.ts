@@ -10,6 +10,8 @@ import type { Env } from "../../env";
 import { quotedId } from "../../lib/ids";
 import type { Caller } from "../accounts/accounts";
 import { downloadTokenOf } from "./downloads";
+import { stepsOfJob, stepViews } from "./pipeline-steps";
+import type { JobStep } from "../../contract/jobs";
 
 export type JobStatus = "queued" | "processing" | "completed" | "failed";
 
@@ -22,6 +24,8 @@ export interface JobStatusView {
   progress: null;
   result?: { url: string; filename: string };
   error?: string;
+  /** A pipeline's steps. */
+  steps?: JobStep[];
 }
 
 /** A job as its creating key sees it; another key, an unknown id or an expired job: 404. */
@@ -92,12 +96,13 @@ async function jobEnd(env: Env, jobId: string, until: number): Promise<void> {
  * The job as its status endpoint shows it; webhooks send the same object. Only for a job the
  * reader may see (getJobForKey checks the key and the expiry).
  */
-export async function jobView(env: Pick<Env, "AUTH_SECRET">, job: JobRow): Promise<JobStatusView> {
+export async function jobView(env: Pick<Env, "AUTH_SECRET" | "DB">, job: JobRow): Promise<JobStatusView> {
   const view: JobStatusView = { jobId: job.id, status: job.status, progress: null };
   if (job.status === "completed" && job.resultFilename) {
     view.result = { url: `/api/download/${await downloadTokenOf(env, job.id)}`, filename: job.resultFilename };
   }
   if (job.status === "failed") view.error = job.error ?? "Processing failed.";
+  if (job.tool === "pipeline") view.steps = stepViews(await stepsOfJob(env.DB, job.id), job);
   return view;
 }
 
