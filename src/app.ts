@@ -14,6 +14,7 @@ import { jobRoutes } from "./routes/v1/jobs";
 import { toolRoutes } from "./routes/v1/tools";
 import { quoteRoutes } from "./routes/v1/quotes";
 import { pipelineRoutes } from "./routes/v1/pipelines";
+import { templateRoutes } from "./routes/v1/templates";
 import { uploadRoutes } from "./routes/v1/uploads";
 import { resumableUploadRoutes } from "./routes/v1/resumable-uploads";
 import { voiceRoutes } from "./routes/v1/voices";
@@ -111,6 +112,7 @@ export function buildApp() {
   app.route("/api/v1", toolRoutes());
   app.route("/api/v1", quoteRoutes);
   app.route("/api/v1", pipelineRoutes);
+  app.route("/api/v1", templateRoutes);
   app.route("/api/v1", jobRoutes);
   app.route("/api/v1", accountRoutes);
   app.route("/api/v1", voiceRoutes);
