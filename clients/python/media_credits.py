@@ -8,9 +8,9 @@ so a route or a field the API adds, renames or drops fails there rather than in 
 
 Files are streamed (multipart body and resumable parts read from disk in 1 MiB chunks, results
 written as they arrive), so a multi-GB file is never held in memory. Requests that are safe to
-send again (reads, PUT and DELETE, and tool calls, which carry an ``Idempotency-Key`` generated
-per call) are retried on lost connections and 5xx answers; any request answered 429 is retried
-after ``Retry-After`` (the API does nothing for a refused request).
+send again (reads, PUT and DELETE, and tool and pipeline calls, which carry an
+``Idempotency-Key`` generated per call) are retried on lost connections and 5xx answers; any
+request answered 429 is retried after ``Retry-After`` (the API does nothing for a refused request).
 """
 
 from __future__ import annotations
@@ -55,12 +55,17 @@ OCTETS = "application/octet-stream"
 RESUMABLE_THRESHOLD = 95 * 1000 * 1000
 #: The longest ``wait`` the API accepts on GET /api/v1/jobs/{id} (seconds).
 MAX_WAIT_SECONDS = 50
+#: Seconds a read waits while following a pipeline's steps (wait() with on_step): steps change
+#: state before the job ends, and a read answers at once when the job ends.
+STEP_WAIT_SECONDS = 2
 #: Standard Webhooks' replay window: a delivery whose timestamp is further from now is refused.
 WEBHOOK_TOLERANCE_SECONDS = 300
 CHUNK_BYTES = 1 << 20
 
 Json = Dict[str, Any]
 BodyFactory = Callable[[], Iterable[bytes]]
+#: A pipeline step: ``{"tool": "trim", "params": {"start": 0, "end": 5}}`` or ``("trim", {"start": 0, "end": 5})``.
+Step = Union[Mapping[str, Any], Tuple[str, Mapping[str, Any]]]
 
 
 # --- what the client covers ----------------------------------------------------------------------
@@ -162,7 +167,14 @@ OPERATIONS: Dict[str, Operation] = {
         tool.operation_id: Operation("POST", f"{_V1}/{tool.name}", {JSON: tool.required}, headers=("idempotency-key",))
         for tool in TOOLS.values()
     },
-    "createQuote": Operation("POST", f"{_V1}/quotes", {JSON: ("tool", "params")}, retry=True),
+    # A quote prices a tool call (tool, params) or a pipeline (steps, or templateId and variables).
+    "createQuote": Operation("POST", f"{_V1}/quotes", {JSON: ()}, retry=True),
+    # Pipelines (steps, or a template with its variables) and templates.
+    "createPipeline": Operation("POST", f"{_V1}/pipelines", {JSON: ()}, headers=("idempotency-key",)),
+    "listTemplates": Operation("GET", f"{_V1}/templates"),
+    "createTemplate": Operation("POST", f"{_V1}/templates", {JSON: ("name", "steps")}),
+    "getTemplate": Operation("GET", f"{_V1}/templates/{{templateId}}"),
+    "deleteTemplate": Operation("DELETE", f"{_V1}/templates/{{templateId}}"),
     # Jobs.
     "getJob": Operation("GET", f"{_V1}/jobs/{{id}}", query=("wait",)),
     "cancelJob": Operation("POST", f"{_V1}/jobs/{{id}}/cancel"),
@@ -276,6 +288,61 @@ def _camel(name: str) -> str:
 def _body_fields(fields: Mapping[str, Any]) -> Json:
     """Keyword arguments as a JSON body: camelCase names, ``None`` values left out."""
     return {_camel(name): value for name, value in fields.items() if value is not None}
+
+
+def _steps_body(steps: Sequence[Step]) -> list:
+    """Steps as the API takes them, each checked against its tool's fields before anything is sent.
+
+    A step's params are its tool's fields (snake_case or camelCase) without the input: a step reads
+    the previous step's result, only the first names its ``upload_id`` (or the pipeline's does).
+    ``webhook_url`` and ``max_credits`` are the pipeline's, not a step's.
+    """
+    if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
+        raise TypeError("steps is a list of {'tool': ..., 'params': {...}} or (tool, params) pairs")
+    body = []
+    for number, step in enumerate(steps, 1):
+        if isinstance(step, Mapping):
+            extra = sorted(set(step) - {"tool", "params"})
+            if extra:
+                raise TypeError(f"step {number} has {', '.join(extra)}; a step has tool and params")
+            tool, params = step.get("tool"), step.get("params") or {}
+        elif isinstance(step, (tuple, list)) and len(step) == 2:
+            tool, params = step
+        else:
+            raise TypeError(f"step {number} is not {{'tool': ..., 'params': {{...}}}} nor a (tool, params) pair")
+        spec = TOOLS.get(str(tool))
+        if spec is None:
+            raise ValueError(f"step {number}: unknown tool {tool!r}; the tools: {', '.join(TOOLS)}")
+        fields = _body_fields(params)
+        unknown = sorted(set(fields) - set(spec.required + spec.optional))
+        if unknown:
+            raise TypeError(
+                f"step {number} ({tool}) has no field {', '.join(unknown)}; "
+                f"its fields: {', '.join(spec.required + spec.optional)}"
+            )
+        body.append({"tool": spec.name, "params": fields})
+    return body
+
+
+def _pipeline_source(
+    steps: Optional[Sequence[Step]],
+    template_id: Optional[str],
+    variables: Optional[Mapping[str, Union[str, int, float, bool]]],
+    upload_id: Optional[str],
+) -> Json:
+    """What a pipeline runs (its steps, or a template and its variables) and its first input."""
+    if (steps is None) == (template_id is None):
+        raise TypeError("give steps or template_id (with its variables), not both")
+    if variables is not None and template_id is None:
+        raise TypeError("variables go with template_id")
+    return _body_fields(
+        {
+            "steps": None if steps is None else _steps_body(steps),
+            "template_id": template_id,
+            "variables": None if variables is None else dict(variables),
+            "upload_id": upload_id,
+        }
+    )
 
 
 def _job_id(job: Union[str, Mapping[str, Any]]) -> str:
@@ -646,6 +713,18 @@ class MediaCredits:
         """What the call would debit now: ``{tool, creditsRequired, estimatedSeconds, balance, sufficient, plan}``."""
         return self._op("createQuote", json_body={"tool": tool, "params": self._tool_body(tool, params)})
 
+    def quote_pipeline(
+        self,
+        steps: Optional[Sequence[Step]] = None,
+        *,
+        template_id: Optional[str] = None,
+        variables: Optional[Mapping[str, Union[str, int, float, bool]]] = None,
+        upload_id: Optional[str] = None,
+    ) -> Json:
+        """What the pipeline would debit now: a quote with ``tool == "pipeline"`` and its ``steps``
+        (each ``{tool, creditsRequired, estimatedSeconds}``), checked as create_pipeline() would be."""
+        return self._op("createQuote", json_body=_pipeline_source(steps, template_id, variables, upload_id))
+
     def run(self, tool: str, *, timeout: float = 3600.0, **params: Any) -> Json:
         """Calls a tool and waits for its job to end; returns the job status (see wait())."""
         return self.wait(self.call(tool, **params), timeout=timeout)
@@ -690,6 +769,63 @@ class MediaCredits:
         """Replaces the voice of a video with ``voice=``."""
         return self.call("voice-change", upload_id=upload_id, **options)
 
+    # --- pipelines and templates ---------------------------------------------------------------------
+
+    def create_pipeline(
+        self,
+        steps: Optional[Sequence[Step]] = None,
+        *,
+        template_id: Optional[str] = None,
+        variables: Optional[Mapping[str, Union[str, int, float, bool]]] = None,
+        upload_id: Optional[str] = None,
+        max_credits: Optional[int] = None,
+        webhook_url: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Json:
+        """Runs up to ten tools in order as one job and returns its envelope, with ``steps``.
+
+        ``steps`` are ``{"tool": ..., "params": {...}}`` or ``(tool, params)``, each reading the
+        previous step's result: only the first names its input, or ``upload_id`` does. Or
+        ``template_id`` and ``variables`` run a saved template. The whole pipeline is priced and
+        debited now (one ledger entry per step); ``max_credits`` caps it (402 before any debit). The
+        call carries an Idempotency-Key, as a tool call does. A failed pipeline is refunded in full.
+        """
+        body = _pipeline_source(steps, template_id, variables, upload_id)
+        body.update(_body_fields({"max_credits": max_credits, "webhook_url": webhook_url}))
+        key = idempotency_key or f"py-{uuid.uuid4()}"
+        return self._op("createPipeline", json_body=body, idempotency_key=key)
+
+    def run_pipeline(
+        self,
+        steps: Optional[Sequence[Step]] = None,
+        *,
+        timeout: float = 3600.0,
+        on_step: Optional[Callable[[int, Json], None]] = None,
+        **options: Any,
+    ) -> Json:
+        """create_pipeline() then wait(); returns the job status, each step's state in ``steps``."""
+        return self.wait(self.create_pipeline(steps, **options), timeout=timeout, on_step=on_step)
+
+    def list_templates(self) -> Json:
+        """``{"templates": [...]}``, newest first, each with its ``steps`` and ``variables``."""
+        return self._op("listTemplates")
+
+    def create_template(self, name: str, steps: Sequence[Step], *, description: Optional[str] = None) -> Json:
+        """Saves steps under a name; any text in their params may hold ``{{name}}`` placeholders that
+        a run fills from ``variables`` (a parameter that is exactly ``"{{start}}"`` takes the value with
+        its type). Returns the template: ``{templateId, name, steps, variables, createdAt}``."""
+        return self._op(
+            "createTemplate",
+            json_body=_body_fields({"name": name, "description": description, "steps": _steps_body(steps)}),
+        )
+
+    def get_template(self, template_id: str) -> Json:
+        return self._op("getTemplate", {"templateId": template_id})
+
+    def delete_template(self, template_id: str) -> Json:
+        """Deletes the template (jobs started from it keep their steps): ``{templateId, deleted}``."""
+        return self._op("deleteTemplate", {"templateId": template_id})
+
     # --- jobs ----------------------------------------------------------------------------------------
 
     def get_job(self, job: Union[str, Mapping[str, Any]], wait: int = 0) -> Json:
@@ -698,17 +834,35 @@ class MediaCredits:
         query = {"wait": seconds} if seconds else None
         return self._op("getJob", {"id": _job_id(job)}, query=query, timeout=self.timeout + seconds)
 
-    def wait(self, job: Union[str, Mapping[str, Any]], *, timeout: float = 3600.0) -> Json:
+    def wait(
+        self,
+        job: Union[str, Mapping[str, Any]],
+        *,
+        timeout: float = 3600.0,
+        on_step: Optional[Callable[[int, Json], None]] = None,
+    ) -> Json:
         """Long-polls the job until it is completed or failed, and returns its status.
 
         Each read waits on the server until the job ends (at most 50 s), so there is no polling
         delay. Raises JobTimeoutError after ``timeout`` seconds. A failed job is returned (its
-        ``error`` says why; its credits were refunded): check ``status``.
+        ``error`` says why; its credits were refunded): check ``status``. A pipeline's status has
+        ``steps``, each ``{tool, status, creditsUsed, engine, startedAt, finishedAt, error}``;
+        ``on_step(index, step)`` is called each time a step's status changes (from queued), reading
+        every 2 s while the pipeline runs.
         """
         deadline = time.monotonic() + timeout
+        seen: Dict[int, str] = {}
+        per_read = MAX_WAIT_SECONDS
         while True:
             remaining = deadline - time.monotonic()
-            status = self.get_job(job, wait=int(min(MAX_WAIT_SECONDS, max(0.0, remaining))))
+            status = self.get_job(job, wait=int(min(per_read, max(0.0, remaining))))
+            steps = status.get("steps")
+            if on_step is not None and isinstance(steps, list):
+                per_read = STEP_WAIT_SECONDS
+                for index, step in enumerate(steps):
+                    if step.get("status") != seen.get(index, "queued"):
+                        seen[index] = step.get("status")
+                        on_step(index, step)
             if status.get("status") in ("completed", "failed"):
                 return status
             if time.monotonic() >= deadline:

@@ -1,9 +1,10 @@
 /**
  * The Python client (clients/python/) against the e2e stack: its own unittest suite, run as a user
  * runs it, with the stack's URL and a live key of a fresh account in the environment. It uploads,
- * quotes, calls, waits and downloads for real (ffprobe checks the result), resumes a cut resumable
- * upload, verifies a real webhook delivery, and holds the client's tables to the running API's
- * OpenAPI document (clients/python/tests/test_openapi_coverage.py).
+ * quotes, calls, waits and downloads for real (ffprobe checks the result), runs a pipeline and a
+ * saved template step by step, resumes a cut resumable upload, verifies a real webhook delivery,
+ * and holds the client's tables to the running API's OpenAPI document
+ * (clients/python/tests/test_openapi_coverage.py).
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -44,5 +45,9 @@ describe("Python client", () => {
     expect(run.output).toMatch(
       /test_stack\.StackTest\.test_a_resumable_upload_cut_after_one_part_and_resumed\) \.\.\. ok/,
     );
+    expect(run.output).toMatch(
+      /test_stack\.StackTest\.test_a_pipeline_quoted_run_step_by_step_and_downloaded\) \.\.\. ok/,
+    );
+    expect(run.output).toMatch(/test_stack\.StackTest\.test_a_template_saved_quoted_run_and_deleted\) \.\.\. ok/);
   });
 });

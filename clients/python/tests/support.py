@@ -40,15 +40,25 @@ def generate(name: str, *args: str) -> Path:
     return target
 
 
-def duration_of(path: Path) -> float:
-    """The container's duration in seconds, by ffprobe."""
-    probe = subprocess.run(
+def probe(path: Path) -> dict:
+    """ffprobe's ``format`` and ``streams`` of a media file."""
+    run = subprocess.run(
         ["ffprobe", "-v", "error", "-show_format", "-show_streams", "-of", "json", str(path)],
         check=True,
         capture_output=True,
         text=True,
     )
-    return float(json.loads(probe.stdout)["format"]["duration"])
+    return json.loads(run.stdout)
+
+
+def duration_of(path: Path) -> float:
+    """The container's duration in seconds, by ffprobe."""
+    return float(probe(path)["format"]["duration"])
+
+
+def codecs_of(path: Path) -> dict:
+    """The codec of each kind of stream: ``{"video": "vp8", "audio": "opus"}``."""
+    return {stream["codec_type"]: stream["codec_name"] for stream in probe(path)["streams"]}
 
 
 Request = Tuple[str, str, dict, bytes]

@@ -117,6 +117,39 @@ class OpenApiCoverageTest(unittest.TestCase):
                 self.assertEqual(set(tool.required), set(schema.get("required", [])), "required fields")
                 self.assertEqual(set(tool.required + tool.optional) | COMMON, set(schema["properties"]), "fields")
 
+    def schema_of(self, op_id: str) -> Dict[str, Any]:
+        return self.resolve(self.operations()[op_id][2]["requestBody"]["content"]["application/json"]["schema"])
+
+    def keyword_fields(self, method: Any, *left_out: str) -> Set[str]:
+        """A method's arguments in camelCase, those that are no body field left out."""
+        return {
+            media_credits._camel(p.name)
+            for p in list(inspect.signature(method).parameters.values())[1:]
+            if p.name not in left_out and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+        }
+
+    def test_pipeline_and_template_methods_take_the_request_s_fields(self) -> None:
+        client = media_credits.MediaCredits
+        self.assertEqual(
+            self.keyword_fields(client.create_pipeline, "idempotency_key"),
+            set(self.schema_of("createPipeline")["properties"]),
+            "MediaCredits.create_pipeline against PipelineRequest",
+        )
+        # A quote prices a tool call (quote()) or a pipeline (quote_pipeline()).
+        self.assertEqual(
+            self.keyword_fields(client.quote_pipeline) | {"tool", "params"},
+            set(self.schema_of("createQuote")["properties"]),
+            "MediaCredits.quote_pipeline and quote against QuoteRequest",
+        )
+        self.assertEqual(
+            self.keyword_fields(client.create_template),
+            set(self.schema_of("createTemplate")["properties"]),
+            "MediaCredits.create_template against TemplateRequest",
+        )
+        step = self.resolve(self.schema_of("createPipeline")["properties"]["steps"]["items"])
+        self.assertEqual(set(step["properties"]), {"tool", "params"}, "a step's fields")
+        self.assertEqual(set(media_credits.TOOLS), set(step["properties"]["tool"]["enum"]), "the tools of a step")
+
     def test_each_tool_method_requires_exactly_the_tool_s_required_fields(self) -> None:
         for name, tool in media_credits.TOOLS.items():
             with self.subTest(name):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import unittest
 from typing import Callable, List, Optional
 
@@ -107,7 +108,37 @@ class RetryTest(unittest.TestCase):
             client.convert("upl_1", fromat="webm")
         with self.assertRaisesRegex(ValueError, "unknown tool"):
             client.call("sharpen", upload_id="upl_1")
+        # A pipeline's steps are checked the same way, and a step takes no webhook or ceiling.
+        with self.assertRaisesRegex(TypeError, r"step 2 \(convert\) has no field fromat"):
+            client.create_pipeline([("trim", {"start": 0, "end": 1}), ("convert", {"fromat": "webm"})])
+        with self.assertRaisesRegex(TypeError, r"step 1 \(trim\) has no field maxCredits"):
+            client.quote_pipeline([{"tool": "trim", "params": {"start": 0, "end": 1, "max_credits": 3}}])
+        with self.assertRaisesRegex(ValueError, "step 1: unknown tool 'sharpen'"):
+            client.create_template("t", [("sharpen", {})])
+        with self.assertRaisesRegex(TypeError, "steps or template_id"):
+            client.create_pipeline([("trim", {})], template_id="tpl_1")
         self.assertEqual(server.requests, [])
+
+    def test_a_pipeline_call_is_retried_with_the_same_idempotency_key(self) -> None:
+        envelope = {"jobId": "job_1", "status": "queued", "creditsUsed": 2, "creditsRemaining": 8, "steps": []}
+        server = self.serve([None, json_reply(200, envelope)])
+        client = self.client(server)
+        steps = [("trim", {"upload_id": "upl_1", "start": 0, "end": 1}), ("convert", {"format": "webm"})]
+        self.assertEqual(client.create_pipeline(steps, max_credits=2), envelope)
+        (_, path, first, body), (_, _, second, _) = server.requests
+        self.assertEqual(path, "/api/v1/pipelines")
+        self.assertRegex(first["idempotency-key"], r"^py-")
+        self.assertEqual(second["idempotency-key"], first["idempotency-key"])
+        self.assertEqual(
+            json.loads(body),
+            {
+                "steps": [
+                    {"tool": "trim", "params": {"uploadId": "upl_1", "start": 0, "end": 1}},
+                    {"tool": "convert", "params": {"format": "webm"}},
+                ],
+                "maxCredits": 2,
+            },
+        )
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import unittest
 from pathlib import Path
 from typing import List
 
-from support import SCRATCH, LocalServer, duration_of, generate, media_credits, stack_client
+from support import SCRATCH, LocalServer, codecs_of, duration_of, generate, media_credits, stack_client
 
 
 class StackTest(unittest.TestCase):
@@ -149,6 +149,84 @@ class StackTest(unittest.TestCase):
         self.assertEqual(resumed, [2])
         self.assertEqual(uploaded["uploadId"], upload_id)
         self.assertAlmostEqual(uploaded["durationSeconds"], 100, delta=0.1)
+
+    def test_a_pipeline_quoted_run_step_by_step_and_downloaded(self) -> None:
+        steps = [("trim", {"start": 0.5, "end": 2.5}), {"tool": "convert", "params": {"format": "webm"}}]
+        quote = self.client.quote_pipeline(steps, upload_id=self.upload["uploadId"])
+        self.assertEqual((quote["tool"], [step["tool"] for step in quote["steps"]]), ("pipeline", ["trim", "convert"]))
+        self.assertEqual(quote["creditsRequired"], sum(step["creditsRequired"] for step in quote["steps"]))
+        before = self.client.account()["balance"]
+
+        envelope = self.client.create_pipeline(
+            steps, upload_id=self.upload["uploadId"], max_credits=quote["creditsRequired"]
+        )
+        self.assertEqual((envelope["status"], envelope["creditsUsed"]), ("queued", quote["creditsRequired"]))
+        self.assertEqual(
+            [step["creditsUsed"] for step in envelope["steps"]], [step["creditsRequired"] for step in quote["steps"]]
+        )
+        changes: List[tuple] = []
+        job = self.client.wait(envelope, timeout=180, on_step=lambda index, step: changes.append((index, step)))
+        self.assertEqual(job["status"], "completed", job.get("error"))
+        self.assertEqual([step["status"] for step in job["steps"]], ["completed", "completed"])
+        for step in job["steps"]:
+            self.assertIn(step["engine"], ("wasm", "backend"))
+            self.assertLessEqual(step["startedAt"], step["finishedAt"])
+        # Each step's change was reported once, the first step's end before the second's.
+        ends = [index for index, step in changes if step["status"] == "completed"]
+        self.assertEqual(ends, [0, 1], changes)
+
+        result = Path(self.client.download(job, SCRATCH))
+        self.assertEqual(result.suffix, ".webm")
+        self.assertAlmostEqual(duration_of(result), 2.0, delta=0.15)
+        self.assertIn(codecs_of(result)["video"], ("vp8", "vp9"))
+        self.assertEqual(self.client.account()["balance"], before - quote["creditsRequired"])
+
+    def test_a_template_saved_quoted_run_and_deleted(self) -> None:
+        template = self.client.create_template(
+            "python cut",
+            [("trim", {"start": "{{start}}", "end": "{{end}}"}), ("extract-audio", {"format": "{{format}}"})],
+            description="a cut, then its sound",
+        )
+        self.assertRegex(template["templateId"], r"^tpl_")
+        self.assertEqual(template["variables"], ["start", "end", "format"])
+        self.assertIn(template["templateId"], [t["templateId"] for t in self.client.list_templates()["templates"]])
+        self.assertEqual(self.client.get_template(template["templateId"]), template)
+
+        variables = {"start": 1, "end": 3, "format": "wav"}
+        quote = self.client.quote_pipeline(
+            template_id=template["templateId"], variables=variables, upload_id=self.upload["uploadId"]
+        )
+        before = self.client.account()["balance"]
+        # A variable left out is refused before any debit.
+        with self.assertRaises(media_credits.ApiError) as raised:
+            self.client.create_pipeline(
+                template_id=template["templateId"], variables={"start": 1, "end": 3}, upload_id=self.upload["uploadId"]
+            )
+        self.assertEqual((raised.exception.status, raised.exception.code), (400, "invalid_request"))
+        self.assertIn("format", raised.exception.message)
+        self.assertEqual(self.client.account()["balance"], before)
+
+        job = self.client.run_pipeline(
+            template_id=template["templateId"],
+            variables=variables,
+            upload_id=self.upload["uploadId"],
+            max_credits=quote["creditsRequired"],
+            timeout=180,
+        )
+        self.assertEqual(job["status"], "completed", job.get("error"))
+        self.assertEqual([step["tool"] for step in job["steps"]], ["trim", "extract-audio"])
+        result = Path(self.client.download(job, SCRATCH))
+        self.assertEqual(result.suffix, ".wav")
+        self.assertAlmostEqual(duration_of(result), 2.0, delta=0.15)
+        self.assertEqual(set(codecs_of(result)), {"audio"})
+        self.assertEqual(self.client.account()["balance"], before - quote["creditsRequired"])
+
+        self.assertEqual(
+            self.client.delete_template(template["templateId"]), {"templateId": template["templateId"], "deleted": True}
+        )
+        with self.assertRaises(media_credits.ApiError) as raised:
+            self.client.get_template(template["templateId"])
+        self.assertEqual((raised.exception.status, raised.exception.code), (404, "not_found"))
 
     def test_account_webhook_settings(self) -> None:
         self.assertIn("balance", self.client.account())
