@@ -291,6 +291,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run up to ten tools in order as one job
+         * @description Each step is a tool and its parameters; a step reads the previous step's result (only the first names its input, or the pipeline's uploadId does). Every step is checked and priced as its own call would be, on what the steps before it produce (a trim sets the length of what follows, merge adds its inputs up), so the whole pipeline is priced and debited at call time, one ledger entry per step, and a chain that cannot run (a watermark after extract-audio removed the picture, a step after transcribe) is refused with 400 before any debit. The answer is one job envelope; GET /api/v1/jobs/{id} shows each step's state and the final result. Intermediate results never leave the service. A failed or cancelled pipeline is refunded in full, once. Test keys, webhooks, Idempotency-Key and rate limits apply as to a tool call. Send templateId and variables instead of steps to run a saved template.
+         */
+        post: operations["createPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's templates, newest first
+         * @description Each with its steps as saved (placeholders included) and the {{name}} variables a run must give.
+         */
+        get: operations["listTemplates"];
+        put?: never;
+        /**
+         * Save a pipeline's steps under a name, with {{name}} variables
+         * @description The steps are a pipeline's (POST /api/v1/pipelines): 1 to 10 tools in order, each reading the previous result. Any text in a step's params may hold placeholders, {{name}} (a letter, then letters, digits or _; up to 40 characters): a parameter that is exactly "{{start}}" takes the value given at run time as it is (a number stays a number), {{brand}} inside a longer text is replaced by its text. The template lists its variables in order of appearance. Saving checks the shape only (known tools, 1 to 10 steps); each step's parameters are checked, and priced, when the template runs with its variables (POST /api/v1/pipelines or /api/v1/quotes with templateId, variables and uploadId), where a missing or unknown variable answers 400 before any debit. An account keeps at most 100 templates, shared by its live and test keys and its connected assistants. Free.
+         */
+        post: operations["createTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/templates/{templateId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A template, with the variables a run must give
+         * @description Another account's template answers 404, as an unknown one.
+         */
+        get: operations["getTemplate"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a template
+         * @description Jobs already started from it are not affected (a pipeline job keeps its own steps). Another account's template answers 404, as an unknown one.
+         */
+        delete: operations["deleteTemplate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/jobs/{id}": {
         parameters: {
             query?: never;
@@ -708,8 +776,11 @@ export interface components {
             };
         };
         Quote: {
-            /** @enum {string} */
-            tool: "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
+            /**
+             * @description The tool, or pipeline
+             * @enum {string}
+             */
+            tool: "pipeline" | "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
             /** @description Credits the call would debit now, for the caller's plan (0 with a test key) */
             creditsRequired: number;
             /** @description Indicative estimate (>= 1), as the job envelope gives it */
@@ -723,17 +794,122 @@ export interface components {
              * @enum {string}
              */
             plan: "payg" | "solo" | "starter" | "pro" | "scale";
+            /** @description A pipeline's price step by step (each one ledger entry when it runs) */
+            steps?: {
+                /** @enum {string} */
+                tool: "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
+                creditsRequired: number;
+                estimatedSeconds: number;
+            }[];
         };
         QuoteRequest: {
             /**
              * @description The tool to price, as in its path (POST /api/v1/{tool})
              * @enum {string}
              */
-            tool: "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
+            tool?: "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
             /** @description The tool call's body, checked as the call checks it (webhookUrl and maxCredits apart) */
+            params?: {
+                [key: string]: unknown;
+            };
+            /** @description A pipeline's steps, priced as POST /api/v1/pipelines would price them (instead of tool and params) */
+            steps?: {
+                /** @enum {string} */
+                tool: "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
+                /** @default {} */
+                params: {
+                    [key: string]: unknown;
+                };
+            }[];
+            /** @description A saved template to price, with its variables */
+            templateId?: string;
+            variables?: {
+                [key: string]: string | number | boolean;
+            };
+            /** @description A pipeline's first input, as in the call */
+            uploadId?: string;
+        };
+        PipelineEnvelope: components["schemas"]["JobEnvelope"] & {
+            /** @description What each step costs; creditsUsed is their sum */
+            steps: components["schemas"]["PipelineStepPrice"][];
+        };
+        PipelineStepPrice: {
+            /** @enum {string} */
+            tool: "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
+            /** @description Credits this step costs (one ledger entry) */
+            creditsUsed: number;
+            estimatedSeconds: number;
+        };
+        PipelineRequest: {
+            /** @description 1 to 10 steps, run in order; text-to-speech cannot be a step, and transcribe only the last one (its result is text) */
+            steps?: components["schemas"]["PipelineStep"][];
+            /** @description A saved template (POST /api/v1/templates), instead of steps */
+            templateId?: string;
+            /**
+             * @description Values of the template's variables: a parameter that is exactly {{name}} takes the value as it is (a number stays a number); {{name}} inside a longer text is replaced by its text
+             * @example {
+             *       "brand": "ACME",
+             *       "logo": "upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB"
+             *     }
+             */
+            variables?: {
+                [key: string]: string | number | boolean;
+            };
+            /**
+             * @description The first step's input, when the first step's params name none (the usual way to run a template)
+             * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
+             */
+            uploadId?: string;
+            /** @description Receives a signed POST when the pipeline completes or fails, as for a tool call; part of the body for Idempotency-Key */
+            webhookUrl?: string;
+            /**
+             * @description The most the whole pipeline may cost, in credits; a pipeline that would cost more is refused with 402 (required, maxCredits) before anything is debited
+             * @example 50
+             */
+            maxCredits?: number;
+        };
+        PipelineStep: {
+            /**
+             * @description The tool of this step, as in its path (POST /api/v1/{tool})
+             * @enum {string}
+             */
+            tool: "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
+            /**
+             * @description The tool's body without its input: a step reads the previous step's result. Only the first step names an uploadId (or the pipeline's uploadId is used); merge's uploadIds are added after the previous result, watermark's watermarkUploadId is read as in a single call.
+             * @default {}
+             * @example {
+             *       "start": 0,
+             *       "end": 10
+             *     }
+             */
             params: {
                 [key: string]: unknown;
             };
+        };
+        Template: {
+            templateId: string;
+            name: string;
+            description?: string;
+            steps: components["schemas"]["PipelineStep"][];
+            /** @description The {{name}} placeholders its steps use, in order of appearance */
+            variables: string[];
+            /** @description ISO 8601 */
+            createdAt: string;
+        };
+        TemplateRequest: {
+            /** @example Brand standard edit */
+            name: string;
+            description?: string;
+            /** @description 1 to 10 steps, run in order; text-to-speech cannot be a step, and transcribe only the last one (its result is text) */
+            steps: components["schemas"]["PipelineStep"][];
+        };
+        TemplateList: {
+            templates: components["schemas"]["Template"][];
+        };
+        TemplateDeleted: {
+            templateId: string;
+            /** @enum {boolean} */
+            deleted: true;
         };
         JobStatus: {
             jobId: string;
@@ -748,6 +924,28 @@ export interface components {
                 filename: string;
             };
             /** @description Present only when status is failed; the credits were refunded */
+            error?: string;
+            /** @description A pipeline's steps in order, each with its state (POST /api/v1/pipelines) */
+            steps?: components["schemas"]["JobStep"][];
+        };
+        JobStep: {
+            /** @enum {string} */
+            tool: "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
+            /**
+             * @description skipped: the pipeline ended (failed or cancelled) before this step ran; a failed pipeline is refunded in full
+             * @enum {string}
+             */
+            status: "queued" | "processing" | "completed" | "failed" | "skipped";
+            creditsUsed: number;
+            /**
+             * @description Where the step ran: ffmpeg.wasm in the Worker, or the processing backend
+             * @enum {string}
+             */
+            engine?: "wasm" | "backend";
+            /** @description ISO 8601 */
+            startedAt?: string;
+            /** @description ISO 8601 */
+            finishedAt?: string;
             error?: string;
         };
         Account: {
@@ -2237,6 +2435,262 @@ export interface operations {
             };
             /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createPipeline: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Scoped to the API key that sends it: replays that key's first response of the same body within 24 h without a new debit; a different body answers 400 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PipelineRequest"];
+            };
+        };
+        responses: {
+            /** @description Pipeline queued; every step's credits debited */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineEnvelope"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Balance lower than the cost (`insufficient_credits`), with `balance` and `required` */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCreditsError"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            /** @description Unexpected server error (`internal_error`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Templates */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateList"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description The saved template */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                templateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Template */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                templateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateDeleted"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

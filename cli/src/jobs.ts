@@ -6,27 +6,71 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type Api, type JobStatus, toApiError, unwrap } from "./client.ts";
 import type { Config } from "./config.ts";
-import { byteProgress, waitProgress } from "./progress.ts";
+import { byteProgress, type Progress, waitProgress } from "./progress.ts";
 
 /** Seconds each status read waits for the end: short enough that the status line follows queued -> processing. */
 const WAIT_PER_READ_SECONDS = 20;
+/** The same for a pipeline, whose steps change state before the job ends (a read answers at once at the end). */
+const STEP_READ_SECONDS = 2;
+
+/** A pipeline step as GET /api/v1/jobs/{id} shows it. */
+type JobStep = NonNullable<JobStatus["steps"]>[number];
+
+/** `step 2/4 clean-audio: completed (wasm, 1.2 s)`: where it ran, how long, why it failed. */
+export function stepLine(step: JobStep, index: number, total: number): string {
+  const seconds =
+    step.startedAt && step.finishedAt
+      ? `${((Date.parse(step.finishedAt) - Date.parse(step.startedAt)) / 1000).toFixed(1)} s`
+      : undefined;
+  const details = [step.engine, step.status === "completed" || step.status === "failed" ? seconds : undefined].filter(
+    Boolean,
+  );
+  const where = details.length > 0 ? ` (${details.join(", ")})` : "";
+  return `step ${index + 1}/${total} ${step.tool}: ${step.status}${where}${step.error ? `: ${step.error}` : ""}`;
+}
+
+/** A line on stderr each time a step's state changes (plain lines, on a terminal too: no bar to redraw). */
+function stepProgress(label: string, total: number, quiet = false): Progress & { steps(steps: JobStep[]): void } {
+  const seen: string[] = Array.from({ length: total }, () => "queued");
+  if (!quiet) process.stderr.write(`${label}: ${total} step${total === 1 ? "" : "s"}\n`);
+  return {
+    update() {},
+    steps(steps) {
+      steps.forEach((step, index) => {
+        if (step.status === seen[index]) return;
+        seen[index] = step.status;
+        if (!quiet) process.stderr.write(`${stepLine(step, index, steps.length)}\n`);
+      });
+    },
+    stop(summary) {
+      if (!quiet) process.stderr.write(`${label}: ${summary}\n`);
+    },
+  };
+}
 
 /**
  * Reads GET /api/v1/jobs/{id} until the job is completed or failed: at once, then with `wait`, which
- * the API answers the moment the job ends (no polling delay, one request per 20 s at most).
+ * the API answers the moment the job ends (no polling delay, one request per 20 s at most). A
+ * pipeline's steps are read every 2 s, each change a line.
  */
 export async function waitForJob(
   api: Api,
   jobId: string,
   options: { quiet?: boolean; timeoutSeconds?: number } = {},
 ): Promise<JobStatus> {
-  const progress = waitProgress(`job ${jobId}`, options.quiet);
+  const label = `job ${jobId}`;
   const started = Date.now();
   const deadline = started + (options.timeoutSeconds ?? 3600) * 1000;
+  let progress: Progress | undefined;
+  let steps: ReturnType<typeof stepProgress> | undefined;
   for (let attempt = 0; ; attempt++) {
-    const wait =
-      attempt === 0 ? 0 : Math.max(0, Math.min(WAIT_PER_READ_SECONDS, Math.ceil((deadline - Date.now()) / 1000)));
+    const perRead = steps ? STEP_READ_SECONDS : WAIT_PER_READ_SECONDS;
+    const wait = attempt === 0 ? 0 : Math.max(0, Math.min(perRead, Math.ceil((deadline - Date.now()) / 1000)));
     const job = unwrap(await api.GET("/api/v1/jobs/{id}", { params: { path: { id: jobId }, query: { wait } } }));
+    const jobSteps = job.steps;
+    if (attempt === 0 && jobSteps) steps = stepProgress(label, jobSteps.length, options.quiet);
+    progress ??= steps ?? waitProgress(label, options.quiet);
+    if (steps && jobSteps) steps.steps(jobSteps);
     progress.update(0, job.status);
     if (job.status === "completed" || job.status === "failed") {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);

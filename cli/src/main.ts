@@ -11,6 +11,19 @@ import { ApiError, createApi, describeError, type JobStatus, unwrap } from "./cl
 import type { paths } from "./api-types.ts";
 import { loadConfig, saveConfig, type Config } from "./config.ts";
 import { abandonDownload, downloadResult, isFolder, waitForJob } from "./jobs.ts";
+import {
+  checkFirstInput,
+  credits,
+  describeQuote,
+  describeTemplates,
+  getTemplate,
+  parseVars,
+  type PipelineRequest,
+  readPipelineFile,
+  readTemplateFile,
+  typedVariables,
+  withFlags,
+} from "./pipelines.ts";
 import { buildBody, describeTool, fetchTools } from "./tool-fields.ts";
 import { uploadFile, resumableUpload } from "./upload.ts";
 import { UsageError } from "./usage-error.ts";
@@ -37,6 +50,13 @@ const USAGE = `Usage: media-credits <command> [arguments] [--options]
                                       ${wrapped("call a tool:", toolNames, 38, 100)}
   quote <tool> [ids or text] [--field value ...]
                                       the exact price of a tool call, spending nothing
+  pipeline run <steps.json> | --template ID [--var name=value ...] [--upload FILE | --upload-id ID]
+        [--max-credits N] [--wait] [--out FILE]
+                                      up to ten tools in order as one job, a line per step
+  pipeline quote <steps.json> | --template ID [--var name=value ...] [--upload-id ID]
+                                      the price of a pipeline, step by step, spending nothing
+  templates [list | show <id> | save <file> [--name NAME] | delete <id>]
+                                      saved pipelines whose params hold {{variables}}
   tools | help <command>              the tools and their fields (from the API's OpenAPI document)
   job <jobId> [--wait] [--out FILE]   a job's status; wait for its end; download its result
   cancel <jobId>                      cancel a queued or processing job (refunded)
@@ -89,6 +109,32 @@ const COMMANDS: Record<string, { usage: string; options: string[] }> = {
     usage:
       "quote <tool> [ids or text] [--field value ...] [--json]: what the call would cost now, checked as the call is; nothing is spent",
     options: ["json"],
+  },
+  pipeline: {
+    usage: `pipeline run <steps.json> | --template ID [--var name=value ...] [--upload FILE | --upload-id ID] [--max-credits N] [--webhook-url URL] [--wait] [--out FILE] [--timeout SECONDS] [--idempotency-key KEY] [--json] [--quiet]: runs up to ten tools in order as one job, each step reading the previous result, and with --wait prints a line per step as its state changes
+       media-credits pipeline quote <steps.json> | --template ID [--var name=value ...] [--upload FILE | --upload-id ID] [--json]: what the pipeline would cost now, step by step; nothing is spent
+  steps.json: a list of steps, [{"tool": "trim", "params": {"start": 0, "end": 5}}, {"tool": "convert", "params": {"format": "webm"}}],
+  or a whole POST /api/v1/pipelines body; only the first step names its input (or --upload / --upload-id does).
+  --var name=value fills the template's {{name}}, typed by the field it fills (@file reads a file).`,
+    options: [
+      "template",
+      "var",
+      "upload",
+      "upload-id",
+      "max-credits",
+      "webhook-url",
+      "wait",
+      "out",
+      "timeout",
+      "idempotency-key",
+      "json",
+      "quiet",
+    ],
+  },
+  templates: {
+    usage:
+      'templates [list | show <templateId> | save <file> [--name NAME] [--description TEXT] | delete <templateId>]: the account\'s saved pipelines; a file is {"name", "description", "steps"} or a list of steps with --name, its params may hold {{name}} placeholders that pipeline run --template fills with --var',
+    options: ["name", "description", "json", "quiet"],
   },
   tools: { usage: "tools: the tools and what they do", options: [] },
   help: { usage: "help <command>: a command's usage, or a tool's fields", options: [] },
@@ -143,10 +189,7 @@ function checkOptions(
   flags: Map<string, string[]>,
   options: Map<string, string | true>,
 ): void {
-  const unknown = [
-    ...[...options.keys()].filter((name) => name !== "help" && !allowed.includes(name)),
-    ...flags.keys(),
-  ];
+  const unknown = [...options.keys(), ...flags.keys()].filter((name) => name !== "help" && !allowed.includes(name));
   if (unknown.length > 0) {
     throw new UsageError(
       `${command} has no option --${unknown[0]}${allowed.length ? `; its options: ${allowed.map((o) => `--${o}`).join(", ")}` : ""}`,
@@ -170,6 +213,13 @@ function actionOf(
     throw new UsageError(`${command} has no action ${action}; ${usage}`);
   if (extra.length > 0 || (action === withArgument) !== (argument !== undefined)) throw new UsageError(usage);
   return [action, argument];
+}
+
+/** A flag given at most once (the pipeline's and templates' options, read from the flags). */
+function single(flags: Map<string, string[]>, name: string): string | undefined {
+  const values = flags.get(name);
+  if (values && values.length > 1) throw new UsageError(`--${name} is given ${values.length} times; give it once`);
+  return values?.[0];
 }
 
 /** `--timeout` in whole seconds, checked before a tool is called (and its credits spent). */
@@ -325,7 +375,10 @@ async function run(argv: string[]): Promise<number> {
       const config = loadConfig();
       const tools = await fetchTools(config.baseUrl);
       const tool = name ? tools.get(name) : undefined;
-      if (!tool) throw new UsageError(`quote takes a tool: ${[...tools.keys()].join(", ")}`);
+      if (!tool)
+        throw new UsageError(
+          `quote takes a tool: ${[...tools.keys()].join(", ")}; a pipeline's price: media-credits pipeline quote <steps.json>`,
+        );
       const params = buildBody(tool, inputs, flags);
       const quote = unwrap(
         await createApi(config).POST("/api/v1/quotes", { body: { tool: tool.name, params } as never }),
@@ -337,6 +390,10 @@ async function run(argv: string[]): Promise<number> {
         );
       return 0;
     }
+    case "pipeline":
+      return pipelineCommand(positionals, flags, options);
+    case "templates":
+      return templatesCommand(positionals, flags, options);
     case "tools":
     case "help": {
       const name = positionals[0];
@@ -395,6 +452,122 @@ async function run(argv: string[]): Promise<number> {
       }
       return finishJob(config, { jobId: envelope.jobId, status: "queued" } as JobStatus, options);
     }
+  }
+}
+
+const PIPELINE_QUOTE_OPTIONS = ["template", "var", "upload", "upload-id", "json", "quiet"];
+
+/** `pipeline run|quote`: a steps file or a template, its first input, then the call and (--wait) its steps. */
+async function pipelineCommand(
+  positionals: string[],
+  flags: Map<string, string[]>,
+  options: Map<string, string | true>,
+): Promise<number> {
+  const [action, file, ...extra] = positionals;
+  const usage = commandUsage(COMMANDS.pipeline!);
+  if (action !== "run" && action !== "quote") throw new UsageError(`pipeline takes run or quote; ${usage}`);
+  if (action === "quote") checkOptions("pipeline quote", PIPELINE_QUOTE_OPTIONS, flags, options);
+  const templateId = single(flags, "template");
+  if (extra.length > 0 || (file !== undefined && templateId !== undefined))
+    throw new UsageError(`pipeline ${action} takes one steps file or --template ID, not both`);
+  if (file === undefined && templateId === undefined)
+    throw new UsageError(`pipeline ${action} needs a steps file or --template ID; ${usage}`);
+  // Everything a typo could break is checked before a file is uploaded or the pipeline paid for.
+  if (action === "run") {
+    timeoutOf(options);
+    outputOf(options);
+  }
+  const fileToUpload = single(flags, "upload");
+  const uploadId = single(flags, "upload-id");
+  if (fileToUpload !== undefined && uploadId !== undefined)
+    throw new UsageError("--upload and --upload-id: give one input");
+  const body: PipelineRequest = withFlags(
+    file === undefined ? {} : readPipelineFile(file),
+    { templateId, uploadId, maxCredits: single(flags, "max-credits"), webhookUrl: single(flags, "webhook-url") },
+    file ?? "--template",
+  );
+  checkFirstInput(body, fileToUpload !== undefined);
+  const vars = parseVars(flags.get("var") ?? []);
+  if (body.templateId === undefined && vars.size > 0)
+    throw new UsageError("--var fills a template's {{name}}: give --template ID");
+  if (body.variables !== undefined && vars.size > 0)
+    throw new UsageError(`${file} sets variables already: leave out --var or its variables`);
+  const quiet = options.has("quiet");
+  const config = loadConfig();
+  const api = createApi(config);
+  if (body.templateId !== undefined && body.variables === undefined) {
+    // Read first: a missing template or variable is said before anything is uploaded.
+    const [template, tools] = await Promise.all([getTemplate(api, body.templateId), fetchTools(config.baseUrl)]);
+    body.variables = typedVariables(template, tools, vars);
+  }
+  if (fileToUpload !== undefined) body.uploadId = (await uploadFile(api, config, fileToUpload, { quiet })).uploadId;
+
+  if (action === "quote") {
+    const { maxCredits: _maxCredits, webhookUrl: _webhookUrl, ...priced } = body;
+    const quote = unwrap(await api.POST("/api/v1/quotes", { body: priced }));
+    print(options.has("json") ? quote : describeQuote(quote));
+    return 0;
+  }
+  const given = options.get("idempotency-key");
+  const idempotencyKey = typeof given === "string" ? given : `cli-${randomUUID()}`;
+  const answer = await api
+    .POST("/api/v1/pipelines", { body, params: { header: { "idempotency-key": idempotencyKey } } })
+    .catch((error: unknown) => {
+      // The same key and body get the first call's job; a new upload would make a new body.
+      const input = fileToUpload !== undefined ? `--upload-id ${body.uploadId} (instead of --upload) and ` : "";
+      throw new Error(
+        `${describeError(error)}. The call may have been made: run the same command with ${input}--idempotency-key ${idempotencyKey} to get its answer without paying twice`,
+      );
+    });
+  const envelope = unwrap(answer);
+  if (!quiet)
+    process.stderr.write(
+      `job ${envelope.jobId} queued: ${envelope.steps.length} step${envelope.steps.length === 1 ? "" : "s"}, ${credits(envelope.creditsUsed)} used, ${envelope.creditsRemaining} left\n`,
+    );
+  if (options.has("json") && !options.has("wait") && !options.has("out")) {
+    print(envelope);
+    return 0;
+  }
+  return finishJob(config, { jobId: envelope.jobId, status: "queued" } as JobStatus, options);
+}
+
+/** `templates [list | show ID | save FILE | delete ID]`. */
+async function templatesCommand(
+  positionals: string[],
+  flags: Map<string, string[]>,
+  options: Map<string, string | true>,
+): Promise<number> {
+  const [action = "list", argument, ...extra] = positionals;
+  const usage = commandUsage(COMMANDS.templates!);
+  if (!["list", "show", "save", "delete"].includes(action))
+    throw new UsageError(`templates has no action ${action}; ${usage}`);
+  if (extra.length > 0 || (action === "list") !== (argument === undefined)) throw new UsageError(usage);
+  if (action !== "save") checkOptions(`templates ${action}`, ["json"], flags, options);
+  const api = createApi(loadConfig());
+  switch (action) {
+    case "list": {
+      const { templates } = unwrap(await api.GET("/api/v1/templates"));
+      print(options.has("json") ? templates : describeTemplates(templates));
+      return 0;
+    }
+    case "show":
+      print(await getTemplate(api, argument!));
+      return 0;
+    case "save": {
+      const request = readTemplateFile(argument!, single(flags, "name"), single(flags, "description"));
+      const template = unwrap(await api.POST("/api/v1/templates", { body: request }));
+      if (!options.has("quiet") && !options.has("json"))
+        process.stderr.write(
+          `template ${template.templateId} saved: ${describeTemplates([template]).slice(template.templateId.length + 2)}\n`,
+        );
+      print(options.has("json") ? template : template.templateId);
+      return 0;
+    }
+    default:
+      print(
+        unwrap(await api.DELETE("/api/v1/templates/{templateId}", { params: { path: { templateId: argument! } } })),
+      );
+      return 0;
   }
 }
 

@@ -133,7 +133,7 @@ export function buildBody(
 }
 
 /** `@file` reads the file; `@@text` is the text `@text` (a handle as watermark text). */
-function fieldValue(flag: string, value: string): string {
+export function fieldValue(flag: string, value: string): string {
   if (value.startsWith("@@")) return value.slice(1);
   if (!value.startsWith("@")) return value;
   try {

@@ -187,6 +187,153 @@ describe("media-credits CLI", () => {
     expect(stream(ffprobe(out), "audio")!.codec_name).toBe("mp3");
   });
 
+  it("runs a pipeline from a steps file, a line per step, and downloads its result; its quote is what it debits", async () => {
+    const steps = path.join(scratch, "steps.json");
+    writeFileSync(
+      steps,
+      JSON.stringify([
+        { tool: "trim", params: { start: 0.5, end: 2 } },
+        { tool: "convert", params: { format: "webm" } },
+      ]),
+    );
+    const clip = path.join(FIXTURES, "clip.mp4");
+    const uploaded = await cli(["upload", clip, "--quiet"]);
+    expect(uploaded.code, uploaded.stderr).toBe(0);
+    const quoted = await cli(["pipeline", "quote", steps, "--upload-id", uploaded.stdout, "--json"]);
+    expect(quoted.code, quoted.stderr).toBe(0);
+    const quote = JSON.parse(quoted.stdout) as {
+      tool: string;
+      creditsRequired: number;
+      steps: { tool: string; creditsRequired: number }[];
+    };
+    expect(quote.tool).toBe("pipeline");
+    expect(quote.steps.map((step) => step.tool)).toEqual(["trim", "convert"]);
+    const described = await cli(["pipeline", "quote", steps, "--upload-id", uploaded.stdout]);
+    expect(described.stdout.split("\n")).toEqual([
+      expect.stringMatching(
+        new RegExp(`^pipeline: ${quote.creditsRequired} credits? \\(about \\d+ s\\); balance \\d+$`),
+      ),
+      expect.stringMatching(/^ {2}step 1\/2 trim: \d+ credits? \(about \d+ s\)$/),
+      expect.stringMatching(/^ {2}step 2\/2 convert: \d+ credits? \(about \d+ s\)$/),
+    ]);
+
+    const before = await balance(client);
+    const out = path.join(scratch, "pipeline.webm");
+    // The run uploads the same file itself (--upload), and may cost no more than the quote.
+    const run = await cli([
+      "pipeline",
+      "run",
+      steps,
+      "--upload",
+      clip,
+      "--max-credits",
+      String(quote.creditsRequired),
+      "--wait",
+      "--out",
+      out,
+      "--json",
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const job = JSON.parse(run.stdout) as {
+      status: string;
+      steps: { tool: string; status: string; creditsUsed: number; engine?: string }[];
+    };
+    expect(job.status).toBe("completed");
+    expect(job.steps.map((step) => [step.tool, step.status])).toEqual([
+      ["trim", "completed"],
+      ["convert", "completed"],
+    ]);
+    expect(job.steps.map((step) => step.creditsUsed)).toEqual(quote.steps.map((step) => step.creditsRequired));
+    expect(await balance(client)).toBe(before - quote.creditsRequired);
+
+    // stderr: the upload, the queued job, each step's end in order with its engine and time, the job's end.
+    expect(run.stderr).toMatch(/upload clip\.mp4: upl_\w+ \(\d+\.\d MB in/);
+    expect(run.stderr).toMatch(
+      new RegExp(`job job_\\w+ queued: 2 steps, ${quote.creditsRequired} credits? used, \\d+ left`),
+    );
+    const lines = run.stderr.split("\n");
+    const ends = lines.filter((line) => /^step \d\/2 [a-z-]+: completed/.test(line));
+    expect(ends, run.stderr).toEqual([
+      expect.stringMatching(/^step 1\/2 trim: completed \((wasm|backend), \d+\.\d s\)$/),
+      expect.stringMatching(/^step 2\/2 convert: completed \((wasm|backend), \d+\.\d s\)$/),
+    ]);
+    expect(lines.findIndex((line) => /: completed in \d+\.\d s$/.test(line))).toBeGreaterThan(lines.indexOf(ends[1]!));
+
+    const probe = ffprobe(out);
+    expect(probe.format.format_name).toContain("webm");
+    expect(["vp8", "vp9"]).toContain(stream(probe, "video")!.codec_name);
+    expect(Math.abs(Number(probe.format.duration) - 1.5)).toBeLessThan(0.1);
+  });
+
+  it("saves a template, runs it with --var values typed by the fields they fill, lists and deletes it", async () => {
+    const file = path.join(scratch, "template.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: "cut to sound",
+        steps: [
+          { tool: "trim", params: { start: "{{start}}", end: "{{end}}" } },
+          { tool: "extract-audio", params: { format: "{{format}}" } },
+        ],
+      }),
+    );
+    const saved = await cli(["templates", "save", file]);
+    expect(saved.code, saved.stderr).toBe(0);
+    const templateId = saved.stdout;
+    expect(templateId).toMatch(/^tpl_\w+$/);
+    const summary = "cut to sound  (trim -> extract-audio; variables: start, end, format)";
+    expect(saved.stderr).toContain(`template ${templateId} saved: ${summary}`);
+    const listed = await cli(["templates", "list"]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout.split("\n")).toContain(`${templateId}  ${summary}`);
+
+    const uploaded = await cli(["upload", path.join(FIXTURES, "clip.mp4"), "--quiet"]);
+    const input = ["--upload-id", uploaded.stdout];
+    const vars = ["--var", "start=0.5", "--var", "end=1.5", "--var", "format=wav"];
+    const before = await balance(client);
+    // Refused before any call: text where {{start}} fills trim's start (a number), an unknown variable.
+    const notNumber = await cli([
+      "pipeline",
+      "run",
+      "--template",
+      templateId,
+      ...input,
+      ...["--var", "start=abc", "--var", "end=1.5", "--var", "format=wav"],
+    ]);
+    expect([notNumber.code, notNumber.stderr]).toEqual([
+      2,
+      expect.stringContaining('--var start: {{start}} is trim\'s start, a number, not "abc"'),
+    ]);
+    const unknown = await cli(["pipeline", "run", "--template", templateId, ...input, ...vars, "--var", "speed=2"]);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      2,
+      expect.stringContaining(`template ${templateId} has no variable speed; its variables: start, end, format`),
+    ]);
+    expect(await balance(client)).toBe(before);
+
+    const quoted = await cli(["pipeline", "quote", "--template", templateId, ...input, ...vars, "--json"]);
+    expect(quoted.code, quoted.stderr).toBe(0);
+    const quote = JSON.parse(quoted.stdout) as { creditsRequired: number; steps: { tool: string }[] };
+    expect(quote.steps.map((step) => step.tool)).toEqual(["trim", "extract-audio"]);
+    const folder = mkdtempSync(path.join(scratch, "template-"));
+    const run = await cli(["pipeline", "run", "--template", templateId, ...input, ...vars, "--wait", "--out", folder]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(path.dirname(run.stdout)).toBe(folder);
+    expect(run.stdout).toMatch(/\.wav$/);
+    expect(run.stderr).toMatch(/^step 2\/2 extract-audio: completed \((wasm|backend), \d+\.\d s\)$/m);
+    const probe = ffprobe(run.stdout);
+    expect(probe.streams.map((s) => [s.codec_type, s.codec_name])).toEqual([["audio", "pcm_s16le"]]);
+    expect(Math.abs(Number(probe.format.duration) - 1)).toBeLessThan(0.1);
+    expect(await balance(client)).toBe(before - quote.creditsRequired);
+
+    const deleted = await cli(["templates", "delete", templateId]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(JSON.parse(deleted.stdout)).toEqual({ templateId, deleted: true });
+    const gone = await cli(["pipeline", "run", "--template", templateId, ...input, ...vars]);
+    expect([gone.code, gone.stderr]).toEqual([1, expect.stringMatching(/^error 404 not_found: Template .+ not found/)]);
+    expect(await balance(client)).toBe(before - quote.creditsRequired);
+  });
+
   it("refuses bad flags before calling the API, and reports the API's refusals with its code", async () => {
     const uploaded = await cli(["upload", path.join(FIXTURES, "tone.mp3"), "--quiet"]);
     const before = await balance(client);
