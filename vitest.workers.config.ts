@@ -33,6 +33,7 @@ const WASM_MEDIA_FILES = [
   "test/routes/job-wait.test.ts",
   "test/routes/jobs.test.ts",
   "test/routes/media-wasm.test.ts",
+  "test/routes/pipelines.test.ts",
   "test/routes/quotes.test.ts",
   "test/routes/rate-limits.test.ts",
   "test/routes/test-keys.test.ts",
