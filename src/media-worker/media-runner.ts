@@ -118,7 +118,7 @@ export class MediaRunner extends DurableObject<Env> {
   }
 
   /**
-   * Resolves when this object ends the job (completed, failed, cancelled) or after `timeoutMs`;
+   * Resolves when this object ends the job (completed, failed, cancelled), starts a pipeline's next step, or after `timeoutMs`;
    * at once for a job already ended. For status reads that wait (src/services/media-jobs/reads.ts waitForJobForKey).
    */
   async waitForEnd(jobId: string, timeoutMs: number): Promise<void> {
@@ -245,6 +245,9 @@ export class MediaRunner extends DurableObject<Env> {
   private async startStep(job: JobRow, position: number): Promise<"completed" | "dispatched"> {
     await this.ctx.storage.put("step", position);
     await markStepStarted(this.env.DB, job.id, position, Date.now());
+    // A status read waiting on the job answers at each step too: a client follows the steps with
+    // one long read per step rather than polling.
+    if (position > 0) this.wakeWaiters();
     return this.startUnit(await this.unitOf(job, position));
   }
 
@@ -450,6 +453,10 @@ export class MediaRunner extends DurableObject<Env> {
 
   private jobEnded(): void {
     this.#ended = true;
+    this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
     for (const wake of [...this.#endWaiters]) wake();
   }
 }

@@ -84,6 +84,11 @@ describe("refusals before any debit", () => {
       () => ({ uploadId: video, steps: [{ tool: "convert" }, { tool: "convert", params: { format: "gif" } }] }),
       /steps\.1\.params\.format/,
     ],
+    [
+      "the input given twice",
+      () => ({ uploadId: video, steps: [{ tool: "convert", params: { uploadId: video } }] }),
+      /uploadId: the first step names its input already/,
+    ],
     ["no input at all", () => ({ steps: [{ tool: "convert" }] }), /steps\.0\.params\.uploadId/],
     [
       "an unknown upload",
@@ -116,14 +121,14 @@ describe("refusals before any debit", () => {
     const over = await expectError(await pipeline(account, { ...body, maxCredits: 1 }), 402, "insufficient_credits");
     expect(over.error).toMatchObject({ maxCredits: 1 });
     expect((over.error as unknown as { required: number }).required).toBeGreaterThan(1);
-    const poor = await newAccount({ credits: 3 });
+    const poor = await newAccount({ credits: 1 });
     const poorVideo = (await uploadFixture(poor, "clip.mp4")).uploadId;
     await expectError(
       await pipeline(poor, { ...body, uploadId: poorVideo, steps: [{ tool: "convert" }, { tool: "convert" }] }),
       402,
       "insufficient_credits",
     );
-    expect(await balanceOf(poor)).toBe(3);
+    expect(await balanceOf(poor)).toBe(1);
     expect(await jobCount(poor)).toBe(0);
   });
 });

@@ -12,7 +12,7 @@ const route = createRoute({
   operationId: "getJob",
   tags: ["Jobs"],
   summary: "Job status (polling)",
-  description: `Readable only by the API key that created the job; any other key, an unknown id or a job ended more than 3 hours ago answers 404. With \`wait\`, a queued or processing job is answered when it ends (at once, not at the next poll) or after that many seconds, whichever comes first, with its state then: one request instead of a poll loop.`,
+  description: `Readable only by the API key that created the job; any other key, an unknown id or a job ended more than 3 hours ago answers 404. With \`wait\`, a queued or processing job is answered when it ends (at once, not at the next poll), when a pipeline starts its next step, or after that many seconds, whichever comes first, with its state then: one request instead of a poll loop.`,
   security: [{ ApiKey: [] }],
   request: {
     params: z.object({

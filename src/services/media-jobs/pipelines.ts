@@ -120,6 +120,10 @@ export async function planPipeline(
       throw invalidRequest(
         `steps.${position}.params.uploadId: a step after the first reads the previous step's result; only the first step names its input.`,
       );
+    if (position === 0 && firstInput !== undefined && (raw.uploadId !== undefined || raw.uploadIds !== undefined))
+      throw invalidRequest(
+        "uploadId: the first step names its input already; give the input once, in the pipeline's uploadId or in the first step's params.",
+      );
     if (position > 0 && previous?.kind === "text")
       throw invalidRequest(
         `${where(position, tool)}: the previous step (${steps[position - 1]!.tool}) produces text, which no tool reads; transcribe can only be a pipeline's last step.`,
@@ -127,7 +131,7 @@ export async function planPipeline(
     const withInput =
       position > 0
         ? withPreviousResult(tool, raw, position)
-        : raw.uploadId === undefined && raw.uploadIds === undefined && firstInput !== undefined
+        : firstInput !== undefined
           ? { ...raw, uploadId: firstInput }
           : raw;
     const parsed = spec.params.safeParse(withInput);
