@@ -270,6 +270,14 @@ export class MediaRunner extends DurableObject<Env> {
         if (input.objectKey.startsWith(`work/${unit.id}/`)) await this.env.MEDIA.delete(input.objectKey);
     }
     if (unit.step && !unit.step.last) {
+      // Cancelled while the step ran (ffmpeg.wasm cannot be interrupted): the next step never starts.
+      if ((await loadJob(this.env.DB, unit.id))?.status !== "processing") {
+        await this.deleteStepOutputs(unit.id);
+        this.jobEnded();
+        await this.ctx.storage.deleteAlarm();
+        await this.ctx.storage.deleteAll();
+        return "completed";
+      }
       // Between steps the alarm is the watchdog again (a heartbeat had it while the backend worked).
       await this.ctx.storage.delete("pending");
       await this.ctx.storage.setAlarm(unit.deadlineAt ?? now + MIN_DEADLINE_MS);
