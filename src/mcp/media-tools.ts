@@ -1,7 +1,8 @@
 /**
  * The connector's media and account tools as rows (src/mcp/tool-table.ts): the ten registry tools
  * (src/tools/: schema, summary, guidance, rates and what they bill on, all from the definition),
- * uploads, jobs, balance and voices, over the same services as REST.
+ * uploads, jobs, balance and voices, over the same services as REST. `quote` prices a pipeline too;
+ * running one and its templates are pipeline-tools.ts.
  */
 import { z } from "zod";
 import { ConnectorJobSchema, connectorJobView, JobEnvelopeSchema } from "../contract/jobs";
@@ -21,6 +22,7 @@ import { toolNames, tools, type ToolName } from "../tools";
 import { invalidInput } from "../error-translator";
 import { assistantOf, callerOf, type McpContext } from "./tool-context";
 import { idempotencyKeyField, mediaToolInput } from "./tool-input";
+import { connectorPipelineSource, pipelineSourceFields, restSteps } from "./pipeline-tools";
 import { readOnly, tool, Worded, writes, type ConnectorTool } from "./tool-table";
 
 const mcpName = (name: ToolName) => name.replace(/-/g, "_");
@@ -166,24 +168,37 @@ export const mediaTools: readonly ConnectorTool[] = [
   }),
   tool({
     name: "quote",
-    title: "Price a media tool call",
+    title: "Price a media tool call or a pipeline",
     description:
-      "The exact credits a media tool call would take now, for the account's plan, without running it or spending anything: the same checks as the call (a bad input is refused the same way), its estimate, the balance and whether it covers the call. Use it before long or large jobs and tell the person the price; then make the call with maxCredits set to it.",
-    input: z.object({ tool: z.string().min(1).max(40), params: z.record(z.string(), z.unknown()) }),
+      "The exact credits a media tool call, or a pipeline (run_pipeline), would take now, for the account's plan, without running it or spending anything: the same checks as the call (a bad input is refused the same way), its estimate, the balance and whether it covers the call; for a pipeline, each step's price too. Give tool and params for one call; steps (or templateId and variables) and uploadId for a pipeline. Use it before long or large jobs and tell the person the price; then make the call with maxCredits set to it.",
+    input: z.object({
+      tool: z.string().min(1).max(40).optional(),
+      params: z.record(z.string(), z.unknown()).optional(),
+      ...connectorPipelineSource,
+    }),
     fields: {
-      tool: "The media tool's name, e.g. clean_audio or clean-audio",
+      tool: "The media tool's name, e.g. clean_audio or clean-audio (one call)",
       params: "The arguments the tool would be called with (uploadId, ...)",
+      steps: "A pipeline's steps, as run_pipeline takes them (instead of tool and params)",
+      ...pipelineSourceFields,
     },
     output: QuoteSchema,
     annotations: readOnly,
     scope: "media",
-    run: async ({ tool: name, params }, context) => {
-      const request = QuoteRequestSchema.safeParse({ tool: name.replace(/_/g, "-"), params });
+    run: async ({ tool: name, steps, ...rest }, context) => {
+      const request = QuoteRequestSchema.safeParse({
+        ...rest,
+        tool: name?.replace(/_/g, "-"),
+        steps: restSteps(steps),
+      });
       if (!request.success) throw invalidInput(request.error);
       const quote = await quoteCall(context.env, await callerOf(context), request.data, Date.now());
+      const perStep = quote.steps
+        ? ` (${quote.steps.map((step) => `${step.tool} ${step.creditsRequired}`).join(", ")})`
+        : "";
       return new Worded(
         quote,
-        `${quote.tool} would cost ${quote.creditsRequired} credits (about ${quote.estimatedSeconds} s); the balance is ${quote.balance}${quote.sufficient ? "" : ", not enough"}.`,
+        `${quote.tool} would cost ${quote.creditsRequired} credits${perStep}, about ${quote.estimatedSeconds} s; the balance is ${quote.balance}${quote.sufficient ? "" : ", not enough"}.`,
       );
     },
   }),

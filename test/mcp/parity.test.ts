@@ -4,7 +4,7 @@
  * and message). One account: a live API key for REST, an assistant's connection for the connector.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, call } from "../helpers/api";
+import { ADMIN, call, fixtureBytes } from "../helpers/api";
 import { BASE, connect, mcpClient, toolError } from "../helpers/mcp";
 
 type Result = {
@@ -222,5 +222,70 @@ describe("REST and connector parity", () => {
       "not_found",
     );
     expect((await rest("GET", `/jobs/${toolJob}`)).status).toBe(404);
+  });
+
+  it("saves, lists, prices, runs and deletes pipeline templates alike", async () => {
+    const form = new FormData();
+    form.append("file", new File([await fixtureBytes("tone.mp3")], "tone.mp3"));
+    const stored = await call(
+      "/api/v1/uploads",
+      { method: "POST", headers: { authorization: `Bearer ${apiKey}` }, body: form },
+      BASE,
+    );
+    expect(stored.status).toBe(200);
+    const { uploadId } = (await stored.json()) as { uploadId: string };
+
+    const input = {
+      name: "Parité coupe",
+      description: "Coupe puis nettoie",
+      steps: [
+        { tool: "trim", params: { start: "{{start}}", end: "{{end}}" } },
+        { tool: "clean-audio", params: {} },
+      ],
+    };
+    const viaRest = await restOk("POST", "/templates", input);
+    const viaTool = await tool("save_template", input);
+    const { templateId: restId, createdAt: _r, ...restTemplate } = viaRest;
+    const { templateId: toolId, createdAt: _t, ...toolTemplate } = viaTool;
+    expect(toolTemplate).toEqual(restTemplate);
+    expect(await tool("list_templates")).toEqual(await restOk("GET", "/templates"));
+
+    // The same template priced and run through each door: the same price, steps and envelope.
+    const source = { templateId: restId, variables: { start: 0, end: 1 }, uploadId };
+    expect(await tool("quote", source)).toEqual(await restOk("POST", "/quotes", source));
+    const runRest = await restOk("POST", "/pipelines", source);
+    const runTool = await tool("run_pipeline", { ...source, templateId: toolId });
+    const { jobId: restJob, creditsRemaining: _rl, ...restEnvelope } = runRest;
+    const { jobId: toolJob, creditsRemaining: _tl, ...toolEnvelope } = runTool;
+    expect(toolEnvelope).toEqual(restEnvelope);
+    const steps = (job: Json) => job.steps.map(({ tool, creditsUsed }: Json) => ({ tool, creditsUsed }));
+    expect(steps(await tool("get_job", { jobId: toolJob }))).toEqual(steps(await restOk("GET", `/jobs/${restJob}`)));
+    // Stopped here, refunded: running them is the runner's tests' work.
+    await rest("POST", `/jobs/${restJob}/cancel`, {});
+    await client.callTool({ name: "cancel_job", arguments: { jobId: toolJob } });
+
+    // The same refusals: an unknown tool, a missing variable, a bad name, an unknown template.
+    await expectSameRefusal("POST", "/pipelines", { steps: [{ tool: "upscale" }], uploadId }, "run_pipeline", {
+      steps: [{ tool: "upscale" }],
+      uploadId,
+    });
+    const missing = { templateId: restId, variables: { start: 0 }, uploadId };
+    await expectSameRefusal("POST", "/pipelines", missing, "run_pipeline", missing);
+    await expectSameRefusal("POST", "/quotes", missing, "quote", missing);
+    const eleven = { name: "Onze", steps: Array.from({ length: 11 }, () => ({ tool: "convert" })) };
+    await expectSameRefusal("POST", "/templates", eleven, "save_template", eleven);
+    await expectSameRefusal("POST", "/templates", { ...input, name: " " }, "save_template", { ...input, name: " " });
+    await expectSameRefusal(
+      "DELETE",
+      "/templates/tpl_unknown",
+      undefined,
+      "delete_template",
+      { templateId: "tpl_unknown" },
+      404,
+    );
+
+    const deletedRest = await restOk("DELETE", `/templates/${restId}`);
+    const deletedTool = await tool("delete_template", { templateId: toolId });
+    expect({ ...deletedTool, templateId: restId }).toEqual(deletedRest);
   });
 });
