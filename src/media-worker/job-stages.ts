@@ -44,6 +44,12 @@ const resultKeyOf = (unit: WorkUnit, filename: string) =>
     ? `work/${unit.id}/s${unit.step.position}/${filename}`
     : `results/${unit.id}/${filename}`;
 
+/**
+ * A test key's result is marked (src/media/commands/test-mark.ts); a pipeline marks its last
+ * step's only, so no step works on marks (transcribing beeps) and marks do not pile up.
+ */
+const marksTest = (unit: WorkUnit) => unit.mode === "test" && (!unit.step || unit.step.last);
+
 /** An intermediate object of the unit (a transcript, a voice profile). */
 const workKeyOf = (unit: WorkUnit, name: string) =>
   unit.step ? `work/${unit.id}/s${unit.step.position}/${name}` : `work/${unit.id}/${name}`;
@@ -128,7 +134,7 @@ export async function prepareMediaStage(
 ): Promise<PreparedJob> {
   const definition = definitionOf(job);
   if (!definition.build) throw new JobFailure(`The ${job.tool} tool has no media stage; credits refunded.`);
-  const testMode = job.mode === "test";
+  const testMode = marksTest(job);
   const built = await definition.build(jobParams(job), inputs, { transcript, testMode });
   const command = guarded(testMode ? withTestMark(built) : built, inputs);
   return { command, inputs, resultKey: resultKeyOf(job, command.resultFilename) };
@@ -288,8 +294,7 @@ export async function planSpeechStage(
   const extension = plan.result.filename.split(".").pop();
   const outputName = `out.${extension}`;
   // A test key's result is marked like every other tool's, by an ffmpeg pass on the backend.
-  const finish =
-    job.mode === "test" ? testMarkFinish(`speech.${extension}`, outputName, result.contentType) : undefined;
+  const finish = marksTest(job) ? testMarkFinish(`speech.${extension}`, outputName, result.contentType) : undefined;
   const fields = {
     voice: plan.voice,
     language: plan.language,
@@ -349,7 +354,7 @@ export async function storeTranscriptResult(
   if (!definition.fromTranscript)
     throw new JobFailure(`The ${job.tool} tool does not produce a transcript; credits refunded.`);
   const file = definition.fromTranscript(jobParams(job), transcript, inputs[0]?.filename, {
-    testMode: job.mode === "test",
+    testMode: marksTest(job),
   });
   const key = resultKeyOf(job, file.filename);
   await env.MEDIA.put(key, file.content, { httpMetadata: { contentType: file.contentType } });

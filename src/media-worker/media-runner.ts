@@ -175,12 +175,13 @@ export class MediaRunner extends DurableObject<Env> {
     if (pending.result && pending.step === undefined) return this.finish(jobId, outcome);
     const job = await loadJob(this.env.DB, jobId);
     if (job?.status !== "processing") return false;
-    const unit = await this.unitOf(job, pending.step);
     const result = pending.result;
-    // The pipeline goes on (or ends) from here: only a failure along the way is recorded now, by attempt.
-    const outcomeOfStage = await this.attempt(jobId, () =>
-      result ? this.unitDone(unit, result) : this.continueAfter(unit, pending),
-    );
+    // The pipeline goes on (or ends) from here; any failure on the way, reading the step's inputs
+    // included, fails the job now rather than leaving it to the watchdog.
+    const outcomeOfStage = await this.attempt(jobId, async () => {
+      const unit = await this.unitOf(job, pending.step);
+      return result ? this.unitDone(unit, result) : this.continueAfter(unit, pending);
+    });
     // A pipeline is recorded as ended when its last step's result is stored, or its failure.
     return outcomeOfStage === "completed" || outcomeOfStage === "failed" || pending.step === undefined;
   }
@@ -278,8 +279,9 @@ export class MediaRunner extends DurableObject<Env> {
         await this.ctx.storage.deleteAll();
         return "completed";
       }
-      // Between steps the alarm is the watchdog again (a heartbeat had it while the backend worked).
-      await this.ctx.storage.delete("pending");
+      // Between steps the alarm is the watchdog again (a heartbeat had it while the backend worked),
+      // and each step may be sent again as many times as a job.
+      await this.ctx.storage.delete(["pending", "resends"]);
       await this.ctx.storage.setAlarm(unit.deadlineAt ?? now + MIN_DEADLINE_MS);
       return this.startStep(unit, unit.step.position + 1);
     }
@@ -300,7 +302,7 @@ export class MediaRunner extends DurableObject<Env> {
     const result = mediaResultOf(prepared);
     const deadlineAt = await this.remember(unit, { stage: "ffmpeg", outputKey: result.key, result });
     await dispatchMediaToBackend(this.env, workIdOf(unit), prepared, deadlineAt - Date.now(), route.reason);
-    await this.dispatched(unit.id, "ffmpeg");
+    await this.dispatched(unit.id, "ffmpeg", unit.step?.position);
     return "dispatched";
   }
 
@@ -316,7 +318,7 @@ export class MediaRunner extends DurableObject<Env> {
       result: stage.result,
     });
     await dispatchSpeechStage(this.env, workIdOf(unit), stage, deadlineAt - Date.now());
-    await this.dispatched(unit.id, stage.kind);
+    await this.dispatched(unit.id, stage.kind, unit.step?.position);
     return "dispatched";
   }
 
@@ -352,9 +354,9 @@ export class MediaRunner extends DurableObject<Env> {
   }
 
   /** Records that the backend accepted the pending stage (a later heartbeat may then take a 404 as a loss). */
-  private async dispatched(jobId: string, stage: StageName): Promise<void> {
+  private async dispatched(jobId: string, stage: StageName, step?: number): Promise<void> {
     const pending = await this.ctx.storage.get<PendingStage>("pending");
-    if (pending?.jobId === jobId && pending.stage === stage && !pending.handling)
+    if (pending?.jobId === jobId && pending.stage === stage && pending.step === step && !pending.handling)
       await this.ctx.storage.put("pending", { ...pending, dispatched: true });
   }
 

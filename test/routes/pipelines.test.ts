@@ -89,6 +89,24 @@ describe("refusals before any debit", () => {
       () => ({ uploadId: video, steps: [{ tool: "convert", params: { uploadId: video } }] }),
       /uploadId: the first step names its input already/,
     ],
+    [
+      "an upload id posing as a step's result",
+      () => ({ uploadId: "step:0", steps: [{ tool: "convert" }] }),
+      /steps\.0 \(convert\): uploadId: upload "step:0" is unknown/,
+    ],
+    [
+      "a merge naming a step's result",
+      () => ({ uploadId: video, steps: [{ tool: "convert" }, { tool: "merge", params: { uploadIds: ["step:7"] } }] }),
+      /steps\.1 \(merge\): uploadIds\.1: upload "step:7" is unknown/,
+    ],
+    [
+      "steps too large to store",
+      () => ({
+        uploadId: video,
+        steps: [0, 1].map(() => ({ tool: "convert", params: { format: "mp4", note: "x".repeat(800_000) } })),
+      }),
+      /steps: the steps' parameters take \d+ characters in all, over the 1500000/,
+    ],
     ["no input at all", () => ({ steps: [{ tool: "convert" }] }), /steps\.0\.params\.uploadId/],
     [
       "an unknown upload",
@@ -130,6 +148,38 @@ describe("refusals before any debit", () => {
     );
     expect(await balanceOf(poor)).toBe(1);
     expect(await jobCount(poor)).toBe(0);
+  });
+});
+
+describe("inputs and templates", () => {
+  it("merges the pipeline's uploadId first when the first step is a merge", async () => {
+    const response = await postJson(
+      "/api/v1/quotes",
+      { uploadId: video, steps: [{ tool: "merge", params: { uploadIds: [video] } }, { tool: "convert" }] },
+      account.auth,
+    );
+    const quote = (await response.json()) as { tool: string; steps: { tool: string }[] };
+    expect(response.status, JSON.stringify(quote)).toBe(200);
+    expect(quote.steps.map((s) => s.tool)).toEqual(["merge", "convert"]);
+  });
+
+  it("refuses a template variable named after an object's own method unless it is sent", async () => {
+    const saved = await postJson(
+      "/api/v1/templates",
+      { name: "odd names", steps: [{ tool: "watermark", params: { watermarkText: "{{constructor}}" } }] },
+      account.auth,
+    );
+    const template = (await saved.json()) as { templateId: string; variables: string[] };
+    expect(saved.status, JSON.stringify(template)).toBe(200);
+    expect(template.variables).toEqual(["constructor"]);
+    const before = await balanceOf(account);
+    await expectError(
+      await pipeline(account, { templateId: template.templateId, uploadId: video }),
+      400,
+      "invalid_request",
+      /variables\.constructor: Required/,
+    );
+    expect(await balanceOf(account)).toBe(before);
   });
 });
 

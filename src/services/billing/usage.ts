@@ -2,12 +2,15 @@
  * Read models of the developer area: where the credits went (ledger pages, CSV), spending
  * per day and tool, and recent jobs. Spending is net of refunds; a refund is attributed to
  * the tool of the debit it returns (same job id), since job rows expire after 3 hours; a
- * pipeline's (one refund for all its steps' debits) to its first step's tool, so it counts once.
+ * pipeline's one refund returns each step's debit to that step's tool.
  */
 import { ledgerKinds } from "../../db/schema";
 import { toolNames } from "./pricing";
 import type { Env } from "../../env";
 import { downloadTokenOf } from "../media-jobs/downloads";
+import { stepsOfJob, stepViews } from "../media-jobs/pipeline-steps";
+import type { JobStatus } from "../media-jobs/reads";
+import type { JobStep } from "../../contract/jobs";
 
 export type LedgerKind = (typeof ledgerKinds)[number];
 export const isLedgerKind = (value: unknown): value is LedgerKind => ledgerKinds.includes(value as LedgerKind);
@@ -27,9 +30,10 @@ export async function dailyUsage(db: D1Database, accountId: string, now: number,
   const rows = await db
     .prepare(
       `SELECT CAST(l.created_at / ${DAY_MS} AS INTEGER) AS day,
-              COALESCE(d.reason, l.reason) AS tool, -SUM(l.amount) AS spent
+              COALESCE(d.reason, l.reason) AS tool,
+              -SUM(CASE WHEN d.id IS NULL THEN l.amount ELSE -d.amount END) AS spent
        FROM ledger l
-       LEFT JOIN ledger d ON l.kind = 'refund' AND d.idempotency_key = 'debit:' || l.job_id
+       LEFT JOIN ledger d ON l.kind = 'refund' AND d.job_id = l.job_id AND d.kind = 'debit'
        WHERE l.account_id = ?1 AND l.kind IN ('debit', 'refund') AND l.created_at >= ?2
        GROUP BY day, tool`,
     )
@@ -145,6 +149,8 @@ export interface JobListItem {
   /** Made with a test key (free, marked TEST). */
   test: boolean;
   filename: string | null;
+  /** A pipeline's steps in order, each with its state (as GET /api/v1/jobs/{id} shows them). */
+  steps?: JobStep[];
 }
 
 /** Recent jobs still on record (job rows last 3 hours after they end). */
@@ -177,6 +183,10 @@ export async function recentJobs(env: Env, accountId: string, now: number, limit
         r.status === "completed" && r.result_key ? `/api/download/${await downloadTokenOf(env, r.id)}` : null,
       filename: r.result_filename,
       test: r.mode === "test",
+      // Read only for pipelines: a tool job has no steps, and most jobs are tool jobs.
+      ...(r.tool === "pipeline"
+        ? { steps: stepViews(await stepsOfJob(env.DB, r.id), { status: r.status as JobStatus, error: r.error }) }
+        : {}),
     })),
   );
 }

@@ -9,10 +9,25 @@ import { orm } from "../../db/client";
 import { pipelineSteps } from "../../db/schema";
 import type { JobStep } from "../../contract/jobs";
 import type { JobStatus } from "./reads";
+import { invalidRequest } from "../../errors";
 
 /** What the previous step hands on: `step:<position>` in a step's inputs. */
 export const stepRef = (position: number) => `step:${position}`;
 export const isStepRef = (id: string) => id.startsWith("step:");
+
+/**
+ * A pipeline's steps are stored in one row (and a template's), which D1 bounds at 2 MB: their
+ * parameters together are bounded below that, with room for what validation adds (defaults).
+ */
+export const MAX_STEPS_CHARACTERS = 1_500_000;
+
+export function checkStepsSize(steps: unknown): void {
+  const size = JSON.stringify(steps).length;
+  if (size > MAX_STEPS_CHARACTERS)
+    throw invalidRequest(
+      `steps: the steps' parameters take ${size} characters in all, over the ${MAX_STEPS_CHARACTERS} a pipeline or template may hold (an SRT of a 4-hour video takes about 400,000).`,
+    );
+}
 
 export type PipelineStepRow = typeof pipelineSteps.$inferSelect;
 

@@ -16,7 +16,7 @@ import { MAX_PIPELINE_STEPS, type PipelineEnvelope, type PipelineStep } from "..
 import { isOversizedVideo } from "@media-credits/wire/decode-limits";
 import { checkTestModeBounds, createJob, MAX_WORK_SECONDS, type JobRequest, toolContext } from "./creation";
 import { resolveUpload, type StoredUpload } from "./uploads";
-import { isStepRef, stepRef, stepsOfJob } from "./pipeline-steps";
+import { checkStepsSize, isStepRef, stepRef, stepsOfJob } from "./pipeline-steps";
 import { resolveTemplateSteps } from "./templates";
 
 /** A step ready to be paid for and run. */
@@ -103,6 +103,7 @@ export async function planPipeline(
 ): Promise<PipelinePlan> {
   if (steps.length === 0 || steps.length > MAX_PIPELINE_STEPS)
     throw invalidRequest(`steps: a pipeline has 1 to ${MAX_PIPELINE_STEPS} steps.`);
+  checkStepsSize(steps);
   const context: ToolContext = toolContext(env, caller);
   const planned: PlannedStep[] = [];
   const uploadIds = new Set<string>();
@@ -120,7 +121,11 @@ export async function planPipeline(
       throw invalidRequest(
         `steps.${position}.params.uploadId: a step after the first reads the previous step's result; only the first step names its input.`,
       );
-    if (position === 0 && firstInput !== undefined && (raw.uploadId !== undefined || raw.uploadIds !== undefined))
+    if (
+      position === 0 &&
+      firstInput !== undefined &&
+      (raw.uploadId !== undefined || (tool !== "merge" && raw.uploadIds !== undefined))
+    )
       throw invalidRequest(
         "uploadId: the first step names its input already; give the input once, in the pipeline's uploadId or in the first step's params.",
       );
@@ -131,9 +136,11 @@ export async function planPipeline(
     const withInput =
       position > 0
         ? withPreviousResult(tool, raw, position)
-        : firstInput !== undefined
-          ? { ...raw, uploadId: firstInput }
-          : raw;
+        : firstInput === undefined
+          ? raw
+          : tool === "merge"
+            ? { ...raw, uploadIds: [firstInput, ...(Array.isArray(raw.uploadIds) ? raw.uploadIds : [])] }
+            : { ...raw, uploadId: firstInput };
     const parsed = spec.params.safeParse(withInput);
     if (!parsed.success) {
       for (const issue of parsed.error.issues) issue.path.unshift("steps", position, "params");
@@ -143,8 +150,14 @@ export async function planPipeline(
     try {
       const refs = spec.inputs(params);
       const uploads: StoredUpload[] = [];
-      for (const ref of refs) {
+      for (const [index, ref] of refs.entries()) {
         let upload: StoredUpload;
+        // Only the reference put in above is the previous result: an id a caller sends that looks
+        // like one is an unknown upload.
+        if (isStepRef(ref.uploadId) && !(position > 0 && index === 0 && ref.uploadId === stepRef(position - 1)))
+          throw invalidRequest(
+            `${ref.field}: upload ${JSON.stringify(ref.uploadId.slice(0, 16))} is unknown or expired.`,
+          );
         if (isStepRef(ref.uploadId)) {
           const shape = previous as Extract<ProducedMedia, { kind: "video" | "audio" }>;
           upload = previousResult(caller, position - 1, shape);

@@ -11,6 +11,7 @@ import { invalidRequest, notFound } from "../../errors";
 import { newId, quotedId } from "../../lib/ids";
 import type { PipelineStep, Template, TemplateRequest } from "../../contract/pipelines";
 import { accountLimits } from "../accounts/limits";
+import { checkStepsSize } from "./pipeline-steps";
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z][A-Za-z0-9_]{0,39})\s*\}\}/g;
 const WHOLE_PLACEHOLDER = /^\{\{\s*([A-Za-z][A-Za-z0-9_]{0,39})\s*\}\}$/;
@@ -33,7 +34,8 @@ export function templateVariables(steps: PipelineStep[]): string[] {
 export function fillTemplate(steps: PipelineStep[], variables: Record<string, Value>): PipelineStep[] {
   const needed = templateVariables(steps);
   for (const name of needed)
-    if (!(name in variables)) throw invalidRequest(`variables.${name}: Required (the template uses {{${name}}}).`);
+    if (!Object.hasOwn(variables, name))
+      throw invalidRequest(`variables.${name}: Required (the template uses {{${name}}}).`);
   for (const name of Object.keys(variables))
     if (!needed.includes(name))
       throw invalidRequest(
@@ -73,6 +75,7 @@ export async function createTemplate(
   request: TemplateRequest,
   now: number,
 ): Promise<Template> {
+  checkStepsSize(request.steps);
   const id = newId("tpl", now);
   // The count and the insert in one statement: two saves at once cannot pass the limit together.
   const inserted = await db
