@@ -4,7 +4,29 @@ import { buildCleanAudioCommand } from "../media/commands/clean-audio";
 import { defineTool } from "./definition";
 import { mediaKinds, singleInput, totalMs, uploadId, sameMedia } from "./fields";
 
-export const CleanAudioParams = z.object({ uploadId }).openapi("CleanAudioRequest");
+/**
+ * The loudness target, both optional (a call without them is v1's: -16 LUFS, -1.5 dBTP). Bounds:
+ * -31 LUFS (under it a voice sinks into a quiet room's noise; broadcast's quietest common target is
+ * -27, ATSC A/85 -24, EBU R128 -23) to -10 (louder needs limiting beyond what a voice takes), and a
+ * true peak from -9 dBTP (loudnorm's floor) to 0.
+ */
+export const CleanAudioParams = z
+  .object({
+    uploadId,
+    targetLufs: z.number().min(-31).max(-10).optional().openapi({
+      default: -16,
+      example: -23,
+      description:
+        "Integrated loudness of the result, LUFS (EBU R128): -23 for broadcast (EBU R128), -16 for podcasts and spoken content (the default), -14 for streaming platforms",
+    }),
+    truePeak: z.number().min(-9).max(0).optional().openapi({
+      default: -1.5,
+      example: -1,
+      description:
+        "Highest true peak of the result, dBTP: -1 for EBU R128 and most platforms, -1.5 (the default) leaves room for lossy encoding, -2 for some podcast hosts",
+    }),
+  })
+  .openapi("CleanAudioRequest");
 export type CleanAudioInput = z.output<typeof CleanAudioParams>;
 
 export const cleanAudio = defineTool({

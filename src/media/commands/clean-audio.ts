@@ -1,9 +1,9 @@
 /**
  * clean-audio: removes background noise, keeps the voice and brings it to a steady loudness
- * (-16 LUFS, -1.5 dBTP, in two passes on both engines); the picture is copied untouched. The
- * order is the invariant: level first (dynaudnorm as a near-constant gain), then fixed-floor
- * afftdn, gate and limiter, then one measured gain, because noise judged before levelling is
- * judged by the recording level. The sound stays in sync with the copied picture and keeps the
+ * (the request's target, -16 LUFS and -1.5 dBTP by default, in two passes on both engines); the
+ * picture is copied untouched. The order is the invariant: level first (dynaudnorm as a
+ * near-constant gain), then fixed-floor afftdn, gate and limiter, then one measured gain, because
+ * noise judged before levelling is judged by the recording level. The sound stays in sync with the copied picture and keeps the
  * source's exact length and start. Why, and every measurement: docs/decisions/0006-clean-audio-chain.md.
  */
 import type { CleanAudioInput } from "../../tools/clean-audio";
@@ -26,16 +26,50 @@ const AFFTDN_DELAY_SAMPLES = 2_400;
  * came out at the same level in all six channels, silent ones included); acompressor, linked on
  * the loudest channel, keeps each channel's own signal and holds peaks within 0.4 dB of the limit.
  */
-const STEREO_LIMITER = "alimiter=limit=0.84:level=0:latency=1";
-const SURROUND_LIMITER =
-  "acompressor=threshold=0.84:ratio=20:attack=0.01:release=50:knee=1:link=maximum:detection=peak";
+const stereoLimiter = (ceiling: string) => `alimiter=limit=${ceiling}:level=0:latency=1`;
+const surroundLimiter = (ceiling: string) =>
+  `acompressor=threshold=${ceiling}:ratio=20:attack=0.01:release=50:knee=1:link=maximum:detection=peak`;
+
+/** What both engines normalise to by default: -16 LUFS integrated, the usual target for spoken content on the web and in podcasts. */
+export const CLEAN_AUDIO_LOUDNESS: LoudnormTarget = { integrated: -16, truePeak: -1.5, lra: 11 };
+
+/** The drive into the limiter at the default target: the levelled voice (about -20 dBFS RMS) raised to about -11. */
+const DEFAULT_DRIVE_DB = 9;
+
+/**
+ * The limiter's ceiling, linear, at the target's true peak rounded down to 0.01 (0.84 at -1.5
+ * dBTP); it limits sample peaks, and the measured gain after it keeps the true peak (loudness.ts).
+ */
+const limiterCeiling = (truePeak: number) => (Math.floor(10 ** (truePeak / 20) * 100) / 100).toString();
+
+/** The default target's room between the loudness and the true peak, dB. */
+const DEFAULT_HEADROOM_DB = CLEAN_AUDIO_LOUDNESS.truePeak - CLEAN_AUDIO_LOUDNESS.integrated;
+/** Extra drive per dB of room under the default's, and its most. */
+const SQUEEZE_PER_DB = 3;
+const MAX_SQUEEZE_DB = 8;
+
+/**
+ * The drive into the limiter follows the target (9 dB at -16 LUFS, 2 at -23), so the graph's
+ * output sits the same few dB above any target and the measured gain is a cut (it keeps the
+ * peak); and it rises 3 dB per dB of room between loudness and true peak lost against the
+ * default's 14.5 (at most 8: 17 dB at -14 LUFS, -1.5 dBTP), so a peaky voice is limited enough to
+ * reach a loud target. Why and the measurements: docs/decisions/0006-clean-audio-chain.md.
+ */
+function driveDb(target: LoudnormTarget): number {
+  const lostRoom = Math.max(0, DEFAULT_HEADROOM_DB - (target.truePeak - target.integrated));
+  const squeeze = Math.min(MAX_SQUEEZE_DB, SQUEEZE_PER_DB * lostRoom);
+  return Number((DEFAULT_DRIVE_DB + target.integrated - CLEAN_AUDIO_LOUDNESS.integrated + squeeze).toFixed(2));
+}
 
 /**
  * The graph on both engines, without the loudness normalisation that follows it. `channels`:
  * the source's, when the probe knows them; unknown is treated as possibly more than two.
+ * `target`: the loudness the result is normalised to, which sets the drive into the limiter and
+ * its ceiling.
  */
-export function cleanAudioFilter(channels: number | undefined): string {
-  const limiter = channels !== undefined && channels <= 2 ? STEREO_LIMITER : SURROUND_LIMITER;
+export function cleanAudioFilter(channels: number | undefined, target: LoudnormTarget = CLEAN_AUDIO_LOUDNESS): string {
+  const ceiling = limiterCeiling(target.truePeak);
+  const limiter = channels !== undefined && channels <= 2 ? stereoLimiter(ceiling) : surroundLimiter(ceiling);
   return [
     "aformat=sample_rates=48000,highpass=f=80,lowpass=f=12000,asplit[a][ref]",
     [
@@ -46,7 +80,7 @@ export function cleanAudioFilter(channels: number | undefined): string {
       "afftdn=nr=10:nf=-42",
       `atrim=start_sample=${LEAD_SAMPLES + AFFTDN_DELAY_SAMPLES}`,
       "agate=threshold=0.03:ratio=3:range=0.05:attack=10:release=300",
-      "volume=9dB",
+      `volume=${driveDb(target)}dB`,
       limiter,
       "aformat=sample_fmts=fltp[x]",
     ].join(","),
@@ -55,10 +89,8 @@ export function cleanAudioFilter(channels: number | undefined): string {
   ].join(";");
 }
 
-/** What both engines normalise to: -16 LUFS integrated, the usual target for spoken content on the web and in podcasts. */
-export const CLEAN_AUDIO_LOUDNESS: LoudnormTarget = { integrated: -16, truePeak: -1.5, lra: 11 };
-
-const LOUDNORM = `loudnorm=I=${CLEAN_AUDIO_LOUDNESS.integrated}:TP=${CLEAN_AUDIO_LOUDNESS.truePeak}:LRA=${CLEAN_AUDIO_LOUDNESS.lra}`;
+const loudnormFilter = (target: LoudnormTarget) =>
+  `loudnorm=I=${target.integrated}:TP=${target.truePeak}:LRA=${target.lra}`;
 
 /** The backend's intermediate: the cleaned audio before loudnorm, written by the measuring pass. */
 const CLEANED_AUDIO = "cleaned-audio.nut";
@@ -68,7 +100,7 @@ const CLEANED_AUDIO = "cleaned-audio.nut";
  * measures) and a lossless intermediate: FLAC at 24 bits (about a third of float PCM) up to the 8
  * channels FLAC holds, 32-bit float PCM beyond. NUT keeps any codec and channel count.
  */
-function measurePassArgs(inputName: string, channels: number | undefined): string[] {
+function measurePassArgs(inputName: string, channels: number | undefined, target: LoudnormTarget): string[] {
   const lossless =
     (channels ?? 2) <= 8
       ? ["-c:a", "flac", "-compression_level", "0", "-sample_fmt", "s32", "-bits_per_raw_sample", "24"]
@@ -79,7 +111,7 @@ function measurePassArgs(inputName: string, channels: number | undefined): strin
     "-i",
     inputName,
     "-filter_complex",
-    `[0:a:0]${cleanAudioFilter(channels)},asplit[cleaned][measured];[measured]${LOUDNORM},anullsink`,
+    `[0:a:0]${cleanAudioFilter(channels, target)},asplit[cleaned][measured];[measured]${loudnormFilter(target)},anullsink`,
     "-map",
     "[cleaned]",
     ...lossless,
@@ -97,15 +129,25 @@ function measurePassArgs(inputName: string, channels: number | undefined): strin
  * the picture. The product is taken in aeval's own format (planar double): converting aeval's
  * output leaves its channel layout unresolved on mono input unless loudnorm's resampler follows.
  */
-const FINAL_PASS_GRAPH = [
-  "[0:a:0]aformat=sample_rates=48000,aeval=exprs=1:c=same[one]",
-  "[1:a:0]aformat=sample_fmts=dblp[cleaned]",
-  `[one][cleaned]amultiply,${LOUDNORM},aformat=sample_rates=48000[out]`,
-].join(";");
+const finalPassGraph = (target: LoudnormTarget) =>
+  [
+    "[0:a:0]aformat=sample_rates=48000,aeval=exprs=1:c=same[one]",
+    "[1:a:0]aformat=sample_fmts=dblp[cleaned]",
+    `[one][cleaned]amultiply,${loudnormFilter(target)},aformat=sample_rates=48000[out]`,
+  ].join(";");
+
+/** The request's target: its `targetLufs` and `truePeak`, the defaults for those it leaves out. */
+export function cleanAudioTarget(params: Partial<CleanAudioInput>): LoudnormTarget {
+  return {
+    integrated: params.targetLufs ?? CLEAN_AUDIO_LOUDNESS.integrated,
+    truePeak: params.truePeak ?? CLEAN_AUDIO_LOUDNESS.truePeak,
+    lra: CLEAN_AUDIO_LOUDNESS.lra,
+  };
+}
 
 /** `reencodeVideo`: re-encode the picture instead of copying it (a test-mode result gets a mark drawn on it). */
 export function buildCleanAudioCommand(
-  _params: Partial<CleanAudioInput>,
+  params: Partial<CleanAudioInput>,
   inputs: MediaInput[],
   options: { reencodeVideo?: boolean } = {},
 ): MediaCommand {
@@ -122,7 +164,8 @@ export function buildCleanAudioCommand(
     : ["-c:v", "copy"];
   const outputArgs = [...familyAudioArgs(family, probe), ...family.extraArgs, "-f", family.muxer, outputName];
   const picture = audioOnly ? [] : ["-map", "0:V:0", ...videoArgs];
-  const graph = cleanAudioFilter(probe.audioChannels);
+  const target = cleanAudioTarget(params);
+  const graph = cleanAudioFilter(probe.audioChannels, target);
   const args = ["-hide_banner", "-y", "-i", input.name, ...picture, "-map", "0:a:0", "-af", graph, ...outputArgs];
   const finalPass = [
     "-hide_banner",
@@ -132,13 +175,13 @@ export function buildCleanAudioCommand(
     "-i",
     CLEANED_AUDIO,
     "-filter_complex",
-    FINAL_PASS_GRAPH,
+    finalPassGraph(target),
     ...picture,
     "-map",
     "[out]",
     ...outputArgs,
   ];
-  const normalised = `${graph},${LOUDNORM}`;
+  const normalised = `${graph},${loudnormFilter(target)}`;
   const channels = probe.audioChannels ?? 2;
   const surroundBytes = Math.max(0, channels - 2) * 12 * MiB;
   return {
@@ -167,12 +210,12 @@ export function buildCleanAudioCommand(
     wasmLoudness: {
       measureArgs: ["-hide_banner", "-y", "-i", input.name, "-map", "0:a:0", "-af", normalised, "-f", "null", "-"],
       args: ["-hide_banner", "-y", "-i", input.name, ...picture, "-map", "0:a:0", "-af", normalised, ...outputArgs],
-      loudnorm: CLEAN_AUDIO_LOUDNESS,
+      loudnorm: target,
     },
     backend: {
       args: finalPass,
-      loudnorm: CLEAN_AUDIO_LOUDNESS,
-      measurePass: { args: measurePassArgs(input.name, probe.audioChannels), writes: CLEANED_AUDIO },
+      loudnorm: target,
+      measurePass: { args: measurePassArgs(input.name, probe.audioChannels, target), writes: CLEANED_AUDIO },
     },
   };
 }
