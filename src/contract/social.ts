@@ -72,6 +72,19 @@ export const PostChanges = PostInput.omit({ brandId: true }).partial();
 
 export const PostListQuery = z.object({ brandId: id.optional(), state: z.enum(postStates).optional() });
 
+/** A comment in a post's review thread, by the owner (the client's come from the review page). */
+export const PostCommentInput = z
+  .object({
+    // 2000 characters, counted by the service in code points (an emoji is one; two UTF-16 units here).
+    text: z.string().min(1).max(4000).openapi({ description: "1 to 2000 characters" }),
+    timecode: z.string().max(20).nullable().optional().openapi({
+      example: "00:12",
+      description:
+        "The moment of the post's video or audio the comment is about: mm:ss, h:mm:ss or seconds (12.5); absent or null for the whole post",
+    }),
+  })
+  .openapi("PostCommentInput");
+
 export const postActions = ["submit", "schedule", "unschedule", "cancel"] as const;
 export type PostAction = (typeof postActions)[number];
 
@@ -117,6 +130,23 @@ export const BrandSchema = z
 
 export const BrandList = z.object({ brands: z.array(BrandSchema) });
 
+export const PostCommentSchema = z
+  .object({
+    commentId: z.string(),
+    author: z.enum(["client", "owner"]),
+    authorName: z.string().nullable().openapi({ description: "The client's name; null for the owner" }),
+    atSeconds: z.number().nullable().openapi({ description: "Moment in the media in seconds; null: the whole post" }),
+    timecode: z.string().nullable().openapi({ example: "00:12", description: "The same moment as mm:ss (h:mm:ss)" }),
+    text: z.string(),
+    mediaVersion: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The media version the comment was made on (media.version); null without media" }),
+    createdAt: z.string(),
+  })
+  .openapi("PostComment");
+
 export const PostSchema = z
   .object({
     postId: z.string(),
@@ -127,10 +157,21 @@ export const PostSchema = z
     scheduledAt: z.string().nullable(),
     scheduledAtLocal: z.string().nullable(),
     timeZone: z.string(),
-    media: z.object({ filename: z.string(), contentType: z.string(), url: z.string() }).nullable(),
+    media: z
+      .object({
+        filename: z.string(),
+        contentType: z.string(),
+        url: z.string(),
+        version: z.number().int().openapi({ description: "1 for the first file, +1 each time it is replaced" }),
+        durationSeconds: z.number().nullable().openapi({ description: "Video or audio length; null otherwise" }),
+      })
+      .nullable(),
     reviews: z.array(
       z.object({ decision: z.string(), reviewerName: z.string(), comment: z.string().nullable(), at: z.string() }),
     ),
+    comments: z.array(PostCommentSchema).openapi({
+      description: "The review thread, oldest first: the client's comments from the review page and the owner's",
+    }),
     deliveries: z.array(
       z.object({
         network: z.string(),

@@ -463,6 +463,13 @@ export const posts = sqliteTable(
     mediaKey: text("media_key"),
     mediaFilename: text("media_filename"),
     mediaContentType: text("media_content_type"),
+    /**
+     * How many times media was attached (migration 0013): 1 for the first file, +1 for each
+     * replacement, so a review comment names the version it was made on.
+     */
+    mediaVersion: integer("media_version").notNull().default(0),
+    /** Length of the video or audio in ms, for review comments' moments; null until known. */
+    mediaDurationMs: integer("media_duration_ms"),
     /** Networks of the brand this post goes to (JSON array of network names). */
     networks: text("networks").notNull(),
     /** UTC ms; entered and shown in the brand's time zone. */
@@ -519,6 +526,31 @@ export const postReviews = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("post_reviews_post").on(t.postId)],
+);
+
+/**
+ * The review thread of a post (migration 0013): a client's comments from the review page and the
+ * owner's replies, each at a moment of the media (ms) or general (null), on the media version it
+ * was made on. The thread outlives new versions of the media; it goes with the post.
+ */
+export const postComments = sqliteTable(
+  "post_comments",
+  {
+    id: text("id").primaryKey(),
+    postId: text("post_id")
+      .notNull()
+      .references(() => posts.id),
+    authorKind: text("author_kind", { enum: ["client", "owner"] }).notNull(),
+    /** The name a client gave; null for the owner (the account). */
+    authorName: text("author_name"),
+    /** Moment in the video or audio, in ms; null for a comment on the whole post. */
+    atMs: integer("at_ms"),
+    text: text("text").notNull(),
+    /** posts.media_version when the comment was made; null when the post had no media. */
+    mediaVersion: integer("media_version"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("post_comments_post").on(t.postId, t.createdAt)],
 );
 
 /** One delivery of a post to one network: unique, so a post is published once per network. */

@@ -23,7 +23,8 @@ export type IdPrefix =
   | "ul"
   | "msg"
   | "conn"
-  | "tpl";
+  | "tpl"
+  | "cmt";
 
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   let time = "";

@@ -17,6 +17,7 @@ import {
   LinkRevoked,
   PostActionBody,
   PostChanges,
+  PostCommentInput,
   PostDeleted,
   PostInput,
   PostList,
@@ -41,6 +42,7 @@ import {
   type PostView,
 } from "../services/social/posts";
 import { brandStats, statsPeriod } from "../services/social/post-stats";
+import { commentAsOwner } from "../services/social/review-thread";
 import { connectorKeyId, type McpContext } from "./tool-context";
 import { destroys, readOnly, tool, writes, type ConnectorTool } from "./tool-table";
 
@@ -70,6 +72,7 @@ const UpdateBrand = z.object({ ...BrandRef.shape, ...BrandChanges.shape });
 const UpdatePost = z.object({ ...PostRef.shape, ...PostChanges.shape });
 const SchedulePost = z.object({ ...PostRef.shape, ...PostActionBody.shape });
 const BrandPeriod = z.object({ ...BrandRef.shape, ...StatsQuery.shape });
+const CommentOnPost = z.object({ ...PostRef.shape, ...PostCommentInput.shape });
 
 const postMove = (
   name: string,
@@ -179,7 +182,7 @@ export const socialTools: readonly ConnectorTool[] = [
     name: "get_post",
     title: "A post",
     description:
-      "A post with its state, client reviews (who, when, comment) and deliveries per network (with links once published); media.url is a direct link to its media (no key needed, valid one hour).",
+      "A post with its state, client reviews (who, when, comment), the review thread (comments: the client's notes at moments of the video, e.g. timecode 00:12 with atSeconds 12, and the media version each was made on) and deliveries per network (with links once published); media.url is a direct link to its media (no key needed, valid one hour).",
     input: PostRef,
     output: PostSchema,
     annotations: readOnly,
@@ -198,6 +201,18 @@ export const socialTools: readonly ConnectorTool[] = [
     scope: "social",
     run: async ({ postId, ...changes }, context) =>
       linked(context)(await updatePost(context.env, author(context), postId, changes, Date.now())),
+  }),
+  tool({
+    name: "comment_on_post",
+    title: "Comment on a post",
+    description:
+      "Add a comment to the post's review thread, which the client sees on the review page: an answer to the client's notes, at a moment of the video (timecode 00:12, 1:02:03 or seconds) or on the whole post. Free.",
+    input: CommentOnPost,
+    output: PostSchema,
+    annotations: writes,
+    scope: "social",
+    run: async ({ postId, ...comment }, context) =>
+      linked(context)(await commentAsOwner(context.env, context.accountId, postId, comment, Date.now())),
   }),
   postMove(
     "submit_post",
@@ -234,7 +249,7 @@ export const socialTools: readonly ConnectorTool[] = [
     name: "create_approval_link",
     title: "Share a post for client approval",
     description:
-      "A link (valid 14 days, revocable) to a page where the client sees the post as it will look and approves it or requests changes, with a comment and their name. No account needed.",
+      "A link (valid 14 days, revocable) to a page where the client sees the post as it will look, plays its video, leaves comments at moments of it (read them with get_post) and approves it or requests changes, with their name. No account needed; after new media the same link shows the new version with the thread.",
     input: PostRef,
     output: ApprovalLinkSchema,
     annotations: writes,

@@ -19,6 +19,7 @@ import {
   updatePost,
 } from "../../services/social/posts";
 import { brandStats, statsPeriod } from "../../services/social/post-stats";
+import { commentAsOwner } from "../../services/social/review-thread";
 import { jsonContent } from "../../lib/openapi";
 import {
   ApprovalLinkSchema,
@@ -33,6 +34,7 @@ import {
   LinkRevoked,
   PostActionBody,
   PostChanges,
+  PostCommentInput,
   PostDeleted,
   PostInput,
   PostList,
@@ -176,7 +178,7 @@ export const socialRoutes = router
       method: "get",
       path: "/posts/{postId}",
       operationId: "getPost",
-      summary: "A post, with its reviews and deliveries",
+      summary: "A post, with its reviews, review thread (time-coded comments) and deliveries",
       request: { params: PostRef },
       responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(401, 404) },
     }),
@@ -241,6 +243,28 @@ export const socialRoutes = router
           c.get("caller").accountId,
           c.req.valid("param").postId,
           new URL(c.req.url).origin,
+          Date.now(),
+        ),
+        200,
+      ),
+  )
+  .openapi(
+    route({
+      method: "post",
+      path: "/posts/{postId}/comments",
+      operationId: "commentOnPost",
+      summary:
+        "Add the owner's comment to the post's review thread, at a moment of its video (timecode) or on the whole post",
+      request: { params: PostRef, ...body(PostCommentInput) },
+      responses: { 200: jsonContent(PostSchema, "Post"), ...pickErrors(400, 401, 404) },
+    }),
+    async (c) =>
+      c.json(
+        await commentAsOwner(
+          c.env,
+          c.get("caller").accountId,
+          c.req.valid("param").postId,
+          c.req.valid("json"),
           Date.now(),
         ),
         200,

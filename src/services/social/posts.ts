@@ -20,6 +20,8 @@ import { transition, type PostAction, type PostState } from "./post-states";
 import { resolveUpload } from "../media-jobs/uploads";
 import { brandChannelsOf, emitBrandEvent, publishPolicy, schedulePublication } from "./publishing";
 import { mastodonLength, publishers } from "./publishers";
+import { commentsOf, deleteThread, eventComments, type CommentView } from "./post-comments";
+import { probeR2Object } from "../../media/probe";
 
 export const APPROVAL_LINK_TTL_MS = 14 * 24 * 3600 * 1000;
 export const MAX_POST_TEXT = 5000;
@@ -45,8 +47,17 @@ export interface PostView {
   scheduledAt: string | null;
   scheduledAtLocal: string | null;
   timeZone: string;
-  media: { filename: string; contentType: string; url: string } | null;
+  /** `version`: 1 for the first file, +1 for each replacement (review comments name theirs). */
+  media: {
+    filename: string;
+    contentType: string;
+    url: string;
+    version: number;
+    durationSeconds: number | null;
+  } | null;
   reviews: { decision: string; reviewerName: string; comment: string | null; at: string }[];
+  /** The review thread (src/services/social/post-comments.ts), oldest first. */
+  comments: CommentView[];
   deliveries: { network: string; status: string; url: string | null; attempts: number; error: string | null }[];
   failure: string | null;
   createdAt: string;
@@ -57,9 +68,10 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 async function view(db: D1Database, row: PostRow, timeZone: string): Promise<PostView> {
   const d = orm(db);
-  const [reviews, deliveries] = await Promise.all([
+  const [reviews, deliveries, comments] = await Promise.all([
     d.select().from(postReviews).where(eq(postReviews.postId, row.id)).orderBy(postReviews.createdAt).all(),
     d.select().from(postDeliveries).where(eq(postDeliveries.postId, row.id)).all(),
+    commentsOf(db, row.id),
   ]);
   return {
     postId: row.id,
@@ -71,7 +83,13 @@ async function view(db: D1Database, row: PostRow, timeZone: string): Promise<Pos
     scheduledAtLocal: row.scheduledAt === null ? null : utcToZoned(row.scheduledAt, timeZone),
     timeZone,
     media: row.mediaKey
-      ? { filename: row.mediaFilename!, contentType: row.mediaContentType!, url: `/api/v1/posts/${row.id}/media` }
+      ? {
+          filename: row.mediaFilename!,
+          contentType: row.mediaContentType!,
+          url: `/api/v1/posts/${row.id}/media`,
+          version: row.mediaVersion,
+          durationSeconds: row.mediaDurationMs === null ? null : row.mediaDurationMs / 1000,
+        }
       : null,
     reviews: reviews.map((r) => ({
       decision: r.decision,
@@ -79,6 +97,7 @@ async function view(db: D1Database, row: PostRow, timeZone: string): Promise<Pos
       comment: r.comment,
       at: new Date(r.createdAt).toISOString(),
     })),
+    comments,
     deliveries: deliveries.map((x) => ({
       network: x.network,
       status: x.status,
@@ -92,7 +111,7 @@ async function view(db: D1Database, row: PostRow, timeZone: string): Promise<Pos
   };
 }
 
-async function postRow(db: D1Database, accountId: string, postId: string): Promise<PostRow> {
+export async function postRow(db: D1Database, accountId: string, postId: string): Promise<PostRow> {
   const row = await orm(db)
     .select()
     .from(posts)
@@ -189,11 +208,16 @@ async function attachMedia(
   media: { uploadId?: string; jobId?: string },
   now: number,
 ) {
-  let source: { key: string; filename: string; contentType: string };
+  let source: { key: string; filename: string; contentType: string; durationMs?: number };
   if (media.uploadId && media.jobId) throw invalidRequest("media: give uploadId or jobId, not both.");
   if (media.uploadId) {
     const upload = await resolveUpload(env.DB, author.accountId, media.uploadId, "media.uploadId", now);
-    source = { key: upload.objectKey, filename: upload.filename, contentType: upload.mimeType };
+    source = {
+      key: upload.objectKey,
+      filename: upload.filename,
+      contentType: upload.mimeType,
+      durationMs: upload.durationMs,
+    };
   } else if (media.jobId) {
     // Another key's job answers as an unknown one. A test key's result is marked TEST: never published.
     const job = await orm(env.DB)
@@ -221,8 +245,21 @@ async function attachMedia(
   const object = await env.MEDIA.get(source.key);
   if (!object) throw invalidRequest("media: the file is no longer available.");
   const key = `posts/${postId}/${now}-${source.filename}`;
-  await streamToR2(env.MEDIA, key, object.body, { maxBytes: MAX_MEDIA_BYTES, contentType: source.contentType });
-  return { mediaKey: key, mediaFilename: source.filename, mediaContentType: source.contentType };
+  const { size } = await streamToR2(env.MEDIA, key, object.body, {
+    maxBytes: MAX_MEDIA_BYTES,
+    contentType: source.contentType,
+  });
+  // Its length bounds review comments' moments; a job's result is probed here, as uploads were.
+  const timed = /^(video|audio)\//.test(source.contentType);
+  const durationMs = timed
+    ? (source.durationMs ?? (await probeR2Object(env.MEDIA, key, size).catch(() => null))?.durationMs)
+    : undefined;
+  return {
+    mediaKey: key,
+    mediaFilename: source.filename,
+    mediaContentType: source.contentType,
+    mediaDurationMs: durationMs || null,
+  };
 }
 
 export async function createPost(env: Env, author: PostAuthor, input: PostInput, now: number): Promise<PostView> {
@@ -247,7 +284,9 @@ export async function createPost(env: Env, author: PostAuthor, input: PostInput,
     mediaKey: null,
     mediaFilename: null,
     mediaContentType: null,
+    mediaDurationMs: null,
     ...media,
+    mediaVersion: input.media ? 1 : 0,
     networks: JSON.stringify(networks),
     scheduledAt,
     state: "draft",
@@ -359,8 +398,8 @@ export async function updatePost(
     Object.assign(
       changes,
       input.media
-        ? await attachMedia(env, author, postId, input.media, now)
-        : { mediaKey: null, mediaFilename: null, mediaContentType: null },
+        ? { ...(await attachMedia(env, author, postId, input.media, now)), mediaVersion: row.mediaVersion + 1 }
+        : { mediaKey: null, mediaFilename: null, mediaContentType: null, mediaDurationMs: null },
     );
   }
   const updated = await move(env, row, "edit", brand.requiresApproval, changes, now);
@@ -402,6 +441,7 @@ export async function deletePost(env: Env, accountId: string, postId: string): P
   await d.batch([
     d.delete(approvalLinks).where(eq(approvalLinks.postId, postId)),
     d.delete(postReviews).where(eq(postReviews.postId, postId)),
+    deleteThread(env.DB, postId),
     d.delete(postDeliveries).where(eq(postDeliveries.postId, postId)),
     d.delete(posts).where(eq(posts.id, postId)),
   ] as never);
@@ -542,7 +582,12 @@ export async function reviewPost(
   const reviewerName = displayName(input.reviewerName);
   if (!reviewerName || characterCount(reviewerName) > 100) throw invalidRequest("reviewerName: 1 to 100 characters.");
   const comment = input.comment?.trim() || null;
-  if (input.decision === "request_changes" && !comment) throw invalidRequest("comment: say what should change.");
+  // The comments made on this review (since the post was submitted) go with the decision.
+  const since = found.row.submittedAt ?? 0;
+  const thread = eventComments(found.post.comments, since);
+  const commented = found.post.comments.some((c) => c.author === "client" && Date.parse(c.createdAt) >= since);
+  if (input.decision === "request_changes" && !comment && !commented)
+    throw invalidRequest("comment: say what should change, here or in a comment on the post.");
   if (comment && comment.length > 2000) throw invalidRequest("comment: at most 2000 characters.");
   const updated = await move(env, found.row, input.decision, found.brand.requiresApproval, { decidedAt: now }, now);
   const decision = input.decision === "approve" ? "approved" : "changes_requested";
@@ -555,6 +600,8 @@ export async function reviewPost(
     postId: updated.id,
     reviewerName,
     comment,
+    mediaVersion: updated.mediaKey ? updated.mediaVersion : null,
+    ...thread,
     at: new Date(now).toISOString(),
   });
   return view(env.DB, updated, found.brand.timeZone);
