@@ -69,6 +69,18 @@ code{font-family:ui-monospace,SFMono-Regular,monospace;font-size:.9em}
 .plot{overflow-x:auto}
 .legend{display:flex;flex-wrap:wrap;gap:6px 14px;font-size:.85rem;margin-top:8px}
 .legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px}
+main.narrow.wide{max-width:760px;padding-top:24px}
+textarea{font:inherit;padding:8px;border:1px solid #c9ced6;border-radius:7px;min-width:0}
+video.player{display:block;width:100%;max-height:70vh;background:#000;border-radius:8px}
+ol.thread{list-style:none;margin:0 0 12px;padding:0}
+ol.thread li{padding:10px 0;border-bottom:1px solid var(--line)}
+ol.thread li:last-child{border-bottom:0}
+ol.thread .meta{display:flex;flex-wrap:wrap;gap:4px 10px;align-items:center;font-size:.9rem}
+ol.thread p{margin:4px 0 0;white-space:pre-wrap}
+a.timecode{font-weight:600;font-variant-numeric:tabular-nums;background:#eef1fd;padding:1px 9px;border-radius:99px;text-decoration:none}
+label.timefield{flex:0 0 7.5rem}
+label.grow{flex:1 1 12rem}
+p.hint{margin:-4px 0 0;font-size:.85rem}
 pre.mail{white-space:pre-wrap;word-break:break-all;background:#f2f4f7;padding:10px;border-radius:6px}
 @media (max-width:600px){table.cards,table.cards tbody,table.cards tr,table.cards td{display:block}table.cards thead{display:none}table.cards tr{padding:6px 0;border-bottom:1px solid var(--line)}table.cards tr:last-child{border-bottom:0}table.cards td{border:0;padding:3px 12px;white-space:normal;overflow-wrap:anywhere;min-width:0;text-align:left}table.cards td::before{display:inline-block;min-width:6.5rem;margin-right:8px;color:var(--muted);font-size:.78rem;font-weight:600;text-transform:uppercase;letter-spacing:.02em}table.cards td[colspan]::before{content:none}.table-wrap{background:var(--card)}h1{font-size:1.3rem}.stat .value{font-size:1.3rem}.chart svg text{font-size:16px}.plot{direction:rtl}.plot svg{direction:ltr;min-width:560px}}
 `;
@@ -87,6 +99,38 @@ document.addEventListener("click", async (event) => {
   const confirmed = event.target.closest("[data-confirm]");
   if (confirmed && !confirm(confirmed.dataset.confirm)) event.preventDefault();
 });
+// The review page: the time field follows the paused video, and a comment's timestamp seeks it
+// (without a script, the timestamp reloads the page with the video starting there).
+const player = document.querySelector("[data-review-player]");
+if (player) {
+  const clock = (seconds) => {
+    const t = Math.floor(seconds), h = Math.floor(t / 3600), m = Math.floor((t % 3600) / 60), s = t % 60;
+    const two = (n) => String(n).padStart(2, "0");
+    return h ? h + ":" + two(m) + ":" + two(s) : two(m) + ":" + two(s);
+  };
+  const field = document.querySelector("input[data-timecode]");
+  if (field) {
+    let typed = field.value !== "";
+    const follow = () => { if (!typed) field.value = clock(player.currentTime); };
+    field.addEventListener("input", () => { typed = true; });
+    player.addEventListener("pause", follow);
+    player.addEventListener("seeked", follow);
+    for (const button of document.querySelectorAll("[data-use-time]")) {
+      button.hidden = false;
+      button.addEventListener("click", () => { typed = false; follow(); });
+    }
+    // Writing a comment stops the video at the moment it is about.
+    field.form.querySelector("textarea")?.addEventListener("focus", () => { if (!player.paused) player.pause(); });
+  }
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest("a[data-seek]");
+    if (!link) return;
+    event.preventDefault();
+    player.pause();
+    player.currentTime = Number(link.dataset.seek);
+    player.scrollIntoView({ block: "nearest", behavior: "smooth" });
+  });
+}
 document.addEventListener("submit", (event) => {
   const form = event.target.closest("form[data-once]");
   if (!form) return;

@@ -33,15 +33,16 @@ export const linkPageSection = (path: string): string | undefined =>
  * Sign-in, sign-up and reset forms, and the pages people without an account open (a client's
  * review, an assistant's upload page, the consent page): `section` names what the page is for.
  */
-export const PublicPage: FC<{ title: string; section?: string; children?: Child }> = ({
+export const PublicPage: FC<{ title: string; section?: string; wide?: boolean; children?: Child }> = ({
   title,
   section = "developer area",
+  wide = false,
   children,
 }) => (
   <html lang="en">
     <Head title={title} />
     <body>
-      <main class="narrow">
+      <main class={wide ? "narrow wide" : "narrow"}>
         <p>
           <strong>Media API</strong> <span class="muted">· {section}</span>
         </p>

@@ -531,7 +531,7 @@ describe("brands and posts", () => {
     expect(page).toContain('data-testid="post-state">waiting for approval<');
     const noComment = await reviewer.post(path, { decision: "request_changes", reviewerName: "Camille" });
     expect(noComment.status).toBe(400);
-    expect(await noComment.text()).toMatch(/Comment: say what should change/i);
+    expect(await noComment.text()).toMatch(/Message: say what should change/i);
     const changes = await reviewer.post(path, {
       decision: "request_changes",
       reviewerName: "Camille",

@@ -109,7 +109,7 @@ export const PostsPage: FC<{
               </td>
               <td>{post.scheduledAtLocal ? post.scheduledAtLocal.replace("T", " ") : <span class="muted">—</span>}</td>
               <td class="wrap">
-                {post.reviews.length === 0 ? (
+                {post.reviews.length === 0 && post.comments.length === 0 ? (
                   <span class="muted">—</span>
                 ) : (
                   post.reviews.map((r) => (
@@ -120,6 +120,14 @@ export const PostsPage: FC<{
                     </div>
                   ))
                 )}
+                {/* The review thread: each comment at its moment, on the media version it was made on. */}
+                {post.comments.map((c) => (
+                  <div class="muted" data-testid="post-comment">
+                    {c.timecode ?? "whole post"} · {c.author === "client" ? c.authorName : "you"}
+                    {c.mediaVersion !== null ? ` (version ${c.mediaVersion})` : ""}: “
+                    {c.text.length > 200 ? `${c.text.slice(0, 200)}…` : c.text}”
+                  </div>
+                ))}
               </td>
               <td>
                 {post.deliveries.length
