@@ -85,6 +85,8 @@ export const NOTICES: Record<string, string> = {
   "webhook-saved": "Webhook URL saved: jobs created from now on notify it.",
   "webhook-removed": "Webhook URL removed: no more events go there.",
   "connection-saved": "Saved: the app's next call follows the new settings.",
+  "template-deleted": "Template deleted: jobs already started from it go on.",
+  "no-template": "That template is not there (any more): nothing was changed.",
 };
 
 /** Plan prices change rarely: one Stripe call per isolate every 5 minutes, not one per page view. */

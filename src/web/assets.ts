@@ -61,6 +61,7 @@ tr:last-child td{border-bottom:0}
 .secret{display:flex;gap:8px;align-items:center}
 .secret input{flex:1;font-family:ui-monospace,monospace}
 code{font-family:ui-monospace,SFMono-Regular,monospace;font-size:.9em}
+ol.steps{margin:0;padding-left:1.4rem}ol.steps li{margin:1px 0}
 .offers{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:12px}
 .offer{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px;display:flex;flex-direction:column;gap:6px}
 .offer.current{border-color:var(--accent);box-shadow:0 0 0 1px var(--accent)}

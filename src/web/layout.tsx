@@ -58,6 +58,7 @@ export const tabs = [
   ["/app/webhooks", "Webhooks"],
   ["/app/ledger", "Ledger"],
   ["/app/jobs", "Jobs"],
+  ["/app/templates", "Templates"],
   ["/app/voice", "Cloned voice"],
   ["/app/billing", "Billing"],
   ["/app/posts", "Posts"],

@@ -19,6 +19,7 @@ import { activityPages } from "./areas/activity";
 import { voicePages } from "./areas/voice";
 import { billingPages } from "./areas/billing";
 import { connectedPages } from "./areas/connected";
+import { templatesPages } from "./areas/templates";
 
 export function webRoutes() {
   const web = new Hono<WebEnv>();
@@ -55,6 +56,8 @@ export function webRoutes() {
     "/ledger",
     "/ledger.csv",
     "/jobs",
+    "/templates",
+    "/templates/*",
     "/voice",
     "/voice/*",
     "/billing",
@@ -69,6 +72,7 @@ export function webRoutes() {
   webhooksPages(area);
   keysPages(area);
   activityPages(area);
+  templatesPages(area);
   voicePages(area);
   billingPages(area);
   connectedPages(area);

@@ -393,6 +393,117 @@ describe("cloned voice page", () => {
   });
 });
 
+describe("templates page", () => {
+  /** A signed-up owner with a live key, and a template saved through the API. */
+  async function ownerWithTemplate(name = "Cut <and> clean") {
+    const { client, accountId } = await signedUpClient();
+    const apiKey = (await (await client.createKey({ name: "ci" })).text()).match(KEY)![0];
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const saved = await postJson(
+      "/api/v1/templates",
+      {
+        name,
+        description: "For the weekly show",
+        steps: [
+          { tool: "trim", params: { start: "{{start}}", end: "{{end}}" } },
+          { tool: "clean-audio" },
+          { tool: "subtitles", params: { srtContent: `1\n00:00:00,000 --> 00:00:01,000\n${"{{title}} ".repeat(20)}` } },
+        ],
+      },
+      auth,
+    );
+    expect(saved.status).toBe(200);
+    const { templateId } = (await saved.json()) as { templateId: string };
+    return { client, accountId, apiKey, auth, templateId };
+  }
+
+  it("lists each template's name, steps, variables and date, linked from the navigation", async () => {
+    const { client, templateId } = await ownerWithTemplate();
+    const response = await client.get("/app/templates");
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    expect(html).toContain('<a href="/app/templates" aria-current="page">Templates</a>');
+    const row = html.match(new RegExp(`<tr data-template-id="${templateId}">([\\s\\S]*?)</tr>`))![1];
+    // The name is text, never markup.
+    expect(row).toContain("Cut &lt;and&gt; clean");
+    expect(row).toContain("For the weekly show");
+    expect(row).toContain(`<code>${templateId}</code>`);
+    expect(row).toMatch(
+      /<ol class="steps"><li><strong>trim<\/strong>.*start \{\{start\}\}, end \{\{end\}\}.*<\/li><li><strong>clean-audio<\/strong><\/li><li><strong>subtitles<\/strong>/,
+    );
+    // A long parameter is cut on the page.
+    expect(row).toContain("…");
+    expect(row).toContain("<code>start</code> <code>end</code> <code>title</code>");
+    expect(row).toMatch(/\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
+    expect(row).toContain(`action="/app/templates/${templateId}/delete"`);
+    // An account without templates is told so; other pages link here too.
+    const { client: empty } = await signedUpClient();
+    expect(await (await empty.get("/app/templates")).text()).toContain("No templates yet.");
+    expect(await (await empty.get("/app")).text()).toContain('<a href="/app/templates">Templates</a>');
+    // Signed out: the sign-in page.
+    const anonymous = await new WebClient().get("/app/templates");
+    expect([anonymous.status, anonymous.headers.get("location")]).toEqual([303, "/app/login?next=%2Fapp%2Ftemplates"]);
+  });
+
+  it("deletes a template with a form post (no script), once; another account's and a forged form change nothing", async () => {
+    const { client, auth, templateId } = await ownerWithTemplate("Weekly");
+    // A form from another site: refused by the CSRF check.
+    const forged = await client.post(`/app/templates/${templateId}/delete`, {}, "https://evil.example");
+    expect(forged.status).toBe(403);
+    // Another account's owner cannot delete it: said as not there.
+    const { client: stranger } = await signedUpClient();
+    const foreign = await stranger.post(`/app/templates/${templateId}/delete`, {});
+    expect([foreign.status, foreign.headers.get("location")]).toEqual([303, "/app/templates?done=no-template"]);
+    expect((await call(`/api/v1/templates/${templateId}`, { headers: auth })).status).toBe(200);
+
+    const deleted = await client.post(`/app/templates/${templateId}/delete`, {});
+    expect([deleted.status, deleted.headers.get("location")]).toEqual([303, "/app/templates?done=template-deleted"]);
+    expect((await call(`/api/v1/templates/${templateId}`, { headers: auth })).status).toBe(404);
+    const page = await (await client.get("/app/templates?done=template-deleted")).text();
+    expect(page).toContain("Template deleted: jobs already started from it go on.");
+    expect(page).not.toContain(`data-template-id="${templateId}"`);
+    // A second click (another tab) finds it gone.
+    const again = await client.post(`/app/templates/${templateId}/delete`, {});
+    expect(again.headers.get("location")).toBe("/app/templates?done=no-template");
+    expect(await (await client.get("/app/templates?done=no-template")).text()).toContain(
+      "That template is not there (any more): nothing was changed.",
+    );
+  });
+
+  it("shows a pipeline job's steps and their states on the jobs page", async () => {
+    const { client, accountId, apiKey, auth } = await ownerWithTemplate();
+    const upload = (await (
+      await uploadBytes({ accountId, keyId: "", apiKey, auth }, await fixtureBytes("tone.mp3"), "tone.mp3")
+    ).json()) as { uploadId: string };
+    const started = await postJson(
+      "/api/v1/pipelines",
+      { steps: [{ tool: "trim", params: { start: 0, end: 1 } }, { tool: "clean-audio" }], uploadId: upload.uploadId },
+      auth,
+    );
+    const { jobId } = (await started.json()) as { jobId: string };
+    expect(started.status).toBe(200);
+    const rowOf = async () =>
+      (await (await client.get("/app/jobs")).text()).match(
+        new RegExp(`<tr data-job-id="${jobId}">([\\s\\S]*?)</tr>`),
+      )![1];
+    const row = await rowOf();
+    expect(row).toMatch(
+      /pipeline[\s\S]*<ol class="steps" aria-label="Steps"><li data-step-status="\w+">trim <span class="badge \w+">\w+<\/span><\/li><li data-step-status="\w+">clean-audio /,
+    );
+    // Cancelled before it ended: the job failed and refunded; the step it stopped failed, any after it skipped.
+    const cancelled = await call(`/api/v1/jobs/${jobId}/cancel`, { method: "POST", headers: auth });
+    if (cancelled.status === 200) {
+      const after = await rowOf();
+      expect(after).toContain('<span class="badge failed">failed</span>');
+      expect(after).not.toMatch(/data-step-status="(queued|processing)"/);
+      expect(after).toMatch(
+        /<li data-step-status="(failed|skipped)">clean-audio <span class="badge (failed|skipped)">/,
+      );
+    }
+    await expectLedgerMatches(accountId);
+  });
+});
+
 describe("sign-up from a connection in progress", () => {
   it("carries next through sign-up and back, and frames no page", async () => {
     const next = "/authorize?response_type=code&client_id=abc";

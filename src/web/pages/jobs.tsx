@@ -1,8 +1,20 @@
 import type { FC } from "hono/jsx";
 import type { AccountDetails } from "../../services/accounts/accounts";
 import type { JobListItem } from "../../services/billing/usage";
+import type { JobStep } from "../../contract/jobs";
 import { credits, dateTime } from "../format";
 import { AppPage, DataTable } from "../layout";
+
+/** A pipeline's steps, in order, each with its state: which one is running, which one failed. */
+const PipelineSteps: FC<{ steps: JobStep[] }> = ({ steps }) => (
+  <ol class="steps" aria-label="Steps">
+    {steps.map((step) => (
+      <li data-step-status={step.status}>
+        {step.tool} <span class={`badge ${step.status}`}>{step.status}</span>
+      </li>
+    ))}
+  </ol>
+);
 
 export const JobsPage: FC<{ account: AccountDetails; jobs: JobListItem[] }> = ({ account, jobs }) => (
   <AppPage title="Jobs" path="/app/jobs" email={account.email}>
@@ -17,7 +29,7 @@ export const JobsPage: FC<{ account: AccountDetails; jobs: JobListItem[] }> = ({
       {jobs.map((job) => (
         <tr data-job-id={job.jobId}>
           <td>{dateTime(job.createdAt)}</td>
-          <td>
+          <td class={job.steps ? "wrap" : undefined}>
             {job.tool}
             {job.test && (
               <>
@@ -25,6 +37,7 @@ export const JobsPage: FC<{ account: AccountDetails; jobs: JobListItem[] }> = ({
                 <span class="badge queued">test</span>
               </>
             )}
+            {job.steps && <PipelineSteps steps={job.steps} />}
           </td>
           <td>
             <span class={`badge ${job.status}`}>{job.status}</span>
