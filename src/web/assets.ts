@@ -79,7 +79,8 @@ ol.thread li:last-child{border-bottom:0}
 ol.thread .meta{display:flex;flex-wrap:wrap;gap:4px 10px;align-items:center;font-size:.9rem}
 ol.thread p{margin:4px 0 0;white-space:pre-wrap}
 a.timecode{font-weight:600;font-variant-numeric:tabular-nums;background:#eef1fd;padding:1px 9px;border-radius:99px;text-decoration:none}
-label.timefield{flex:0 0 7.5rem}
+label.timefield{flex:none}label.timefield input{width:7.5rem}
+main.wide label .muted{font-weight:400}
 label.grow{flex:1 1 12rem}
 p.hint{margin:-4px 0 0;font-size:.85rem}
 pre.mail{white-space:pre-wrap;word-break:break-all;background:#f2f4f7;padding:10px;border-radius:6px}

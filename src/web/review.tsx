@@ -73,7 +73,7 @@ interface PageProps {
   error?: string;
   done?: string;
   /** What a refused comment form held, to be sent again. */
-  draft?: { timecode: string; text: string };
+  draft?: { timecode: string; text: string; authorName: string };
 }
 
 const Thread: FC<PageProps> = ({ post, brandName, token, durationMs, name, draft, done }) => {
@@ -136,7 +136,7 @@ const Thread: FC<PageProps> = ({ post, brandName, token, durationMs, name, draft
             )}
             <label class="grow">
               Your name
-              <input name="authorName" maxlength={100} required value={name} autocomplete="name" />
+              <input name="authorName" maxlength={100} required value={draft?.authorName ?? name} autocomplete="name" />
             </label>
           </div>
           {timed && (
@@ -321,10 +321,14 @@ export function reviewRoutes() {
   routes.post("/:token/comments", async (c) => {
     const token = c.req.param("token");
     const form = await readForm(c);
-    const draft = { timecode: field(form.timecode).slice(0, 40), text: field(form.text).slice(0, 8000) };
-    const authorName = field(form.authorName);
+    const draft = {
+      timecode: field(form.timecode).slice(0, 40),
+      text: field(form.text).slice(0, 8000),
+      authorName: field(form.authorName).slice(0, 400),
+    };
+    const authorName = draft.authorName;
     try {
-      const comment = await commentAsClient(c.env, token, { ...draft, authorName }, Date.now());
+      const comment = await commentAsClient(c.env, token, draft, Date.now());
       remember(c, token, authorName);
       // Back at the thread, the video starting where the comment points.
       const at = comment.atSeconds === null ? "" : `&t=${comment.atSeconds}`;
