@@ -3,7 +3,8 @@
  * `npm run dev`: local stack on one machine. Creates .dev.vars (random ADMIN_TOKEN,
  * BACKEND_SECRET, AUTH_SECRET, WEBHOOK_SIGNING_KEY and local Stripe keys) when missing, applies the D1 migrations to
  * the local state, starts the container backend (native ffmpeg) on $BACKEND_PORT (default
- * PORT + 1), the local Stripe on $STRIPE_PORT (default PORT + 2) and `wrangler dev` on
+ * PORT + 1), the local Stripe on $STRIPE_PORT (default PORT + 2), the local Mastodon and Bluesky
+ * on $MASTODON_PORT and $BLUESKY_PORT (PORT + 3 and PORT + 5) and `wrangler dev` on
  * 127.0.0.1:$PORT (default 8787) wired to both, then makes sure a dev account with credits,
  * a password and a key exists and prints the addresses, the admin token and the key.
  */
@@ -22,6 +23,8 @@ const stripePort = Number(process.env.STRIPE_PORT ?? port + 2);
 const mastodonPort = Number(process.env.MASTODON_PORT ?? port + 3);
 const mediaPort = Number(process.env.MEDIA_PORT ?? port + 4);
 const mastodonToken = "local-mastodon-token";
+const blueskyPort = Number(process.env.BLUESKY_PORT ?? port + 5);
+const bluesky = { handle: "brand.test", appPassword: "loca-lblu-esky-pass" };
 const wranglerBin = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
 
@@ -117,6 +120,21 @@ const mastodon = spawn(
   { cwd: root, stdio: ["ignore", "inherit", "inherit"] },
 );
 
+// A local Bluesky (scripts/local-bluesky): one account, reached with an app password.
+const blueskyServer = spawn(
+  process.execPath,
+  [
+    path.join(root, "scripts", "local-bluesky", "server.ts"),
+    "--port",
+    String(blueskyPort),
+    "--handle",
+    bluesky.handle,
+    "--app-password",
+    bluesky.appPassword,
+  ],
+  { cwd: root, stdio: ["ignore", "inherit", "inherit"] },
+);
+
 // The media Worker (MediaRunner + ffmpeg.wasm) and the API Worker, two wrangler dev processes
 // sharing .wrangler/state (scripts/local-workers.ts); .dev.vars gives both their secrets.
 const workerVars = {
@@ -131,7 +149,7 @@ if (process.env.ALLOW_PRIVATE_URLS === "true") workerVars.ALLOW_PRIVATE_URLS = "
 const mediaVars = {};
 for (const name of ["MEDIA_ENGINE", "WASM_MEMORY_BUDGET_BYTES", "WASM_MAX_CPU_SECONDS"])
   if (process.env[name]) mediaVars[name] = process.env[name];
-const helpers = [backend, stripe, mastodon];
+const helpers = [backend, stripe, mastodon, blueskyServer];
 const { api: wrangler, media } = await startLocalWorkers({
   port,
   mediaPort,
@@ -151,6 +169,7 @@ const stop = () => {
   backend.kill("SIGTERM");
   stripe.kill("SIGTERM");
   mastodon.kill("SIGTERM");
+  blueskyServer.kill("SIGTERM");
 };
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
@@ -159,6 +178,7 @@ wrangler.on("exit", (code) => {
   backend.kill("SIGTERM");
   stripe.kill("SIGTERM");
   mastodon.kill("SIGTERM");
+  blueskyServer.kill("SIGTERM");
   process.exit(code ?? 0);
 });
 backend.on("exit", (code) => {
@@ -221,6 +241,7 @@ try {
     dev outbox   ${base}/app/dev/outbox (password-reset mail)
     connector    ${base}/api/mcp   (paste into an assistant; OAuth fields empty)
     local Mastodon http://127.0.0.1:${mastodonPort}  (access token ${mastodonToken}, for brands' channels)
+    local Bluesky  http://127.0.0.1:${blueskyPort}  (handle ${bluesky.handle}, app password ${bluesky.appPassword}, as serviceUrl)
     admin token  ${vars.ADMIN_TOKEN}
     API key      ${account.apiKey}   (account ${account.accountId}, ${balance.balance} credits)
 

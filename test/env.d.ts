@@ -19,6 +19,7 @@ declare module "vitest" {
     fixtureBaseUrl: string;
     stripeBaseUrl: string;
     mastodonBaseUrl: string;
+    blueskyBaseUrl: string;
     hookBaseUrl: string;
   }
 }

@@ -10,6 +10,7 @@ import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { startLocalStripe } from "../scripts/local-stripe/server";
 import { startLocalMastodon } from "../scripts/local-mastodon/server";
+import { startLocalBluesky } from "../scripts/local-bluesky/server";
 
 const fixturesDir = path.join(import.meta.dirname, ".fixtures");
 
@@ -514,11 +515,15 @@ export default async function setup(project: TestProject) {
   // The social network the publisher posts to in tests (its wire format), on loopback.
   const mastodon = await startLocalMastodon({ token: "mastodon-test-token" });
   project.provide("mastodonBaseUrl", mastodon.url);
+  // And the local Bluesky (a PDS's and AppView's XRPC calls), one account with an app password.
+  const bluesky = await startLocalBluesky({ handle: "brand.test", appPassword: "test-bsky-app0-pass" });
+  project.provide("blueskyBaseUrl", bluesky.url);
   const hooks = await startWebhookSink();
   project.provide("hookBaseUrl", hooks.url);
   return async () => {
     await stripe.close();
     await mastodon.close();
+    await bluesky.close();
     await hooks.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
