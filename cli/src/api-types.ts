@@ -368,7 +368,7 @@ export interface paths {
         };
         /**
          * Job status (polling)
-         * @description Readable only by the API key that created the job; any other key, an unknown id or a job ended more than 3 hours ago answers 404. With `wait`, a queued or processing job is answered when it ends (at once, not at the next poll) or after that many seconds, whichever comes first, with its state then: one request instead of a poll loop.
+         * @description Readable only by the API key that created the job; any other key, an unknown id or a job ended more than 3 hours ago answers 404. With `wait`, a queued or processing job is answered when it ends (at once, not at the next poll), when a pipeline starts its next step, or after that many seconds, whichever comes first, with its state then: one request instead of a poll loop.
          */
         get: operations["getJob"];
         put?: never;
@@ -599,7 +599,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A post, with its reviews and deliveries */
+        /** A post, with its reviews, review thread (time-coded comments) and deliveries */
         get: operations["getPost"];
         put?: never;
         post?: never;
@@ -622,6 +622,23 @@ export interface paths {
         put?: never;
         /** A shareable review link for the client (valid 14 days, revocable, no account needed) */
         post: operations["createApprovalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/posts/{postId}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add the owner's comment to the post's review thread, at a moment of its video (timecode) or on the whole post */
+        post: operations["commentOnPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1008,7 +1025,7 @@ export interface components {
             webhookSecret: string;
             networks: {
                 /** @enum {string} */
-                network: "webhook" | "mastodon";
+                network: "webhook" | "mastodon" | "bluesky";
                 target: string;
             }[];
             createdAt: string;
@@ -1039,6 +1056,18 @@ export interface components {
                 instanceUrl: string;
                 /** @description Token with write:statuses and write:media */
                 accessToken: string;
+            } | {
+                /** @enum {string} */
+                network: "bluesky";
+                /**
+                 * @description The account's handle or DID
+                 * @example brand.bsky.social
+                 */
+                handle: string;
+                /** @description An app password of the account (xxxx-xxxx-xxxx-xxxx), never its own password; stored encrypted */
+                appPassword: string;
+                /** @description The account's PDS or entryway (default https://bsky.social) */
+                serviceUrl?: string;
             })[];
         };
         BrandStats: {
@@ -1076,7 +1105,7 @@ export interface components {
             /** @enum {string} */
             state: "draft" | "pending_approval" | "approved" | "changes_requested" | "scheduled" | "published" | "failed" | "cancelled";
             text: string;
-            networks: ("webhook" | "mastodon")[];
+            networks: ("webhook" | "mastodon" | "bluesky")[];
             scheduledAt: string | null;
             scheduledAtLocal: string | null;
             timeZone: string;
@@ -1084,6 +1113,10 @@ export interface components {
                 filename: string;
                 contentType: string;
                 url: string;
+                /** @description 1 for the first file, +1 each time it is replaced */
+                version: number;
+                /** @description Video or audio length; null otherwise */
+                durationSeconds: number | null;
             } | null;
             reviews: {
                 decision: string;
@@ -1091,6 +1124,8 @@ export interface components {
                 comment: string | null;
                 at: string;
             }[];
+            /** @description The review thread, oldest first: the client's comments from the review page and the owner's */
+            comments: components["schemas"]["PostComment"][];
             deliveries: {
                 network: string;
                 status: string;
@@ -1102,11 +1137,29 @@ export interface components {
             createdAt: string;
             publishedAt: string | null;
         };
+        PostComment: {
+            commentId: string;
+            /** @enum {string} */
+            author: "client" | "owner";
+            /** @description The client's name; null for the owner */
+            authorName: string | null;
+            /** @description Moment in the media in seconds; null: the whole post */
+            atSeconds: number | null;
+            /**
+             * @description The same moment as mm:ss (h:mm:ss)
+             * @example 00:12
+             */
+            timecode: string | null;
+            text: string;
+            /** @description The media version the comment was made on (media.version); null without media */
+            mediaVersion: number | null;
+            createdAt: string;
+        };
         PostInput: {
             brandId: string;
             text: string;
             /** @description Default: every network of the brand */
-            networks?: ("webhook" | "mastodon")[];
+            networks?: ("webhook" | "mastodon" | "bluesky")[];
             /**
              * @description Local time in the brand's zone, an ISO time with offset, or now; before the year 10000
              * @example 2026-12-01T09:30
@@ -1122,6 +1175,15 @@ export interface components {
             linkId: string;
             url: string;
             expiresAt: string;
+        };
+        PostCommentInput: {
+            /** @description 1 to 2000 characters */
+            text: string;
+            /**
+             * @description The moment of the post's video or audio the comment is about: mm:ss, h:mm:ss or seconds (12.5); absent or null for the whole post
+             * @example 00:12
+             */
+            timecode?: string | null;
         };
     };
     responses: {
@@ -1716,6 +1778,18 @@ export interface operations {
                      * @example upl_01JD3Y0QZ8W1T0X7M4R2N6C9PB
                      */
                     uploadId: string;
+                    /**
+                     * @description Integrated loudness of the result, LUFS (EBU R128): -23 for broadcast (EBU R128), -16 for podcasts and spoken content (the default), -14 for streaming platforms
+                     * @default -16
+                     * @example -23
+                     */
+                    targetLufs?: number;
+                    /**
+                     * @description Highest true peak of the result, dBTP: -1 for EBU R128 and most platforms, -1.5 (the default) leaves room for lossy encoding, -2 for some podcast hosts
+                     * @default -1.5
+                     * @example -1
+                     */
+                    truePeak?: number;
                     /**
                      * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
                      * @example https://example.com/hooks/media
@@ -3509,6 +3583,18 @@ export interface operations {
                         instanceUrl: string;
                         /** @description Token with write:statuses and write:media */
                         accessToken: string;
+                    } | {
+                        /** @enum {string} */
+                        network: "bluesky";
+                        /**
+                         * @description The account's handle or DID
+                         * @example brand.bsky.social
+                         */
+                        handle: string;
+                        /** @description An app password of the account (xxxx-xxxx-xxxx-xxxx), never its own password; stored encrypted */
+                        appPassword: string;
+                        /** @description The account's PDS or entryway (default https://bsky.social) */
+                        serviceUrl?: string;
                     })[];
                 };
             };
@@ -3825,7 +3911,7 @@ export interface operations {
                 "application/json": {
                     text?: string;
                     /** @description Default: every network of the brand */
-                    networks?: ("webhook" | "mastodon")[];
+                    networks?: ("webhook" | "mastodon" | "bluesky")[];
                     /**
                      * @description Local time in the brand's zone, an ISO time with offset, or now; before the year 10000
                      * @example 2026-12-01T09:30
@@ -3901,6 +3987,62 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApprovalLink"];
+                };
+            };
+            /** @description Invalid request (`invalid_request`); the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key missing, malformed, unknown or revoked, or plan without API access (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired resource (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    commentOnPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostCommentInput"];
+            };
+        };
+        responses: {
+            /** @description Post */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Post"];
                 };
             };
             /** @description Invalid request (`invalid_request`); the message names the field */

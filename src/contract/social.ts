@@ -6,11 +6,12 @@
  */
 import { z } from "@hono/zod-openapi";
 import { postStates } from "../services/social/post-states";
+import { APP_PASSWORD, HANDLE_OR_DID } from "../services/social/bluesky";
 
 /** Ids are at most 64 characters: a longer one is refused before any lookup. */
 export const id = z.string().min(1).max(64);
 
-export const socialNetwork = z.enum(["webhook", "mastodon"]);
+export const socialNetwork = z.enum(["webhook", "mastodon", "bluesky"]);
 
 export const Channel = z.discriminatedUnion("network", [
   z.object({
@@ -21,6 +22,25 @@ export const Channel = z.discriminatedUnion("network", [
     network: z.literal("mastodon"),
     instanceUrl: z.string().max(2048),
     accessToken: z.string().min(1).max(512).openapi({ description: "Token with write:statuses and write:media" }),
+  }),
+  z.object({
+    network: z.literal("bluesky"),
+    handle: z
+      .string()
+      .max(253)
+      .regex(HANDLE_OR_DID, "a handle (brand.bsky.social) or a DID (did:plc:...)")
+      .openapi({ example: "brand.bsky.social", description: "The account's handle or DID" }),
+    appPassword: z
+      .string()
+      .regex(APP_PASSWORD, "an app password, xxxx-xxxx-xxxx-xxxx (Settings > Privacy and security > App passwords)")
+      .openapi({
+        description: "An app password of the account (xxxx-xxxx-xxxx-xxxx), never its own password; stored encrypted",
+      }),
+    serviceUrl: z
+      .string()
+      .max(2048)
+      .optional()
+      .openapi({ description: "The account's PDS or entryway (default https://bsky.social)" }),
   }),
 ]);
 

@@ -440,8 +440,9 @@ export const brandChannels = sqliteTable(
     brandId: text("brand_id")
       .notNull()
       .references(() => brands.id),
-    network: text("network", { enum: ["webhook", "mastodon"] }).notNull(),
-    /** Publisher settings (JSON): the endpoint, or the Mastodon instance and its access token, encrypted (src/services/social/channel-config.ts). */
+    // A TypeScript enum only: the column has no CHECK, so a new network needs no migration.
+    network: text("network", { enum: ["webhook", "mastodon", "bluesky"] }).notNull(),
+    /** Publisher settings (JSON): the endpoint, the Mastodon instance and its access token, or the Bluesky account and its app password, secrets encrypted (src/services/social/channel-config.ts). */
     config: text("config").notNull(),
     createdAt: integer("created_at").notNull(),
   },

@@ -60,7 +60,7 @@ const brandFields = {
   timeZone: "IANA time zone, e.g. Europe/Paris",
   webhookUrl: "Receives signed review and publication events",
   channels:
-    "The brand's networks (at most 5): {network: webhook, url} for an automation endpoint (Zapier, Make, n8n...) that receives signed posts, and/or {network: mastodon, instanceUrl (e.g. https://mastodon.social), accessToken}",
+    "The brand's networks (at most 5): {network: webhook, url} for an automation endpoint (Zapier, Make, n8n...) that receives signed posts, {network: mastodon, instanceUrl (e.g. https://mastodon.social), accessToken}, and/or {network: bluesky, handle (e.g. brand.bsky.social), appPassword (an app password xxxx-xxxx-xxxx-xxxx from Bluesky's settings, never the account's password), serviceUrl (optional, default https://bsky.social)}",
 };
 const postFields = {
   scheduledAt:
@@ -108,7 +108,7 @@ export const socialTools: readonly ConnectorTool[] = [
     name: "create_brand",
     title: "Create a brand",
     description:
-      "Create a brand to publish social posts for: its name, time zone, whether a client must approve posts, where decisions are sent, and its networks (a signed webhook to an automation tool, and/or a Mastodon account). Free.",
+      "Create a brand to publish social posts for: its name, time zone, whether a client must approve posts, where decisions are sent, and its networks (a signed webhook to an automation tool, a Mastodon account, a Bluesky account). Free.",
     input: BrandInput,
     fields: brandFields,
     output: BrandSchema,
@@ -219,7 +219,7 @@ export const socialTools: readonly ConnectorTool[] = [
     "submit",
     "Send a draft (or a post with requested changes) to client approval. Then create_approval_link and share the link with the client.",
   ),
-  // Scheduling publishes to outside networks (Mastodon, the brand's webhook) at its time.
+  // Scheduling publishes to outside networks (Mastodon, Bluesky, the brand's webhook) at its time.
   postMove(
     "schedule_post",
     "schedule",

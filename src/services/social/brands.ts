@@ -1,7 +1,7 @@
 /**
  * Brands: a name, a time zone for scheduling, whether posts need client approval, and the
  * networks it publishes to (each through a publisher: a signed webhook to the brand's
- * automation, or a Mastodon account). Free: no credits. Other accounts' brands look unknown.
+ * automation, a Mastodon account, or a Bluesky account). Free: no credits. Other accounts' brands look unknown.
  */
 import { and, eq, notExists, sql } from "drizzle-orm";
 import { orm } from "../../db/client";
@@ -17,8 +17,9 @@ import { brandWebhookSecret } from "../webhooks/signing";
 import { UnsafeUrlError } from "../../lib/public-url";
 import { requireVerifiedEmail } from "../accounts/email-verification";
 import { publishPolicy } from "./publishing";
+import { BLUESKY_DEFAULT_SERVICE, normalHandle } from "./bluesky";
 
-export type Network = "webhook" | "mastodon";
+export type Network = "webhook" | "mastodon" | "bluesky";
 
 export interface BrandInput {
   name: string;
@@ -82,7 +83,17 @@ async function checkInput<T extends Partial<BrandInput>>(env: Env, accountId: st
         async (channel, i): Promise<ChannelInput> =>
           channel.network === "webhook"
             ? { ...channel, url: await outboundUrl(env, channel.url, `channels.${i}.url`) }
-            : { ...channel, instanceUrl: await outboundUrl(env, channel.instanceUrl, `channels.${i}.instanceUrl`) },
+            : channel.network === "bluesky"
+              ? {
+                  ...channel,
+                  handle: normalHandle(channel.handle),
+                  serviceUrl: await outboundUrl(
+                    env,
+                    channel.serviceUrl || BLUESKY_DEFAULT_SERVICE,
+                    `channels.${i}.serviceUrl`,
+                  ),
+                }
+              : { ...channel, instanceUrl: await outboundUrl(env, channel.instanceUrl, `channels.${i}.instanceUrl`) },
       ),
     ));
   return {

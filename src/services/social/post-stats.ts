@@ -1,9 +1,10 @@
 /**
  * Statistics of a brand over a period: posts by state, publications per network, approval
  * turnaround, and engagement (views, likes, comments, shares) — read from Mastodon for its
- * statuses, or reported back by the brand's own integration through a signed call.
+ * statuses and from Bluesky for its posts, or reported back by the brand's own integration
+ * through a signed call.
  */
-import { and, eq, gte, inArray, lt } from "drizzle-orm";
+import { and, eq, gte, inArray, isNull, lt, or } from "drizzle-orm";
 import { orm } from "../../db/client";
 import { brandChannels, brands, postDeliveries, posts } from "../../db/schema";
 import type { Env } from "../../env";
@@ -13,6 +14,7 @@ import { hmacHex } from "../../lib/signing";
 import { brandRow } from "./brands";
 import { publisherSettings } from "./channel-config";
 import { publishers, type Engagement } from "./publishers";
+import { bluesky } from "./bluesky";
 import { publishPolicy } from "./publishing";
 import { brandWebhookSecret } from "../webhooks/signing";
 
@@ -61,7 +63,10 @@ export function statsPeriod(
   return { start, end };
 }
 
-/** Counts posts created in [from, to); Mastodon counts are refreshed first (at most 50 statuses). */
+/**
+ * Counts posts created in [from, to); Mastodon and Bluesky counts are refreshed first (at most 50
+ * posts each).
+ */
 export async function brandStats(
   env: Env,
   accountId: string,
@@ -79,6 +84,7 @@ export async function brandStats(
     .all();
   const ids = rows.map((r) => r.id);
   await refreshMastodonEngagement(env, brandId, ids);
+  await refreshBlueskyEngagement(env, brandId, ids, Date.now());
   const deliveries = ids.length
     ? await d
         .select()
@@ -159,6 +165,55 @@ async function refreshMastodonEngagement(env: Env, brandId: string, postIds: str
       // Statistics stay as last read; the next read tries again.
       console.warn("mastodon statistics unavailable", error instanceof Error ? error.message : String(error));
     }
+  }
+}
+
+/**
+ * Bluesky counts are read again at most every 10 minutes per post: each read opens a session
+ * with the app password, and Bluesky allows an account 30 sessions in 5 minutes and 300 a day
+ * (publication needs them too), so reloading the statistics must not use them up.
+ */
+const BLUESKY_STATS_MAX_AGE_MS = 10 * 60 * 1000;
+
+async function refreshBlueskyEngagement(env: Env, brandId: string, postIds: string[], now: number): Promise<void> {
+  if (postIds.length === 0) return;
+  const d = orm(env.DB);
+  const channel = await d
+    .select()
+    .from(brandChannels)
+    .where(and(eq(brandChannels.brandId, brandId), eq(brandChannels.network, "bluesky")))
+    .get();
+  if (!channel) return;
+  const stale = await d
+    .select()
+    .from(postDeliveries)
+    .where(
+      and(
+        inArray(postDeliveries.postId, postIds),
+        eq(postDeliveries.network, "bluesky"),
+        eq(postDeliveries.status, "sent"),
+        or(isNull(postDeliveries.statsUpdatedAt), lt(postDeliveries.statsUpdatedAt, now - BLUESKY_STATS_MAX_AGE_MS)),
+      ),
+    )
+    .limit(50)
+    .all();
+  const uris = stale.flatMap((delivery) => (delivery.externalId ? [delivery.externalId] : []));
+  if (uris.length === 0) return;
+  try {
+    const config = await publisherSettings(env, channel);
+    if (config.network !== "bluesky") return;
+    const counts = await bluesky.engagement(config, uris, publishPolicy(env));
+    for (const delivery of stale) {
+      const found = delivery.externalId ? counts.get(delivery.externalId) : undefined;
+      await d
+        .update(postDeliveries)
+        .set({ ...(found ?? {}), statsUpdatedAt: now })
+        .where(eq(postDeliveries.id, delivery.id))
+        .run();
+    }
+  } catch (error) {
+    // Statistics stay as last read; the next read tries again.
+    console.warn("bluesky statistics unavailable", error instanceof Error ? error.message : String(error));
   }
 }
 

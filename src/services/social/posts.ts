@@ -20,6 +20,7 @@ import { transition, type PostAction, type PostState } from "./post-states";
 import { resolveUpload } from "../media-jobs/uploads";
 import { brandChannelsOf, emitBrandEvent, publishPolicy, schedulePublication } from "./publishing";
 import { mastodonLength, publishers } from "./publishers";
+import { blueskyTextRefusal } from "./bluesky";
 import { commentsOf, deleteThread, eventComments, type CommentView } from "./post-comments";
 import { probeR2Object } from "../../media/probe";
 
@@ -150,6 +151,16 @@ function requireChannels(chosen: Network[], available: Network[], hint = ""): vo
       );
 }
 
+/**
+ * Bluesky's limit (300 graphemes) is the network's own, not an instance's that could change:
+ * a text over it is refused from the draft on, when the post is created or its text or networks
+ * change, so nothing is saved that Bluesky would refuse.
+ */
+function checkBlueskyText(networks: Network[], text: string): void {
+  const refusal = networks.includes("bluesky") ? blueskyTextRefusal(text) : null;
+  if (refusal) throw invalidRequest(refusal);
+}
+
 async function checkNetworks(db: D1Database, brandId: string, networks: Network[] | undefined): Promise<Network[]> {
   const available = (await brandChannelsOf(db, brandId)).map((c) => c.network);
   const chosen = networks ?? available;
@@ -179,6 +190,7 @@ async function checkPublishable(env: Env, brandId: string, networksJson: string,
     channels.map((c) => c.network),
     " Take it out of the post's networks, or connect it to the brand again.",
   );
+  checkBlueskyText(networks, text);
   const channel = channels.find((c) => c.network === "mastodon");
   if (!networks.includes("mastodon") || !channel) return;
   const limits = await publishers.mastodon.textLimits({ instanceUrl: channelTarget(channel) }, publishPolicy(env));
@@ -273,6 +285,7 @@ export async function createPost(env: Env, author: PostAuthor, input: PostInput,
   if (!input.text.trim() || input.text.length > MAX_POST_TEXT)
     throw invalidRequest(`text: 1 to ${MAX_POST_TEXT} characters.`);
   const networks = await checkNetworks(env.DB, brand.id, input.networks);
+  checkBlueskyText(networks, input.text);
   const scheduledAt = parseTime(input.scheduledAt, brand.timeZone, now) ?? null;
   const id = newId("pst", now);
   const media = input.media ? await attachMedia(env, author, id, input.media, now) : {};
@@ -387,6 +400,8 @@ export async function updatePost(
     changes.scheduledAt = scheduledAt;
   }
   // Before any media is copied: a refused edit leaves nothing behind.
+  if (changes.networks !== undefined || changes.text !== undefined)
+    checkBlueskyText(JSON.parse(changes.networks ?? row.networks), changes.text ?? row.text);
   const stays = transition(row.state, "edit", brand.requiresApproval);
   if (
     (stays === "scheduled" || stays === "pending_approval") &&

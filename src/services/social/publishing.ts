@@ -15,6 +15,7 @@ import { assertPublicUrl, type UrlPolicy } from "../../lib/public-url";
 import { mediaUrl } from "../../backend-client/transfer-urls";
 import { publisherSettings } from "./channel-config";
 import { publishers, PublishError, type Publication } from "./publishers";
+import { bluesky } from "./bluesky";
 import { brandWebhookSecret } from "../webhooks/signing";
 
 export type PublishMessage =
@@ -155,7 +156,9 @@ export async function publishOne(env: Env, postId: string, network: string, now:
     const result =
       settings.network === "webhook"
         ? await publishers.webhook.publish(settings, publication, publishPolicy(env))
-        : await publishers.mastodon.publish(settings, publication, publishPolicy(env));
+        : settings.network === "bluesky"
+          ? await bluesky.publish(settings, publication, publishPolicy(env))
+          : await publishers.mastodon.publish(settings, publication, publishPolicy(env));
     await d
       .update(postDeliveries)
       .set({
