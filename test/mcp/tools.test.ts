@@ -311,6 +311,45 @@ describe("MCP tools", () => {
     }
   });
 
+  it("connects a Bluesky account, publishes to it, and refuses a text over its 300 graphemes", async () => {
+    const { tools } = await client.listTools();
+    const createBrand = JSON.stringify(tools.find((t) => t.name === "create_brand")!.inputSchema);
+    expect(createBrand).toContain('"bluesky"');
+    expect(JSON.stringify(tools.find((t) => t.name === "create_post")!.inputSchema)).toContain('"bluesky"');
+    const brand = await callTool("create_brand", {
+      name: "Ciel",
+      timeZone: "Europe/Paris",
+      channels: [
+        {
+          network: "bluesky",
+          handle: "brand.test",
+          appPassword: "test-bsky-app0-pass",
+          serviceUrl: inject("blueskyBaseUrl"),
+        },
+      ],
+    });
+    expect(brand.isError, brand.content[0].text).toBeFalsy();
+    expect(brand.structuredContent!.networks).toEqual([{ network: "bluesky", target: inject("blueskyBaseUrl") }]);
+    const brandId = brand.structuredContent!.brandId as string;
+    expect(toolError(await callTool("create_post", { brandId, text: "x".repeat(301) }))).toMatchObject({
+      code: "invalid_request",
+      message: expect.stringMatching(/^text: 301 characters as Bluesky counts them/),
+    });
+    const post = await callTool("create_post", { brandId, text: `Envolée ${Date.now()}`, networks: ["bluesky"] });
+    expect(post.isError, post.content[0].text).toBeFalsy();
+    const postId = post.structuredContent!.postId as string;
+    await callTool("schedule_post", { postId, scheduledAt: "now" });
+    let state = "";
+    for (let i = 0; i < 100 && state !== "published"; i++) {
+      state = (await callTool("get_post", { postId })).structuredContent!.state as string;
+      if (state !== "published") await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(state).toBe("published");
+    expect((await callTool("get_brand_stats", { brandId })).structuredContent).toMatchObject({
+      publishedByNetwork: { bluesky: 1 },
+    });
+  });
+
   it("hands out a one-time upload page whose upload the assistant then reads", async () => {
     const link = await callTool("create_upload_link");
     expect(link.isError, link.content[0].text).toBeFalsy();
