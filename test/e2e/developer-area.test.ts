@@ -9,7 +9,7 @@ import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { eventually } from "../helpers/eventually";
-import { untilMailed } from "./client";
+import { FIXTURES, untilMailed, upload } from "./client";
 
 const base = inject("e2eMainUrl");
 const stripeUrl = inject("e2eStripeUrl");
@@ -164,6 +164,66 @@ describe("developer area in a browser", () => {
     await page.waitForURL(/done=cancelled/);
     expect(await page.getByTestId("current-plan").innerText()).toContain("moves to Solo");
 
+    // A pipeline through the API: the Jobs page lists its steps with their states.
+    const api = { base, auth: { authorization: `Bearer ${apiKey}` }, accountId: "" };
+    const tone = await upload(api, path.join(FIXTURES, "tone.mp3"));
+    const started = await fetch(`${base}/api/v1/pipelines`, {
+      method: "POST",
+      headers: { ...api.auth, "content-type": "application/json" },
+      body: JSON.stringify({
+        steps: [{ tool: "trim", params: { start: 0, end: 1 } }, { tool: "clean-audio" }],
+        uploadId: tone.uploadId,
+      }),
+    });
+    expect(started.status).toBe(200);
+    const { jobId } = (await started.json()) as { jobId: string };
+    await eventually(
+      async () =>
+        (await (await fetch(`${base}/api/v1/jobs/${jobId}?wait=20`, { headers: api.auth })).json()) as {
+          status: string;
+        },
+      (job) => job.status === "completed" || job.status === "failed",
+      { timeoutMs: 120_000, intervalMs: 250, what: `pipeline ${jobId} to end` },
+    );
+    await page.goto(`${base}/app/jobs`);
+    expect(await page.locator(`tr[data-job-id="${jobId}"] ol.steps`).innerText()).toMatch(
+      /trim\s+completed\s+clean-audio\s+completed/,
+    );
+
+    // Templates saved through the API, listed in the page, one deleted there (the confirm is accepted).
+    for (const template of [
+      {
+        name: "Weekly show",
+        description: "Cut, clean and subtitle the recording",
+        steps: [
+          { tool: "trim", params: { start: "{{start}}", end: "{{end}}" } },
+          { tool: "clean-audio" },
+          { tool: "watermark", params: { watermarkText: "{{brand}} · {{date}}", opacity: 60 } },
+          { tool: "convert", params: { format: "webm" } },
+        ],
+      },
+      { name: "Podcast audio", steps: [{ tool: "extract-audio", params: { format: "{{format}}" } }] },
+      { name: "Throwaway", steps: [{ tool: "convert" }] },
+    ]) {
+      const saved = await fetch(`${base}/api/v1/templates`, {
+        method: "POST",
+        headers: { ...api.auth, "content-type": "application/json" },
+        body: JSON.stringify(template),
+      });
+      expect(saved.status, await saved.clone().text()).toBe(200);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.click("nav >> text=Templates");
+    await page.waitForURL(`${base}/app/templates`);
+    expect(await page.locator("tbody tr").count()).toBe(3);
+    expect(await page.locator('tr:has-text("Weekly show")').innerText()).toMatch(/start\s+end\s+brand\s+date/);
+    await shot(page, "16-templates");
+    await page.locator('tr:has-text("Throwaway") button:has-text("Delete")').click();
+    await page.waitForURL(/done=template-deleted/);
+    expect(await page.locator(".notice.ok").innerText()).toContain("Template deleted");
+    expect(await page.locator("tbody tr").count()).toBe(2);
+    await page.setViewportSize({ width: 1200, height: 900 });
+
     // Other pages render.
     for (const [name, pathname] of [
       ["10-jobs", "/app/jobs"],
@@ -198,6 +258,15 @@ describe("developer area in a browser", () => {
       await phone.evaluate(`getComputedStyle(document.querySelector("tbody td:nth-child(6)"), "::before").content`),
     ).toBe('"Detail"');
     await shot(phone, "15-phone-ledger");
+    // Templates and a pipeline's steps fit a phone too, the Delete button on screen.
+    await phone.goto(`${base}/app/templates`);
+    expect(await phone.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    const remove = (await phone.locator('tbody tr button:has-text("Delete")').first().boundingBox())!;
+    expect(remove.x + remove.width).toBeLessThanOrEqual(390);
+    await shot(phone, "17-phone-templates");
+    await phone.goto(`${base}/app/jobs`);
+    expect(await phone.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    await shot(phone, "18-phone-jobs");
     await phone.close();
 
     await page.click('header button:has-text("Sign out")');

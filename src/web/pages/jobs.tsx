@@ -29,7 +29,7 @@ export const JobsPage: FC<{ account: AccountDetails; jobs: JobListItem[] }> = ({
       {jobs.map((job) => (
         <tr data-job-id={job.jobId}>
           <td>{dateTime(job.createdAt)}</td>
-          <td class={job.steps ? "wrap" : undefined}>
+          <td>
             {job.tool}
             {job.test && (
               <>

@@ -51,7 +51,8 @@ export const TemplatesPage: FC<{
           <td class="wrap">
             <strong>{template.name}</strong>
             {template.description && <div class="muted">{template.description}</div>}
-            <div>
+            {/* On one line: an id is copied whole, and cut in two it reads as two. */}
+            <div style="white-space:nowrap">
               <code>{template.templateId}</code>
             </div>
           </td>
