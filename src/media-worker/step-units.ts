@@ -1,12 +1,13 @@
 /**
  * A pipeline step as the runner works on it: the job with the step's tool and parameters, reading
- * its uploads and the previous step's output. That output is probed for what it really is (codecs,
- * frame size and rate, which the next command needs); its duration is the one the step was priced
- * on when that is shorter, so the run is bounded by what was paid (packages/wire/src/billed-duration.ts).
+ * its uploads and the previous step's output. That output is described by what the step was priced
+ * on (its kind, streams, size, rate and duration, so the run is bounded by what was paid:
+ * packages/wire/src/billed-duration.ts) and its container; its codecs are left unknown, so a next
+ * step re-encodes rather than copies. A probe here would bring the probing libraries into the
+ * media Worker, whose script must stay under 512 KiB beside ffmpeg.wasm (test/e2e/deploy-size.test.ts).
  */
 import type { Env } from "../env";
 import { JobFailure } from "../errors";
-import { probeR2Object } from "../media/probe";
 import type { ProbeResult } from "../media/types";
 import type { ProducedMedia } from "../tools/definition";
 import { isStepRef, type PipelineStepRow } from "../services/media-jobs/pipeline-steps";
@@ -14,21 +15,23 @@ import type { JobRow } from "../services/media-jobs/reads";
 import { loadUploadInputs, type StoredInput, type WorkUnit } from "./job-stages";
 
 async function previousOutput(env: Env, row: PipelineStepRow, shape: ProducedMedia | null): Promise<StoredInput> {
-  if (!row.outputKey || !row.outputFilename)
+  if (!row.outputKey || !row.outputFilename || !shape || shape.kind === "text")
     throw new JobFailure(`Step ${row.position + 1} (${row.tool}) left no result for the next step; credits refunded.`);
   const head = await env.MEDIA.head(row.outputKey);
   if (!head) throw new JobFailure("An intermediate result went missing; credits refunded.");
-  const priced = shape && shape.kind !== "text" ? shape : undefined;
-  let probe: ProbeResult;
-  try {
-    probe = await probeR2Object(env.MEDIA, row.outputKey, head.size);
-  } catch (error) {
-    if (!priced) throw error;
-    console.warn("probing a step's output failed; using its priced shape", row.jobId, row.position, String(error));
-    probe = { ...priced, mimeType: row.outputContentType ?? "" };
-  }
-  if (priced && (probe.durationMs <= 0 || probe.durationMs > priced.durationMs))
-    probe = { ...probe, durationMs: priced.durationMs };
+  const container = row.outputFilename.split(".").pop()?.toLowerCase() ?? shape.container;
+  const probe: ProbeResult = {
+    kind: shape.kind,
+    container,
+    mimeType: row.outputContentType ?? "",
+    durationMs: shape.durationMs,
+    hasAudio: shape.hasAudio,
+    hasVideo: shape.hasVideo,
+    width: shape.width,
+    height: shape.height,
+    frameRate: shape.frameRate,
+    audioChannels: shape.audioChannels,
+  };
   return { name: "", filename: row.outputFilename, sizeBytes: head.size, probe, objectKey: row.outputKey };
 }
 

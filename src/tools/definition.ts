@@ -73,6 +73,8 @@ export type ProducedMedia =
       container: string;
       width?: number;
       height?: number;
+      frameRate?: number;
+      audioChannels?: number;
     }
   | { kind: "text" };
 

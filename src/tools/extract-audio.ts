@@ -17,7 +17,14 @@ export const extractAudio = defineTool({
   inputs: (p) => singleInput(p.uploadId, mediaKinds, true),
   quantity: (_p, u) => ({ durationMs: totalMs(u) }),
   produces: (p, [input]) =>
-    sameMedia(input, { kind: "audio", hasVideo: false, container: p.format, width: undefined, height: undefined }),
+    sameMedia(input, {
+      kind: "audio",
+      hasVideo: false,
+      container: p.format,
+      width: undefined,
+      height: undefined,
+      frameRate: undefined,
+    }),
   workFactor: 0.05,
   build: (p, inputs) => buildExtractAudioCommand(p, inputs),
 });

@@ -78,6 +78,8 @@ export function sameMedia(
     container: upload.container,
     width: probe.width,
     height: probe.height,
+    frameRate: probe.frameRate,
+    audioChannels: probe.audioChannels,
     ...changes,
   };
 }
