@@ -200,6 +200,7 @@ OPERATIONS: Dict[str, Operation] = {
     "getPost": Operation("GET", f"{_V1}/posts/{{postId}}"),
     "updatePost": Operation("PATCH", f"{_V1}/posts/{{postId}}", {JSON: ()}),
     "deletePost": Operation("DELETE", f"{_V1}/posts/{{postId}}"),
+    "commentOnPost": Operation("POST", f"{_V1}/posts/{{postId}}/comments", {JSON: ("text",)}),
     "getPostMedia": Operation("GET", f"{_V1}/posts/{{postId}}/media"),
     "changePostState": Operation("POST", f"{_V1}/posts/{{postId}}/{{action}}", {JSON: ()}),
     "createApprovalLink": Operation("POST", f"{_V1}/posts/{{postId}}/approval-links"),
@@ -995,6 +996,12 @@ class MediaCredits:
 
     def delete_post(self, post_id: str) -> Json:
         return self._op("deletePost", {"postId": post_id})
+
+    def comment_on_post(self, post_id: str, text: str, timecode: Optional[str] = None) -> Json:
+        """Adds the owner's comment to the post's review thread, at ``timecode`` ("00:12") or on the whole post."""
+        return self._op(
+            "commentOnPost", {"postId": post_id}, json_body=_body_fields({"text": text, "timecode": timecode})
+        )
 
     def post_media(self, post_id: str) -> Json:
         return self._op("getPostMedia", {"postId": post_id})
