@@ -7,8 +7,8 @@
  * transcription and voice change.
  *
  * Environment: BENCH_ONLY=id,id (subset; "speech" for the speech part, which a list without it
- * skips), BENCH_KEEP=1 (keep the temp dir),
- * BENCH_VERBOSE=1 (print each command's arguments), FFMPEG / FFPROBE (native binaries).
+ * skips; the same ids may be given as arguments, `npm run bench -- pipeline`), BENCH_KEEP=1 (keep
+ * the temp dir), BENCH_VERBOSE=1 (print each command's arguments), FFMPEG / FFPROBE (native binaries).
  */
 import { existsSync } from "node:fs";
 import { copyFile, link, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -39,6 +39,7 @@ import {
 } from "./media";
 import { runApiBench, runLatencyBench, runTransferBench } from "./api";
 import { runCalibration } from "./calibrate";
+import { runPipelineBench } from "./pipeline";
 import { runSpeechBench } from "./speech";
 import { runSafetyBench } from "./safety";
 import { runUploadMemoryBench } from "./upload-memory";
@@ -59,7 +60,9 @@ const fontPath = (font: string) => (FONT_SUBDIR ? `${FONT_SUBDIR}/${font}` : fon
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
 
-const only = process.env.BENCH_ONLY?.split(",")
+// BENCH_ONLY=trim,merge, or the same ids as arguments (`npm run bench -- pipeline`).
+const only = (process.env.BENCH_ONLY ?? (process.argv.length > 2 ? process.argv.slice(2).join(",") : undefined))
+  ?.split(",")
   .map((s) => s.trim())
   .filter(Boolean);
 const verbose = process.env.BENCH_VERBOSE === "1";
@@ -118,7 +121,10 @@ async function main(): Promise<void> {
   if (!only || only.includes("web")) await runWebBench();
   if (
     !only ||
-    only.some((id) => !["speech", "upload", "web", "api", "calibrate", "transfer", "latency", "safety"].includes(id))
+    only.some(
+      (id) =>
+        !["speech", "upload", "web", "api", "calibrate", "transfer", "latency", "safety", "pipeline"].includes(id),
+    )
   )
     await mediaBench();
   if (!only || only.includes("safety")) await runSafetyBench();
@@ -126,6 +132,7 @@ async function main(): Promise<void> {
   if (!only || only.includes("api")) await runApiBench();
   else if (only.includes("latency")) await runLatencyBench();
   if (!only || only.includes("transfer")) await runTransferBench();
+  if (!only || only.includes("pipeline")) await runPipelineBench();
   if (!only || only.includes("speech")) {
     const problems = await runSpeechBench();
     if (problems.length > 0) {
