@@ -42,8 +42,9 @@ export async function quoteCall(env: Env, caller: Caller, request: QuoteRequest,
     throw invalidRequest(
       "steps: price either one tool call (tool, params) or a pipeline (steps or templateId), not both.",
     );
+  if (sent === undefined) throw invalidRequest("params: Required (the tool call's body).");
   // The call's own fields change neither the price nor the work: a body copied from a call may carry them.
-  const { webhookUrl: _webhookUrl, maxCredits: _maxCredits, ...params } = sent ?? {};
+  const { webhookUrl: _webhookUrl, maxCredits: _maxCredits, ...params } = sent;
   const parsed = tools[tool].params.safeParse(params);
   if (!parsed.success) throw invalidInput(parsed.error);
   return quoteToolCall(env, caller, tool, parsed.data as never, now);
