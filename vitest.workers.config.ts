@@ -96,6 +96,12 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     exclude: ["test/e2e/**", "test/repo/**", ...(fast ? WASM_MEDIA_FILES : [])],
     isolate: !fast,
+    // Vitest's on-disk module cache makes every new workerd receive its file's whole transformed
+    // import graph inlined in one WebSocket message (the pool's warm-module snapshot: 21.5 MB for
+    // one route test, each module twice). Late in a full run the graph outgrows workerd's WebSocket
+    // message limit and the pool dies with 1009 "Message is too large", taking every later file
+    // with it. Without the cache, modules come one per message.
+    fsModuleCache: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
