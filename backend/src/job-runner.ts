@@ -14,6 +14,7 @@ import { sendCallback, type CallbackPayload, type CallbackResult } from "./callb
 import { log, type Faults } from "./config.ts";
 import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts";
 import { loudnessFinalArgs } from "@media-credits/wire/loudness";
+import { type AudioReport, withAudioReport } from "@media-credits/wire/audio-report";
 import {
   FONTS_SUBDIR,
   type JobRequest,
@@ -419,7 +420,8 @@ export class JobRunner {
 
       t = Date.now();
       let producer = "ffmpeg";
-      const ffmpeg = async (args: string[], phase: string) => {
+      let report: AudioReport | undefined;
+      const ffmpeg = async (args: string[], phase: string, logChars?: number) => {
         entry.phase = phase;
         const run = await runFfmpeg({
           ffmpegPath: this.#options.ffmpegPath,
@@ -429,6 +431,7 @@ export class JobRunner {
           env: this.#childEnv,
           memoryLimitBytes: this.#options.ffmpegMemoryLimitBytes,
           threads: this.#options.ffmpegThreads,
+          ...(logChars ? { stderrLimit: logChars } : {}),
         });
         if (run.aborted) {
           entry.phase = `${phase} (ffmpeg was stopped)`;
@@ -442,19 +445,29 @@ export class JobRunner {
         return run;
       };
       if (job.kind === "ffmpeg") {
-        let args = job.args;
-        if (job.loudnorm) {
-          // Two-pass loudness normalisation (protocol: FfmpegJobSchema.loudnorm): measure, then apply.
-          const final = await loudnessFinalArgs(job.args, job.loudnorm, job.measurePass?.args, ffmpeg);
-          args = final.args;
-          // Logged: 1 when pass 2 applies one gain, 0 when it runs loudnorm's dynamic mode.
-          if (final.linear !== undefined) timings.loudnormLinear = final.linear ? 1 : 0;
-          timings.loudnormMeasureMs = Date.now() - t;
-          t = Date.now();
+        const runCommand = async () => {
+          let args = job.args;
+          if (job.loudnorm) {
+            // Two-pass loudness normalisation (protocol: FfmpegJobSchema.loudnorm): measure, then apply.
+            const final = await loudnessFinalArgs(job.args, job.loudnorm, job.measurePass?.args, ffmpeg);
+            args = final.args;
+            // Logged: 1 when pass 2 applies one gain, 0 when it runs loudnorm's dynamic mode.
+            if (final.linear !== undefined) timings.loudnormLinear = final.linear ? 1 : 0;
+            timings.loudnormMeasureMs = Date.now() - t;
+            t = Date.now();
+          }
+          await ffmpeg(args, streamed.size > 0 ? "running ffmpeg (reading its input over HTTP)" : "running ffmpeg");
+          timings.ffmpegMs = Date.now() - t;
+          if (job.billedInputsMs) await checkBilled(job.billedInputsMs, path.join(workDir, PROGRESS_FILE));
+        };
+        if (job.audioReport) {
+          // clean-audio's report (packages/wire/src/audio-report.ts): loudness before and after, pauses cut.
+          const written = job.audioReport.silence?.output ?? job.finish?.input ?? job.output.name;
+          report = await withAudioReport(job.audioReport, written, ffmpeg, runCommand);
+          timings.reportMs = Date.now() - t;
+        } else {
+          await runCommand();
         }
-        await ffmpeg(args, streamed.size > 0 ? "running ffmpeg (reading its input over HTTP)" : "running ffmpeg");
-        timings.ffmpegMs = Date.now() - t;
-        if (job.billedInputsMs) await checkBilled(job.billedInputsMs, path.join(workDir, PROGRESS_FILE));
         if (finish) {
           t = Date.now();
           await ffmpeg(finish.args, "finishing the result (ffmpeg)");
@@ -507,6 +520,7 @@ export class JobRunner {
           outputBytes,
           durationMs: Date.now() - started,
           queuedMs: timings.queuedMs,
+          ...(report ? { report } : {}),
         },
         timings,
       };

@@ -283,6 +283,11 @@ const cases: Case[] = [
     media: [probe],
     build: (media: MediaInput[]) => buildCleanAudioCommand({}, media),
   })),
+  ...(["mp3", "phoneMp4"] as const).map((probe) => ({
+    name: `clean-audio ${probe}, removeSilence`,
+    media: [probe],
+    build: (media: MediaInput[]) => buildCleanAudioCommand({ removeSilence: { minPauseSeconds: 2 } }, media),
+  })),
   ...(["inter", "montserrat", "poppins", "fredoka", "archivo-black", "anton"] as const).map((fontId) => ({
     name: `subtitles in ${fontId}`,
     media: ["phoneMp4"] as ProbeName[],
@@ -360,6 +365,8 @@ describe("every media tool's command, as the Worker sends it, is accepted by the
     // The backend's variant when the command has one (clean-audio: two-pass loudnorm).
     expect(job.args).toEqual(command.backend?.args ?? command.args);
     expect(job.loudnorm).toEqual(command.backend?.loudnorm);
+    // clean-audio's report: the source meter, and the silence pass writing the output.
+    expect(job.audioReport).toEqual(command.audioReport);
     expect(job.inputs.map((i) => i.name)).toEqual(media.map((i) => i.name));
     expect(Object.keys(job.files)).toEqual(Object.keys(command.files));
     for (const [name, bytes] of Object.entries(command.files))
@@ -449,6 +456,41 @@ describe("refusals", () => {
     const parsed = parseJobRequest({ ...body, fonts: ["Comic-Sans.ttf"] });
     expect(parsed.ok).toBe(true);
     expect(parsed.ok && (await missingFonts(parsed.job, FONTS_DIR))).toEqual(["Comic-Sans.ttf"]);
+  });
+
+  it("vets clean-audio's report runs as it vets the args: meter inputs declared, cut args within the work directory", async () => {
+    const media = inputs("phoneMp4");
+    const command = buildCleanAudioCommand({ removeSilence: true }, media);
+    await startBackendJob(env, mediaTransfer("job_01JCONTRACT0000000000000002", command, media));
+    const body = JSON.parse(sent.at(-1)!.body) as { audioReport: Record<string, unknown> & { silence: object } };
+    expect(parseJobRequest(body).ok).toBe(true);
+    const withReport = (audioReport: unknown) => parseJobRequest({ ...body, audioReport });
+    expect(withReport({ ...body.audioReport, sourceMeterArgs: ["-i", "secret.mp4", "-f", "null", "-"] })).toMatchObject(
+      {
+        ok: false,
+        message: expect.stringMatching(/sourceMeterArgs.*not one of the declared/),
+      },
+    );
+    for (const encodeArgs of [
+      ["-f", "mp4", "file:/etc/x"],
+      ["-attach", "/etc/passwd"],
+    ]) {
+      expect(withReport({ ...body.audioReport, silence: { ...body.audioReport.silence, encodeArgs } })).toMatchObject({
+        ok: false,
+        message: expect.stringMatching(/^audioReport.silence: /),
+      });
+    }
+    expect(
+      withReport({ ...body.audioReport, silence: { ...body.audioReport.silence, videoFilter: "movie=/etc/passwd" } })
+        .ok,
+    ).toBe(false);
+    // The pass must write what the job delivers (or its finish pass reads), and its input must not be an input.
+    expect(withReport({ ...body.audioReport, silence: { ...body.audioReport.silence, output: "other.mp4" } }).ok).toBe(
+      false,
+    );
+    expect(withReport({ ...body.audioReport, silence: { ...body.audioReport.silence, input: "in0.mp4" } }).ok).toBe(
+      false,
+    );
   });
 
   async function validBody(): Promise<Record<string, unknown>> {

@@ -13,6 +13,7 @@
  * Node 24; erasable TypeScript only (Node's type stripping).
  */
 import * as z from "zod";
+import { silenceCutArgs } from "./silence.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Names, ids, bounds
@@ -152,6 +153,50 @@ export const FinishSchema = z.object({
 });
 export type FinishPass = z.output<typeof FinishSchema>;
 
+// --- clean-audio's report (packages/wire/src/audio-report.ts runs it) ---
+
+const figures = z.object({ integrated: z.number(), truePeak: z.number(), lra: z.number() });
+const cut = z.object({ start: z.number().nonnegative(), end: z.number().nonnegative() });
+
+/** The report as the backend's callback carries it (and as the job's row keeps it). */
+export const AudioReportSchema = z.object({
+  loudness: z.object({ before: figures.nullable(), after: figures.nullable() }),
+  silence: z.object({ removedSeconds: z.number().nonnegative(), cuts: z.array(cut).max(2_000) }).optional(),
+});
+export type AudioReport = z.output<typeof AudioReportSchema>;
+export type SilenceCut = z.output<typeof cut>;
+
+/**
+ * The silence pass of a command: `input` (what the command's own args write) is searched for
+ * pauses, then cut into `output`. `encodeArgs`: the codec and muxer options of a cut result
+ * (between the maps and the output name); `copyArgs`: the same for a file with nothing to cut
+ * (streams copied as they are).
+ */
+export const SilencePassSchema = z.object({
+  input: FileNameSchema,
+  output: FileNameSchema,
+  thresholdDb: z.number().min(-90).max(0),
+  minPauseSeconds: z.number().positive().max(600),
+  keepSeconds: z.number().nonnegative().max(60),
+  /** The picture's frame rate: each cut starts and ends on a frame, so sound and picture lose the same time. */
+  frameRate: z.number().positive().max(1_000).optional(),
+  video: z.boolean(),
+  /** Applied to the joined picture before it is encoded (even dimensions for H.264). */
+  videoFilter: z.string().max(1_000).optional(),
+  /** The input's length (the cleaned audio keeps the source's): where a pause still open at the end stops. */
+  durationSeconds: z.number().nonnegative(),
+  encodeArgs: z.array(z.string().max(4_096)).max(200),
+  copyArgs: z.array(z.string().max(4_096)).max(200),
+});
+export type SilencePass = z.output<typeof SilencePassSchema>;
+
+/** The report a command asks for: the source's loudness (`sourceMeterArgs`), and its silence pass. */
+export const AudioReportPassSchema = z.object({
+  sourceMeterArgs: z.array(z.string().max(4_096)).min(1).max(200),
+  silence: SilencePassSchema.optional(),
+});
+export type AudioReportPass = z.output<typeof AudioReportPassSchema>;
+
 export const FfmpegJobSchema = z
   .object({
     ...envelope,
@@ -207,8 +252,21 @@ export const FfmpegJobSchema = z
     billedInputsMs: z.array(z.number().int().nonnegative()).max(64).optional(),
     /** A pass over what the args wrote (they write `finish.input` instead of the output). */
     finish: FinishSchema.optional(),
+    /**
+     * clean-audio's report (packages/wire/src/audio-report.ts): the source's loudness measured
+     * before the run, the result's after it; with `silence`, the args write `silence.input`, whose
+     * pauses are found and cut into `silence.output` (the finish pass's input, or the output).
+     */
+    audioReport: AudioReportPassSchema.optional(),
   })
   .superRefine((job, ctx) => {
+    const silence = job.audioReport?.silence;
+    if (silence && silence.output !== (job.finish?.input ?? job.output.name))
+      ctx.addIssue({
+        code: "custom",
+        path: ["audioReport", "silence", "output"],
+        message: "the silence pass must write the finish pass's input, or the output",
+      });
     if (job.measurePass) {
       const filters = loudnormFilterCount(job.measurePass.args);
       if (!job.loudnorm) ctx.addIssue({ code: "custom", path: ["measurePass"], message: "measurePass needs loudnorm" });
@@ -247,7 +305,7 @@ export const FfmpegJobSchema = z
         path: ["args"],
         message: `with loudnorm, the args must hold exactly one loudnorm filter (found ${filters})`,
       });
-    if (job.args.at(-1) !== (job.finish?.input ?? job.output.name))
+    if (job.args.at(-1) !== (job.audioReport?.silence?.input ?? job.finish?.input ?? job.output.name))
       ctx.addIssue({
         code: "custom",
         path: ["args"],
@@ -396,12 +454,14 @@ export function parseJobRequest(body: unknown): ParseResult {
   const job = parsed.data;
   const intermediate = job.kind === "ffmpeg" ? job.measurePass?.writes : undefined;
   const finishInput = "finish" in job ? job.finish?.input : undefined;
+  const silence = job.kind === "ffmpeg" ? job.audioReport?.silence : undefined;
   const names = [
     ...("inputs" in job ? job.inputs.map((input) => input.name) : []),
     ...("files" in job ? Object.keys(job.files) : []),
     ...("fonts" in job ? job.fonts : []),
     ...(intermediate ? [intermediate] : []),
     ...(finishInput ? [finishInput] : []),
+    ...(silence ? [silence.input] : []),
     job.output.name,
   ];
   const seen = new Set<string>();
@@ -414,8 +474,20 @@ export function parseJobRequest(body: unknown): ParseResult {
   seen.delete(job.output.name);
   // With a finish pass the args write its input, and the pass reads that alone and writes the output.
   if (job.finish) seen.delete(job.finish.input);
-  const problem = checkFfmpegArgs(job.args, seen, job.finish?.input ?? job.output.name);
+  if (silence) seen.delete(silence.input);
+  const problem = checkFfmpegArgs(job.args, seen, silence?.input ?? job.finish?.input ?? job.output.name);
   if (problem) return { ok: false, message: problem };
+  if (job.audioReport) {
+    // The meter reads what the job brings; the silence pass reads what the args wrote, with the args it is given.
+    const meterProblem = checkFfmpegArgs(job.audioReport.sourceMeterArgs, seen, "-");
+    if (meterProblem) return { ok: false, message: `audioReport.sourceMeterArgs: ${meterProblem}` };
+    if (silence) {
+      for (const cuts of [[], [{ start: 0, end: 1 }]]) {
+        const cutProblem = checkFfmpegArgs(silenceCutArgs(silence, cuts), new Set([silence.input]), silence.output);
+        if (cutProblem) return { ok: false, message: `audioReport.silence: ${cutProblem}` };
+      }
+    }
+  }
   if (job.finish) {
     const finishProblem = checkFfmpegArgs(
       job.finish.args,
@@ -457,6 +529,8 @@ export const CallbackSchema = z.object({
   durationMs: z.number().nonnegative().optional(),
   /** Time spent waiting for a free slot before the run. */
   queuedMs: z.number().optional(),
+  /** What the job's audioReport measured, when it asked for one. */
+  report: AudioReportSchema.optional(),
 });
 export type CallbackBody = z.infer<typeof CallbackSchema>;
 
