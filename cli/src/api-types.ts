@@ -792,6 +792,23 @@ export interface components {
                 required: number;
             };
         };
+        RemoveSilence: {
+            /**
+             * @description Level under which the cleaned audio counts as a pause, dBFS (the noise is gone by then, so a pause sits far under it)
+             * @default -45
+             */
+            thresholdDb: number;
+            /**
+             * @description Shortest pause that is shortened, seconds
+             * @default 1
+             */
+            minPauseSeconds: number;
+            /**
+             * @description What is left of each shortened pause, seconds: half before the next word, half after the last
+             * @default 0.3
+             */
+            keepSeconds: number;
+        };
         Quote: {
             /**
              * @description The tool, or pipeline
@@ -939,12 +956,54 @@ export interface components {
                 /** @description Relative download path /api/download/<id>; prefix with the base URL. No Authorization needed; Range supported. */
                 url: string;
                 filename: string;
+                audio?: components["schemas"]["AudioResult"];
             };
             /** @description Present only when status is failed; the credits were refunded */
             error?: string;
             /** @description A pipeline's steps in order, each with its state (POST /api/v1/pipelines) */
             steps?: components["schemas"]["JobStep"][];
         };
+        /** @description clean-audio's measurements: loudness before and after, and the pauses removed */
+        AudioResult: {
+            /** @description Measured with ffmpeg's EBU R128 meter (one decimal) */
+            loudness: {
+                before: components["schemas"]["LoudnessFigures"];
+                after: components["schemas"]["LoudnessFigures"] & unknown;
+            };
+            /** @description Present when the call asked for removeSilence */
+            silence?: {
+                /**
+                 * @description Seconds cut from the result
+                 * @example 4.2
+                 */
+                removedSeconds: number;
+                /** @description The spans cut, in the source's time, in order */
+                cuts: {
+                    /** @description Seconds into the source where the cut span starts */
+                    start: number;
+                    /** @description Seconds into the source where it ends */
+                    end: number;
+                }[];
+            };
+        };
+        /** @description The source's audio; null when it holds too little sound to measure (under 0.4 s, or silence) */
+        LoudnessFigures: {
+            /**
+             * @description Integrated loudness, LUFS (EBU R128)
+             * @example -16
+             */
+            integrated: number;
+            /**
+             * @description True peak, dBTP
+             * @example -1.5
+             */
+            truePeak: number;
+            /**
+             * @description Loudness range, LU
+             * @example 6.2
+             */
+            lra: number;
+        } | null;
         JobStep: {
             /** @enum {string} */
             tool: "subtitles" | "transcribe" | "clean-audio" | "extract-audio" | "convert" | "merge" | "watermark" | "trim" | "text-to-speech" | "voice-change";
@@ -1790,6 +1849,8 @@ export interface operations {
                      * @example -1
                      */
                     truePeak?: number;
+                    /** @description Shorten the pauses: true (the defaults) or the settings. A video is cut with its sound (re-encoded, in sync). The job's result lists the cuts; the price stays on the input's duration */
+                    removeSilence?: boolean | components["schemas"]["RemoveSilence"];
                     /**
                      * @description Receives a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature) when the job completes or fails; overrides the account default (PUT /api/v1/account/webhook). https to a public host only; a refused URL answers 400 and nothing is charged. Part of the body for Idempotency-Key.
                      * @example https://example.com/hooks/media

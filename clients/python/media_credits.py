@@ -134,7 +134,7 @@ TOOLS: Dict[str, Tool] = {
             ),
         ),
         Tool("transcribe", "transcribe", ("uploadId",), ("language", "format", "srtSplitMode")),
-        Tool("clean-audio", "cleanAudio", ("uploadId",), ("targetLufs", "truePeak")),
+        Tool("clean-audio", "cleanAudio", ("uploadId",), ("targetLufs", "truePeak", "removeSilence")),
         Tool("extract-audio", "extractAudio", ("uploadId",), ("format",)),
         Tool("convert", "convert", ("uploadId",), ("format",)),
         Tool("merge", "merge", ("uploadIds",)),

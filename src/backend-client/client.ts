@@ -33,6 +33,7 @@ export type BackendJobFields = Partial<
     | "measurePass"
     | "billedInputsMs"
     | "finish"
+    | "audioReport"
   > &
     Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish"> &
     Pick<KindRequest<"voice-change">, "billedMs">
@@ -52,7 +53,7 @@ const base64 = (bytes: Uint8Array) => {
 export function ffmpegJobFields(
   command: Pick<
     MediaCommand,
-    "args" | "files" | "fonts" | "backend" | "backendStreaming" | "billedInputsMs" | "finish"
+    "args" | "files" | "fonts" | "backend" | "backendStreaming" | "billedInputsMs" | "finish" | "audioReport"
   >,
   inputs: MediaInput[],
 ): BackendJobFields {
@@ -67,6 +68,7 @@ export function ffmpegJobFields(
     ...(Object.keys(progressive).length > 0 ? { progressiveInputs: progressive } : {}),
     ...(command.billedInputsMs ? { billedInputsMs: command.billedInputsMs } : {}),
     ...(command.finish ? { finish: command.finish } : {}),
+    ...(command.audioReport ? { audioReport: command.audioReport } : {}),
   };
 }
 

@@ -40,6 +40,43 @@ export const JobEnvelopeSchema = z
   .openapi("JobEnvelope");
 export type JobEnvelope = z.output<typeof JobEnvelopeSchema>;
 
+const LoudnessFiguresSchema = z
+  .object({
+    integrated: z.number().openapi({ description: "Integrated loudness, LUFS (EBU R128)", example: -16 }),
+    truePeak: z.number().openapi({ description: "True peak, dBTP", example: -1.5 }),
+    lra: z.number().openapi({ description: "Loudness range, LU", example: 6.2 }),
+  })
+  .openapi("LoudnessFigures");
+
+/** clean-audio's measurements, with its result (packages/wire/src/audio-report.ts measures them on both engines). */
+export const AudioResultSchema = z
+  .object({
+    loudness: z
+      .object({
+        before: LoudnessFiguresSchema.nullable().openapi({
+          description: "The source's audio; null when it holds too little sound to measure (under 0.4 s, or silence)",
+        }),
+        after: LoudnessFiguresSchema.nullable().openapi({ description: "The result's audio" }),
+      })
+      .openapi({ description: "Measured with ffmpeg's EBU R128 meter (one decimal)" }),
+    silence: z
+      .object({
+        removedSeconds: z.number().openapi({ description: "Seconds cut from the result", example: 4.2 }),
+        cuts: z
+          .array(
+            z.object({
+              start: z.number().openapi({ description: "Seconds into the source where the cut span starts" }),
+              end: z.number().openapi({ description: "Seconds into the source where it ends" }),
+            }),
+          )
+          .openapi({ description: "The spans cut, in the source's time, in order" }),
+      })
+      .optional()
+      .openapi({ description: "Present when the call asked for removeSilence" }),
+  })
+  .openapi("AudioResult");
+export type AudioResult = z.output<typeof AudioResultSchema>;
+
 export const JobStatusSchema = z
   .object({
     jobId: z.string(),
@@ -52,6 +89,9 @@ export const JobStatusSchema = z
             "Relative download path /api/download/<id>; prefix with the base URL. No Authorization needed; Range supported.",
         }),
         filename: z.string(),
+        audio: AudioResultSchema.optional().openapi({
+          description: "clean-audio's measurements: loudness before and after, and the pauses removed",
+        }),
       })
       .optional()
       .openapi({ description: "Present when the job has a result" }),
@@ -73,6 +113,7 @@ export const ConnectorJobSchema = z.object({
   status: z.enum(jobStates),
   downloadUrl: z.string().optional(),
   filename: z.string().optional(),
+  audio: AudioResultSchema.optional(),
   error: z.string().optional(),
   steps: z.array(JobStepSchema).optional(),
 });
@@ -82,7 +123,7 @@ export function connectorJobView(
   job: {
     jobId: string;
     status: (typeof jobStates)[number];
-    result?: { url: string; filename: string };
+    result?: { url: string; filename: string; audio?: AudioResult };
     error?: string;
     steps?: JobStep[];
   },
@@ -92,6 +133,7 @@ export function connectorJobView(
     jobId: job.jobId,
     status: job.status,
     ...(job.result ? { downloadUrl: `${origin}${job.result.url}`, filename: job.result.filename } : {}),
+    ...(job.result?.audio ? { audio: job.result.audio } : {}),
     ...(job.error ? { error: job.error } : {}),
     ...(job.steps ? { steps: job.steps } : {}),
   };

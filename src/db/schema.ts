@@ -175,6 +175,8 @@ export const jobs = sqliteTable(
     resultKey: text("result_key"),
     resultFilename: text("result_filename"),
     resultContentType: text("result_content_type"),
+    /** clean-audio's report, JSON (packages/wire/src/audio-report.ts AudioReport): loudness before and after, pauses cut. */
+    resultReport: text("result_report"),
     /** Capability id of the download URL (>= 128 random bits, distinct from the job id). */
     downloadId: text("download_id").notNull(),
     createdAt: integer("created_at").notNull(),

@@ -20,6 +20,8 @@ export interface FfmpegWasmRequest {
   outputs: string[];
   /** Files read back when the command wrote them (a progress report), absent otherwise. */
   reports?: string[];
+  /** The log to keep, characters (LOG_LIMIT_CHARS by default): more for a run whose every line is read. */
+  logChars?: number;
 }
 
 export interface FfmpegWasmResult {
@@ -77,7 +79,7 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
     throw new TypeError(`ffmpeg file name must be a plain file name: ${JSON.stringify(unsafe)}`);
 
   const core = await createFfmpegCore();
-  const log = new LogCollector(LOG_LIMIT_CHARS);
+  const log = new LogCollector(request.logChars ?? LOG_LIMIT_CHARS);
   core.setLogger((entry) => log.add(entry.message));
   core.FS.mkdir(WORK_DIR);
   core.FS.chdir(WORK_DIR);

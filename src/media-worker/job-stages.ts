@@ -20,6 +20,7 @@ import { boundInputs, withProgress } from "@media-credits/wire/billed-duration";
 import { withDecodeLimits } from "@media-credits/wire/decode-limits";
 import { testMarkFinish, withTestMark } from "../media/commands/test-mark";
 import type { FinishPass } from "@media-credits/wire/protocol";
+import type { AudioReport } from "@media-credits/wire/audio-report";
 import type { Transcript } from "../media/transcript";
 import type { ProbeResult } from "../media/types";
 import { toolDefinition } from "../tools";
@@ -27,6 +28,8 @@ import type { ResultFile, SpeechPlan } from "../tools/definition";
 
 export interface JobResult extends ResultFile {
   key: string;
+  /** What the result's report measured (clean-audio): loudness before and after, pauses cut. */
+  report?: AudioReport;
 }
 
 /**
@@ -172,6 +175,10 @@ function guarded(command: MediaCommand, inputs: MediaInput[]): MediaCommand {
       measureArgs: bound(command.wasmLoudness.measureArgs),
       args: bound(command.wasmLoudness.args),
     },
+    audioReport: command.audioReport && {
+      ...command.audioReport,
+      sourceMeterArgs: withDecodeLimits(boundInputs(command.audioReport.sourceMeterArgs, billed), kinds),
+    },
     billedInputsMs: Object.values(billed),
   };
 }
@@ -213,7 +220,7 @@ export async function runMediaOnWasm(env: Env, prepared: PreparedJob): Promise<J
   await env.MEDIA.put(prepared.resultKey, run.outputs[command.outputName], {
     httpMetadata: { contentType: command.contentType },
   });
-  return mediaResultOf(prepared);
+  return { ...mediaResultOf(prepared), ...(run.report ? { report: run.report } : {}) };
 }
 
 function requireBackend(env: Env, why: string) {

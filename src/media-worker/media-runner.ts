@@ -8,6 +8,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import type { AudioReport } from "@media-credits/wire/audio-report";
 import { JobFailure } from "../errors";
 import { BackendUnavailableError, backendJobState, cancelBackendJob } from "../backend-client/client";
 import { FfmpegError } from "./ffmpeg-wasm";
@@ -89,6 +90,8 @@ export interface BackendOutcome {
   status: "completed" | "failed";
   error?: string;
   outputBytes?: number;
+  /** What the stage's report measured (clean-audio), kept with the result. */
+  report?: AudioReport;
 }
 
 function userMessage(error: unknown): string {
@@ -175,7 +178,7 @@ export class MediaRunner extends DurableObject<Env> {
     if (pending.result && pending.step === undefined) return this.finish(jobId, outcome);
     const job = await loadJob(this.env.DB, jobId);
     if (job?.status !== "processing") return false;
-    const result = pending.result;
+    const result = pending.result && { ...pending.result, ...(outcome.report ? { report: outcome.report } : {}) };
     // The pipeline goes on (or ends) from here; any failure on the way, reading the step's inputs
     // included, fails the job now rather than leaving it to the watchdog.
     const outcomeOfStage = await this.attempt(jobId, async () => {
@@ -440,7 +443,7 @@ export class MediaRunner extends DurableObject<Env> {
     const error = outcome.error ?? "Processing failed; credits refunded.";
     const changed =
       outcome.status === "completed" && pending?.result
-        ? await completeJob(this.env.DB, jobId, pending.result, now)
+        ? await completeJob(this.env.DB, jobId, { ...pending.result, report: outcome.report }, now)
         : await failJob(this.env.DB, jobId, error, now);
     if (outcome.status === "failed") {
       if (pending) await this.env.MEDIA.delete(pending.outputKey);

@@ -6,8 +6,11 @@
 import { checkProcessed, PROGRESS_FILE } from "@media-credits/wire/billed-duration";
 import { DecodeLimitError } from "@media-credits/wire/decode-limits";
 import { gainArgs, loudnessMeterArgs, parseLoudnessMeasurement, peakSafeGainDb } from "@media-credits/wire/loudness";
+import { type AudioReport, withAudioReport } from "@media-credits/wire/audio-report";
 import { type FfmpegWasmResult, runFfmpegWasm } from "./ffmpeg-wasm";
-import type { MediaCommand } from "../media/commands/command";
+import { commandWrites, type MediaCommand } from "../media/commands/command";
+
+export type WasmCommandResult = FfmpegWasmResult & { report?: AudioReport };
 
 /**
  * Runs the command; a result longer than its inputs were billed for (`billedInputsMs`, from the run's
@@ -17,12 +20,11 @@ import type { MediaCommand } from "../media/commands/command";
 export async function runCommandOnWasm(
   command: MediaCommand,
   files: Record<string, Uint8Array>,
-): Promise<FfmpegWasmResult> {
-  const result = await runPasses(command, files);
+): Promise<WasmCommandResult> {
+  const { result, report } = await runReported(command, files);
   if (result.oversizedFrames) throw new DecodeLimitError();
-  if (command.billedInputsMs !== undefined) checkProcessed(command.billedInputsMs, result.reports[PROGRESS_FILE]);
   const { finish } = command;
-  if (!finish) return result;
+  if (!finish) return { ...result, report };
   // The finish pass reads what the command wrote (its `finish.input`) and writes the output.
   const finished = await runFfmpegWasm({
     args: finish.args,
@@ -33,11 +35,60 @@ export async function runCommandOnWasm(
     ...finished,
     reports: result.reports,
     peakWasmBytes: Math.max(result.peakWasmBytes, finished.peakWasmBytes),
+    report,
+  };
+}
+
+/**
+ * The command's own passes, checked against the billed duration, and around them the runs of its
+ * report when it asks for one (packages/wire/src/audio-report.ts): each a fresh core over the files
+ * it names, what it writes kept for the runs after it.
+ */
+async function runReported(
+  command: MediaCommand,
+  files: Record<string, Uint8Array>,
+): Promise<{ result: FfmpegWasmResult; report?: AudioReport }> {
+  const passes = async () => {
+    const result = await runPasses(command, files);
+    if (command.billedInputsMs !== undefined) checkProcessed(command.billedInputsMs, result.reports[PROGRESS_FILE]);
+    return result;
+  };
+  const pass = command.audioReport;
+  if (!pass) return { result: await passes() };
+  const written = { ...files };
+  let result: FfmpegWasmResult | undefined;
+  let peakWasmBytes = 0;
+  const run = async (args: string[], _phase: string, logChars?: number) => {
+    const reads = args.filter((_arg, i) => args[i - 1] === "-i");
+    const output = args.at(-1);
+    const ran = await runFfmpegWasm({
+      args,
+      inputs: Object.fromEntries(reads.map((name) => [name, written[name]!])),
+      outputs: output === undefined || output === "-" ? [] : [output],
+      logChars,
+    });
+    peakWasmBytes = Math.max(peakWasmBytes, ran.peakWasmBytes);
+    Object.assign(written, ran.outputs);
+    return { stderr: ran.log };
+  };
+  const resultName = pass.silence?.output ?? commandWrites(command);
+  const report = await withAudioReport(pass, resultName, run, async () => {
+    result = await passes();
+    Object.assign(written, result.outputs);
+  });
+  if (!result) throw new TypeError("the command did not run");
+  return {
+    result: {
+      ...result,
+      outputs: { [resultName]: written[resultName]! },
+      peakWasmBytes: Math.max(result.peakWasmBytes, peakWasmBytes),
+    },
+    report,
   };
 }
 
 async function runPasses(command: MediaCommand, files: Record<string, Uint8Array>): Promise<FfmpegWasmResult> {
-  const outputs = [command.finish?.input ?? command.outputName];
+  const outputs = [commandWrites(command)];
   const reports = [PROGRESS_FILE];
   const passes = command.wasmLoudness;
   if (!passes) return runFfmpegWasm({ args: command.args, inputs: files, outputs, reports });

@@ -82,6 +82,7 @@ export const internalRoutes = new Hono<AppEnv>()
         status: parsed.data.status,
         error: parsed.data.error ? `The media could not be processed: ${parsed.data.error}` : undefined,
         outputBytes: parsed.data.outputBytes,
+        ...(parsed.data.report ? { report: parsed.data.report } : {}),
       },
       target.step,
     );

@@ -25,6 +25,33 @@ export const CleanAudioParams = z
       description:
         "Highest true peak of the result, dBTP: -1 for EBU R128 and most platforms, -1.5 (the default) leaves room for lossy encoding, -2 for some podcast hosts",
     }),
+    removeSilence: z
+      .union([
+        z.boolean(),
+        z
+          .object({
+            thresholdDb: z.number().min(-70).max(-20).optional().openapi({
+              default: -45,
+              description:
+                "Level under which the cleaned audio counts as a pause, dBFS (the noise is gone by then, so a pause sits far under it)",
+            }),
+            minPauseSeconds: z.number().min(0.3).max(30).optional().openapi({
+              default: 1,
+              description: "Shortest pause that is shortened, seconds",
+            }),
+            keepSeconds: z.number().min(0).max(2).optional().openapi({
+              default: 0.3,
+              description:
+                "What is left of each shortened pause, seconds: half before the next word, half after the last",
+            }),
+          })
+          .openapi("RemoveSilence"),
+      ])
+      .optional()
+      .openapi({
+        description:
+          "Shorten the pauses: true (the defaults) or the settings. A video is cut with its sound (re-encoded, in sync). The job's result lists the cuts; the price stays on the input's duration",
+      }),
   })
   .openapi("CleanAudioRequest");
 export type CleanAudioInput = z.output<typeof CleanAudioParams>;

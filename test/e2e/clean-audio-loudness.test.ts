@@ -11,23 +11,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { skipUnlessEngine } from "../helpers/engines";
-import { download, generate, newClient, runTool, upload, type Client } from "./client";
+import { download, ebur128, generate, newClient, runTool, upload, type Client } from "./client";
 
 const RATE = 48_000;
-
-/** Integrated loudness (LUFS) and true peak (dBTP) by native ffmpeg's EBU R128 meter. */
-function loudness(file: string): { integrated: number; truePeak: number } {
-  const run = spawnSync(
-    "ffmpeg",
-    ["-hide_banner", "-nostats", "-i", file, "-af", "ebur128=peak=true:framelog=verbose", "-f", "null", "-"],
-    { encoding: "utf8" },
-  );
-  const summary = run.stderr.slice(run.stderr.lastIndexOf("Summary:"));
-  return {
-    integrated: Number(/I:\s+(-?[\d.]+) LUFS/.exec(summary)?.[1]),
-    truePeak: Number(/True peak:\s+Peak:\s+(-?[\d.]+) dBFS/.exec(summary)?.[1]),
-  };
-}
 
 const engines = { wasm: "wasm (ffmpeg.wasm)", backend: "forced (native backend)" } as const;
 type EngineName = keyof typeof engines;
@@ -51,9 +37,9 @@ async function check(engine: EngineName, label: string, file: string, target: (t
   const client = clients[engine];
   const source = await upload(client, file);
   const job = await runTool(client, "clean-audio", { uploadId: source.uploadId, ...target.fields });
-  const measured = loudness(await download(client, job));
+  const measured = ebur128(await download(client, job));
   report.push(
-    `  ${label}, ${target.label} on ${engines[engine]}: ${measured.integrated.toFixed(1)} LUFS, ${measured.truePeak.toFixed(1)} dBTP (input ${loudness(file).integrated.toFixed(1)} LUFS); ${job.creditsUsed} credits`,
+    `  ${label}, ${target.label} on ${engines[engine]}: ${measured.integrated.toFixed(1)} LUFS, ${measured.truePeak.toFixed(1)} dBTP (input ${ebur128(file).integrated.toFixed(1)} LUFS); ${job.creditsUsed} credits`,
   );
   expect(Math.abs(measured.integrated - target.lufs)).toBeLessThanOrEqual(0.5);
   expect(measured.truePeak).toBeLessThanOrEqual(target.peak);

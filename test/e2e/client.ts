@@ -194,6 +194,21 @@ export function rmsDb(file: string, filter = "anull"): number {
   return match[1] === "-inf" ? -Infinity : Number(match[1]);
 }
 
+/** Native ffmpeg's EBU R128 figures of a file's first audio stream: LUFS, dBTP and LU. */
+export function ebur128(file: string): { integrated: number; truePeak: number; lra: number } {
+  const run = spawnSync(
+    "ffmpeg",
+    ["-hide_banner", "-nostats", "-i", file, "-map", "0:a:0", "-af", "ebur128=peak=true", "-f", "null", "-"],
+    { encoding: "utf8" },
+  );
+  const summary = run.stderr.slice(run.stderr.lastIndexOf("Summary:"));
+  return {
+    integrated: Number(/I:\s+(-?[\d.]+) LUFS/.exec(summary)?.[1]),
+    lra: Number(/LRA:\s+(-?[\d.]+) LU/.exec(summary)?.[1]),
+    truePeak: Number(/Peak:\s+(-?[\d.]+) dBFS/.exec(summary)?.[1]),
+  };
+}
+
 /** Generates a media file with native ffmpeg into the scratch folder. */
 export function generate(name: string, args: string[]): string {
   const file = path.join(scratch, name);

@@ -8,6 +8,7 @@
  */
 import type { CleanAudioInput } from "../../tools/clean-audio";
 import type { LoudnormTarget } from "@media-credits/wire/protocol";
+import { loudnessMeterOf } from "@media-credits/wire/audio-report";
 import { type MediaCommand, type MediaInput, resultName } from "./command";
 import { EVEN_SIZE_FILTER, isAudioOnly, videoEncoderArgs, wasmHeapEstimate } from "./encoders";
 import { containerFamily, familyAudioArgs, familyContentType } from "./trim";
@@ -145,6 +146,19 @@ export function cleanAudioTarget(params: Partial<CleanAudioInput>): LoudnormTarg
   };
 }
 
+/** removeSilence's defaults: a pause is under -45 dBFS for at least 1 s, and 0.3 s of it stays. */
+export const REMOVE_SILENCE_DEFAULTS = { thresholdDb: -45, minPauseSeconds: 1, keepSeconds: 0.3 } as const;
+
+/** The request's removeSilence with its defaults filled in, or null when it asks for none. */
+export function removeSilenceSettings(params: Partial<CleanAudioInput>) {
+  const asked = params.removeSilence;
+  if (asked === undefined || asked === false) return null;
+  return { ...REMOVE_SILENCE_DEFAULTS, ...(asked === true ? {} : asked) };
+}
+
+/** What the command's args write when pauses are cut after them. */
+const UNCUT = "uncut";
+
 /** `reencodeVideo`: re-encode the picture instead of copying it (a test-mode result gets a mark drawn on it). */
 export function buildCleanAudioCommand(
   params: Partial<CleanAudioInput>,
@@ -182,18 +196,40 @@ export function buildCleanAudioCommand(
     ...outputArgs,
   ];
   const normalised = `${graph},${loudnormFilter(target)}`;
+  const silenceSettings = removeSilenceSettings(params);
+  // With pauses to cut, every pass writes the uncut result, which the silence pass then cuts into the output.
+  const uncutName = `${UNCUT}.${family.extension}`;
+  const writes = (list: string[]) => (silenceSettings ? [...list.slice(0, -1), uncutName] : list);
+  const silence = silenceSettings && {
+    input: uncutName,
+    output: outputName,
+    ...silenceSettings,
+    ...(!audioOnly && probe.frameRate ? { frameRate: probe.frameRate } : {}),
+    video: !audioOnly,
+    ...(!audioOnly ? { videoFilter: EVEN_SIZE_FILTER } : {}),
+    durationSeconds: probe.durationMs / 1000,
+    encodeArgs: [
+      ...(audioOnly ? [] : videoEncoderArgs(family.video, probe.width, probe.height)),
+      ...familyAudioArgs(family, probe),
+      ...family.extraArgs,
+      "-f",
+      family.muxer,
+    ],
+    copyArgs: ["-map", "0", "-c", "copy", ...family.extraArgs, "-f", family.muxer],
+  };
   const channels = probe.audioChannels ?? 2;
   const surroundBytes = Math.max(0, channels - 2) * 12 * MiB;
   return {
     // The graph in one run, not normalised: the work routing reads and the bench's native
     // baseline. Each engine runs its two passes instead (wasmLoudness, backend).
-    args,
+    args: writes(args),
     files: {},
     fonts: [],
     outputName,
     resultFilename: resultName(input.filename, family.extension, "-clean"),
     contentType: familyContentType(probe),
-    wasmCapable: true,
+    // Cutting pauses out of a video re-encodes its picture: the backend's work.
+    wasmCapable: !(silence && !audioOnly),
     // 32 MiB for mono and stereo; 5.1 took 80 MiB in workerd (12 MiB per channel above two).
     // A re-encoded picture (test mode) adds the encoder's buffers, and the audio graph no longer
     // fits the base heap beside them (9.3 MiB measured at 720p stereo, 12 with margin). The
@@ -209,13 +245,25 @@ export function buildCleanAudioCommand(
     ),
     wasmLoudness: {
       measureArgs: ["-hide_banner", "-y", "-i", input.name, "-map", "0:a:0", "-af", normalised, "-f", "null", "-"],
-      args: ["-hide_banner", "-y", "-i", input.name, ...picture, "-map", "0:a:0", "-af", normalised, ...outputArgs],
+      args: writes([
+        "-hide_banner",
+        "-y",
+        "-i",
+        input.name,
+        ...picture,
+        "-map",
+        "0:a:0",
+        "-af",
+        normalised,
+        ...outputArgs,
+      ]),
       loudnorm: target,
     },
     backend: {
-      args: finalPass,
+      args: writes(finalPass),
       loudnorm: target,
       measurePass: { args: measurePassArgs(input.name, probe.audioChannels, target), writes: CLEANED_AUDIO },
     },
+    audioReport: { sourceMeterArgs: loudnessMeterOf(input.name), ...(silence ? { silence } : {}) },
   };
 }

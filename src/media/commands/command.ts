@@ -6,6 +6,7 @@
  * backend runs the command's `backend` variant instead when it has one (two-pass loudnorm).
  */
 import { FONTS_SUBDIR, type FinishPass, type LoudnormTarget, type StreamedDemuxer } from "@media-credits/wire/protocol";
+import type { AudioReportPass } from "@media-credits/wire/audio-report";
 import type { ProbeResult } from "../types";
 
 /** An uploaded input, placed in the working directory as `name` (e.g. `in0.mp4`). */
@@ -67,7 +68,18 @@ export interface MediaCommand {
    * args write `finish.input`, and the finish args turn it into `outputName`, on both engines.
    */
   finish?: FinishPass;
+  /**
+   * What the result's report measures (clean-audio, packages/wire/src/audio-report.ts), on both
+   * engines: the source's loudness before the run, the result's after, and with a silence pass
+   * the pauses found in what the args wrote (`silence.input`) and cut into `silence.output`
+   * (the finish pass's input, or the output).
+   */
+  audioReport?: AudioReportPass;
 }
+
+/** The file the command's own args write: the silence pass's input, the finish pass's, or the output. */
+export const commandWrites = (command: Pick<MediaCommand, "audioReport" | "finish" | "outputName">): string =>
+  command.audioReport?.silence?.input ?? command.finish?.input ?? command.outputName;
 
 /** Containers the backend can read over HTTP (their index makes a seek one range request), by demuxer. */
 const STREAMED_DEMUXER: Partial<Record<string, StreamedDemuxer>> = {

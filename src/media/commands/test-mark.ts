@@ -138,6 +138,11 @@ export function withTestMark(command: MediaCommand): MediaCommand {
     wasmHeapBytes: video ? command.wasmHeapBytes + TEST_MARK_HEAP_BYTES : command.wasmHeapBytes,
     backend: command.backend && { ...command.backend, args: marked(command.backend.args) },
     wasmLoudness: command.wasmLoudness && { ...command.wasmLoudness, args: marked(command.wasmLoudness.args) },
+    // With a silence pass the args write its input, and the pass writes the intermediate instead.
+    audioReport: command.audioReport && {
+      ...command.audioReport,
+      ...(command.audioReport.silence ? { silence: { ...command.audioReport.silence, output: intermediate } } : {}),
+    },
     finish: video
       ? videoMarkFinish(intermediate, command.outputName)
       : audioMarkFinish(intermediate, command.outputName),

@@ -10,6 +10,7 @@ import { jobs } from "../../db/schema";
 import { invalidRequest } from "../../errors";
 import type { Env } from "../../env";
 import { MAX_DEADLINE_MS } from "@media-credits/wire/protocol";
+import type { AudioReport } from "@media-credits/wire/audio-report";
 import type { Caller } from "../accounts/accounts";
 import { failAndRefund } from "../billing/credits";
 import { dispatchJobWebhooks, outboxStatement } from "../webhooks/outbox";
@@ -50,17 +51,18 @@ export async function claimJob(
 export async function completeJob(
   db: D1Database,
   jobId: string,
-  result: { key: string; filename: string; contentType: string },
+  result: { key: string; filename: string; contentType: string; report?: AudioReport },
   now: number,
 ): Promise<boolean> {
+  const report = result.report ? JSON.stringify(result.report) : null;
   const [update] = await db.batch([
     db
       .prepare(
         `UPDATE jobs SET status = 'completed', result_key = ?, result_filename = ?, result_content_type = ?,
-           finished_at = ?, expires_at = ?, deadline_at = NULL
+           result_report = ?, finished_at = ?, expires_at = ?, deadline_at = NULL
          WHERE id = ? AND status = 'processing'`,
       )
-      .bind(result.key, result.filename, result.contentType, now, now + RESULT_TTL_MS, jobId),
+      .bind(result.key, result.filename, result.contentType, report, now, now + RESULT_TTL_MS, jobId),
     // The job's webhook, recorded with the state it reports (src/services/webhooks/outbox.ts).
     outboxStatement(db, jobId, "completed", now),
   ]);

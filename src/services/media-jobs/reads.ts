@@ -11,7 +11,8 @@ import { quotedId } from "../../lib/ids";
 import type { Caller } from "../accounts/accounts";
 import { downloadTokenOf } from "./downloads";
 import { stepsOfJob, stepViews } from "./pipeline-steps";
-import type { JobStep } from "../../contract/jobs";
+import type { AudioResult, JobStep } from "../../contract/jobs";
+import { AudioReportSchema } from "@media-credits/wire/protocol";
 
 export type JobStatus = "queued" | "processing" | "completed" | "failed";
 
@@ -22,7 +23,7 @@ export interface JobStatusView {
   jobId: string;
   status: JobStatus;
   progress: null;
-  result?: { url: string; filename: string };
+  result?: { url: string; filename: string; audio?: AudioResult };
   error?: string;
   /** A pipeline's steps. */
   steps?: JobStep[];
@@ -100,6 +101,8 @@ export async function jobView(env: Pick<Env, "AUTH_SECRET" | "DB">, job: JobRow)
   const view: JobStatusView = { jobId: job.id, status: job.status, progress: null };
   if (job.status === "completed" && job.resultFilename) {
     view.result = { url: `/api/download/${await downloadTokenOf(env, job.id)}`, filename: job.resultFilename };
+    const audio = audioResultOf(job.resultReport);
+    if (audio) view.result.audio = audio;
   }
   if (job.status === "failed") view.error = job.error ?? "Processing failed.";
   if (job.tool === "pipeline") view.steps = stepViews(await stepsOfJob(env.DB, job.id), job);
@@ -127,4 +130,15 @@ export async function jobDispatchStates(db: D1Database, jobIds: string[]): Promi
 
 export async function loadJob(db: D1Database, jobId: string): Promise<JobRow | null> {
   return (await orm(db).select().from(jobs).where(eq(jobs.id, jobId)).get()) ?? null;
+}
+
+/** The report stored with a result (lifecycle.ts completeJob), as the status shows it; none when absent or unreadable. */
+function audioResultOf(stored: string | null): AudioResult | undefined {
+  if (!stored) return undefined;
+  try {
+    const parsed = AudioReportSchema.safeParse(JSON.parse(stored));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
