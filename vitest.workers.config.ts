@@ -104,6 +104,9 @@ export function workersProject(kind: "shared" | "media") {
       include: media ? WASM_MEDIA_FILES : ["test/**/*.test.ts"],
       exclude: media ? [] : ["test/e2e/**", "test/repo/**", ...WASM_MEDIA_FILES],
       isolate: media,
+      // One shared workerd runs with its own worker count; Vitest runs such a project in a group of
+      // its own, after the others (groupOrder), rather than beside projects with another count.
+      ...(media ? {} : { sequence: { groupOrder: 1 } }),
       fsModuleCache: false,
       testTimeout: 60_000,
       hookTimeout: 120_000,
