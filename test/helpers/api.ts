@@ -28,6 +28,14 @@ export interface TestAccount {
   auth: { authorization: string };
 }
 
+/** How many jobs the account has: a refused call must make none. */
+export async function jobCount(account: TestAccount): Promise<number> {
+  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?")
+    .bind(account.accountId)
+    .first<{ n: number }>();
+  return row!.n;
+}
+
 let counter = 0;
 
 export async function newAccount(options: { credits?: number; plan?: string } = {}): Promise<TestAccount> {

@@ -15,17 +15,11 @@ import {
   uploadFixture,
   waitForJob,
   type TestAccount,
+  jobCount,
 } from "../helpers/api";
 
 const pipeline = (account: TestAccount, body: unknown, headers: Record<string, string> = {}) =>
   postJson("/api/v1/pipelines", body, { ...account.auth, ...headers });
-
-async function jobCount(account: TestAccount): Promise<number> {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?")
-    .bind(account.accountId)
-    .first<{ n: number }>();
-  return row!.n;
-}
 
 let account: TestAccount;
 let video: string;

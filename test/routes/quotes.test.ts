@@ -16,17 +16,11 @@ import {
   postJson,
   uploadFixture,
   type TestAccount,
+  jobCount,
 } from "../helpers/api";
 import { BASE, connect, mcpClient, toolError } from "../helpers/mcp";
 
 const quote = (account: TestAccount, body: unknown) => postJson("/api/v1/quotes", body, account.auth);
-
-async function jobCount(account: TestAccount): Promise<number> {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?")
-    .bind(account.accountId)
-    .first<{ n: number }>();
-  return row!.n;
-}
 
 interface Uploads {
   video: string;

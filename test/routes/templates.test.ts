@@ -15,6 +15,7 @@ import {
   postJson,
   uploadFixture,
   type TestAccount,
+  jobCount,
 } from "../helpers/api";
 
 const save = (account: TestAccount, body: unknown) => postJson("/api/v1/templates", body, account.auth);
@@ -48,13 +49,6 @@ async function saved(account: TestAccount, body: unknown = brandCut): Promise<Te
 
 async function templateCount(account: TestAccount): Promise<number> {
   const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM pipeline_templates WHERE account_id = ?")
-    .bind(account.accountId)
-    .first<{ n: number }>();
-  return row!.n;
-}
-
-async function jobCount(account: TestAccount): Promise<number> {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE account_id = ?")
     .bind(account.accountId)
     .first<{ n: number }>();
   return row!.n;
