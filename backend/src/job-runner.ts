@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { sendCallback, type CallbackPayload, type CallbackResult } from "./callback.ts";
 import { log, type Faults } from "./config.ts";
+import { denoiseRawFile } from "./denoise.ts";
 import { describeFfmpegFailure, FfmpegStartError, runFfmpeg } from "./ffmpeg.ts";
 import { loudnessFinalArgs } from "@media-credits/wire/loudness";
 import { type AudioReport, withAudioReport } from "@media-credits/wire/audio-report";
@@ -447,6 +448,14 @@ export class JobRunner {
       if (job.kind === "ffmpeg") {
         const runCommand = async () => {
           let args = job.args;
+          if (job.denoisePass) {
+            // clean-audio's RNNoise (backend/src/denoise.ts): decoded raw, denoised in place, read by the passes after.
+            await ffmpeg(job.denoisePass.args, "decoding the sound for the denoiser (ffmpeg)");
+            entry.phase = "removing the noise (RNNoise)";
+            await denoiseRawFile(path.join(workDir, job.denoisePass.writes), job.denoisePass.channels, signal);
+            timings.denoiseMs = Date.now() - t;
+            t = Date.now();
+          }
           if (job.loudnorm) {
             // Two-pass loudness normalisation (protocol: FfmpegJobSchema.loudnorm): measure, then apply.
             const final = await loudnessFinalArgs(job.args, job.loudnorm, job.measurePass?.args, ffmpeg);

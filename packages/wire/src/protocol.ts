@@ -197,6 +197,19 @@ export const AudioReportPassSchema = z.object({
 });
 export type AudioReportPass = z.output<typeof AudioReportPassSchema>;
 
+/**
+ * clean-audio's denoiser (packages/wire/src/rnnoise.ts): the args decode the source's sound into
+ * `writes`, raw 32-bit float samples at 48 kHz with `channels` interleaved (they end with
+ * `-f f32le <writes>`); the engine then runs RNNoise over that file in place, and the passes after
+ * it read it as an input (`-f f32le -ar 48000 -ac <channels> -i <writes>`).
+ */
+export const DenoisePassSchema = z.object({
+  args: z.array(z.string().max(65_536)).min(1).max(2_000),
+  writes: FileNameSchema,
+  channels: z.number().int().min(1).max(64),
+});
+export type DenoisePass = z.output<typeof DenoisePassSchema>;
+
 export const FfmpegJobSchema = z
   .object({
     ...envelope,
@@ -258,8 +271,20 @@ export const FfmpegJobSchema = z
      * pauses are found and cut into `silence.output` (the finish pass's input, or the output).
      */
     audioReport: AudioReportPassSchema.optional(),
+    /** Runs before everything else of the job (the measuring pass included). */
+    denoisePass: DenoisePassSchema.optional(),
   })
   .superRefine((job, ctx) => {
+    const denoise = job.denoisePass;
+    if (
+      denoise &&
+      (denoise.args.at(-1) !== denoise.writes || denoise.args.at(-2) !== "f32le" || denoise.args.at(-3) !== "-f")
+    )
+      ctx.addIssue({
+        code: "custom",
+        path: ["denoisePass", "args"],
+        message: "the denoise pass must end with -f f32le and the file it writes",
+      });
     const silence = job.audioReport?.silence;
     if (silence && silence.output !== (job.finish?.input ?? job.output.name))
       ctx.addIssue({
@@ -455,6 +480,7 @@ export function parseJobRequest(body: unknown): ParseResult {
   const intermediate = job.kind === "ffmpeg" ? job.measurePass?.writes : undefined;
   const finishInput = "finish" in job ? job.finish?.input : undefined;
   const silence = job.kind === "ffmpeg" ? job.audioReport?.silence : undefined;
+  const denoised = job.kind === "ffmpeg" ? job.denoisePass?.writes : undefined;
   const names = [
     ...("inputs" in job ? job.inputs.map((input) => input.name) : []),
     ...("files" in job ? Object.keys(job.files) : []),
@@ -462,6 +488,7 @@ export function parseJobRequest(body: unknown): ParseResult {
     ...(intermediate ? [intermediate] : []),
     ...(finishInput ? [finishInput] : []),
     ...(silence ? [silence.input] : []),
+    ...(denoised ? [denoised] : []),
     job.output.name,
   ];
   const seen = new Set<string>();
@@ -501,6 +528,12 @@ export function parseJobRequest(body: unknown): ParseResult {
     seen.delete(job.measurePass.writes);
     const measureProblem = checkFfmpegArgs(job.measurePass.args, seen, job.measurePass.writes);
     if (measureProblem) return { ok: false, message: `measurePass: ${measureProblem}` };
+  }
+  if (job.denoisePass) {
+    // The denoise pass runs before all others: it reads what the job brings, not what any pass writes.
+    seen.delete(job.denoisePass.writes);
+    const denoiseProblem = checkFfmpegArgs(job.denoisePass.args, seen, job.denoisePass.writes);
+    if (denoiseProblem) return { ok: false, message: `denoisePass: ${denoiseProblem}` };
   }
   return { ok: true, job };
 }
