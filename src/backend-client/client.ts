@@ -34,6 +34,7 @@ export type BackendJobFields = Partial<
     | "billedInputsMs"
     | "finish"
     | "audioReport"
+    | "denoisePass"
   > &
     Pick<KindRequest<"tts">, "text" | "voice" | "language" | "cloneProfile" | "finish"> &
     Pick<KindRequest<"voice-change">, "billedMs">
@@ -53,7 +54,15 @@ const base64 = (bytes: Uint8Array) => {
 export function ffmpegJobFields(
   command: Pick<
     MediaCommand,
-    "args" | "files" | "fonts" | "backend" | "backendStreaming" | "billedInputsMs" | "finish" | "audioReport"
+    | "args"
+    | "files"
+    | "fonts"
+    | "backend"
+    | "backendStreaming"
+    | "billedInputsMs"
+    | "finish"
+    | "audioReport"
+    | "denoise"
   >,
   inputs: MediaInput[],
 ): BackendJobFields {
@@ -69,6 +78,7 @@ export function ffmpegJobFields(
     ...(command.billedInputsMs ? { billedInputsMs: command.billedInputsMs } : {}),
     ...(command.finish ? { finish: command.finish } : {}),
     ...(command.audioReport ? { audioReport: command.audioReport } : {}),
+    ...(command.denoise ? { denoisePass: command.denoise } : {}),
   };
 }
 

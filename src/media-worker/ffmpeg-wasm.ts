@@ -22,6 +22,11 @@ export interface FfmpegWasmRequest {
   reports?: string[];
   /** The log to keep, characters (LOG_LIMIT_CHARS by default): more for a run whose every line is read. */
   logChars?: number;
+  /**
+   * Inputs this isolate wrote itself as raw samples (clean-audio's denoised sound), read with the
+   * raw demuxer their args force rather than under the upload whitelist.
+   */
+  rawInputs?: string[];
 }
 
 export interface FfmpegWasmResult {
@@ -90,7 +95,11 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
     core.FS.writeFile(name, data, { canOwn: true });
   }
 
-  const exitCode = execCatchingTraps(core, withUploadDemuxers(request.args, request.inputs), log);
+  const exitCode = execCatchingTraps(
+    core,
+    withUploadDemuxers(request.args, request.inputs, request.rawInputs ?? []),
+    log,
+  );
   // Read after exec: Emscripten replaces HEAPU8 with a larger view whenever memory grows.
   const peakWasmBytes = core.HEAPU8.byteLength;
   const fail = (reason: FfmpegFailure, summary: string) =>
@@ -115,9 +124,9 @@ export async function runFfmpegWasm(request: FfmpegWasmRequest): Promise<FfmpegW
 }
 
 /** Each input file read by an upload container's demuxer only, as on the backend (UPLOAD_DEMUXERS). */
-function withUploadDemuxers(args: string[], files: Record<string, Uint8Array>): string[] {
+function withUploadDemuxers(args: string[], files: Record<string, Uint8Array>, raw: string[]): string[] {
   return args.flatMap((arg, i) =>
-    arg === "-i" && args[i + 1] !== undefined && Object.hasOwn(files, args[i + 1]!)
+    arg === "-i" && args[i + 1] !== undefined && Object.hasOwn(files, args[i + 1]!) && !raw.includes(args[i + 1]!)
       ? [...UPLOAD_INPUT_OPTIONS, arg]
       : [arg],
   );

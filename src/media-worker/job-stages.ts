@@ -179,6 +179,10 @@ function guarded(command: MediaCommand, inputs: MediaInput[]): MediaCommand {
       ...command.audioReport,
       sourceMeterArgs: withDecodeLimits(boundInputs(command.audioReport.sourceMeterArgs, billed), kinds),
     },
+    denoise: command.denoise && {
+      ...command.denoise,
+      args: withDecodeLimits(boundInputs(command.denoise.args, billed), kinds),
+    },
     billedInputsMs: Object.values(billed),
   };
 }

@@ -113,6 +113,9 @@ function engineSeconds(side: typeof CALIBRATION.wasm | typeof CALIBRATION.native
   }
 }
 
+/** RNNoise's time per second of one channel on the backend (packages/wire/src/rnnoise.ts): 0.015 measured in Node, with margin. */
+const RNNOISE_SECONDS_PER_CHANNEL_SECOND = 0.02;
+
 /** Predicted seconds from dispatch to stored result on each engine. */
 export function predictSeconds(
   command: MediaCommand,
@@ -120,8 +123,11 @@ export function predictSeconds(
 ): { wasm: number; backend: number; wasmCpu: number } {
   const work = workloadOf(command, inputs);
   // A loudness-normalised command runs twice on ffmpeg.wasm: a measuring run, then the real one.
+  const denoise = command.denoise
+    ? work.mediaSeconds * command.denoise.channels * RNNOISE_SECONDS_PER_CHANNEL_SECOND
+    : 0;
   const wasmCpu = engineSeconds(CALIBRATION.wasm, work) * (command.wasmLoudness ? 2 : 1);
-  const native = engineSeconds(CALIBRATION.native, work);
+  const native = engineSeconds(CALIBRATION.native, work) + denoise;
   // Inputs read over HTTP (streamed) or while they download (progressive) arrive as ffmpeg works,
   // whichever is slower setting the pace; the others are downloaded before it starts.
   const streamed = command.backendStreaming;
@@ -188,6 +194,8 @@ export function chooseEngine(
   if (memoryBytes > budget) return decide("backend", `memory ${memoryBytes} > budget ${budget}`);
   if (predicted.wasmCpu > maxCpu) return decide("backend", `cpu ${predicted.wasmCpu.toFixed(1)} s > ${maxCpu} s`);
   if (!backendAvailable) return decide("wasm", "fits the in-Worker limits; no backend configured");
+  // RNNoise's wasm does not fit beside ffmpeg.wasm under the Worker's 10 MiB (wasm-command.ts).
+  if (command.denoise) return decide("backend", "RNNoise runs on the backend only");
   if (predicted.backend < predicted.wasm) return decide("backend", `faster: ${race}`);
   return decide("wasm", `faster: ${race}`);
 }

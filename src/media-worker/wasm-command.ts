@@ -7,6 +7,7 @@ import { checkProcessed, PROGRESS_FILE } from "@media-credits/wire/billed-durati
 import { DecodeLimitError } from "@media-credits/wire/decode-limits";
 import { gainArgs, loudnessMeterArgs, parseLoudnessMeasurement, peakSafeGainDb } from "@media-credits/wire/loudness";
 import { type AudioReport, withAudioReport } from "@media-credits/wire/audio-report";
+import type { DenoisePass } from "@media-credits/wire/protocol";
 import { type FfmpegWasmResult, runFfmpegWasm } from "./ffmpeg-wasm";
 import { commandWrites, type MediaCommand } from "../media/commands/command";
 
@@ -87,19 +88,37 @@ async function runReported(
   };
 }
 
-async function runPasses(command: MediaCommand, files: Record<string, Uint8Array>): Promise<FfmpegWasmResult> {
+/**
+ * clean-audio's denoise pass (protocol: DenoisePassSchema) without RNNoise: its wasm (100 KB
+ * gzipped) does not fit beside ffmpeg.wasm in the media Worker's 10 MiB (10,271 KiB measured with
+ * it, test/e2e/deploy-size.test.ts), so routing sends such commands to the backend whenever there
+ * is one. Here, without one, the sound is decoded as the pass asks and goes on undenoised: the
+ * graph's fixed-floor afftdn passes then do the cleaning, as before RNNoise (docs/decisions/0006).
+ */
+async function decodedForDenoiser(
+  pass: DenoisePass,
+  files: Record<string, Uint8Array>,
+): Promise<Record<string, Uint8Array>> {
+  const decoded = await runFfmpegWasm({ args: pass.args, inputs: files, outputs: [pass.writes] });
+  return { ...files, [pass.writes]: decoded.outputs[pass.writes]! };
+}
+
+async function runPasses(command: MediaCommand, given: Record<string, Uint8Array>): Promise<FfmpegWasmResult> {
+  const files = command.denoise ? await decodedForDenoiser(command.denoise, given) : given;
   const outputs = [commandWrites(command)];
   const reports = [PROGRESS_FILE];
+  const rawInputs = command.denoise ? [command.denoise.writes] : [];
   const passes = command.wasmLoudness;
-  if (!passes) return runFfmpegWasm({ args: command.args, inputs: files, outputs, reports });
+  if (!passes) return runFfmpegWasm({ args: command.args, inputs: files, outputs, reports, rawInputs });
   const meter = await runFfmpegWasm({
     args: loudnessMeterArgs(passes.args, passes.measureArgs),
     inputs: files,
     outputs: [],
+    rawInputs,
   });
   const measured = parseLoudnessMeasurement(meter.log);
   const args = gainArgs(passes.args, measured ? peakSafeGainDb(passes.loudnorm, measured) : null);
-  const result = await runFfmpegWasm({ args, inputs: files, outputs, reports });
+  const result = await runFfmpegWasm({ args, inputs: files, outputs, reports, rawInputs });
   return {
     ...result,
     peakWasmBytes: Math.max(result.peakWasmBytes, meter.peakWasmBytes),

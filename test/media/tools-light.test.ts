@@ -870,9 +870,33 @@ describe("buildCleanAudioCommand (argv)", () => {
   it("denoises, band-limits and levels the audio; copies the video", () => {
     const command = buildCleanAudioCommand({}, [stubInput({ audioChannels: 2 })]);
     const CLEAN_AUDIO_FILTER = cleanAudioFilter(2);
-    expect(command.args.join(" ")).toContain(`-map 0:V:0 -c:v copy -map 0:a:0 -af ${CLEAN_AUDIO_FILTER} -c:a aac`);
+    // RNNoise's pass first: the sound as raw stereo floats at 48 kHz, which the graph reads as input 1.
+    expect(command.denoise).toEqual({
+      args: [
+        "-hide_banner",
+        "-y",
+        "-i",
+        "in0.mp4",
+        "-map",
+        "0:a:0",
+        "-af",
+        "aformat=sample_rates=48000",
+        "-ac",
+        "2",
+        "-c:a",
+        "pcm_f32le",
+        "-f",
+        "f32le",
+        "denoised.f32",
+      ],
+      writes: "denoised.f32",
+      channels: 2,
+    });
+    expect(command.args.join(" ")).toContain(
+      `-i in0.mp4 -f f32le -ar 48000 -ac 2 -i denoised.f32 -map 0:V:0 -c:v copy -filter_complex ${CLEAN_AUDIO_FILTER}[cleaned] -map [cleaned] -c:a aac`,
+    );
     expect(CLEAN_AUDIO_FILTER).toMatch(
-      /highpass=f=80,lowpass=f=12000,.*dynaudnorm=.*afftdn=.*afftdn=.*agate=.*alimiter=/,
+      /\[1:a:0\]highpass=f=80,lowpass=f=12000,.*dynaudnorm=.*afftdn=.*afftdn=.*agate=.*alimiter=/,
     );
     // Beyond two channels (or not known) ffmpeg 5.1's alimiter mixes channels up: a linked compressor instead.
     for (const channels of [6, undefined]) {
@@ -883,20 +907,23 @@ describe("buildCleanAudioCommand (argv)", () => {
     // ffmpeg.wasm normalises in two runs: the graph measured (audio alone, no encoder), then with one gain.
     const loudnorm = "loudnorm=I=-16:TP=-1.5:LRA=11";
     expect(command.wasmLoudness?.measureArgs.join(" ")).toBe(
-      `-hide_banner -y -i in0.mp4 -map 0:a:0 -af ${CLEAN_AUDIO_FILTER},${loudnorm} -f null -`,
+      `-hide_banner -y -i in0.mp4 -f f32le -ar 48000 -ac 2 -i denoised.f32 -filter_complex ${CLEAN_AUDIO_FILTER},${loudnorm}[cleaned] -map [cleaned] -f null -`,
     );
     expect(command.wasmLoudness?.args.join(" ")).toContain(
-      `-map 0:V:0 -c:v copy -map 0:a:0 -af ${CLEAN_AUDIO_FILTER},${loudnorm} -c:a aac`,
+      `-map 0:V:0 -c:v copy -filter_complex ${CLEAN_AUDIO_FILTER},${loudnorm}[cleaned] -map [cleaned] -c:a aac`,
     );
-    // The measuring run's meter took 38.4 MiB of wasm heap on stereo, 95.8 on 5.1 (the graph alone 32 and 80).
+    // The measuring run's meter took 38.4 MiB of wasm heap on stereo, 95.8 on 5.1 (the graph alone 32 and 80);
+    // the denoised raw samples count twice (the isolate's copy and a core's).
+    const rawBytes = (channels: number, ms: number) => 2 * Math.ceil((ms / 1000) * 48_000) * 4 * channels;
+    const durationMs = stubInput({}).probe.durationMs;
     expect(command).toMatchObject({
       resultFilename: "clip-clean.mp4",
       contentType: "video/mp4",
-      wasmHeapBytes: 40 * MiB,
+      wasmHeapBytes: 40 * MiB + rawBytes(2, durationMs),
     });
     const surround = stubInput({});
     surround.probe.audioChannels = 6;
-    expect(buildCleanAudioCommand({}, [surround]).wasmHeapBytes).toBe(104 * MiB);
+    expect(buildCleanAudioCommand({}, [surround]).wasmHeapBytes).toBe(104 * MiB + rawBytes(6, durationMs));
   });
 
   it.each([

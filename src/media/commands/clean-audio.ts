@@ -1,9 +1,13 @@
 /**
  * clean-audio: removes background noise, keeps the voice and brings it to a steady loudness
  * (the request's target, -16 LUFS and -1.5 dBTP by default, in two passes on both engines); the
- * picture is copied untouched. The order is the invariant: level first (dynaudnorm as a
- * near-constant gain), then fixed-floor afftdn, gate and limiter, then one measured gain, because
- * noise judged before levelling is judged by the recording level. The sound stays in sync with the copied picture and keeps the
+ * picture is copied untouched. First RNNoise, a neural denoiser (packages/wire/src/rnnoise.ts),
+ * over the sound decoded to raw samples, on the backend (the media Worker has no room for its
+ * wasm: routing sends these calls to the backend, and without one the Worker runs the rest of the
+ * chain on the undenoised samples): it takes out non-stationary noise and the noise of pauses. Then the graph, whose order is the invariant: level (dynaudnorm as a
+ * near-constant gain), then fixed-floor afftdn (the steady noise RNNoise leaves under a held
+ * tone), gate and limiter, then one measured gain, because noise judged before levelling is
+ * judged by the recording level. The sound stays in sync with the copied picture and keeps the
  * source's exact length and start. Why, and every measurement: docs/decisions/0006-clean-audio-chain.md.
  */
 import type { CleanAudioInput } from "../../tools/clean-audio";
@@ -62,19 +66,54 @@ function driveDb(target: LoudnormTarget): number {
   return Number((DEFAULT_DRIVE_DB + target.integrated - CLEAN_AUDIO_LOUDNESS.integrated + squeeze).toFixed(2));
 }
 
+/** The raw samples the denoise pass writes and every pass after it reads (packages/wire/src/rnnoise.ts). */
+const DENOISED = "denoised.f32";
+
+/** How the passes after the denoiser read its output: input 1, raw float samples at 48 kHz. */
+const denoisedInput = (channels: number) => ["-f", "f32le", "-ar", "48000", "-ac", String(channels), "-i", DENOISED];
+
+/** The denoised samples' channels: the source's, or stereo when the probe does not know them. */
+const denoisedChannels = (channels: number | undefined) => channels ?? 2;
+
 /**
- * The graph on both engines, without the loudness normalisation that follows it. `channels`:
- * the source's, when the probe knows them; unknown is treated as possibly more than two.
- * `target`: the loudness the result is normalised to, which sets the drive into the limiter and
- * its ceiling.
+ * The denoise pass: the source's sound decoded to raw float samples at 48 kHz, as the graph's
+ * timing reference is (the same resampler, so both hold the same number of samples), for RNNoise.
+ */
+function denoisePassArgs(inputName: string, channels: number): string[] {
+  return [
+    "-hide_banner",
+    "-y",
+    "-i",
+    inputName,
+    "-map",
+    "0:a:0",
+    "-af",
+    "aformat=sample_rates=48000",
+    "-ac",
+    String(channels),
+    "-c:a",
+    "pcm_f32le",
+    "-f",
+    "f32le",
+    DENOISED,
+  ];
+}
+
+/**
+ * The graph on both engines, without the loudness normalisation that follows it: a complex graph
+ * over the source (input 0, whose sound only lends its timing) and the denoised samples (input 1),
+ * its output unlabelled. `channels`: the source's, when the probe knows them; unknown is treated
+ * as possibly more than two. `target`: the loudness the result is normalised to, which sets the
+ * drive into the limiter and its ceiling.
  */
 export function cleanAudioFilter(channels: number | undefined, target: LoudnormTarget = CLEAN_AUDIO_LOUDNESS): string {
   const ceiling = limiterCeiling(target.truePeak);
   const limiter = channels !== undefined && channels <= 2 ? stereoLimiter(ceiling) : surroundLimiter(ceiling);
   return [
-    "aformat=sample_rates=48000,highpass=f=80,lowpass=f=12000,asplit[a][ref]",
+    "[0:a:0]aformat=sample_rates=48000,aeval=exprs=1:c=same,aformat=sample_fmts=fltp[one]",
     [
-      `[a]adelay=delays=${LEAD_SAMPLES}S:all=1`,
+      "[1:a:0]highpass=f=80,lowpass=f=12000",
+      `adelay=delays=${LEAD_SAMPLES}S:all=1`,
       "apad=pad_dur=9",
       "dynaudnorm=f=500:g=17:p=0.95:m=30:r=0.1:b=1",
       "afftdn=nr=20:nf=-32",
@@ -85,7 +124,6 @@ export function cleanAudioFilter(channels: number | undefined, target: LoudnormT
       limiter,
       "aformat=sample_fmts=fltp[x]",
     ].join(","),
-    "[ref]aeval=exprs=1:c=same,aformat=sample_fmts=fltp[one]",
     "[one][x]amultiply",
   ].join(";");
 }
@@ -111,8 +149,9 @@ function measurePassArgs(inputName: string, channels: number | undefined, target
     "-y",
     "-i",
     inputName,
+    ...denoisedInput(denoisedChannels(channels)),
     "-filter_complex",
-    `[0:a:0]${cleanAudioFilter(channels, target)},asplit[cleaned][measured];[measured]${loudnormFilter(target)},anullsink`,
+    `${cleanAudioFilter(channels, target)},asplit[cleaned][measured];[measured]${loudnormFilter(target)},anullsink`,
     "-map",
     "[cleaned]",
     ...lossless,
@@ -180,7 +219,9 @@ export function buildCleanAudioCommand(
   const picture = audioOnly ? [] : ["-map", "0:V:0", ...videoArgs];
   const target = cleanAudioTarget(params);
   const graph = cleanAudioFilter(probe.audioChannels, target);
-  const args = ["-hide_banner", "-y", "-i", input.name, ...picture, "-map", "0:a:0", "-af", graph, ...outputArgs];
+  const sources = ["-i", input.name, ...denoisedInput(denoisedChannels(probe.audioChannels))];
+  const cleaned = (chain: string) => ["-filter_complex", `${chain}[cleaned]`, "-map", "[cleaned]"];
+  const args = ["-hide_banner", "-y", ...sources, ...picture, ...cleaned(graph), ...outputArgs];
   const finalPass = [
     "-hide_banner",
     "-y",
@@ -219,6 +260,8 @@ export function buildCleanAudioCommand(
   };
   const channels = probe.audioChannels ?? 2;
   const surroundBytes = Math.max(0, channels - 2) * 12 * MiB;
+  // The decoded samples, raw: once in the isolate beside the cores, once in each core's files.
+  const denoisedBytes = 2 * Math.ceil((probe.durationMs / 1000) * 48_000) * 4 * denoisedChannels(probe.audioChannels);
   return {
     // The graph in one run, not normalised: the work routing reads and the bench's native
     // baseline. Each engine runs its two passes instead (wasmLoudness, backend).
@@ -234,29 +277,20 @@ export function buildCleanAudioCommand(
     // A re-encoded picture (test mode) adds the encoder's buffers, and the audio graph no longer
     // fits the base heap beside them (9.3 MiB measured at 720p stereo, 12 with margin). The
     // measuring run (audio alone, with the meter) took more on stereo and 5.1: 38.4 and 95.8 MiB.
-    wasmHeapBytes: Math.max(
-      wasmHeapEstimate(
-        reencode ? family.video : undefined,
-        probe.width,
-        probe.height,
-        surroundBytes + (reencode ? 12 * MiB : 0),
+    wasmHeapBytes:
+      denoisedBytes +
+      Math.max(
+        wasmHeapEstimate(
+          reencode ? family.video : undefined,
+          probe.width,
+          probe.height,
+          surroundBytes + (reencode ? 12 * MiB : 0),
+        ),
+        wasmHeapEstimate(undefined, undefined, undefined, surroundBytes + channels * METER_BYTES_PER_CHANNEL),
       ),
-      wasmHeapEstimate(undefined, undefined, undefined, surroundBytes + channels * METER_BYTES_PER_CHANNEL),
-    ),
     wasmLoudness: {
-      measureArgs: ["-hide_banner", "-y", "-i", input.name, "-map", "0:a:0", "-af", normalised, "-f", "null", "-"],
-      args: writes([
-        "-hide_banner",
-        "-y",
-        "-i",
-        input.name,
-        ...picture,
-        "-map",
-        "0:a:0",
-        "-af",
-        normalised,
-        ...outputArgs,
-      ]),
+      measureArgs: ["-hide_banner", "-y", ...sources, ...cleaned(normalised), "-f", "null", "-"],
+      args: writes(["-hide_banner", "-y", ...sources, ...picture, ...cleaned(normalised), ...outputArgs]),
       loudnorm: target,
     },
     backend: {
@@ -265,5 +299,10 @@ export function buildCleanAudioCommand(
       measurePass: { args: measurePassArgs(input.name, probe.audioChannels, target), writes: CLEANED_AUDIO },
     },
     audioReport: { sourceMeterArgs: loudnessMeterOf(input.name), ...(silence ? { silence } : {}) },
+    denoise: {
+      args: denoisePassArgs(input.name, denoisedChannels(probe.audioChannels)),
+      writes: DENOISED,
+      channels: denoisedChannels(probe.audioChannels),
+    },
   };
 }

@@ -7,6 +7,7 @@
  */
 import { FONTS_SUBDIR, type FinishPass, type LoudnormTarget, type StreamedDemuxer } from "@media-credits/wire/protocol";
 import type { AudioReportPass } from "@media-credits/wire/audio-report";
+import type { DenoisePass } from "@media-credits/wire/protocol";
 import type { ProbeResult } from "../types";
 
 /** An uploaded input, placed in the working directory as `name` (e.g. `in0.mp4`). */
@@ -75,6 +76,11 @@ export interface MediaCommand {
    * (the finish pass's input, or the output).
    */
   audioReport?: AudioReportPass;
+  /**
+   * A pass before all others (protocol: DenoisePassSchema): its args decode the sound into raw
+   * samples, which the engine denoises in place with RNNoise and the other passes then read.
+   */
+  denoise?: DenoisePass;
 }
 
 /** The file the command's own args write: the silence pass's input, the finish pass's, or the output. */
