@@ -22,6 +22,7 @@ import { FONTS_DIR, type MediaInput } from "../src/media/commands/command";
 import { audioEncoderArgs, videoEncoderArgs } from "../src/media/commands/encoders";
 import { buildWatermarkCommand } from "../src/media/commands/watermark";
 import { tools } from "../src/tools";
+import { denoiseRawFile } from "../backend/src/denoise";
 
 const root = path.resolve(import.meta.dirname, "..");
 const CLIP_SECONDS = 40;
@@ -261,16 +262,19 @@ async function nativeArgs(clip: MediaInput, work: string): Promise<string[]> {
     await writeFile(path.join(work, FONTS_DIR, font), await readFile(path.join(root, "assets/fonts", font)));
   const videoGraph = mark.args[mark.args.indexOf("-filter_complex") + 1]!;
   const { integrated, truePeak, lra } = CLEAN_AUDIO_LOUDNESS;
-  const audioGraph = `[0:a:0]${cleanAudioFilter(clip.probe.audioChannels)},loudnorm=I=${integrated}:TP=${truePeak}:LRA=${lra},aformat=sample_rates=48000[aout]`;
+  const audioGraph = `${cleanAudioFilter(clip.probe.audioChannels)},loudnorm=I=${integrated}:TP=${truePeak}:LRA=${lra},aformat=sample_rates=48000[aout]`;
+  const channels = String(clip.probe.audioChannels ?? 2);
   return [
     "-hide_banner",
     "-y",
     "-ss",
     String(START),
-    "-i",
-    clip.name,
     "-t",
     String(KEPT),
+    "-i",
+    clip.name,
+    // clean-audio's RNNoise pass, made before by viaNative on the same cut.
+    ...["-f", "f32le", "-ar", "48000", "-ac", channels, "-i", DENOISED],
     "-filter_complex",
     `${videoGraph};${audioGraph}`,
     "-map",
@@ -287,9 +291,43 @@ async function nativeArgs(clip: MediaInput, work: string): Promise<string[]> {
   ];
 }
 
+/** The raw samples clean-audio's RNNoise pass denoises (src/media/commands/clean-audio.ts). */
+const DENOISED = "denoised.f32";
+
+/** The cut's sound decoded for RNNoise, denoised as the backend does (backend/src/denoise.ts), then the one encode. */
 async function viaNative(args: string[], work: string, out: string): Promise<Timed> {
-  const result = await runNative(args, work);
-  if (result.code !== 0) throw new Error(`native ffmpeg failed: ${result.stderrTail}`);
+  const started = performance.now();
+  const channels = Number(args[args.indexOf("-ac") + 1]);
+  const decode = await runNative(
+    [
+      "-hide_banner",
+      "-y",
+      "-ss",
+      String(START),
+      "-t",
+      String(KEPT),
+      "-i",
+      args[args.indexOf("-i") + 1]!,
+      "-map",
+      "0:a:0",
+      "-af",
+      "aformat=sample_rates=48000",
+      "-ac",
+      String(channels),
+      "-c:a",
+      "pcm_f32le",
+      "-f",
+      "f32le",
+      DENOISED,
+    ],
+    work,
+  );
+  if (decode.code !== 0) throw new Error(`native ffmpeg failed: ${decode.stderrTail}`);
+  await denoiseRawFile(path.join(work, DENOISED), channels);
+  const denoiseSeconds = (performance.now() - started) / 1000;
+  const encode = await runNative(args, work);
+  if (encode.code !== 0) throw new Error(`native ffmpeg failed: ${encode.stderrTail}`);
+  const result = { ...encode, seconds: denoiseSeconds + encode.seconds };
   await writeFile(out, await readFile(path.join(work, "out.mp4")));
   return {
     seconds: result.seconds,

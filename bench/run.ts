@@ -40,6 +40,7 @@ import {
 import { runApiBench, runLatencyBench, runTransferBench } from "./api";
 import { runCalibration } from "./calibrate";
 import { runPipelineBench } from "./pipeline";
+import { runDenoiseBench } from "./denoise";
 import { runSpeechBench } from "./speech";
 import { runSafetyBench } from "./safety";
 import { runUploadMemoryBench } from "./upload-memory";
@@ -123,7 +124,18 @@ async function main(): Promise<void> {
     !only ||
     only.some(
       (id) =>
-        !["speech", "upload", "web", "api", "calibrate", "transfer", "latency", "safety", "pipeline"].includes(id),
+        ![
+          "speech",
+          "upload",
+          "web",
+          "api",
+          "calibrate",
+          "transfer",
+          "latency",
+          "safety",
+          "pipeline",
+          "denoise",
+        ].includes(id),
     )
   )
     await mediaBench();
@@ -133,6 +145,7 @@ async function main(): Promise<void> {
   else if (only.includes("latency")) await runLatencyBench();
   if (!only || only.includes("transfer")) await runTransferBench();
   if (!only || only.includes("pipeline")) await runPipelineBench();
+  if (!only || only.includes("denoise")) await runDenoiseBench();
   if (!only || only.includes("speech")) {
     const problems = await runSpeechBench();
     if (problems.length > 0) {
