@@ -1192,6 +1192,16 @@ export interface components {
                 attempts: number;
                 error: string | null;
             }[];
+            /** @description What each of the post's networks would refuse in its media (their dated rules, docs/social.md); submit and schedule answer 400 while any finding remains */
+            preflight: {
+                findings: {
+                    /** @enum {string} */
+                    network: "webhook" | "mastodon" | "bluesky";
+                    /** @enum {string} */
+                    rule: "type" | "size" | "duration" | "codec" | "frameRate" | "dimensions";
+                    message: string;
+                }[];
+            };
             failure: string | null;
             createdAt: string;
             publishedAt: string | null;

@@ -201,6 +201,20 @@ export const PostSchema = z
         error: z.string().nullable(),
       }),
     ),
+    preflight: z
+      .object({
+        findings: z.array(
+          z.object({
+            network: socialNetwork,
+            rule: z.enum(["type", "size", "duration", "codec", "frameRate", "dimensions"]),
+            message: z.string(),
+          }),
+        ),
+      })
+      .openapi({
+        description:
+          "What each of the post's networks would refuse in its media (their dated rules, docs/social.md); submit and schedule answer 400 while any finding remains",
+      }),
     failure: z.string().nullable(),
     createdAt: z.string(),
     publishedAt: z.string().nullable(),

@@ -473,6 +473,12 @@ export const posts = sqliteTable(
     mediaVersion: integer("media_version").notNull().default(0),
     /** Length of the video or audio in ms, for review comments' moments; null until known. */
     mediaDurationMs: integer("media_duration_ms"),
+    /**
+     * What the preflight knows of the media (migration 0015): its probe and size as JSON
+     * (src/services/social/media-rules.ts MediaFacts); null without media, or for media attached
+     * before it existed, which is probed when next checked.
+     */
+    mediaFacts: text("media_facts"),
     /** Networks of the brand this post goes to (JSON array of network names). */
     networks: text("networks").notNull(),
     /** UTC ms; entered and shown in the brand's time zone. */

@@ -223,7 +223,7 @@ describe("Bluesky", () => {
     expect((await json(await api(`/api/v1/brands/${b.brandId}/stats`))).engagement.byNetwork.bluesky.likes).toBe(20);
   });
 
-  it("fails the post at once, saying why, with a wrong app password or media Bluesky does not carry", async () => {
+  it("fails the post at once, saying why, with a wrong app password; refuses media Bluesky does not carry before scheduling", async () => {
     const wrong = await brand({ appPassword: "aaaa-bbbb-cccc-dddd" });
     const before = (await records()).length;
     const refused = await publishNow(wrong.brandId, `Refusé ${uid()}`);
@@ -239,9 +239,23 @@ describe("Bluesky", () => {
 
     const b = await brand();
     const audio = await uploadFixture(account, "tone.mp3");
-    const sound = await publishNow(b.brandId, `Son ${uid()}`, { uploadId: audio.uploadId });
-    expect(sound.state).toBe("failed");
-    expect(sound.failure).toBe("bluesky: Bluesky posts carry an image or an MP4 video, not audio/mpeg");
+    // The preflight (media-rules.ts) names it on the draft and refuses to schedule it: nothing reaches Bluesky.
+    const sound = await json(
+      await api("/api/v1/posts", {
+        method: "POST",
+        body: JSON.stringify({ brandId: b.brandId, text: `Son ${uid()}`, media: { uploadId: audio.uploadId } }),
+      }),
+    );
+    const refusal = "Bluesky takes images, video (video/mp4), not audio/mpeg, or leave Bluesky out of networks.";
+    expect(sound.preflight.findings).toEqual([{ network: "bluesky", rule: "type", message: refusal }]);
+    const schedule = await api(`/api/v1/posts/${sound.postId}/schedule`, {
+      method: "POST",
+      body: JSON.stringify({ scheduledAt: "now" }),
+    });
+    expect(schedule.status).toBe(400);
+    expect(((await schedule.json()) as any).error).toEqual({ code: "invalid_request", message: `media: ${refusal}` });
+    expect((await json(await api(`/api/v1/posts/${sound.postId}`))).state).toBe("draft");
+    expect((await records()).length).toBe(before);
   });
 
   it("refuses a text over 300 graphemes when the post is written, and creates nothing", async () => {

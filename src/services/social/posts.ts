@@ -23,6 +23,7 @@ import { mastodonLength, publishers } from "./publishers";
 import { blueskyTextRefusal } from "./bluesky";
 import { commentsOf, deleteThread, eventComments, type CommentView } from "./post-comments";
 import { probeR2Object } from "../../media/probe";
+import { type MediaFacts, type PreflightFinding, preflight } from "./media-rules";
 
 export const APPROVAL_LINK_TTL_MS = 14 * 24 * 3600 * 1000;
 export const MAX_POST_TEXT = 5000;
@@ -60,6 +61,8 @@ export interface PostView {
   /** The review thread (src/services/social/post-comments.ts), oldest first. */
   comments: CommentView[];
   deliveries: { network: string; status: string; url: string | null; attempts: number; error: string | null }[];
+  /** What each network would refuse in the media (src/services/social/media-rules.ts); submit and schedule refuse while any remains. */
+  preflight: { findings: PreflightFinding[] };
   failure: string | null;
   createdAt: string;
   publishedAt: string | null;
@@ -106,10 +109,45 @@ async function view(db: D1Database, row: PostRow, timeZone: string): Promise<Pos
       attempts: x.attempts,
       error: x.lastError,
     })),
+    preflight: { findings: preflight(JSON.parse(row.networks) as Network[], factsOf(row.mediaFacts)) },
     failure: row.failure,
     createdAt: new Date(row.createdAt).toISOString(),
     publishedAt: iso(row.publishedAt),
   };
+}
+
+const factsOf = (json: string | null): MediaFacts | null => (json ? (JSON.parse(json) as MediaFacts) : null);
+
+/** The media's facts for the preflight: its probe and size, or null when the file cannot be probed. */
+async function probeFacts(env: Env, key: string, size: number): Promise<MediaFacts | null> {
+  const probe = await probeR2Object(env.MEDIA, key, size).catch(() => null);
+  if (!probe) return null;
+  const { kind, container, mimeType, durationMs, videoCodec, audioCodec, width, height, frameRate } = probe;
+  return { kind, container, mimeType, durationMs, videoCodec, audioCodec, width, height, frameRate, bytes: size };
+}
+
+/** The facts of a post's media, probing media attached before facts were kept (and keeping them). */
+async function mediaFactsOf(
+  env: Env,
+  row: Pick<PostRow, "id" | "mediaKey" | "mediaFacts">,
+): Promise<MediaFacts | null> {
+  if (!row.mediaKey) return null;
+  if (row.mediaFacts) return factsOf(row.mediaFacts);
+  const head = await env.MEDIA.head(row.mediaKey);
+  const facts = head ? await probeFacts(env, row.mediaKey, head.size) : null;
+  if (facts)
+    await orm(env.DB)
+      .update(posts)
+      .set({ mediaFacts: JSON.stringify(facts) })
+      .where(eq(posts.id, row.id))
+      .run();
+  return facts;
+}
+
+/** Refuses media a network of the post would refuse, each reason named. */
+function requireFitMedia(networks: Network[], facts: MediaFacts | null): void {
+  const findings = preflight(networks, facts);
+  if (findings.length > 0) throw invalidRequest(`media: ${findings.map((f) => f.message).join(" ")}`);
 }
 
 export async function postRow(db: D1Database, accountId: string, postId: string): Promise<PostRow> {
@@ -177,7 +215,13 @@ async function checkNetworks(db: D1Database, brandId: string, networks: Network[
  * must not approve a post that cannot be published. Drafts may be longer while they are written.
  * An instance that does not say its limit is not second-guessed: its refusal comes at publication.
  */
-async function checkPublishable(env: Env, brandId: string, networksJson: string, text: string): Promise<void> {
+async function checkPublishable(
+  env: Env,
+  brandId: string,
+  networksJson: string,
+  text: string,
+  facts: MediaFacts | null,
+): Promise<void> {
   const networks = JSON.parse(networksJson) as Network[];
   if (networks.length === 0) {
     throw invalidRequest(
@@ -191,6 +235,7 @@ async function checkPublishable(env: Env, brandId: string, networksJson: string,
     " Take it out of the post's networks, or connect it to the brand again.",
   );
   checkBlueskyText(networks, text);
+  requireFitMedia(networks, facts);
   const channel = channels.find((c) => c.network === "mastodon");
   if (!networks.includes("mastodon") || !channel) return;
   const limits = await publishers.mastodon.textLimits({ instanceUrl: channelTarget(channel) }, publishPolicy(env));
@@ -263,14 +308,14 @@ async function attachMedia(
   });
   // Its length bounds review comments' moments; a job's result is probed here, as uploads were.
   const timed = /^(video|audio)\//.test(source.contentType);
-  const durationMs = timed
-    ? (source.durationMs ?? (await probeR2Object(env.MEDIA, key, size).catch(() => null))?.durationMs)
-    : undefined;
+  const facts = await probeFacts(env, key, size);
+  const durationMs = timed ? (source.durationMs ?? facts?.durationMs) : undefined;
   return {
     mediaKey: key,
     mediaFilename: source.filename,
     mediaContentType: source.contentType,
     mediaDurationMs: durationMs || null,
+    mediaFacts: facts ? JSON.stringify(facts) : null,
   };
 }
 
@@ -298,6 +343,7 @@ export async function createPost(env: Env, author: PostAuthor, input: PostInput,
     mediaFilename: null,
     mediaContentType: null,
     mediaDurationMs: null,
+    mediaFacts: null,
     ...media,
     mediaVersion: input.media ? 1 : 0,
     networks: JSON.stringify(networks),
@@ -403,19 +449,32 @@ export async function updatePost(
   if (changes.networks !== undefined || changes.text !== undefined)
     checkBlueskyText(JSON.parse(changes.networks ?? row.networks), changes.text ?? row.text);
   const stays = transition(row.state, "edit", brand.requiresApproval);
-  if (
-    (stays === "scheduled" || stays === "pending_approval") &&
-    (changes.networks !== undefined || changes.text !== undefined)
-  ) {
-    await checkPublishable(env, brand.id, changes.networks ?? row.networks, changes.text ?? row.text);
+  const headed = stays === "scheduled" || stays === "pending_approval";
+  if (headed && (changes.networks !== undefined || changes.text !== undefined)) {
+    await checkPublishable(
+      env,
+      brand.id,
+      changes.networks ?? row.networks,
+      changes.text ?? row.text,
+      await mediaFactsOf(env, row),
+    );
   }
   if (input.media !== undefined) {
     Object.assign(
       changes,
       input.media
         ? { ...(await attachMedia(env, author, postId, input.media, now)), mediaVersion: row.mediaVersion + 1 }
-        : { mediaKey: null, mediaFilename: null, mediaContentType: null, mediaDurationMs: null },
+        : { mediaKey: null, mediaFilename: null, mediaContentType: null, mediaDurationMs: null, mediaFacts: null },
     );
+    // New media on a post headed for publication meets the networks' rules too; a refused file is not kept.
+    if (headed && changes.mediaKey) {
+      try {
+        requireFitMedia(JSON.parse(changes.networks ?? row.networks) as Network[], factsOf(changes.mediaFacts ?? null));
+      } catch (error) {
+        await env.MEDIA.delete(changes.mediaKey);
+        throw error;
+      }
+    }
   }
   const updated = await move(env, row, "edit", brand.requiresApproval, changes, now);
   if (input.media !== undefined && row.mediaKey && row.mediaKey !== updated.mediaKey)
@@ -443,7 +502,8 @@ export async function actOnPost(
   }
   if (action === "submit") changes.submittedAt = now;
   // Submitted for approval, or scheduled straight away: either way headed for publication.
-  if (action === "schedule" || action === "submit") await checkPublishable(env, brand.id, row.networks, row.text);
+  if (action === "schedule" || action === "submit")
+    await checkPublishable(env, brand.id, row.networks, row.text, await mediaFactsOf(env, row));
   const updated = await move(env, row, action, brand.requiresApproval, changes, now);
   return view(env.DB, updated, brand.timeZone);
 }
