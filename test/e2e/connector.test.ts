@@ -202,6 +202,8 @@ describe("assistant connector end to end", () => {
       media: { uploadId: upload.structuredContent!.uploadId },
     });
     const postId = post.structuredContent!.postId;
+    // The assistant sees the preflight of the post's media too: an H.264/AAC MP4 Mastodon takes.
+    expect(post.structuredContent!.preflight).toEqual({ findings: [] });
     await call("submit_post", { postId });
     const link = await call("create_approval_link", { postId });
     const reviewer = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true });

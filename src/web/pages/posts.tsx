@@ -129,7 +129,7 @@ export const PostsPage: FC<{
                   </div>
                 ))}
               </td>
-              <td>
+              <td class="wrap">
                 {post.deliveries.length
                   ? post.deliveries.map((d) =>
                       d.url ? (
@@ -141,6 +141,12 @@ export const PostsPage: FC<{
                       ),
                     )
                   : post.networks.join(", ")}
+                {/* What a network would refuse in the media: submit and schedule wait until it is fixed. */}
+                {post.preflight.findings.map((f) => (
+                  <div class="notice error" data-testid="post-finding">
+                    {f.message}
+                  </div>
+                ))}
               </td>
             </tr>
           ))}
