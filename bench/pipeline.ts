@@ -17,7 +17,13 @@ import os from "node:os";
 import path from "node:path";
 import { callTool, startStack, type Stack } from "./api";
 import { FFMPEG, ffprobe, probeResult, run, runNative } from "./media";
-import { CLEAN_AUDIO_LOUDNESS, cleanAudioFilter } from "../src/media/commands/clean-audio";
+import {
+  CLEAN_AUDIO_LOUDNESS,
+  cleanAudioFilter,
+  DENOISED,
+  denoisedInput,
+  denoisePassArgs,
+} from "../src/media/commands/clean-audio";
 import { FONTS_DIR, type MediaInput } from "../src/media/commands/command";
 import { audioEncoderArgs, videoEncoderArgs } from "../src/media/commands/encoders";
 import { buildWatermarkCommand } from "../src/media/commands/watermark";
@@ -263,7 +269,7 @@ async function nativeArgs(clip: MediaInput, work: string): Promise<string[]> {
   const videoGraph = mark.args[mark.args.indexOf("-filter_complex") + 1]!;
   const { integrated, truePeak, lra } = CLEAN_AUDIO_LOUDNESS;
   const audioGraph = `${cleanAudioFilter(clip.probe.audioChannels)},loudnorm=I=${integrated}:TP=${truePeak}:LRA=${lra},aformat=sample_rates=48000[aout]`;
-  const channels = String(clip.probe.audioChannels ?? 2);
+  const channels = clip.probe.audioChannels ?? 2;
   return [
     "-hide_banner",
     "-y",
@@ -274,7 +280,7 @@ async function nativeArgs(clip: MediaInput, work: string): Promise<string[]> {
     "-i",
     clip.name,
     // clean-audio's RNNoise pass, made before by viaNative on the same cut.
-    ...["-f", "f32le", "-ar", "48000", "-ac", channels, "-i", DENOISED],
+    ...denoisedInput(channels),
     "-filter_complex",
     `${videoGraph};${audioGraph}`,
     "-map",
@@ -291,37 +297,14 @@ async function nativeArgs(clip: MediaInput, work: string): Promise<string[]> {
   ];
 }
 
-/** The raw samples clean-audio's RNNoise pass denoises (src/media/commands/clean-audio.ts). */
-const DENOISED = "denoised.f32";
-
-/** The cut's sound decoded for RNNoise, denoised as the backend does (backend/src/denoise.ts), then the one encode. */
+/** The cut's sound decoded for RNNoise by clean-audio's own pass, denoised as the backend does (backend/src/denoise.ts), then the one encode. */
 async function viaNative(args: string[], work: string, out: string): Promise<Timed> {
   const started = performance.now();
   const channels = Number(args[args.indexOf("-ac") + 1]);
-  const decode = await runNative(
-    [
-      "-hide_banner",
-      "-y",
-      "-ss",
-      String(START),
-      "-t",
-      String(KEPT),
-      "-i",
-      args[args.indexOf("-i") + 1]!,
-      "-map",
-      "0:a:0",
-      "-af",
-      "aformat=sample_rates=48000",
-      "-ac",
-      String(channels),
-      "-c:a",
-      "pcm_f32le",
-      "-f",
-      "f32le",
-      DENOISED,
-    ],
-    work,
-  );
+  const decodeArgs = denoisePassArgs(args[args.indexOf("-i") + 1]!, channels);
+  // The same cut as the encode: the seek and the length in front of the input.
+  decodeArgs.splice(decodeArgs.indexOf("-i"), 0, "-ss", String(START), "-t", String(KEPT));
+  const decode = await runNative(decodeArgs, work);
   if (decode.code !== 0) throw new Error(`native ffmpeg failed: ${decode.stderrTail}`);
   await denoiseRawFile(path.join(work, DENOISED), channels);
   const denoiseSeconds = (performance.now() - started) / 1000;

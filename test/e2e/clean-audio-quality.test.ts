@@ -106,8 +106,11 @@ function expectCleaned(result: Result, balanceTolerance: number): void {
   expect(result.voiceDbfs).toBeGreaterThan(-26);
 }
 
-describe("a voice stand-in (400 Hz + 3 kHz tones) over white noise 23 dB down", () => {
-  // 14 s: noise only for 3 s, voice 3-7 s, a 2.5 s pause, voice 9.5-14 s; voice at -22 dBFS RMS.
+/**
+ * The voice stand-in (400 Hz + 3 kHz tones, -22 dBFS RMS) over white noise of amplitude `noise`,
+ * 14 s: noise only for 3 s, voice 3-7 s, a 2.5 s pause, voice 9.5-14 s.
+ */
+function tonesCase(name: string, noise: number): Case {
   const c: Case = {
     file: "",
     voice: [3.5, 6.5],
@@ -115,7 +118,7 @@ describe("a voice stand-in (400 Hz + 3 kHz tones) over white noise 23 dB down", 
     balance: (s) => toneLevelDb(s, RATE, 3000, 3.5, 6.5) - toneLevelDb(s, RATE, 400, 3.5, 6.5),
   };
   beforeAll(() => {
-    c.file = generate("clean-quality-tones.wav", [
+    c.file = generate(name, [
       "-f",
       "lavfi",
       "-i",
@@ -123,13 +126,18 @@ describe("a voice stand-in (400 Hz + 3 kHz tones) over white noise 23 dB down", 
       "-f",
       "lavfi",
       "-i",
-      `anoisesrc=a=0.01:c=white:r=${RATE}:d=14:seed=5`,
+      `anoisesrc=a=${noise}:c=white:r=${RATE}:d=14:seed=5`,
       "-filter_complex",
       "[0][1]amix=inputs=2:normalize=0",
       "-c:a",
       "pcm_s16le",
     ]);
   });
+  return c;
+}
+
+describe("a voice stand-in (400 Hz + 3 kHz tones) over white noise 23 dB down", () => {
+  const c = tonesCase("clean-quality-tones.wav", 0.01);
 
   it.each(["backend", "wasm"] as const)(
     "on %s: >= 10 dB less noise relative to the voice, both tones kept, -16 LUFS",
@@ -142,28 +150,7 @@ describe("a voice stand-in (400 Hz + 3 kHz tones) over white noise 23 dB down", 
 });
 
 describe("the same stand-in 11 dB over white noise (where the chain before RNNoise left the noise 4.6 dB lower)", () => {
-  const c: Case = {
-    file: "",
-    voice: [3.5, 6.5],
-    noise: { start: [0.5, 2.5], pause: [7.5, 9] },
-    balance: (s) => toneLevelDb(s, RATE, 3000, 3.5, 6.5) - toneLevelDb(s, RATE, 400, 3.5, 6.5),
-  };
-  beforeAll(() => {
-    c.file = generate("clean-quality-tones-11db.wav", [
-      "-f",
-      "lavfi",
-      "-i",
-      `aevalsrc='(0.1*sin(2*PI*400*t)+0.05*sin(2*PI*3000*t))*(between(t,3,7)+between(t,9.5,14))':s=${RATE}:d=14`,
-      "-f",
-      "lavfi",
-      "-i",
-      `anoisesrc=a=0.04:c=white:r=${RATE}:d=14:seed=5`,
-      "-filter_complex",
-      "[0][1]amix=inputs=2:normalize=0",
-      "-c:a",
-      "pcm_s16le",
-    ]);
-  });
+  const c = tonesCase("clean-quality-tones-11db.wav", 0.04);
 
   // RNNoise runs on the backend only (routing sends clean-audio there; the Worker has no room for its wasm).
   it.each(["backend"] as const)(

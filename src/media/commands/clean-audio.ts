@@ -67,10 +67,19 @@ function driveDb(target: LoudnormTarget): number {
 }
 
 /** The raw samples the denoise pass writes and every pass after it reads (packages/wire/src/rnnoise.ts). */
-const DENOISED = "denoised.f32";
+export const DENOISED = "denoised.f32";
 
 /** How the passes after the denoiser read its output: input 1, raw float samples at 48 kHz. */
-const denoisedInput = (channels: number) => ["-f", "f32le", "-ar", "48000", "-ac", String(channels), "-i", DENOISED];
+export const denoisedInput = (channels: number) => [
+  "-f",
+  "f32le",
+  "-ar",
+  "48000",
+  "-ac",
+  String(channels),
+  "-i",
+  DENOISED,
+];
 
 /** The denoised samples' channels: the source's, or stereo when the probe does not know them. */
 const denoisedChannels = (channels: number | undefined) => channels ?? 2;
@@ -79,7 +88,7 @@ const denoisedChannels = (channels: number | undefined) => channels ?? 2;
  * The denoise pass: the source's sound decoded to raw float samples at 48 kHz, as the graph's
  * timing reference is (the same resampler, so both hold the same number of samples), for RNNoise.
  */
-function denoisePassArgs(inputName: string, channels: number): string[] {
+export function denoisePassArgs(inputName: string, channels: number): string[] {
   return [
     "-hide_banner",
     "-y",
