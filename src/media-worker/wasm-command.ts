@@ -93,7 +93,7 @@ async function runReported(
  * gzipped) does not fit beside ffmpeg.wasm in the media Worker's 10 MiB (10,271 KiB measured with
  * it, test/e2e/deploy-size.test.ts), so routing sends such commands to the backend whenever there
  * is one. Here, without one, the sound is decoded as the pass asks and goes on undenoised: the
- * graph's fixed-floor afftdn passes then do the cleaning, as before RNNoise (docs/decisions/0006).
+ * graph's fixed-floor afftdn passes then do the cleaning, as before RNNoise (docs/decisions/0006-clean-audio-chain.md).
  */
 async function decodedForDenoiser(
   pass: DenoisePass,

@@ -171,7 +171,7 @@ export class RnnoiseStream {
 /**
  * What the network hears before it starts: the recording's first seconds. From a fresh state it
  * lets steady noise through for seconds (white noise before the first word: 2 dB lower over the
- * first 2.5 s); primed on the first 10 s, 10 to 40 dB lower from 0.5 s on (docs/decisions/0006).
+ * first 2.5 s); primed on the first 10 s, 10 to 40 dB lower from 0.5 s on (docs/decisions/0006-clean-audio-chain.md).
  */
 export const RNNOISE_PRIME_SECONDS = 10;
 
