@@ -1,7 +1,7 @@
 /**
  * clean-audio's denoiser on the backend (protocol: DenoisePassSchema): RNNoise over the raw float
  * samples the denoise pass wrote, in place, a chunk at a time, so an hour of stereo (1.4 GB raw)
- * needs a few MB of memory. The same wasm and stream as the media Worker (packages/wire/src/rnnoise.ts).
+ * needs a few MB of memory. The stream itself is packages/wire/src/rnnoise.ts (runtime-neutral).
  */
 import { open, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";

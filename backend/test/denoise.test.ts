@@ -1,6 +1,6 @@
 /**
- * RNNoise over a raw file in place (backend/src/denoise.ts) against the whole-buffer run the media
- * Worker makes (packages/wire/src/rnnoise.ts): the same samples, the input's length and timing,
+ * RNNoise over a raw file in place, 5 s at a time (backend/src/denoise.ts), against the whole
+ * buffer through one stream (packages/wire/src/rnnoise.ts): the same samples, the input's length and timing,
  * the tone kept and the noise of its pauses gone. Signals made by native ffmpeg.
  */
 import { execFileSync } from "node:child_process";
@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { denoiseInPlace } from "@media-credits/wire/rnnoise";
+import { RNNOISE_PRIME_SECONDS, RNNOISE_SAMPLE_RATE, RnnoiseStream } from "@media-credits/wire/rnnoise";
 import { parseJobRequest } from "@media-credits/wire/protocol";
 import { type Fixture, jobBody } from "./helpers.ts";
 import { denoiseRawFile } from "../src/denoise.ts";
@@ -41,6 +41,15 @@ function makeSignal(file: string): void {
   ]);
 }
 
+/** The reference: the whole buffer through one stream at once, primed as the file run primes. */
+function denoiseInPlace(module: WebAssembly.Module, samples: Float32Array, channels: number): void {
+  const stream = new RnnoiseStream(module, channels);
+  stream.prime(samples.subarray(0, RNNOISE_PRIME_SECONDS * RNNOISE_SAMPLE_RATE * channels));
+  const head = stream.push(samples);
+  samples.set(head);
+  samples.set(stream.end(), head.length);
+}
+
 const levelDb = (samples: Float32Array, channel: number, from: number, to: number) => {
   let sum = 0;
   for (let i = Math.round(from * RATE); i < Math.round(to * RATE); i++) sum += samples[i * 2 + channel]! ** 2;
@@ -48,7 +57,7 @@ const levelDb = (samples: Float32Array, channel: number, from: number, to: numbe
 };
 
 describe("denoiseRawFile", () => {
-  it("denoises in place as the Worker's whole-buffer run does, keeping length, timing and the tone", async () => {
+  it("denoises in place as one whole-buffer run does, keeping length, timing and the tone", async () => {
     const file = path.join(dir, "stereo.f32");
     makeSignal(file);
     const source = new Float32Array((await readFile(file)).buffer.slice(0));

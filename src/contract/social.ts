@@ -7,6 +7,7 @@
 import { z } from "@hono/zod-openapi";
 import { postStates } from "../services/social/post-states";
 import { APP_PASSWORD, HANDLE_OR_DID } from "../services/social/bluesky";
+import { PREFLIGHT_RULES } from "../services/social/media-rules";
 
 /** Ids are at most 64 characters: a longer one is refused before any lookup. */
 export const id = z.string().min(1).max(64);
@@ -206,7 +207,7 @@ export const PostSchema = z
         findings: z.array(
           z.object({
             network: socialNetwork,
-            rule: z.enum(["type", "size", "duration", "codec", "frameRate", "dimensions"]),
+            rule: z.enum(PREFLIGHT_RULES),
             message: z.string(),
           }),
         ),

@@ -174,12 +174,3 @@ export class RnnoiseStream {
  * first 2.5 s); primed on the first 10 s, 10 to 40 dB lower from 0.5 s on (docs/decisions/0006-clean-audio-chain.md).
  */
 export const RNNOISE_PRIME_SECONDS = 10;
-
-/** Denoises a whole buffer of interleaved samples in place. */
-export function denoiseInPlace(module: WebAssembly.Module, samples: Float32Array, channels: number): void {
-  const stream = new RnnoiseStream(module, channels);
-  stream.prime(samples.subarray(0, RNNOISE_PRIME_SECONDS * RNNOISE_SAMPLE_RATE * channels));
-  const head = stream.push(samples);
-  samples.set(head);
-  samples.set(stream.end(), head.length);
-}

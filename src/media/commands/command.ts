@@ -78,7 +78,8 @@ export interface MediaCommand {
   audioReport?: AudioReportPass;
   /**
    * A pass before all others (protocol: DenoisePassSchema): its args decode the sound into raw
-   * samples, which the engine denoises in place with RNNoise and the other passes then read.
+   * samples, which the backend denoises in place with RNNoise (the Worker, which has no room for
+   * it, leaves them as decoded) and the other passes then read.
    */
   denoise?: DenoisePass;
 }

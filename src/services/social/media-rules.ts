@@ -88,7 +88,9 @@ export const MEDIA_RULES: Record<Network, NetworkMediaRules> = {
   webhook: { checkedOn: "2026-11-28", source: "the brand's own endpoint: any file" },
 };
 
-export type PreflightRule = "type" | "size" | "duration" | "codec" | "frameRate" | "dimensions";
+/** The rules a finding can name (the contract's enum is this list). */
+export const PREFLIGHT_RULES = ["type", "size", "duration", "codec", "frameRate", "dimensions"] as const;
+export type PreflightRule = (typeof PREFLIGHT_RULES)[number];
 
 export interface PreflightFinding {
   network: Network;
